@@ -1,0 +1,1 @@
+"""Isolated execution: a zygote (forkserver with TVM preloaded) and the workers it forks."""

@@ -1,0 +1,84 @@
+"""Run one function in a process forked from the zygote, surviving its segfaults and hangs."""
+
+from __future__ import annotations
+
+import signal
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from seedzer.execute.zygote import context
+from seedzer.outcome import Outcome, Stage, Symptom
+
+
+@dataclass
+class IsolatedResult:
+    """What an isolated call produced: its return value, or the outcome that ended it."""
+
+    value: Any = None
+    outcome: Outcome | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the function returned normally."""
+        return self.outcome is None
+
+
+def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    try:
+        value = fn(*args)
+        conn.send(("ok", value))
+    except BaseException as exc:  # reported to the parent, which decides what it means
+        conn.send(("exception", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+def describe_exit(exitcode: int | None) -> str:
+    """Human-readable cause of a child's death from its exit code (negative = signal)."""
+    if exitcode is None:
+        return "still running"
+    if exitcode < 0:
+        try:
+            return f"killed by signal {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exited with status {exitcode}"
+
+
+def run_isolated(
+    fn: Callable[..., Any], *args: Any, timeout: float = 300.0, stage: Stage = Stage.LOAD
+) -> IsolatedResult:
+    """Call ``fn(*args)`` in a forked child; crashes, hangs and exceptions become outcomes.
+
+    ``fn`` and ``args`` must be picklable (a module-level function and plain data).
+    """
+    ctx = context()
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(child, fn, args), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        if parent.poll(timeout):
+            try:
+                msg = parent.recv()
+            except EOFError:
+                msg = None
+            proc.join(timeout=10)
+            if msg is not None and msg[0] == "ok":
+                return IsolatedResult(value=msg[1])
+            if msg is not None:
+                return IsolatedResult(
+                    outcome=Outcome(Symptom.EXCEPTION, stage, None, msg[1], {"traceback": msg[2]})
+                )
+            return IsolatedResult(outcome=Outcome(Symptom.CRASH, stage, None, describe_exit(proc.exitcode)))
+        proc.kill()
+        proc.join()
+        return IsolatedResult(outcome=Outcome(Symptom.HANG, stage, None, f"no result after {timeout:.0f}s"))
+    finally:
+        parent.close()
+        if proc.is_alive():
+            proc.kill()
+            proc.join()

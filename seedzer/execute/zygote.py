@@ -1,0 +1,27 @@
+"""The zygote: a forkserver process that imports TVM once and forks workers cheaply (~ms).
+
+The campaign process never imports TVM itself; it asks the zygote for children. A child that
+segfaults or hangs dies alone, and the campaign records it and asks for a new one.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.context
+import threading
+
+PRELOAD_MODULES = ["seedzer.execute.preload"]
+
+_lock = threading.Lock()
+_ctx: multiprocessing.context.ForkServerContext | None = None
+
+
+def context() -> multiprocessing.context.ForkServerContext:
+    """The shared forkserver context whose server process has TVM imported."""
+    global _ctx
+    with _lock:
+        if _ctx is None:
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(PRELOAD_MODULES)
+            _ctx = ctx
+        return _ctx

@@ -1,0 +1,136 @@
+"""The small interfaces (seams) between Seedzer's parts, as in DESIGN.md §2.
+
+Each Protocol has one real implementation per backend and a cheap one used by unit tests.
+Worker-side Protocols take and return TVM objects; everything the campaign process sees is text.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from seedzer.outcome import Outcome
+from seedzer.seed import JointSeed, PassSpec
+
+
+@dataclass
+class GeneratedModel:
+    """One generated model before it is written to a pool: ONNX bytes plus manifest metadata."""
+
+    onnx_bytes: bytes
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """Makes one valid model from an rng seed under the generator's constraints."""
+
+    def generate(self, seed: int) -> GeneratedModel:
+        """Generate one model deterministically from ``seed``; raise on failure (with a reason)."""
+        ...
+
+
+@runtime_checkable
+class Heuristic(Protocol):
+    """Generation-time constraints plus a post-hoc selection rule over a pool's manifest entries."""
+
+    name: str
+
+    def generation_options(self) -> dict[str, Any]:
+        """Options for the generator (op include/exclude, weights, max nodes, dtypes, conv rules)."""
+        ...
+
+    def select(self, entries: Sequence[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+        """Choose at most ``count`` manifest entries that make up the heuristic's pool."""
+        ...
+
+
+@dataclass
+class LoadedSeed:
+    """A joint seed produced by the loader, with provenance."""
+
+    seed: JointSeed
+    op: str = ""
+    fused: bool = False
+
+
+@dataclass
+class LoadResult:
+    """Everything the loader learned about one model: seeds and loader findings (never hidden)."""
+
+    model: str
+    seeds: list[LoadedSeed] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)
+    folded: bool = False
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Loader(Protocol):
+    """Lowers one ONNX model file to PrimFunc joint seeds."""
+
+    def load(self, path: Path) -> LoadResult:
+        """Load ``path``; failures become outcomes in the result, not exceptions."""
+        ...
+
+
+@runtime_checkable
+class IRMutator(Protocol):
+    """Mutates a PrimFunc. Returns None when it found no applicable site."""
+
+    name: str
+    weight: float
+
+    def mutate(self, func: Any, rng: random.Random) -> Any | None:
+        """Return a mutated copy of ``func`` (a ``tvm.tirx.PrimFunc``) or None."""
+        ...
+
+
+@runtime_checkable
+class PassMutator(Protocol):
+    """Mutates a pass sequence (insert / delete / replace / crossover)."""
+
+    name: str
+    weight: float
+
+    def mutate(
+        self, passes: list[PassSpec], rng: random.Random, other: list[PassSpec] | None = None
+    ) -> list[PassSpec]:
+        """Return a new pass sequence derived from ``passes`` (and ``other`` for crossover)."""
+        ...
+
+
+@runtime_checkable
+class CoverageBackend(Protocol):
+    """Coverage feedback: features reached by one execution, merged into campaign totals.
+
+    Workers report the raw features of an execution; the campaign process owns the totals.
+    """
+
+    name: str
+
+    def new_since_last(self, features: Iterable[str]) -> int:
+        """Merge ``features`` of one execution; return how many had never been seen."""
+        ...
+
+    def total(self) -> int:
+        """Number of distinct features seen so far."""
+        ...
+
+    def snapshot(self) -> list[str]:
+        """All features seen so far (for persistence and set operations between trials)."""
+        ...
+
+
+@runtime_checkable
+class Oracle(Protocol):
+    """Judges one execution record and returns an outcome that is a bug, or None."""
+
+    name: str
+
+    def judge(self, record: dict[str, Any]) -> Outcome | None:
+        """Inspect an execution record; return a bug outcome or None when this oracle is quiet."""
+        ...
