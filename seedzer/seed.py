@@ -70,3 +70,9 @@ def passes_to_json(passes: list[PassSpec]) -> str:
 def passes_from_json(text: str) -> list[PassSpec]:
     """Parse a pass sequence written by :func:`passes_to_json`."""
     return [PassSpec.from_json(d) for d in json.loads(text or "[]")]
+
+
+def input_seed(script: str) -> int:
+    """Seed of a test case's random inputs: a function of its script only, so that the nopt
+    result can be reused while only the pass sequence changes, and reproducers can recreate it."""
+    return int.from_bytes(hashlib.sha256(script.encode()).digest()[:4], "little")

@@ -1,0 +1,1 @@
+"""A fuzzing campaign: loading seeds, the fuzz loop, snapshots, findings and resume."""

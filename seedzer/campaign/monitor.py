@@ -1,0 +1,141 @@
+"""Live status during a campaign and the final summary table."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Protocol
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from seedzer.campaign.stats import CampaignStats
+
+
+def _hms(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 3600:d}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def status_line(st: CampaignStats) -> str:
+    """One-line status: phase, time, execs, rate, corpus, coverage, findings by symptom."""
+    return (
+        f"[{st.phase}] {_hms(st.elapsed)} elapsed, {_hms(st.remaining)} left | execs {st.execs} "
+        f"({st.execs_per_s:.1f}/s) | corpus {st.corpus} | cov {st.coverage} | invalid {st.invalid} | "
+        f"restarts {st.restarts} | findings: {st.findings_line()}"
+    )
+
+
+class Monitor(Protocol):
+    """Receives campaign statistics and messages while a campaign runs."""
+
+    def update(self, stats: CampaignStats) -> None:
+        """Show the latest statistics."""
+        ...
+
+    def message(self, text: str) -> None:
+        """Show a one-off line (a new finding, a skipped model...)."""
+        ...
+
+    def close(self) -> None:
+        """Stop live output."""
+        ...
+
+
+class RichMonitor:
+    """A live status line on a terminal (rich), refreshed a few times per second."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True)
+        self.live = Live(Text("starting..."), console=self.console, refresh_per_second=4, transient=False)
+        self.live.start()
+
+    def update(self, stats: CampaignStats) -> None:
+        """Redraw the status line."""
+        self.live.update(Text(status_line(stats)))
+
+    def message(self, text: str) -> None:
+        """Print above the live line."""
+        self.live.console.print(text, highlight=False, markup=False)
+
+    def close(self) -> None:
+        """Stop the live display."""
+        self.live.stop()
+
+
+class PlainMonitor:
+    """Status lines every ``period`` seconds, for logs and non-terminals (CI, docker logs)."""
+
+    def __init__(self, period: float = 10.0, stream: object = None) -> None:
+        self.period = period
+        self.stream = stream or sys.stderr
+        self._last = 0.0
+
+    def update(self, stats: CampaignStats) -> None:
+        """Print a status line if ``period`` has passed since the last one."""
+        now = time.monotonic()
+        if now - self._last >= self.period:
+            self._last = now
+            print(status_line(stats), file=self.stream, flush=True)  # type: ignore[call-overload]
+
+    def message(self, text: str) -> None:
+        """Print a line."""
+        print(text, file=self.stream, flush=True)  # type: ignore[call-overload]
+
+    def close(self) -> None:
+        """Nothing to stop."""
+
+
+class QuietMonitor:
+    """Shows nothing (tests, library use)."""
+
+    def update(self, stats: CampaignStats) -> None:
+        """Ignore."""
+
+    def message(self, text: str) -> None:
+        """Ignore."""
+
+    def close(self) -> None:
+        """Ignore."""
+
+
+def make_monitor(kind: str = "auto") -> Monitor:
+    """``auto`` picks the live line on a terminal and plain lines otherwise."""
+    if kind == "quiet":
+        return QuietMonitor()
+    if kind == "plain" or (kind == "auto" and not sys.stderr.isatty()):
+        return PlainMonitor()
+    return RichMonitor()
+
+
+def summary_table(st: CampaignStats, campaign_dir: str, findings: list[tuple[str, str, str, str, int]]) -> Table:
+    """The final summary: totals, then one row per unique finding (symptom, stage, pass, status, count)."""
+    table = Table(title=f"Seedzer campaign summary: {campaign_dir}", show_lines=False)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    rows = [
+        ("elapsed", _hms(st.elapsed)),
+        ("executions", str(st.execs)),
+        ("execs/s (this session)", f"{st.execs_per_s:.2f}"),
+        ("invalid test cases", str(st.invalid)),
+        ("corpus entries", str(st.corpus)),
+        ("coverage (features)", str(st.coverage)),
+        ("models loaded / failed", f"{st.loaded_models} / {st.failed_models}"),
+        ("worker restarts", str(st.restarts)),
+        ("unique findings", st.findings_line()),
+    ]
+    for k, v in rows:
+        table.add_row(k, v)
+    if findings:
+        ft = Table(title="Findings", show_lines=False)
+        for col in ("signature", "symptom", "stage / pass", "status", "count"):
+            ft.add_column(col)
+        for sig, symptom, where, status, count in findings:
+            ft.add_row(sig, symptom, where, status, str(count))
+        outer = Table.grid()
+        outer.add_row(table)
+        outer.add_row(ft)
+        return outer
+    return table

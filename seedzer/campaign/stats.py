@@ -1,0 +1,43 @@
+"""Live campaign statistics shown by the monitor and written into snapshots."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass
+class CampaignStats:
+    """Counters of a running campaign (cumulative across resumes where persisted)."""
+
+    execs: int = 0
+    session_execs: int = 0
+    invalid: int = 0
+    coverage: int = 0
+    corpus: int = 0
+    findings: Counter[str] = field(default_factory=Counter)
+    unique: Counter[str] = field(default_factory=Counter)
+    restarts: int = 0
+    elapsed: float = 0.0
+    budget: float = 0.0
+    session_seconds: float = 0.0
+    loaded_models: int = 0
+    failed_models: int = 0
+    phase: str = "starting"
+    timings: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def execs_per_s(self) -> float:
+        """Executions per second in this session."""
+        return self.session_execs / self.session_seconds if self.session_seconds > 0 else 0.0
+
+    @property
+    def remaining(self) -> float:
+        """Seconds of budget left."""
+        return max(0.0, self.budget - self.elapsed)
+
+    def findings_line(self) -> str:
+        """Unique findings by symptom, e.g. ``crash 1, exception 3``."""
+        if not self.unique:
+            return "none"
+        return ", ".join(f"{k} {v}" for k, v in sorted(self.unique.items()))

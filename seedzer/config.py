@@ -1,0 +1,227 @@
+"""The campaign configuration: a validated YAML schema whose defaults work with no file at all.
+
+Every field is a dataclass field with a ``doc`` in its metadata; validation walks the YAML
+mapping against the dataclasses and reports the first problem as a one-line
+:class:`~seedzer.errors.ConfigError` naming the file and the dotted field.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import types
+import typing
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from seedzer.errors import ConfigError
+
+
+def _f(default: Any, doc: str) -> Any:
+    if isinstance(default, list | dict):
+        return field(default_factory=lambda: type(default)(default), metadata={"doc": doc})
+    return field(default=default, metadata={"doc": doc})
+
+
+@dataclass
+class GenerateConfig:
+    """How ``seedzer run`` makes its seed pool."""
+
+    heuristic: str = _f("basic", "Heuristic name (a file in heuristics/) or path to a heuristic YAML.")
+    count: int = _f(20, "Number of models in the generated pool.")
+    seed: int = _f(0, "Generation seed; the same seed gives the same pool.")
+    max_nodes: int = _f(10, "Maximum operators per generated model.")
+    pool_dir: str = _f("seedpools", "Directory under which pools are written (one sub-directory per heuristic).")
+
+
+@dataclass
+class TimeoutConfig:
+    """Per-stage time limits in seconds; a stage running longer is a hang finding."""
+
+    load: float = _f(120.0, "Import + lowering of one model.")
+    mutate: float = _f(20.0, "One mutation of IR and passes.")
+    passes: float = _f(20.0, "Applying the whole pass sequence.")
+    build: float = _f(60.0, "One build (opt or nopt) with LLVM.")
+    run: float = _f(20.0, "Running one built kernel.")
+    compare: float = _f(20.0, "Comparing outputs (and the determinism re-run).")
+
+
+@dataclass
+class OracleConfig:
+    """Which oracles judge executions and their tolerances."""
+
+    enabled: list[str] = _f(
+        ["crash", "hang", "exception", "mismatch"], "Oracles to run (crash, hang, exception, mismatch)."
+    )
+    rtol: float = _f(1e-4, "Relative tolerance of the opt-vs-nopt comparison for floats.")
+    atol: float = _f(1e-5, "Absolute tolerance of the opt-vs-nopt comparison for floats.")
+    confirm_crashes: bool = _f(True, "Re-run every new crash from its repro.py in a clean process.")
+
+
+@dataclass
+class KnownIssue:
+    """A pattern that files matching findings as known rather than new."""
+
+    pattern: str = _f("", "Regular expression searched in the finding's symptom, pass and message.")
+    note: str = _f("", "Why it is known (e.g. an upstream issue link).")
+
+
+@dataclass
+class FuzzConfig:
+    """The fuzzing loop."""
+
+    jobs: int = _f(1, "Worker processes (one long-lived worker per job).")
+    minutes: float = _f(3.0, "Campaign budget in minutes (total, including time before a --resume).")
+    seed: int = _f(0, "Fuzzing rng seed.")
+    snapshot_period: float = _f(5.0, "Seconds between coverage snapshots written to campaign.db.")
+    tolerance: int = _f(4, "Tzer's tolerance: IR mutations without new coverage before passes are mutated.")
+    max_passes: int = _f(50, "Longest pass sequence.")
+    max_seeds_per_model: int = _f(8, "Most PrimFunc seeds kept from one model (0 = all).")
+    differential_load: bool = _f(False, "Also compare each whole model against onnxruntime while loading.")
+    coverage: str = _f("passes", "Coverage backend (passes).")
+    scheduler: str = _f("uniform", "Seed scheduler (uniform: Tzer's joint pool baseline).")
+
+
+@dataclass
+class Config:
+    """Top-level configuration; every section is optional in the YAML file."""
+
+    generate: GenerateConfig = field(default_factory=GenerateConfig, metadata={"doc": "Pool generation."})
+    fuzz: FuzzConfig = field(default_factory=FuzzConfig, metadata={"doc": "Fuzzing loop."})
+    timeouts: TimeoutConfig = field(default_factory=TimeoutConfig, metadata={"doc": "Stage time limits."})
+    oracles: OracleConfig = field(default_factory=OracleConfig, metadata={"doc": "Oracles."})
+    known_issues: list[KnownIssue] = field(default_factory=list, metadata={"doc": "Known-issue patterns."})
+
+
+_CHECKS: dict[str, tuple[str, Any]] = {
+    "fuzz.jobs": ("must be >= 1", lambda v: v >= 1),
+    "fuzz.minutes": ("must be > 0", lambda v: v > 0),
+    "fuzz.snapshot_period": ("must be between 0.5 and 10 seconds", lambda v: 0.5 <= v <= 10),
+    "fuzz.tolerance": ("must be >= 1", lambda v: v >= 1),
+    "fuzz.max_passes": ("must be between 1 and 50", lambda v: 1 <= v <= 50),
+    "fuzz.coverage": ("must be one of: passes", lambda v: v in ("passes",)),
+    "fuzz.scheduler": ("must be one of: uniform", lambda v: v in ("uniform",)),
+    "generate.count": ("must be >= 1", lambda v: v >= 1),
+    "generate.max_nodes": ("must be between 1 and 100", lambda v: 1 <= v <= 100),
+    "known_issues[].pattern": ("must be a valid regular expression", lambda v: _is_regex(v)),
+    "oracles.enabled": (
+        "entries must be among crash, hang, exception, mismatch",
+        lambda v: set(v) <= {"crash", "hang", "exception", "mismatch"},
+    ),
+}
+
+
+def _is_regex(text: str) -> bool:
+    try:
+        re.compile(text)
+    except re.error:
+        return False
+    return True
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", str(tp))
+
+
+def _convert(value: Any, tp: Any, where: str, source: str) -> Any:
+    origin = typing.get_origin(tp)
+    if is_dataclass(tp):
+        return _build(tp, value, where, source)
+    if origin is list:
+        (item_tp,) = typing.get_args(tp)
+        if not isinstance(value, list):
+            raise ConfigError(f"{source}: field '{where}' must be a list, got {type(value).__name__}")
+        return [_convert(v, item_tp, f"{where}[{i}]", source) for i, v in enumerate(value)]
+    if origin in (typing.Union, types.UnionType):
+        return value
+    if tp is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if tp in (int, float, str, bool) and (not isinstance(value, tp) or (tp is int and isinstance(value, bool))):
+        raise ConfigError(
+            f"{source}: field '{where}' must be {_type_name(tp)}, got {type(value).__name__} {value!r}"
+        )
+    return value
+
+
+def _build(cls: Any, data: Any, where: str, source: str) -> Any:
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        label = f"field '{where}'" if where else "top level"
+        raise ConfigError(f"{source}: {label} must be a mapping, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in fields(cls)}
+    for key in data:
+        if key not in known:
+            dotted = f"{where}.{key}" if where else str(key)
+            close = difflib.get_close_matches(str(key), sorted(known), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ConfigError(f"{source}: unknown field '{dotted}'{hint}")
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name in data:
+            dotted = f"{where}.{f.name}" if where else f.name
+            value = _convert(data[f.name], hints[f.name], dotted, source)
+            check = _CHECKS.get(re.sub(r"\[\d+\]", "[]", dotted))
+            if check and not check[1](value):
+                raise ConfigError(f"{source}: field '{dotted}' {check[0]} (got {value!r})")
+            kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+def config_from_dict(data: Any, source: str = "<config>") -> Config:
+    """Validate a parsed YAML mapping and build a :class:`Config` (missing fields take defaults)."""
+    cfg: Config = _build(Config, data, "", source)
+    return cfg
+
+
+def load_config(path: Path | None) -> Config:
+    """Load and validate a YAML config file; ``None`` gives the embedded defaults."""
+    if path is None:
+        return Config()
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file ({exc.strerror or exc})") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        pos = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}: invalid YAML{pos}: {getattr(exc, 'problem', exc)}") from exc
+    return config_from_dict(data, str(path))
+
+
+def to_dict(obj: Any) -> Any:
+    """Plain-data form of a config (for campaign metadata and ``seedzer config show``)."""
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, list):
+        return [to_dict(v) for v in obj]
+    return obj
+
+
+def reference(cls: Any = Config, prefix: str = "") -> list[tuple[str, str, str]]:
+    """Rows (dotted field, default, doc) documenting every field, for the README and the CLI."""
+    rows: list[tuple[str, str, str]] = []
+    hints = typing.get_type_hints(cls)
+    for f in fields(cls):
+        dotted = f"{prefix}{f.name}"
+        tp = hints[f.name]
+        if is_dataclass(tp):
+            rows.extend(reference(tp, dotted + "."))
+            continue
+        if f.default is not MISSING:
+            default = f.default
+        elif f.default_factory is not MISSING:
+            default = f.default_factory()
+        else:
+            default = None
+        rows.append((dotted, json.dumps(to_dict(default)), f.metadata["doc"]))
+        if typing.get_origin(tp) is list and is_dataclass(typing.get_args(tp)[0]):
+            rows.extend(reference(typing.get_args(tp)[0], dotted + "[]."))
+    return rows

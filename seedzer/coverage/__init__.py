@@ -1,0 +1,25 @@
+"""Coverage feedback behind one interface (DESIGN.md §6).
+
+Workers collect raw features of an execution; the campaign process merges them into a
+:class:`~seedzer.protocols.CoverageBackend`. Backends are looked up by name in ``BACKENDS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from seedzer.coverage.features import FeatureSet
+from seedzer.errors import ConfigError
+from seedzer.protocols import CoverageBackend
+
+BACKENDS: dict[str, Callable[[], CoverageBackend]] = {
+    "passes": lambda: FeatureSet("passes"),
+}
+
+
+def make_backend(name: str) -> CoverageBackend:
+    """Build the campaign-side coverage backend called ``name``."""
+    try:
+        return BACKENDS[name]()
+    except KeyError:
+        raise ConfigError(f"unknown coverage backend '{name}' (known: {', '.join(sorted(BACKENDS))})") from None

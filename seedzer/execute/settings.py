@@ -1,0 +1,26 @@
+"""Settings handed to workers when they are forked (plain, picklable, TVM-free)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ExecSettings:
+    """How a worker executes test cases."""
+
+    rtol: float = 1e-4
+    atol: float = 1e-5
+    compare: bool = True
+    nopt_cache_size: int = 256
+    max_buffer_elems: int = 1 << 22
+
+
+@dataclass
+class WorkerSettings:
+    """Everything a worker needs, fixed for its lifetime."""
+
+    exec: ExecSettings = field(default_factory=ExecSettings)
+    tolerance: int = 4
+    max_passes: int = 50
+    ir_weights: dict[str, float] | None = None

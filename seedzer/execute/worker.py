@@ -1,0 +1,100 @@
+"""The long-lived fuzz worker, forked from the zygote: mutate, announce, execute, report.
+
+Protocol over a duplex pipe (campaign -> worker):
+  ("fuzz", tc_id, seed: dict, other_passes: list | None, rng_seed)  mutate a corpus entry, run it
+  ("exec", tc_id, script, passes)                                    run a test case as given
+  ("stop",)
+and back (worker -> campaign), always announcing a test case before running it so that a crash
+still leaves its reproducer with the campaign:
+  ("tc", tc_id, script, passes, mutators)
+  ("result", tc_id, record, timings)
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+import time
+from multiprocessing.connection import Connection
+
+
+from seedzer.execute.progress import ProgressSlot
+from seedzer.execute.settings import WorkerSettings
+from seedzer.outcome import Stage
+from seedzer.seed import passes_from_json, passes_to_json
+
+
+class Mutation:
+    """Worker-side mutation of a joint seed with Tzer's tolerance schedule."""
+
+    def __init__(self, settings: WorkerSettings) -> None:
+        from seedzer import mutate
+
+        self.settings = settings
+        self.mutate = mutate
+        self.ir_mutators = mutate.build_ir_mutators(settings.ir_weights)
+        self.pass_mutators = mutate.default_pass_mutators()
+        self.stats: dict[str, int] = {}
+
+    def __call__(
+        self, script: str, passes_json: str, failures: int, other_json: str | None, rng: random.Random
+    ) -> tuple[str, str, list[str]]:
+        """Return (mutated script, mutated passes JSON, names of the mutators applied)."""
+        from seedzer.tvmio import parse_primfunc, script_of
+
+        passes = passes_from_json(passes_json)
+        kind = self.mutate.choose_mutation_kind(failures, self.settings.tolerance, rng)
+        applied: list[str] = []
+        new_script = script
+        if kind in ("ir", "both"):
+            func = parse_primfunc(script)
+            result = self.mutate.mutate_ir(func, rng, self.ir_mutators, stats=self.stats)
+            if result is not None:
+                new_func, name = result
+                new_script = script_of(new_func)
+                applied.append(name)
+        if kind in ("passes", "both") or not applied or not passes:
+            other = passes_from_json(other_json) if other_json else None
+            mutator = self.mutate.pick(self.pass_mutators, rng)
+            passes = mutator.mutate(passes, rng, other)[: self.settings.max_passes]
+            applied.append(mutator.name)
+        return new_script, passes_to_json(passes), applied
+
+
+def worker_main(conn: Connection, slot: ProgressSlot, settings: WorkerSettings) -> None:
+    """Entry point of a forked worker: serve tasks until told to stop or the pipe closes."""
+    from seedzer.execute.testcase import TestCaseRunner  # TVM is imported in workers only
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the campaign decides when workers stop
+    runner = TestCaseRunner(settings.exec, slot)
+    mutation = Mutation(settings)
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg[0] == "stop":
+            return
+        tc_id = msg[1]
+        slot.begin_testcase(tc_id)
+        runner.timings = {}
+        if msg[0] == "fuzz":
+            seed, other_json, rng_seed = msg[2], msg[3], msg[4]
+            slot.stage(Stage.MUTATE)
+            t = time.perf_counter()
+            try:
+                script, passes_json, applied = mutation(
+                    seed["script"], seed["passes"], seed.get("failures", 0), other_json, random.Random(rng_seed)
+                )
+            except Exception as exc:  # a mutator bug must not kill the campaign
+                script, passes_json, applied = seed["script"], seed["passes"], [f"error:{type(exc).__name__}"]
+            runner.timings["mutate"] = time.perf_counter() - t
+        else:
+            script, passes_json, applied = msg[2], msg[3], []
+        conn.send(("tc", tc_id, script, passes_json, applied))
+        record = runner.execute(script, passes_from_json(passes_json))
+        slot.clear()
+        record["mutation_stats"] = dict(mutation.stats)
+        conn.send(("result", tc_id, record, runner.timings))
+
+

@@ -1,0 +1,1 @@
+"""The campaign directory: campaign.db (SQLite, WAL), corpus/ and findings/."""

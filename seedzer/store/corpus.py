@@ -1,0 +1,73 @@
+"""corpus/: the joint seeds kept by the campaign, as TVMScript text plus a pass-sequence file."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from seedzer.seed import passes_from_json, passes_to_json
+from seedzer.store.atomic import write_atomic
+from seedzer.store.db import CampaignDB
+
+
+@dataclass
+class CorpusEntry:
+    """A joint seed in memory: the campaign holds scripts as text and never parses them."""
+
+    seed_id: str
+    script: str
+    passes: str
+    origin: str
+    parent: str | None = None
+    op: str = ""
+    failures: int = 0
+    executed: bool = False
+
+
+class Corpus:
+    """The in-memory corpus, persisted entry by entry (files first, then the database row)."""
+
+    def __init__(self, root: Path, db: CampaignDB) -> None:
+        self.root = Path(root)
+        self.db = db
+        self.entries: list[CorpusEntry] = []
+        self.by_id: dict[str, CorpusEntry] = {}
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def add(self, entry: CorpusEntry, coverage_gain: int, mutators: list[str] | None = None) -> bool:
+        """Persist and keep ``entry``; False if an entry with the same id already exists."""
+        if entry.seed_id in self.by_id:
+            return False
+        path = self.root / f"{entry.seed_id}.py"
+        write_atomic(self.root / f"{entry.seed_id}.passes.json", entry.passes)
+        write_atomic(path, entry.script)
+        self.db.add_corpus({
+            "id": entry.seed_id, "parent": entry.parent, "origin_model": entry.origin,
+            "passes": entry.passes, "coverage_gain": coverage_gain, "added_time": time.time(),
+            "path": str(path.relative_to(self.root.parent)), "op": entry.op,
+            "mutators": json.dumps(mutators or []),
+        })
+        self._keep(entry)
+        return True
+
+    def _keep(self, entry: CorpusEntry) -> None:
+        self.entries.append(entry)
+        self.by_id[entry.seed_id] = entry
+
+    def restore(self) -> int:
+        """Reload every entry recorded in campaign.db whose files exist (used by ``--resume``)."""
+        restored = 0
+        for row in self.db.corpus_rows():
+            path = self.root.parent / row["path"]
+            try:
+                script = path.read_text()
+            except OSError:
+                continue
+            passes = passes_to_json(passes_from_json(row["passes"]))
+            self._keep(CorpusEntry(row["id"], script, passes, row["origin_model"], row["parent"], row["op"]))
+            restored += 1
+        return restored

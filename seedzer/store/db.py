@@ -1,0 +1,219 @@
+"""campaign.db: the SQLite (WAL) record of a campaign, written only by the campaign process.
+
+Every corpus entry and finding is committed as soon as it is reported, so a campaign killed with
+SIGKILL at any moment loses nothing it has shown; ``--resume`` reopens the same database.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from seedzer.errors import CampaignError
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS exec_summary (
+    symptom TEXT NOT NULL, stage TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (symptom, stage));
+CREATE TABLE IF NOT EXISTS snapshots (
+    id INTEGER PRIMARY KEY, time REAL NOT NULL, execs INTEGER NOT NULL, coverage INTEGER NOT NULL,
+    coverage_backend TEXT NOT NULL, corpus_size INTEGER NOT NULL, findings INTEGER NOT NULL,
+    unique_findings INTEGER NOT NULL, invalid INTEGER NOT NULL, wall REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS corpus (
+    id TEXT PRIMARY KEY, parent TEXT, origin_model TEXT NOT NULL, passes TEXT NOT NULL,
+    coverage_gain INTEGER NOT NULL, added_time REAL NOT NULL, path TEXT NOT NULL,
+    op TEXT NOT NULL DEFAULT '', mutators TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS findings (
+    signature TEXT PRIMARY KEY, symptom TEXT NOT NULL, stage TEXT, pass TEXT, message TEXT NOT NULL,
+    first_seen REAL NOT NULL, last_seen REAL NOT NULL, count INTEGER NOT NULL,
+    status TEXT NOT NULL, dir TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY, time REAL NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS models (
+    model TEXT PRIMARY KEY, status TEXT NOT NULL, seeds INTEGER NOT NULL, detail TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS coverage_features (feature TEXT PRIMARY KEY, first_seen REAL NOT NULL);
+"""
+
+
+@dataclass
+class FindingRow:
+    """One deduplicated finding as stored in campaign.db."""
+
+    signature: str
+    symptom: str
+    stage: str | None
+    pass_name: str | None
+    message: str
+    first_seen: float
+    last_seen: float
+    count: int
+    status: str
+    dir: str
+
+
+class CampaignDB:
+    """Thin typed access to campaign.db (one connection, used from one thread)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        try:
+            self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise CampaignError(f"{self.path}: cannot open campaign database ({exc})") from exc
+        if self.get_meta("schema_version") is None:
+            self.set_meta("schema_version", SCHEMA_VERSION)
+
+    def close(self) -> None:
+        """Close the connection (checkpointing the WAL)."""
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction, committed on exit; disk errors become a one-line CampaignError."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            raise CampaignError(f"{self.path}: database write failed ({exc})") from exc
+
+    # --- meta -----------------------------------------------------------------------------
+    def set_meta(self, key: str, value: Any) -> None:
+        """Store a JSON-able value under ``key``."""
+        with self.transaction() as c:
+            c.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
+
+    def get_meta(self, key: str, default: Any = None) -> Any:
+        """Read a value stored with :meth:`set_meta`."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else default
+
+    # --- executions, snapshots, events ------------------------------------------------------
+    def add_exec_counts(self, counts: dict[tuple[str, str], int]) -> None:
+        """Add per-(symptom, stage) execution counts (batched by the caller)."""
+        if not counts:
+            return
+        with self.transaction() as c:
+            c.executemany(
+                "INSERT INTO exec_summary VALUES (?, ?, ?) ON CONFLICT(symptom, stage) "
+                "DO UPDATE SET count = count + excluded.count",
+                [(s, st, n) for (s, st), n in counts.items()],
+            )
+
+    def exec_summary(self) -> dict[tuple[str, str], int]:
+        """All execution counts by (symptom, stage)."""
+        return {(s, st): n for s, st, n in self.conn.execute("SELECT * FROM exec_summary")}
+
+    def total_execs(self) -> int:
+        """Executions recorded so far."""
+        row = self.conn.execute("SELECT COALESCE(SUM(count), 0) FROM exec_summary").fetchone()
+        return int(row[0])
+
+    def add_snapshot(self, row: dict[str, Any]) -> None:
+        """Append one snapshot row (time, execs, coverage, corpus size, findings...)."""
+        with self.transaction() as c:
+            c.execute(
+                "INSERT INTO snapshots (time, execs, coverage, coverage_backend, corpus_size, findings,"
+                " unique_findings, invalid, wall) VALUES (:time, :execs, :coverage, :coverage_backend,"
+                " :corpus_size, :findings, :unique_findings, :invalid, :wall)",
+                row,
+            )
+
+    def snapshots(self) -> list[dict[str, Any]]:
+        """All snapshots in time order."""
+        cur = self.conn.execute("SELECT * FROM snapshots ORDER BY time")
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r, strict=True)) for r in cur]
+
+    def add_event(self, kind: str, detail: dict[str, Any]) -> None:
+        """Record a campaign event (worker restart, resume, loader failure...)."""
+        with self.transaction() as c:
+            c.execute("INSERT INTO events (time, kind, detail) VALUES (?, ?, ?)",
+                      (time.time(), kind, json.dumps(detail)))
+
+    def events(self, kind: str | None = None) -> list[tuple[float, str, dict[str, Any]]]:
+        """Events, optionally of one kind."""
+        q = "SELECT time, kind, detail FROM events" + (" WHERE kind = ?" if kind else "") + " ORDER BY id"
+        return [(t, k, json.loads(d)) for t, k, d in self.conn.execute(q, (kind,) if kind else ())]
+
+    # --- models -----------------------------------------------------------------------------
+    def set_model(self, model: str, status: str, seeds: int, detail: dict[str, Any]) -> None:
+        """Record how loading one model went."""
+        with self.transaction() as c:
+            c.execute("INSERT OR REPLACE INTO models VALUES (?, ?, ?, ?)",
+                      (model, status, seeds, json.dumps(detail)))
+
+    def loaded_models(self) -> set[str]:
+        """Models already loaded (whatever the result)."""
+        return {r[0] for r in self.conn.execute("SELECT model FROM models")}
+
+    # --- corpus -----------------------------------------------------------------------------
+    def add_corpus(self, row: dict[str, Any]) -> bool:
+        """Insert a corpus entry; False when an entry with that id already exists."""
+        with self.transaction() as c:
+            cur = c.execute(
+                "INSERT OR IGNORE INTO corpus VALUES (:id, :parent, :origin_model, :passes, :coverage_gain,"
+                " :added_time, :path, :op, :mutators)",
+                row,
+            )
+            return cur.rowcount == 1
+
+    def corpus_rows(self) -> list[dict[str, Any]]:
+        """All corpus entries in insertion order."""
+        cur = self.conn.execute("SELECT * FROM corpus ORDER BY rowid")
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r, strict=True)) for r in cur]
+
+    # --- coverage ---------------------------------------------------------------------------
+    def add_features(self, features: list[str], when: float) -> None:
+        """Persist newly seen coverage features."""
+        if features:
+            with self.transaction() as c:
+                c.executemany("INSERT OR IGNORE INTO coverage_features VALUES (?, ?)",
+                              [(f, when) for f in features])
+
+    def features(self) -> list[str]:
+        """Every coverage feature seen so far."""
+        return [r[0] for r in self.conn.execute("SELECT feature FROM coverage_features")]
+
+    # --- findings ---------------------------------------------------------------------------
+    def upsert_finding(self, row: FindingRow) -> bool:
+        """Insert a new finding or bump the count of a known signature; True when it was new."""
+        with self.transaction() as c:
+            cur = c.execute(
+                "UPDATE findings SET count = count + 1, last_seen = ? WHERE signature = ?",
+                (row.last_seen, row.signature),
+            )
+            if cur.rowcount:
+                return False
+            c.execute(
+                "INSERT INTO findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (row.signature, row.symptom, row.stage, row.pass_name, row.message, row.first_seen,
+                 row.last_seen, row.count, row.status, row.dir),
+            )
+            return True
+
+    def set_finding_status(self, signature: str, status: str) -> None:
+        """Change a finding's status (new, confirmed, unconfirmed, known)."""
+        with self.transaction() as c:
+            c.execute("UPDATE findings SET status = ? WHERE signature = ?", (status, signature))
+
+    def findings(self) -> list[FindingRow]:
+        """All findings, oldest first."""
+        return [FindingRow(*r) for r in self.conn.execute("SELECT * FROM findings ORDER BY first_seen")]

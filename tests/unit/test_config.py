@@ -1,0 +1,62 @@
+from pathlib import Path
+
+import pytest
+
+from seedzer.config import Config, config_from_dict, load_config, reference
+from seedzer.errors import ConfigError
+
+
+def test_defaults_without_file() -> None:
+    cfg = load_config(None)
+    assert isinstance(cfg, Config)
+    assert cfg.fuzz.jobs == 1 and cfg.fuzz.coverage == "passes"
+    assert cfg.oracles.enabled == ["crash", "hang", "exception", "mismatch"]
+
+
+def test_partial_file_keeps_other_defaults(tmp_path: Path) -> None:
+    p = tmp_path / "c.yaml"
+    p.write_text("fuzz:\n  jobs: 2\n  minutes: 1\nknown_issues:\n  - pattern: 'LoopPartition'\n    note: x\n")
+    cfg = load_config(p)
+    assert cfg.fuzz.jobs == 2 and cfg.fuzz.minutes == 1.0 and cfg.fuzz.tolerance == 4
+    assert cfg.known_issues[0].pattern == "LoopPartition"
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("fuzz:\n  jobz: 2\n", "unknown field 'fuzz.jobz' (did you mean 'jobs'?)"),
+        ("fuzz:\n  jobs: two\n", "field 'fuzz.jobs' must be int"),
+        ("fuzz:\n  jobs: 0\n", "field 'fuzz.jobs' must be >= 1"),
+        ("fuzz: [1, 2]\n", "field 'fuzz' must be a mapping"),
+        ("oracles:\n  enabled: [crash, telepathy]\n", "field 'oracles.enabled'"),
+        ("known_issues:\n  - pattern: 'a('\n", "known_issues[0].pattern' must be a valid regular expression"),
+        ("fuzz:\n  jobs: [\n", "invalid YAML at line"),
+        ("- just\n- a list\n", "top level must be a mapping"),
+    ],
+)
+def test_bad_config_is_one_line_naming_file_and_field(tmp_path: Path, text: str, needle: str) -> None:
+    p = tmp_path / "bad.yaml"
+    p.write_text(text)
+    with pytest.raises(ConfigError) as exc:
+        load_config(p)
+    msg = str(exc.value)
+    assert needle in msg
+    assert str(p) in msg
+    assert "\n" not in msg
+
+
+def test_missing_file_names_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="nope.yaml: cannot read"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_bool_is_not_an_int() -> None:
+    with pytest.raises(ConfigError, match="must be int"):
+        config_from_dict({"fuzz": {"jobs": True}})
+
+
+def test_reference_documents_every_field() -> None:
+    rows = reference()
+    names = {r[0] for r in rows}
+    assert {"fuzz.jobs", "timeouts.build", "oracles.rtol", "known_issues[].pattern"} <= names
+    assert all(doc for _, _, doc in rows)

@@ -1,0 +1,76 @@
+"""The worker pool with the cheap fake worker: announcements, results, crashes, hangs, restarts."""
+
+import os
+import signal
+import time
+
+import pytest
+
+from seedzer.execute.fake_worker import fake_worker_main
+from seedzer.execute.pool import TestCaseInfo, WorkerEvent, WorkerPool
+from seedzer.oracles import judge, make_oracles
+from seedzer.outcome import Stage, Symptom
+
+TIMEOUTS = {s: 30.0 for s in Stage}
+
+
+def _collect(pool: WorkerPool, until: str, timeout: float = 30.0) -> list[WorkerEvent]:
+    out: list[WorkerEvent] = []
+    end = time.time() + timeout
+    while time.time() < end:
+        out.extend(pool.poll(0.05))
+        if any(e.kind == until for e in out):
+            return out
+    raise AssertionError(f"no {until} event; got {[e.kind for e in out]}")
+
+
+@pytest.fixture
+def pool():
+    p = WorkerPool(1, 50, dict(TIMEOUTS), target=fake_worker_main)
+    yield p
+    p.close()
+
+
+def test_exec_result_roundtrip(pool: WorkerPool) -> None:
+    w = next(pool.idle())
+    w.submit(("exec", 1, "a\nb", "[]"), TestCaseInfo(1, "exec", "seed"))
+    events = _collect(pool, "result")
+    assert [e.kind for e in events] == ["tc", "result"]
+    assert events[1].record["features"] == ["line:a", "line:b"]
+    assert next(pool.idle()) is w
+
+
+def test_segfault_is_crash_with_stage_and_pass_then_restart(pool: WorkerPool) -> None:
+    w = next(pool.idle())
+    w.submit(("exec", 7, "CRASH", "[]"), TestCaseInfo(7, "exec", "seed"))
+    death = [e for e in _collect(pool, "death") if e.kind == "death"][0]
+    assert death.tc is not None and death.tc.announced and death.tc.script == "CRASH"
+    outcome = judge(make_oracles(["crash", "hang"]), death.record)
+    assert (outcome.symptom, outcome.stage, outcome.pass_name) == (Symptom.CRASH, Stage.BUILD, "FakePass")
+    assert pool.restarts == 1
+    w2 = next(pool.idle())
+    assert w2 is not w and w2.proc.is_alive()
+    w2.submit(("exec", 8, "ok", "[]"), TestCaseInfo(8, "exec", "seed"))
+    assert any(e.kind == "result" for e in _collect(pool, "result"))
+
+
+def test_hang_is_killed_and_reported() -> None:
+    timeouts = dict(TIMEOUTS)
+    timeouts[Stage.RUN] = 0.5
+    p = WorkerPool(1, 50, timeouts, target=fake_worker_main)
+    try:
+        w = next(p.idle())
+        w.submit(("exec", 3, "HANG", "[]"), TestCaseInfo(3, "exec", "seed"))
+        death = [e for e in _collect(p, "death") if e.kind == "death"][0]
+        assert judge(make_oracles(["hang"]), death.record).symptom is Symptom.HANG
+        assert death.record["death"]["stage"] == "run"
+    finally:
+        p.close()
+
+
+def test_external_sigkill_restarts_worker(pool: WorkerPool) -> None:
+    w = next(pool.idle())
+    os.kill(w.proc.pid, signal.SIGKILL)
+    death = [e for e in _collect(pool, "death") if e.kind == "death"][0]
+    assert death.tc is None and death.record["death"]["signal"] == signal.SIGKILL
+    assert pool.restarts == 1 and next(pool.idle()).proc.is_alive()
