@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Protocol
+from typing import Protocol, TextIO
 
 from rich.console import Console
 from rich.live import Live
@@ -68,9 +68,9 @@ class RichMonitor:
 class PlainMonitor:
     """Status lines every ``period`` seconds, for logs and non-terminals (CI, docker logs)."""
 
-    def __init__(self, period: float = 10.0, stream: object = None) -> None:
+    def __init__(self, period: float = 10.0, stream: TextIO | None = None) -> None:
         self.period = period
-        self.stream = stream or sys.stderr
+        self.stream: TextIO = stream or sys.stderr
         self._last = 0.0
 
     def update(self, stats: CampaignStats) -> None:
@@ -78,11 +78,11 @@ class PlainMonitor:
         now = time.monotonic()
         if now - self._last >= self.period:
             self._last = now
-            print(status_line(stats), file=self.stream, flush=True)  # type: ignore[call-overload]
+            print(status_line(stats), file=self.stream, flush=True)
 
     def message(self, text: str) -> None:
         """Print a line."""
-        print(text, file=self.stream, flush=True)  # type: ignore[call-overload]
+        print(text, file=self.stream, flush=True)
 
     def close(self) -> None:
         """Nothing to stop."""

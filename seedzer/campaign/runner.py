@@ -72,6 +72,7 @@ class Campaign:
         self.tc_counter = 0
         self._stop = False
         self._disabled: list[str] | None = None
+        self._pool: WorkerPool | Any = None
         self._builder: str | None = None
 
     # --- set-up -------------------------------------------------------------------------
@@ -159,6 +160,8 @@ class Campaign:
             tolerance=self.cfg.fuzz.tolerance, max_passes=self.cfg.fuzz.max_passes)
         self.stats.phase = "fuzzing"
         pool = WorkerPool(self.cfg.fuzz.jobs, settings, timeouts)
+        self._pool = pool
+        self.db.add_event("workers", {"pids": pool.pids()})
         start = time.monotonic()
         base_elapsed = self.stats.elapsed
         next_snap = 0.0
@@ -216,6 +219,7 @@ class Campaign:
             self.db.add_event("worker_restart", {"worker": ev.worker, **death,
                                                  "testcase": tc.tc_id if tc else None})
             self.monitor.message(f"worker {ev.worker} {death['message']} during {death['stage']}; restarted")
+            self.db.add_event("workers", {"pids": self._pool.pids()})
             if tc is None or not tc.announced:
                 return
         assert tc is not None

@@ -180,6 +180,10 @@ class WorkerPool:
                 out.append(self._death(w, "timeout", f"{where} stage exceeded {limit:.0f}s", signal.SIGKILL))
         return out
 
+    def pids(self) -> list[int | None]:
+        """Process ids of the current workers (recorded as campaign events)."""
+        return [w.proc.pid for w in self.workers]
+
     def close(self) -> None:
         """Stop every worker."""
         for w in self.workers:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import tvm  # noqa: F401
-import tvm.relax  # noqa: F401
-import tvm.s_tir  # noqa: F401
+import tvm
+import tvm.relax
+import tvm.s_tir
 import tvm.tirx  # noqa: F401

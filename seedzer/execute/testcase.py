@@ -87,7 +87,7 @@ class TestCaseRunner:
         self.progress = progress
         self.target = llvm_target()
         self.disabled = optional_pass_names()
-        self._nopt: OrderedDict[str, NoptResult] = OrderedDict()
+        self._nopt_cache: OrderedDict[str, NoptResult] = OrderedDict()
         self.timings: dict[str, float] = {}
 
     def _timed(self, key: str, start: float) -> float:
@@ -95,10 +95,10 @@ class TestCaseRunner:
         self.timings[key] = self.timings.get(key, 0.0) + (now - start)
         return now
 
-    def _nopt(self, script: str, func: Any, inputs: list[np.ndarray]) -> NoptResult:
-        cached = self._nopt.get(script)
+    def _nopt_result(self, script: str, func: Any, inputs: list[np.ndarray]) -> NoptResult:
+        cached = self._nopt_cache.get(script)
         if cached is not None:
-            self._nopt.move_to_end(script)
+            self._nopt_cache.move_to_end(script)
             return cached
         t = time.perf_counter()
         cov = PassCoverage("nopt", on_pass=self.progress.in_pass)
@@ -116,9 +116,9 @@ class TestCaseRunner:
             except Exception as exc:
                 result = NoptResult(None, _error(Stage.RUN, "<nopt>", exc), cov.features)
             self._timed("run", t)
-        self._nopt[script] = result
-        while len(self._nopt) > self.settings.nopt_cache_size:
-            self._nopt.popitem(last=False)
+        self._nopt_cache[script] = result
+        while len(self._nopt_cache) > self.settings.nopt_cache_size:
+            self._nopt_cache.popitem(last=False)
         return result
 
     def execute(self, script: str, passes: list[PassSpec]) -> dict[str, Any]:
@@ -132,7 +132,7 @@ class TestCaseRunner:
             record["invalid"] = {"stage": Stage.MUTATE.value, "message": f"unusable seed: {exc}"[:500]}
             return record
 
-        nopt = self._nopt(script, func, inputs)
+        nopt = self._nopt_result(script, func, inputs)
         features |= nopt.features
         if nopt.outputs is None:
             # The unmutated-pass build of this IR fails: the IR itself is the culprit (or a mutant

@@ -17,7 +17,6 @@ import signal
 import time
 from multiprocessing.connection import Connection
 
-
 from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.settings import WorkerSettings
 from seedzer.outcome import Stage

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import tempfile
@@ -37,7 +38,5 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         if fd >= 0:
             os.close(fd)
         if tmp:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass

@@ -46,7 +46,7 @@ def test_bad_config_is_one_line_naming_file_and_field(tmp_path: Path, text: str,
 
 
 def test_missing_file_names_it(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="nope.yaml: cannot read"):
+    with pytest.raises(ConfigError, match=r"nope\.yaml: cannot read"):
         load_config(tmp_path / "nope.yaml")
 
 

@@ -43,7 +43,7 @@ def test_exec_result_roundtrip(pool: WorkerPool) -> None:
 def test_segfault_is_crash_with_stage_and_pass_then_restart(pool: WorkerPool) -> None:
     w = next(pool.idle())
     w.submit(("exec", 7, "CRASH", "[]"), TestCaseInfo(7, "exec", "seed"))
-    death = [e for e in _collect(pool, "death") if e.kind == "death"][0]
+    death = next(e for e in _collect(pool, "death") if e.kind == "death")
     assert death.tc is not None and death.tc.announced and death.tc.script == "CRASH"
     outcome = judge(make_oracles(["crash", "hang"]), death.record)
     assert (outcome.symptom, outcome.stage, outcome.pass_name) == (Symptom.CRASH, Stage.BUILD, "FakePass")
@@ -61,7 +61,7 @@ def test_hang_is_killed_and_reported() -> None:
     try:
         w = next(p.idle())
         w.submit(("exec", 3, "HANG", "[]"), TestCaseInfo(3, "exec", "seed"))
-        death = [e for e in _collect(p, "death") if e.kind == "death"][0]
+        death = next(e for e in _collect(p, "death") if e.kind == "death")
         assert judge(make_oracles(["hang"]), death.record).symptom is Symptom.HANG
         assert death.record["death"]["stage"] == "run"
     finally:
@@ -71,6 +71,6 @@ def test_hang_is_killed_and_reported() -> None:
 def test_external_sigkill_restarts_worker(pool: WorkerPool) -> None:
     w = next(pool.idle())
     os.kill(w.proc.pid, signal.SIGKILL)
-    death = [e for e in _collect(pool, "death") if e.kind == "death"][0]
+    death = next(e for e in _collect(pool, "death") if e.kind == "death")
     assert death.tc is None and death.record["death"]["signal"] == signal.SIGKILL
     assert pool.restarts == 1 and next(pool.idle()).proc.is_alive()
