@@ -151,16 +151,20 @@ def status(campaign: Path) -> None:
     Console().print(campaign_summary(campaign))
 
 
-def _register_optional() -> None:
+def _register_verbs() -> None:
+    from seedzer.experiment.cli import experiment_group
     from seedzer.generate.cli import generate_cmd, pool_group
     from seedzer.load.cli import load_cmd
+    from seedzer.report.cli import report_cmd
 
     main.add_command(generate_cmd, "generate")
     main.add_command(pool_group, "pool")
     main.add_command(load_cmd, "load")
+    main.add_command(report_cmd, "report")
+    main.add_command(experiment_group, "experiment")
 
 
-_register_optional()
+_register_verbs()
 
 if __name__ == "__main__":
     main()

@@ -6,11 +6,11 @@ Every component that runs TVM reports one :class:`Outcome`; oracles turn outcome
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 
-class Symptom(str, Enum):
+class Symptom(StrEnum):
     """What happened to a test case. ``ok`` and ``invalid`` are never findings."""
 
     OK = "ok"
@@ -28,7 +28,7 @@ class Symptom(str, Enum):
         return self not in (Symptom.OK, Symptom.INVALID)
 
 
-class Stage(str, Enum):
+class Stage(StrEnum):
     """Where in the pipeline an outcome happened."""
 
     LOAD = "load"

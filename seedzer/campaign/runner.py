@@ -29,7 +29,6 @@ from seedzer.store.corpus import Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
 from seedzer.store.findings import FindingStore
 from seedzer.store.repro import TVM_VERSION, render_repro
-from seedzer.store.tvm_facts import nopt_disabled_passes, pass_builder_source
 
 
 def prepare_dir(out: Path, resume: bool) -> None:
@@ -71,9 +70,7 @@ class Campaign:
         self.exec_counts: Counter[tuple[str, str]] = Counter()
         self.tc_counter = 0
         self._stop = False
-        self._disabled: list[str] | None = None
         self._pool: WorkerPool | Any = None
-        self._builder: str | None = None
 
     # --- set-up -------------------------------------------------------------------------
     def _restore(self) -> None:
@@ -100,9 +97,7 @@ class Campaign:
                 continue
             got = load_for_campaign(model, self.cfg.fuzz.differential_load, self.cfg.timeouts.load,
                                     self.cfg.fuzz.max_seeds_per_model)
-            outcomes = list(got.result.outcomes) if got.result else []
-            if got.failure is not None:
-                outcomes.append(got.failure)
+            outcomes = got.outcomes
             for outcome in outcomes:
                 if outcome.symptom.is_bug:
                     self._report_loader(model, outcome)
@@ -259,10 +254,7 @@ class Campaign:
                                  f"{outcome.message.splitlines()[0][:120] if outcome.message else ''}")
 
     def _report(self, outcome: Outcome, tc: TestCaseInfo, ev: WorkerEvent) -> None:
-        if self._disabled is None:
-            self._disabled, self._builder = nopt_disabled_passes(), pass_builder_source()
-        repro = render_repro(outcome, tc.script, tc.passes, builder_source=self._builder or "",
-                             disabled=self._disabled, input_seed=input_seed(tc.script),
+        repro = render_repro(outcome, tc.script, tc.passes, input_seed=input_seed(tc.script),
                              rtol=self.cfg.oracles.rtol, atol=self.cfg.oracles.atol)
         err = ev.record.get("error") or ev.record.get("death") or ev.record.get("compare") or {}
         files = {"ir.py": tc.script, "passes.json": json.dumps(json.loads(tc.passes), indent=1),

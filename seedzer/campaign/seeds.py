@@ -1,41 +1,25 @@
-"""Turning a seed pool into initial corpus entries, each model loaded in an isolated process."""
+"""Turning a seed pool into initial corpus entries; each load attempt runs in an isolated child."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from seedzer.errors import PoolError
-from seedzer.execute.isolated import run_isolated
-from seedzer.outcome import Outcome, Stage
-from seedzer.protocols import LoadResult
+from seedzer.load.loader import LoadOptions, ModelLoad, OnnxLoader
+from seedzer.load.loader import pool_models as _pool_models
+from seedzer.outcome import Outcome
 
 
 def list_pool(pool: Path) -> list[Path]:
-    """The models of a pool: those in ``manifest.json`` (in order) or, without one, ``*.onnx``."""
+    """The models of a pool (manifest order, else ``*.onnx``); a missing or empty pool is an error."""
     pool = Path(pool)
     if not pool.is_dir():
         raise PoolError(f"{pool}: seed pool directory does not exist")
-    manifest = pool / "manifest.json"
-    if manifest.exists():
-        try:
-            data = json.loads(manifest.read_text())
-            models = [pool / m["file"] for m in data.get("models", [])]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise PoolError(f"{manifest}: unreadable pool manifest ({exc})") from exc
-    else:
-        models = sorted(pool.glob("*.onnx"))
+    models = _pool_models(pool)
     if not models:
         raise PoolError(f"{pool}: seed pool has no models (no manifest.json entries and no *.onnx files)")
     return models
-
-
-def load_model_task(path: str, differential: bool) -> LoadResult:
-    """Worker-side: load one model with the ONNX loader (runs in a forked child)."""
-    from seedzer.load import OnnxLoader
-
-    return OnnxLoader(differential=differential).load(Path(path))
 
 
 @dataclass
@@ -43,18 +27,25 @@ class ModelSeeds:
     """The outcome of loading one model for a campaign."""
 
     model: Path
-    result: LoadResult | None
-    failure: Outcome | None = None
+    outcomes: list[Outcome] = field(default_factory=list)
     seeds: list[tuple[str, str]] = field(default_factory=list)  # (script, op)
 
 
+def spread(items: list[tuple[str, str, bool]], limit: int) -> list[tuple[str, str]]:
+    """Keep at most ``limit`` seeds (0 = all), alternating fused and per-operator ones."""
+    fused = [(s, op) for s, op, f in items if f]
+    plain = [(s, op) for s, op, f in items if not f]
+    out: list[tuple[str, str]] = []
+    while (fused or plain) and (limit <= 0 or len(out) < limit):
+        for group in (plain, fused):
+            if group and (limit <= 0 or len(out) < limit):
+                out.append(group.pop(0))
+    return out
+
+
 def load_for_campaign(model: Path, differential: bool, timeout: float, max_seeds: int) -> ModelSeeds:
-    """Load ``model`` in an isolated child; a crash or hang of the importer becomes an outcome."""
-    res = run_isolated(load_model_task, str(model), differential, timeout=timeout, stage=Stage.LOAD)
-    if not res.ok:
-        return ModelSeeds(model, None, res.outcome)
-    result: LoadResult = res.value
-    seeds = [(s.seed.script, s.op) for s in result.seeds]
-    if max_seeds > 0:
-        seeds = seeds[:max_seeds]
-    return ModelSeeds(model, result, None, seeds)
+    """Load ``model`` (raw, then constant-folded); crashes and hangs of the importer are outcomes."""
+    loader = OnnxLoader(LoadOptions(differential=differential, timeout=timeout), isolate=True)
+    result: ModelLoad = loader.load(model)
+    items = [(s.seed.script, s.op, s.fused) for s in result.seeds]
+    return ModelSeeds(model, list(result.outcomes), spread(items, max_seeds))

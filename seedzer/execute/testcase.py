@@ -51,17 +51,17 @@ def make_inputs(func: Any, seed: int, max_elems: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     arrays = []
     for param in func.params:
-        buf = func.buffer_map.get(param)
-        if buf is None:
+        ty = getattr(param, "ty", None)
+        if not isinstance(ty, tvm.tirx.BufferType):
             raise ValueError(f"parameter {param} is not a buffer")
         shape = []
-        for dim in buf.shape:
+        for dim in ty.shape:
             if not isinstance(dim, tvm.tirx.IntImm):
-                raise ValueError(f"buffer {buf.name} has a symbolic shape")
+                raise ValueError(f"buffer {param} has a symbolic shape")
             shape.append(int(dim.value))
         if int(np.prod(shape, dtype=np.int64)) > max_elems:
-            raise ValueError(f"buffer {buf.name} is larger than {max_elems} elements")
-        dtype = str(buf.dtype)
+            raise ValueError(f"buffer {param} is larger than {max_elems} elements")
+        dtype = str(ty.dtype)
         if dtype.startswith("float"):
             arrays.append(rng.uniform(-1.0, 1.0, size=shape).astype(dtype))
         else:
@@ -147,7 +147,9 @@ class TestCaseRunner:
         try:
             opt_mod = apply_passes(module_of(func), passes, instruments=[cov])
         except PassFailure as pf:
-            record["error"] = _error(Stage.PASS, pf.pass_name, pf.error)
+            record["error"] = _error(Stage.PASS, pf.pass_name, pf.exc)
+            if pf.precondition:
+                record["error"]["invalid"] = True
         t = self._timed("passes", t)
         if "error" not in record:
             self.progress.stage(Stage.BUILD, "<opt>")

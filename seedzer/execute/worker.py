@@ -33,7 +33,7 @@ class Mutation:
         self.mutate = mutate
         self.ir_mutators = mutate.build_ir_mutators(settings.ir_weights)
         self.pass_mutators = mutate.default_pass_mutators()
-        self.stats: dict[str, int] = {}
+        self.stats = mutate.MutationStats()
 
     def __call__(
         self, script: str, passes_json: str, failures: int, other_json: str | None, rng: random.Random
@@ -93,7 +93,7 @@ def worker_main(conn: Connection, slot: ProgressSlot, settings: WorkerSettings) 
         conn.send(("tc", tc_id, script, passes_json, applied))
         record = runner.execute(script, passes_from_json(passes_json))
         slot.clear()
-        record["mutation_stats"] = dict(mutation.stats)
+        record["invalid_mutants"] = mutation.stats.invalid_total()
         conn.send(("result", tc_id, record, runner.timings))
 
 

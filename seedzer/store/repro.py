@@ -1,8 +1,9 @@
-"""Standalone reproducers: ``repro.py`` needs only ``pip install apache-tvm==<version> numpy``.
+"""Reproducers: ``repro.py`` replays a low-level finding in a fresh process.
 
-The script embeds the TVMScript, the pass list and the exact pass-building code the fuzzer used,
-replays the pipeline stage by stage and exits non-zero while the bug is present (a crash kills it
-with the signal itself).
+The script embeds the TVMScript, the pass list and the inputs' seed, replays passes, builds and
+runs, and exits non-zero while the bug is present (a crash kills it with the signal itself). It
+rebuilds the passes through ``seedzer.mutate.passes`` (the same code, prerequisite repair included,
+the fuzzer ran), so it needs Seedzer installed next to TVM.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ _TEMPLATE = '''#!/usr/bin/env python3
 """Seedzer reproducer: {title}
 
 Symptom: {symptom}   stage: {stage}   pass: {pass_name}
-Needs only: pip install apache-tvm=={tvm_version} numpy
+Needs: apache-tvm=={tvm_version}, numpy and seedzer (for the pass registry)
 Exit status: 0 = bug not present, 1 = bug reproduced (a crash kills the process instead).
 """
 import json
@@ -25,23 +26,20 @@ import sys
 
 import numpy as np
 import tvm
-from tvm import s_tir, tirx  # noqa: F401  (pass namespaces)
+from seedzer.mutate.passes import apply_passes, optional_pass_names
+from seedzer.seed import passes_from_json
 
 SYMPTOM = {symptom!r}
 SCRIPT = {script!r}
-PASSES = json.loads({passes!r})
+PASSES = {passes!r}
 RTOL, ATOL = {rtol!r}, {atol!r}
-DISABLED_FOR_NOPT = {disabled!r}
-
-{builder_source}
 
 def make_inputs(func, seed):
     rng = np.random.default_rng(seed)
     out = []
     for p in func.params:
-        buf = func.buffer_map[p]
-        shape = [int(d) for d in buf.shape]
-        dt = str(buf.dtype)
+        shape = [int(d) for d in p.ty.shape]
+        dt = str(p.ty.dtype)
         out.append(rng.uniform(-1, 1, size=shape).astype(dt) if dt.startswith("float") else np.zeros(shape, dt))
     return out
 
@@ -71,10 +69,7 @@ def main():
     mod = tvm.IRModule({{"main": func}})
     inputs = make_inputs(func, {input_seed})
     try:
-        for spec in PASSES:
-            pass_obj, config = build_pass(spec["name"], spec.get("args", {{}}))
-            with tvm.transform.PassContext(opt_level=3, config=config):
-                mod = pass_obj(mod)
+        mod = apply_passes(mod, passes_from_json(PASSES))
         with tvm.transform.PassContext(opt_level=3):
             opt = tvm.compile(mod, target=target)
         opt_out = run(opt, inputs)
@@ -82,7 +77,7 @@ def main():
         print(f"reproduced: {{type(exc).__name__}}: {{str(exc).splitlines()[-1] if str(exc) else ''}}")
         return 1 if SYMPTOM == "exception" else 2
     if SYMPTOM == "mismatch":
-        with tvm.transform.PassContext(opt_level=3, disabled_pass=DISABLED_FOR_NOPT):
+        with tvm.transform.PassContext(opt_level=3, disabled_pass=optional_pass_names()):
             nopt = tvm.compile(tvm.IRModule({{"main": func}}), target=target)
         if not same(run(nopt, inputs), opt_out):
             print("reproduced: optimized and unoptimized builds disagree")
@@ -101,17 +96,13 @@ def render_repro(
     script: str,
     passes_json: str,
     *,
-    builder_source: str,
-    disabled: list[str],
     input_seed: int,
     rtol: float = 1e-4,
     atol: float = 1e-5,
 ) -> str:
     """Render ``repro.py`` for a low-level finding.
 
-    ``builder_source`` is the source of the fuzzer's own pass-building module (it defines
-    ``build_pass(name, args) -> (Pass, config)``), embedded verbatim so the reproducer rebuilds
-    exactly the passes that were run.
+    ``passes_json`` is the sequence as the fuzzer stored it; ``input_seed`` recreates the inputs.
     """
     title = f"{outcome.symptom.value} at {outcome.stage.value if outcome.stage else '?'}"
     if outcome.pass_name:
@@ -126,8 +117,6 @@ def render_repro(
         passes=json.dumps(json.loads(passes_json)),
         rtol=rtol,
         atol=atol,
-        disabled=list(disabled),
-        builder_source=builder_source.strip(),
         input_seed=input_seed,
     )
 

@@ -1,0 +1,106 @@
+"""``seedzer experiment run|check``: run the trials an experiment YAML defines, then report on them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from seedzer.errors import SeedzerError
+
+DEFAULT_RESULTS = Path("experiments/results")
+
+
+class _OneLineErrors(click.Group):
+    """Prints SeedzerErrors as one ``error:`` line with exit status 2 (also when used stand-alone)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the sub-command, turning user errors into one line."""
+        try:
+            return super().invoke(ctx)
+        except SeedzerError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(2)
+
+
+@click.group("experiment", cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
+def experiment_group() -> None:
+    """Run experiments: every heuristic's pool fuzzed in several timed trials, then a report.
+
+    An experiment file (experiments/*.yaml) names the heuristics, trials, minutes per trial,
+    snapshot period, jobs per trial, coverage backend and oracles; see experiments/README.md.
+    """
+
+
+def _summary_table(summary: Any) -> Table:
+    table = Table(title=f"Experiment results: {summary.root}")
+    for col in ("trial", "status", "elapsed", "execs", "coverage", "corpus", "unique findings"):
+        table.add_column(col, justify="left" if col in ("trial", "status") else "right")
+    for r in summary.results:
+        s = r.snapshot
+        cells = [f"{s.elapsed:.0f} s", str(s.execs), str(s.coverage), str(s.corpus), str(s.unique_findings)] \
+            if s else ["-"] * 5
+        table.add_row(r.trial.label, r.status, *cells)
+    return table
+
+
+@experiment_group.command("run")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--resume", is_flag=True,
+              help="Continue earlier results: finished trials are kept, interrupted ones resumed.")
+@click.option("--results", "results", type=click.Path(path_type=Path), default=DEFAULT_RESULTS, show_default=True,
+              help="Directory under which <name>/<heuristic>/trial-<n>/ are written.")
+@click.option("--parallel", type=int, default=None,
+              help="Trials at once (default: the file's 'parallel', else cores // jobs).")
+@click.option("--no-report", is_flag=True, help="Do not build the report when all trials are done.")
+def run_cmd(file: Path, resume: bool, results: Path, parallel: int | None, no_report: bool) -> None:
+    """Generate missing pools, run every trial (resumable), print a summary and build the report.
+
+    Each trial is a campaign (`seedzer fuzz`) in its own process and directory; a trial that
+    finished is never rerun; after an interruption (Ctrl-C, kill, reboot) run again with --resume.
+
+    Example: seedzer experiment run experiments/quick.yaml
+    """
+    from seedzer.experiment.runner import ExperimentRunner
+    from seedzer.experiment.spec import load_spec
+
+    if parallel is not None and parallel < 1:
+        raise SeedzerError(f"--parallel: must be >= 1 (got {parallel})")
+    spec = load_spec(file)
+    summary = ExperimentRunner(spec, results, resume=resume, parallel=parallel).run()
+    Console(stderr=True).print(_summary_table(summary))
+    ctx = click.get_current_context()
+    if summary.interrupted:
+        click.echo(f"interrupted: continue with `seedzer experiment run {file} --resume"
+                   f"{'' if results == DEFAULT_RESULTS else f' --results {results}'}`", err=True)
+        ctx.exit(130)
+    failed = summary.count("failed")
+    if not no_report and summary.count("done"):
+        from seedzer.report.build import build_report
+
+        rep = build_report(summary.root, warn=lambda m: click.echo(f"warning: {m}", err=True))
+        click.echo(f"report: {rep.html}", err=True)
+    if failed:
+        click.echo(f"{failed} trial(s) failed (see fuzz.log in their directories); rerun with --resume", err=True)
+        ctx.exit(1)
+
+
+@experiment_group.command("check")
+@click.argument("file", type=click.Path(path_type=Path))
+def check_cmd(file: Path) -> None:
+    """Validate an experiment file and print the trials it defines.
+
+    Example: seedzer experiment check experiments/seedzer-paper.yaml
+    """
+    from seedzer.experiment.spec import load_spec
+
+    spec = load_spec(file)
+    trials = spec.trials * len(spec.heuristics)
+    click.echo(f"{file}: ok: {spec.name}: {len(spec.heuristics)} heuristics x {spec.trials} trials = {trials} "
+               f"campaigns of {spec.minutes:g} min ({spec.jobs} job(s) each; "
+               f"{trials * spec.minutes * spec.jobs:g} core-minutes)")
+    for h in spec.heuristics:
+        click.echo(f"  {h}: pool {spec.pool_path(h)}")

@@ -1,0 +1,216 @@
+"""Experiment definitions (``experiments/<name>.yaml``): schema, validation and trial configs.
+
+An experiment runs ``trials`` campaigns of ``minutes`` each for every heuristic's seed pool.
+Validation happens up front and reports the first problem as a one-line
+:class:`~seedzer.errors.ConfigError` naming the file and the field, in the style of
+:mod:`seedzer.config` (whose schema walker and field checks are reused here).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from seedzer import config as _config
+from seedzer.config import Config, config_from_dict, to_dict
+from seedzer.errors import ConfigError, SeedzerError
+
+
+class ExperimentError(SeedzerError):
+    """An experiment cannot be run or resumed (message names the file or directory)."""
+
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+# Campaign fields an experiment sets at its top level; its ``campaign:`` section may not set them.
+RESERVED = {
+    "fuzz": ("minutes", "jobs", "snapshot_period", "coverage", "seed"),
+    "oracles": ("enabled",),
+}
+
+
+def _f(default: Any, doc: str) -> Any:
+    return field(default=default, metadata={"doc": doc})
+
+
+@dataclass
+class PoolSpec:
+    """How missing seed pools are generated (``seedpools/<heuristic>``)."""
+
+    size: int = _f(20, "Models per generated pool.")
+    seed: int = _f(0, "Generation seed (the same seed gives the same pool).")
+    max_nodes: int | None = _f(None, "Override of the heuristic's maximum operators per model (null: its own).")
+    dir: str = _f("seedpools", "Directory holding one pool per heuristic (relative to the working directory).")
+
+
+@dataclass
+class ExperimentSpec:
+    """One experiment: heuristics x trials campaigns of a fixed duration."""
+
+    name: str = _f("", "Experiment name; results go to <results>/<name>/.")
+    description: str = _f("", "Free text shown in the report.")
+    heuristics: list[str] = field(default_factory=list, metadata={
+        "doc": "Heuristic names (or paths); each names a pool seedpools/<stem>."})
+    trials: int = _f(5, "Independent campaigns per heuristic.")
+    minutes: float = _f(10.0, "Duration of each trial in minutes.")
+    snapshot_period: float = _f(5.0, "Seconds between coverage snapshots.")
+    jobs: int = _f(1, "Worker processes per trial.")
+    coverage: str = _f("passes", "Coverage backend of every trial.")
+    oracles: list[str] = field(default_factory=lambda: ["crash", "hang", "exception", "mismatch"],
+                               metadata={"doc": "Oracles every trial runs."})
+    seed: int = _f(0, "Base fuzzing seed; trial n uses seed + n.")
+    parallel: int = _f(0, "Trials run at once (0: as many as cores allow, cores // jobs).")
+    pool: PoolSpec = field(default_factory=PoolSpec, metadata={"doc": "Pool generation."})
+    campaign: dict[str, Any] = field(default_factory=dict, metadata={
+        "doc": "Further campaign settings (a seedzer config mapping: timeouts...)."})
+    source: str = field(default="", metadata={"doc": "The file this spec was read from (set on load)."})
+
+    @property
+    def pool_names(self) -> list[str]:
+        """The pool (directory) name of each heuristic, in order."""
+        return [pool_name(h) for h in self.heuristics]
+
+    def pool_path(self, heuristic: str) -> Path:
+        """Where the pool of ``heuristic`` lives."""
+        return Path(self.pool.dir) / pool_name(heuristic)
+
+    def trial_config(self, trial: int) -> Config:
+        """The campaign configuration of trial number ``trial`` (1-based)."""
+        cfg = config_from_dict(self.campaign, f"{self.source or '<experiment>'}: campaign")
+        cfg.fuzz.minutes = self.minutes
+        cfg.fuzz.jobs = self.jobs
+        cfg.fuzz.snapshot_period = self.snapshot_period
+        cfg.fuzz.coverage = self.coverage
+        cfg.fuzz.seed = self.seed + trial
+        cfg.oracles.enabled = list(self.oracles)
+        return cfg
+
+    def fingerprint(self) -> dict[str, Any]:
+        """The fields that make trials comparable; a resumed experiment must not change them."""
+        return {"minutes": self.minutes, "snapshot_period": self.snapshot_period, "jobs": self.jobs,
+                "coverage": self.coverage, "oracles": sorted(self.oracles), "seed": self.seed,
+                "campaign": self.campaign}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form (written to the results directory as experiment.json)."""
+        data: dict[str, Any] = to_dict(self)
+        data.pop("source", None)
+        return data
+
+
+def pool_name(heuristic: str) -> str:
+    """A heuristic's pool name: its own name, or the file stem of a heuristic given by path."""
+    return Path(heuristic).stem if heuristic.endswith((".yaml", ".yml", ".py")) or "/" in heuristic else heuristic
+
+
+def _fail(source: str, where: str, what: str, value: Any) -> ConfigError:
+    return ConfigError(f"{source}: field '{where}' {what} (got {value!r})")
+
+
+def _check_with_config(source: str, where: str, dotted: str, value: Any) -> None:
+    """Apply seedzer.config's own check for the matching campaign field (keeps both in step)."""
+    check = _config._CHECKS.get(dotted)
+    if check and not check[1](value):
+        raise _fail(source, where, check[0], value)
+
+
+def _check_heuristics(spec: ExperimentSpec, source: str, check_known: bool) -> None:
+    if not spec.heuristics:
+        raise ConfigError(f"{source}: field 'heuristics' must list at least one heuristic")
+    seen: set[str] = set()
+    for i, h in enumerate(spec.heuristics):
+        where = f"heuristics[{i}]"
+        name = pool_name(h) if h else ""
+        if not name or not NAME_RE.match(name):
+            raise _fail(source, where, "must be a heuristic name or path", h)
+        if name in seen:
+            raise _fail(source, where, "repeats a heuristic (pool names must be unique)", h)
+        seen.add(name)
+        if check_known and not _pool_has_models(spec.pool_path(h)):
+            _check_heuristic_known(source, where, h)
+
+
+def _pool_has_models(path: Path) -> bool:
+    return (path / "manifest.json").is_file() or (path.is_dir() and any(path.glob("*.onnx")))
+
+
+def _check_heuristic_known(source: str, where: str, heuristic: str) -> None:
+    """A heuristic without an existing pool must be loadable, since its pool will be generated."""
+    try:
+        from seedzer.generate.heuristics import load_heuristic
+    except ImportError:  # the generator is optional at validation time; generation fails later
+        return
+    try:
+        load_heuristic(heuristic)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: field '{where}': {exc}") from None
+
+
+def validate(spec: ExperimentSpec, source: str, *, check_heuristics: bool = True) -> ExperimentSpec:
+    """Check every field's range and consistency; raise a one-line ConfigError on the first problem."""
+    if not spec.name or not NAME_RE.match(spec.name):
+        raise _fail(source, "name", "must be a non-empty name of letters, digits, '.', '_' or '-'", spec.name)
+    if spec.trials < 1:
+        raise _fail(source, "trials", "must be >= 1", spec.trials)
+    if spec.parallel < 0:
+        raise _fail(source, "parallel", "must be >= 0", spec.parallel)
+    _check_with_config(source, "minutes", "fuzz.minutes", spec.minutes)
+    _check_with_config(source, "snapshot_period", "fuzz.snapshot_period", spec.snapshot_period)
+    _check_with_config(source, "jobs", "fuzz.jobs", spec.jobs)
+    _check_with_config(source, "coverage", "fuzz.coverage", spec.coverage)
+    _check_with_config(source, "oracles", "oracles.enabled", spec.oracles)
+    _check_with_config(source, "pool.size", "generate.count", spec.pool.size)
+    if spec.pool.max_nodes is not None:
+        if isinstance(spec.pool.max_nodes, bool) or not isinstance(spec.pool.max_nodes, int):
+            raise _fail(source, "pool.max_nodes", "must be int or null", spec.pool.max_nodes)
+        _check_with_config(source, "pool.max_nodes", "generate.max_nodes", spec.pool.max_nodes)
+    for section, names in RESERVED.items():
+        sub = spec.campaign.get(section)
+        if isinstance(sub, dict):
+            for key in names:
+                if key in sub:
+                    top = {"enabled": "oracles"}.get(key, key)
+                    raise ConfigError(f"{source}: field 'campaign.{section}.{key}' is set by the experiment;"
+                                      f" use the top-level field '{top}' instead")
+    spec.trial_config(1)  # validates the campaign section against the campaign schema
+    _check_heuristics(spec, source, check_heuristics)
+    return spec
+
+
+def spec_from_dict(data: Any, source: str = "<experiment>", *, check_heuristics: bool = True) -> ExperimentSpec:
+    """Build and validate an :class:`ExperimentSpec` from a parsed YAML mapping."""
+    if isinstance(data, dict) and "source" in data:
+        raise ConfigError(f"{source}: unknown field 'source'")
+    spec: ExperimentSpec = _config._build(ExperimentSpec, data, "", source)
+    spec.source = source
+    if spec.campaign is None:
+        spec.campaign = {}
+    if not isinstance(spec.campaign, dict):
+        raise _fail(source, "campaign", "must be a mapping of campaign settings", spec.campaign)
+    return validate(spec, source, check_heuristics=check_heuristics)
+
+
+def load_spec(path: Path, *, check_heuristics: bool = True) -> ExperimentSpec:
+    """Read and validate an experiment YAML file."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read experiment file ({exc.strerror or exc})") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        pos = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}: invalid YAML{pos}: {getattr(exc, 'problem', exc)}") from exc
+    if data is None:
+        raise ConfigError(f"{path}: empty experiment file (needs at least 'name' and 'heuristics')")
+    return spec_from_dict(data, str(path), check_heuristics=check_heuristics)
+
+
+def reference() -> list[tuple[str, str, str]]:
+    """Rows (field, default, doc) documenting the experiment schema (for the README)."""
+    return [r for r in _config.reference(ExperimentSpec) if r[0] != "source"]

@@ -1,0 +1,103 @@
+"""Pool statistics: counts, rejection reasons, op histogram, conv kernels, size distributions."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from seedzer.generate.pool import read_manifest
+
+
+def _distribution(values: list[int]) -> dict[str, float]:
+    if not values:
+        return {"min": 0, "median": 0, "mean": 0, "max": 0}
+    return {
+        "min": min(values),
+        "median": float(statistics.median(values)),
+        "mean": round(statistics.fmean(values), 1),
+        "max": max(values),
+    }
+
+
+def kernel_label(kernel: list[int]) -> str:
+    """``[3, 3]`` -> ``3x3``; ``[]`` -> ``?``."""
+    return "x".join(str(k) for k in kernel) if kernel else "?"
+
+
+def pool_stats(pool_dir: Path) -> dict[str, Any]:
+    """Summary numbers of a pool, from its manifest alone."""
+    data = read_manifest(Path(pool_dir))
+    models = data["models"]
+    op_models: Counter[str] = Counter()
+    op_nodes: Counter[str] = Counter()
+    kernels: Counter[str] = Counter()
+    providers: Counter[str] = Counter()
+    for e in models:
+        op_models.update(e.get("ops", []))
+        op_nodes.update(e.get("op_counts", {}))
+        kernels.update(kernel_label(list(k)) for k in e.get("conv_kernels", []))
+        providers[str(e.get("reference_provider", "?"))] += 1
+    gen_seconds = [float(e.get("gen_seconds", 0.0)) for e in models]
+    return {
+        "pool": str(pool_dir),
+        "heuristic": data.get("heuristic", "?"),
+        "seed": data.get("seed"),
+        "selected_from": data.get("selected_from"),
+        "models": len(models),
+        "rejected": dict(data.get("rejected_counts", {})),
+        "ops": {op: (op_models[op], op_nodes[op]) for op, _ in op_models.most_common()},
+        "kernels": dict(kernels.most_common()),
+        "nodes": _distribution([int(e.get("nodes", 0)) for e in models]),
+        "weights": _distribution([int(e.get("weights", 0)) for e in models]),
+        "with_conv": sum(1 for e in models if e.get("conv_kernels")),
+        "providers": dict(providers),
+        "finite": sum(1 for e in models if e.get("finite", True)),
+        "gen_seconds": round(sum(gen_seconds), 2),
+    }
+
+
+def render_stats(stats: dict[str, Any], console: Console, top_ops: int = 25) -> None:
+    """Print ``stats`` as rich tables."""
+    head = Table(title=f"pool {stats['pool']}", show_header=False)
+    head.add_column("key", style="bold")
+    head.add_column("value")
+    head.add_row("heuristic", str(stats["heuristic"]))
+    head.add_row("seed", str(stats["seed"]))
+    if stats["selected_from"]:
+        head.add_row("selected from", str(stats["selected_from"]))
+    head.add_row("models", str(stats["models"]))
+    head.add_row("with a conv", str(stats["with_conv"]))
+    head.add_row("finite reference outputs", str(stats["finite"]))
+    head.add_row("reference providers", ", ".join(f"{k} {v}" for k, v in stats["providers"].items()))
+    head.add_row("generation time (s)", str(stats["gen_seconds"]))
+    head.add_row("rejected", ", ".join(f"{k}: {v}" for k, v in stats["rejected"].items()) or "none")
+    console.print(head)
+
+    sizes = Table(title="size distribution")
+    for col in ("measure", "min", "median", "mean", "max"):
+        sizes.add_column(col, justify="right" if col != "measure" else "left")
+    for key, label in (("nodes", "ONNX nodes"), ("weights", "weight elements")):
+        d = stats[key]
+        sizes.add_row(label, str(d["min"]), str(d["median"]), str(d["mean"]), str(d["max"]))
+    console.print(sizes)
+
+    if stats["kernels"]:
+        kt = Table(title="conv kernel sizes")
+        kt.add_column("kernel")
+        kt.add_column("convs", justify="right")
+        for k, n in stats["kernels"].items():
+            kt.add_row(k, str(n))
+        console.print(kt)
+
+    ops = Table(title=f"ops (top {top_ops})")
+    ops.add_column("ONNX op")
+    ops.add_column("models", justify="right")
+    ops.add_column("nodes", justify="right")
+    for op, (in_models, nodes) in list(stats["ops"].items())[:top_ops]:
+        ops.add_row(op, str(in_models), str(nodes))
+    console.print(ops)

@@ -1,0 +1,93 @@
+"""Whole-model differential check: the Relax module built for llvm against an ONNX reference.
+
+Building and running import TVM (worker side only). References are tried in order: onnxruntime
+(with its graph optimizations off, a plain reference), then ``onnx.reference``, then outputs stored
+in the model's reference ``.npz``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+
+from seedzer.load.onnx_import import InputSpec
+
+
+@dataclass
+class Reference:
+    """Reference outputs and which engine produced them; ``errors`` lists the engines that failed."""
+
+    outputs: list[np.ndarray] | None
+    engine: str | None
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"
+
+
+def build(mod: Any, target: str = "llvm") -> Any:
+    """Compile a Relax module with ``tvm.compile`` (default pipelines) for ``target``."""
+    import tvm
+
+    return tvm.compile(mod, target=target)
+
+
+def _flatten(value: Any) -> list[np.ndarray]:
+    if hasattr(value, "numpy"):
+        return [np.asarray(value.numpy())]
+    if isinstance(value, (int, float, bool, np.generic)):
+        return [np.asarray(value)]
+    out: list[np.ndarray] = []
+    for item in value:
+        out.extend(_flatten(item))
+    return out
+
+
+def run_vm(executable: Any, specs: list[InputSpec], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Run ``main`` of a built module on the CPU with inputs in graph order; outputs as numpy."""
+    import tvm
+    from tvm import relax
+
+    vm = relax.VirtualMachine(executable, tvm.cpu())
+    args = [tvm.runtime.tensor(np.asarray(feeds[s.name], order="C")) for s in specs]
+    return _flatten(vm["main"](*args))
+
+
+def onnxruntime_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Outputs of ``model`` under onnxruntime's CPU provider, graph optimizations disabled."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    opts.intra_op_num_threads = 1
+    opts.log_severity_level = 3
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    return [np.asarray(v) for v in sess.run(None, feeds)]
+
+
+def onnx_reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Outputs of ``model`` under ``onnx.reference`` (pure Python; slow on big convolutions)."""
+    from onnx.reference import ReferenceEvaluator
+
+    return [np.asarray(v) for v in ReferenceEvaluator(model).run(None, feeds)]
+
+
+def reference_outputs(
+    model: onnx.ModelProto, feeds: dict[str, np.ndarray], stored: dict[str, np.ndarray] | None = None
+) -> Reference:
+    """The first reference that works: onnxruntime, ``onnx.reference``, then ``stored`` outputs."""
+    errors: dict[str, str] = {}
+    for engine, fn in (("onnxruntime", onnxruntime_outputs), ("onnx.reference", onnx_reference_outputs)):
+        try:
+            return Reference(fn(model, feeds), engine, errors)
+        except Exception as exc:  # both engines raise many types
+            errors[engine] = _one_line(exc)
+    names = [o.name for o in model.graph.output]
+    if stored and all(n in stored for n in names):
+        return Reference([stored[n] for n in names], "stored", errors)
+    return Reference(None, None, errors)

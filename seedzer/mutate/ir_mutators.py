@@ -1,0 +1,257 @@
+"""Tzer's general-purpose IR mutators, ported to TVM 0.27: Insertor, Deletor, Flipper, Nilizer.
+
+All of them act only on the sites of :mod:`seedzer.mutate.nodes` (value positions and statements),
+so they never touch an index, a bound or a guard.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, ClassVar
+
+import tvm
+from tvm import tirx
+from tvm.ir.prim import expr as prim_expr
+
+from seedzer.mutate import exprgen
+from seedzer.mutate.base import BaseIRMutator, replace_site, splice
+from seedzer.mutate.ir import (
+    dtype_of,
+    free_vars,
+    is_bool,
+    is_buffer,
+    is_float,
+    is_int,
+    replace_at,
+    substitute,
+)
+from seedzer.mutate.nodes import IF_THEN_ELSE, MATH_OPS, Analysis, Site, choose
+
+FLOAT_BINOPS = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Min, tirx.Max)
+INT_BINOPS = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Min, tirx.Max)
+INT_DIVOPS = (tirx.FloorDiv, tirx.FloorMod, tirx.Div, tirx.Mod)
+BITWISE = (tirx.BitwiseAnd, tirx.BitwiseOr, tirx.BitwiseXor)
+COMPARES = (tirx.LT, tirx.LE, tirx.GT, tirx.GE, tirx.EQ, tirx.NE)
+LOGIC = (tirx.And, tirx.Or)
+UNARY_MATH = tuple(
+    "exp exp2 exp10 log log2 log10 log1p sqrt rsqrt sin cos tan tanh sigmoid floor ceil round "
+    "trunc nearbyint erf asin acos atan sinh cosh asinh acosh atanh abs".split()
+)
+BINARY_MATH = ("pow", "atan2", "copysign", "hypot", "nextafter")
+PRAGMA_KEYS = ("pragma_auto_unroll_max_step", "pragma_unroll_explicit")
+
+
+def op_family(node: Any) -> tuple[type, ...] | None:
+    """The interchangeable operator classes ``node`` belongs to (None if it has none)."""
+    dt = dtype_of(node.a) if hasattr(node, "a") else ""
+    for fam in (COMPARES, LOGIC, BITWISE):
+        if isinstance(node, fam):
+            return fam
+    if is_float(dt) and isinstance(node, FLOAT_BINOPS):
+        return FLOAT_BINOPS
+    if is_int(dt) and isinstance(node, INT_BINOPS):
+        return INT_BINOPS
+    if is_int(dt) and isinstance(node, INT_DIVOPS):
+        return INT_DIVOPS
+    return None
+
+
+def math_name(node: Any) -> str | None:
+    """Short name (``exp``) of a float math intrinsic call, else None."""
+    if isinstance(node, tvm.ir.Call) and isinstance(node.op, tvm.ir.Op) and node.op.name in MATH_OPS:
+        name = node.op.name.split(".", 1)[1]
+        return "abs" if name == "fabs" else name
+    return None
+
+
+def wrap_binop(e: Any, dtype: str, scope: Any, rng: random.Random) -> Any | None:
+    """``e`` combined with a fresh constant (or an in-scope integer) by a dtype-preserving operator."""
+    if is_bool(dtype):
+        other = exprgen.random_cond(scope, rng)
+        return rng.choice(LOGIC)(e, other)
+    if is_float(dtype):
+        op: Any = rng.choice(FLOAT_BINOPS)
+        ints = exprgen.int_vars(scope)
+        if ints and rng.random() < 0.3:
+            operand = tirx.Cast(dtype, rng.choice(ints).var)
+        else:
+            operand = exprgen.random_const(dtype, rng)
+    elif is_int(dtype):
+        op = rng.choice(INT_BINOPS)
+        operand = exprgen.random_const(dtype, rng)
+    else:
+        return None
+    return op(e, operand) if rng.random() < 0.5 else op(operand, e)
+
+
+class Insertor(BaseIRMutator):
+    """Insert well-typed sub-IR: wrap an expression in a binary op or a math call, bind an
+    expression to a fresh ``Bind`` variable before its statement, or duplicate a statement."""
+
+    name: ClassVar[str] = "insert"
+    default_weight: ClassVar[float] = 1.0
+
+    def apply(self, a: Analysis, rng: random.Random) -> Any | None:
+        """Try the insertion kinds in random order; the first applicable one wins."""
+        kinds = [self._wrap, self._bind, self._duplicate]
+        rng.shuffle(kinds)
+        for kind in kinds:
+            out = kind(a, rng)
+            if out is not None:
+                return out
+        return None
+
+    def _wrap(self, a: Analysis, rng: random.Random) -> Any | None:
+        site = choose(a.expr_sites(), rng)
+        if site is None:
+            return None
+        if is_float(site.dtype) and rng.random() < 0.3:
+            new = getattr(tirx, rng.choice(UNARY_MATH))(site.node)
+        else:
+            new = wrap_binop(site.node, site.dtype, site.scope, rng)
+        return None if new is None else replace_site(a, site.path, new)
+
+    def _bind(self, a: Analysis, rng: random.Random) -> Any | None:
+        def ok(s: Site) -> bool:
+            if s.stmt_path is None or s.stmt_path not in a.by_path or s.dtype == "":
+                return False
+            visible = {v.var for v in a.by_path[s.stmt_path].scope}
+            return all(v in visible or is_buffer(v) for v in free_vars(s.node))
+
+        site = choose([s for s in a.expr_sites() if not isinstance(s.node, _ATOMS) and ok(s)], rng)
+        if site is None or site.stmt_path is None:
+            return None
+        var = tirx.Var(f"ins_{rng.randrange(1 << 16)}", site.dtype)
+        stmt_site = a.by_path[site.stmt_path]
+        rel = site.path[len(site.stmt_path):]
+        return splice(a, stmt_site, [tirx.Bind(var, site.node), replace_at(stmt_site.node, rel, var)])
+
+    def _duplicate(self, a: Analysis, rng: random.Random) -> Any | None:
+        site = choose([s for s in a.stmt_sites() if not s.defines and isinstance(
+            s.node, (tirx.BufferStore, tirx.IfThenElse, tirx.SeqStmt))], rng)
+        if site is None:
+            return None
+        return splice(a, site, [site.node, site.node])
+
+
+_ATOMS = (tvm.ir.Var, tirx.IntImm, tirx.FloatImm)
+
+
+class Deletor(BaseIRMutator):
+    """Replace a node by a type-compatible child: an operand, a Select/if_then_else branch, a math
+    call's argument, a loop's body (run once), an if's branch, an attribute's body, or drop a
+    statement from a sequence (never a write to a buffer the function allocates)."""
+
+    name: ClassVar[str] = "delete"
+    default_weight: ClassVar[float] = 1.0
+
+    def apply(self, a: Analysis, rng: random.Random) -> Any | None:
+        """Pick a deletable site by size and replace it by one of its compatible children."""
+        options = {id(s): (s, self._children(a, s)) for s in a.sites}
+        site = choose([s for s, kids in options.values() if kids], rng)
+        if site is None:
+            return None
+        if site.is_stmt and site.role == "seq" and rng.random() < 0.5:
+            parent_path, index = site.path[:-1], site.path[-1][1]
+            rest = [x for i, x in enumerate(site.parent.seq) if i != index]
+            return replace_site(a, parent_path, rest[0] if len(rest) == 1 else tirx.SeqStmt(rest))
+        return replace_site(a, site.path, rng.choice(options[id(site)][1]))
+
+    @staticmethod
+    def _children(a: Analysis, s: Site) -> list[Any]:
+        n = s.node
+        if not s.is_stmt:
+            dt = s.dtype
+            if isinstance(n, (prim_expr.BinaryOpExpr, tirx.And, tirx.Or)):
+                return [c for c in (n.a, n.b) if dtype_of(c) == dt]
+            if isinstance(n, tirx.Select):
+                return [n.true_value, n.false_value]
+            if math_name(n) is not None:
+                return [c for c in n.args if dtype_of(c) == dt]
+            if isinstance(n, tvm.ir.Call) and isinstance(n.op, tvm.ir.Op) and n.op.name == IF_THEN_ELSE:
+                branches = [a.by_path.get((*s.path, ("args", i))) for i in (1, 2)]
+                if any(b is None for b in branches):
+                    return []
+                if any(b.has_access for b in branches if b is not None):
+                    return [b.node for b in branches if b is not None and not b.has_access]
+                return [n.args[1], n.args[2]]
+            return []
+        if not s.removable:
+            return []
+        if isinstance(n, tirx.For):
+            return [substitute(n.body, n.loop_var, n.min)]
+        if isinstance(n, tirx.IfThenElse) and not s.has_access:
+            return [b for b in (n.then_case, n.else_case) if b is not None]
+        if isinstance(n, tirx.AttrStmt) and not isinstance(n.node, tirx.IterVar):
+            return [n.body]
+        if s.role == "seq" and len(s.parent.seq) > 1:
+            return [tirx.Evaluate(tirx.const(0, "int32"))]
+        return []
+
+
+class Flipper(BaseIRMutator):
+    """Swap an operator for one of its family (arithmetic, comparison, logic, bitwise, integer
+    division), change a value constant, swap a math intrinsic for another of the same arity, or
+    flip an unroll pragma's key or value."""
+
+    name: ClassVar[str] = "flip"
+    default_weight: ClassVar[float] = 1.5
+
+    def apply(self, a: Analysis, rng: random.Random) -> Any | None:
+        """Pick a flippable site by size and flip it."""
+        cands = [s for s in a.sites if self._flippable(s)]
+        site = choose(cands, rng)
+        if site is None:
+            return None
+        new = self._flip(site.node, rng)
+        return None if new is None else replace_site(a, site.path, new)
+
+    @staticmethod
+    def _flippable(s: Site) -> bool:
+        n = s.node
+        if s.is_stmt:
+            return isinstance(n, tirx.AttrStmt) and n.attr_key in PRAGMA_KEYS
+        return (
+            isinstance(n, (tirx.IntImm, tirx.FloatImm))
+            or (hasattr(n, "a") and hasattr(n, "b") and op_family(n) is not None)
+            or math_name(n) is not None
+        )
+
+    def _flip(self, n: Any, rng: random.Random) -> Any | None:
+        if isinstance(n, tirx.AttrStmt):
+            key = rng.choice(PRAGMA_KEYS)
+            value = rng.choice([0, 1, 4, 16, 64, 512]) if key.endswith("max_step") else rng.randint(0, 1)
+            return tirx.AttrStmt(n.node, key, tirx.const(value, "int32"), n.body)
+        if isinstance(n, (tirx.IntImm, tirx.FloatImm)):
+            return exprgen.other_const(n, rng)
+        name = math_name(n)
+        if name is not None:
+            pool = UNARY_MATH if name in UNARY_MATH else BINARY_MATH
+            new_name = rng.choice([x for x in pool if x != name])
+            return getattr(tirx, new_name)(*n.args)
+        fam = op_family(n)
+        assert fam is not None
+        new_op = rng.choice([op for op in fam if not isinstance(n, op)])
+        return new_op(n.a, n.b)
+
+
+class Nilizer(BaseIRMutator):
+    """Replace a statement by the no-op ``Evaluate(0)`` or an expression by a neutral value."""
+
+    name: ClassVar[str] = "nilize"
+    default_weight: ClassVar[float] = 0.5
+
+    def apply(self, a: Analysis, rng: random.Random) -> Any | None:
+        """Nilize a removable statement or a non-constant expression, chosen by size."""
+        stmts = [s for s in a.stmt_sites() if s.removable and not _is_nop(s.node)]
+        exprs = [s for s in a.expr_sites() if not isinstance(s.node, (tirx.IntImm, tirx.FloatImm))]
+        site = choose(stmts + exprs, rng)
+        if site is None:
+            return None
+        if site.is_stmt:
+            return replace_site(a, site.path, tirx.Evaluate(tirx.const(0, "int32")))
+        return replace_site(a, site.path, exprgen.neutral(site.dtype, site.role, site.parent))
+
+
+def _is_nop(node: Any) -> bool:
+    return isinstance(node, tirx.Evaluate) and isinstance(node.value, tirx.IntImm)

@@ -1,0 +1,141 @@
+"""Pass-sequence mutators (insert, delete, replace, crossover) and Tzer's tolerance schedule.
+
+Every mutator returns a new list of length ``MIN_LEN..MAX_LEN``; the input is never modified.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import ClassVar, Literal
+
+from seedzer.mutate.passes import sample_pass
+from seedzer.seed import PassSpec
+
+MIN_LEN = 1
+MAX_LEN = 50
+
+
+def _clip(passes: list[PassSpec], rng: random.Random) -> list[PassSpec]:
+    """Bring a sequence back into ``[MIN_LEN, MAX_LEN]`` (random passes in, or trailing ones out)."""
+    out = list(passes)
+    while len(out) < MIN_LEN:
+        out.append(sample_pass(rng))
+    return out[:MAX_LEN]
+
+
+class BasePassMutator:
+    """A pass-sequence mutator (``PassMutator`` protocol) with a name and a weight."""
+
+    name: ClassVar[str] = ""
+    default_weight: ClassVar[float] = 1.0
+
+    def __init__(self, weight: float | None = None) -> None:
+        self.weight = self.default_weight if weight is None else float(weight)
+
+    def mutate(
+        self, passes: list[PassSpec], rng: random.Random, other: list[PassSpec] | None = None
+    ) -> list[PassSpec]:
+        """Return a new sequence derived from ``passes``."""
+        return _clip(self._mutate(list(passes), rng, other), rng)
+
+    def _mutate(self, passes: list[PassSpec], rng: random.Random, other: list[PassSpec] | None) -> list[PassSpec]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(weight={self.weight})"
+
+
+class InsertPass(BasePassMutator):
+    """Insert one random pass (or, one time in four, a short random run of passes) anywhere."""
+
+    name: ClassVar[str] = "pass_insert"
+
+    def _mutate(self, passes: list[PassSpec], rng: random.Random, other: list[PassSpec] | None) -> list[PassSpec]:
+        room = MAX_LEN - len(passes)
+        if room <= 0:
+            passes.pop(rng.randrange(len(passes)))
+            room = 1
+        count = rng.randint(1, min(room, 5)) if rng.random() < 0.25 else 1
+        at = rng.randint(0, len(passes))
+        return passes[:at] + [sample_pass(rng) for _ in range(count)] + passes[at:]
+
+
+class DeletePass(BasePassMutator):
+    """Delete one pass (or a short slice); a one-pass sequence gets a fresh pass instead."""
+
+    name: ClassVar[str] = "pass_delete"
+
+    def _mutate(self, passes: list[PassSpec], rng: random.Random, other: list[PassSpec] | None) -> list[PassSpec]:
+        if len(passes) <= MIN_LEN:
+            return [sample_pass(rng)]
+        start = rng.randrange(len(passes))
+        stop = min(len(passes), start + (rng.randint(1, 4) if rng.random() < 0.25 else 1))
+        if stop - start >= len(passes):
+            stop = start + len(passes) - MIN_LEN
+        return passes[:start] + passes[stop:]
+
+
+class ReplacePass(BasePassMutator):
+    """Replace one pass by a random one, or resample the arguments of the same pass."""
+
+    name: ClassVar[str] = "pass_replace"
+
+    def _mutate(self, passes: list[PassSpec], rng: random.Random, other: list[PassSpec] | None) -> list[PassSpec]:
+        if not passes:
+            return [sample_pass(rng)]
+        i = rng.randrange(len(passes))
+        same = [passes[i].name] if rng.random() < 0.3 else None
+        passes[i] = sample_pass(rng, same)
+        return passes
+
+
+class Crossover(BasePassMutator):
+    """Recombine with ``other``: single-point, two-point or uniform crossover (Tzer's three)."""
+
+    name: ClassVar[str] = "pass_crossover"
+    default_weight: ClassVar[float] = 0.5
+
+    def _mutate(self, passes: list[PassSpec], rng: random.Random, other: list[PassSpec] | None) -> list[PassSpec]:
+        if not other:
+            other = [sample_pass(rng) for _ in range(rng.randint(MIN_LEN, 10))]
+        kind = rng.choice(("single", "two", "uniform"))
+        if kind == "single":
+            i, j = rng.randint(0, len(passes)), rng.randint(0, len(other))
+            return passes[:i] + other[j:]
+        if kind == "two":
+            a, b = sorted(rng.randint(0, len(passes)) for _ in range(2))
+            c, d = sorted(rng.randint(0, len(other)) for _ in range(2))
+            return passes[:a] + other[c:d] + passes[b:]
+        n = max(len(passes), len(other))
+        out = []
+        for k in range(n):
+            pick = other if rng.random() < 0.5 else passes
+            if k < len(pick):
+                out.append(pick[k])
+        return out
+
+
+MutationKind = Literal["ir", "passes", "both"]
+
+
+def choose_mutation_kind(
+    failures: int,
+    tolerance: int,
+    rng: random.Random,
+    pass_tolerance: int = 1,
+    both_probability: float = 0.1,
+) -> MutationKind:
+    """Tzer's tolerance schedule over a seed's count of consecutive unproductive mutations.
+
+    Mutate the IR until ``tolerance`` consecutive mutations brought nothing new, then the pass
+    sequence for ``pass_tolerance`` attempts, then start over (Tzer resets both counters at that
+    point; here ``failures`` simply keeps counting and the schedule cycles). A pass-phase attempt
+    mutates both IR and passes with ``both_probability``. The caller resets ``failures``
+    (``JointSeed.failures``) to 0 whenever a mutant brings new coverage.
+    """
+    if tolerance <= 0:
+        return "passes"
+    phase = max(failures, 0) % (tolerance + max(pass_tolerance, 1))
+    if phase < tolerance:
+        return "ir"
+    return "both" if rng.random() < both_probability else "passes"

@@ -1,0 +1,131 @@
+"""Validity gate for IR mutants, and the retrying driver that applies IR mutators.
+
+``tvm.tirx.analysis.verify_well_formed`` rejects any function that still holds schedulable blocks
+("TIR verifier does not support statement s_tir.SBlockRealize"). Every seed from LegalizeOps does,
+so the gate uses ``tvm.s_tir.analysis.verify_well_formed`` instead: it checks definitions (SSA,
+undefined variables), buffer-load types and S-TIR block boundaries (e.g. a block body using an
+outer loop variable) and accepts ordinary TIR as well (~0.1 ms). It is followed by
+``tvm.s_tir.analysis.OOBChecker`` (~0.2 ms), which proves every constant-bounded buffer access in
+range on block IR and on lowered IR alike, as a second line of defence against out-of-bounds
+mutants. Optionally (``roundtrip=True``, ~20 ms) the mutant is printed and re-parsed, since only
+TVMScript text crosses process boundaries.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import tvm
+import tvm_ffi
+from tvm import s_tir, tirx
+
+from seedzer.protocols import IRMutator
+
+DEFAULT_MAX_TRIES = 8
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    for ln in lines:
+        if "check failed" in ln.lower() or "error" in ln.lower():
+            return ln[:300]
+    return (lines[0] if lines else type(exc).__name__)[:300]
+
+
+def check_well_formed(func: Any, roundtrip: bool = False) -> str | None:
+    """Return None if ``func`` is a well-formed PrimFunc with provably in-bounds accesses, else why not."""
+    if not isinstance(func, tirx.PrimFunc):
+        return f"not a PrimFunc but {type(func).__name__}"
+    try:
+        s_tir.analysis.verify_well_formed(func, True)
+    except Exception as exc:
+        return "ill-formed: " + _first_line(exc)
+    try:
+        s_tir.analysis.OOBChecker()(tvm.IRModule({"main": func}))
+    except Exception as exc:
+        return "out-of-bounds: " + _first_line(exc)
+    if roundtrip:
+        try:
+            back = tvm.script.from_source(str(func.script()))
+        except Exception as exc:
+            return "script round trip: " + _first_line(exc)
+        if not tvm_ffi.structural_equal(back, func, map_free_vars=True):
+            return "script round trip: reparsed function differs"
+    return None
+
+
+@dataclass
+class MutationStats:
+    """Per-mutator counters kept by :func:`mutate_ir` (pass one in to accumulate across calls)."""
+
+    tried: Counter[str] = field(default_factory=Counter)
+    inapplicable: Counter[str] = field(default_factory=Counter)
+    unchanged: Counter[str] = field(default_factory=Counter)
+    invalid: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)
+    accepted: Counter[str] = field(default_factory=Counter)
+    reasons: Counter[str] = field(default_factory=Counter)
+    gave_up: int = 0
+
+    def invalid_total(self) -> int:
+        """Mutants rejected by the validity gate or that raised while being built."""
+        return sum(self.invalid.values()) + sum(self.errors.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-friendly snapshot."""
+        return {
+            "tried": dict(self.tried),
+            "inapplicable": dict(self.inapplicable),
+            "unchanged": dict(self.unchanged),
+            "invalid": dict(self.invalid),
+            "errors": dict(self.errors),
+            "accepted": dict(self.accepted),
+            "reasons": dict(self.reasons.most_common(20)),
+            "gave_up": self.gave_up,
+        }
+
+
+def mutate_ir(
+    func: Any,
+    rng: random.Random,
+    mutators: Sequence[IRMutator],
+    max_tries: int = DEFAULT_MAX_TRIES,
+    stats: MutationStats | None = None,
+    roundtrip: bool = False,
+) -> tuple[Any, str] | None:
+    """Apply weighted-random mutators until one yields a changed, well-formed mutant.
+
+    Returns ``(mutant, mutator_name)`` or None after ``max_tries`` attempts. Inapplicable,
+    unchanged, invalid and crashing attempts are counted in ``stats``.
+    """
+    from seedzer.mutate.registry import pick
+
+    stats = stats if stats is not None else MutationStats()
+    for _ in range(max_tries):
+        m = pick(mutators, rng)
+        stats.tried[m.name] += 1
+        try:
+            out = m.mutate(func, rng)
+        except Exception as exc:  # a mutator built an object TVM rejects: count, never crash
+            stats.errors[m.name] += 1
+            stats.reasons[f"{m.name}: {type(exc).__name__}: {_first_line(exc)}"] += 1
+            continue
+        if out is None:
+            stats.inapplicable[m.name] += 1
+            continue
+        if tvm_ffi.structural_equal(out, func):
+            stats.unchanged[m.name] += 1
+            continue
+        reason = check_well_formed(out, roundtrip=roundtrip)
+        if reason is not None:
+            stats.invalid[m.name] += 1
+            stats.reasons[f"{m.name}: {reason}"] += 1
+            continue
+        stats.accepted[m.name] += 1
+        return out, m.name
+    stats.gave_up += 1
+    return None

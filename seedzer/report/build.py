@@ -1,0 +1,190 @@
+"""Build a whole report: tables (CSV), statistics, plots (PNG+SVG) and report.html in one directory."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from seedzer.report import plots, stats
+from seedzer.report.html import Figure, Section, render_page
+from seedzer.report.table import CATEGORIES, ReportError, Tables, build_tables, discover
+
+
+@dataclass
+class ReportResult:
+    """What a report build produced, with the headline numbers for the command line."""
+
+    out: Path
+    html: Path
+    trials: int
+    heuristics: list[str]
+    ranking: dict[str, pd.DataFrame] = field(default_factory=dict)
+    findings: pd.DataFrame | None = None
+    files: list[Path] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _csv(df: pd.DataFrame, path: Path, files: list[Path], *, index: bool = False) -> None:
+    plots.publish(path, df.to_csv(index=index, float_format="%.6g"))
+    files.append(path)
+
+
+def _fig(plot: plots.PlotFn, data: pd.DataFrame, stem: Path, files: list[Path], title: str,
+         caption: str, **kw: Any) -> Figure:
+    written = plots.write_figure(plot, data, stem, title=title, **kw)
+    files.extend(written.values())
+    return Figure(title, written["svg"], caption)
+
+
+def _trials_section(tables: Tables) -> Section:
+    t = tables.trials
+    sec = Section("Trials")
+    if t.empty:
+        return sec.text("No trial has written a snapshot yet.")
+    summary = t.groupby("heuristic").agg(
+        trials=("trial", "size"), done=("status", lambda s: int((s == "done").sum())),
+        incomplete=("status", lambda s: int((s != "done").sum())),
+        median_elapsed_min=("elapsed", lambda s: float(s.median()) / 60)).reset_index()
+    last = tables.long.sort_values("time").groupby(["heuristic", "trial"]).tail(1)
+    if not last.empty:
+        per = last.groupby("heuristic").agg(median_execs=("execs", "median"),
+                                            median_corpus=("corpus", "median")).reset_index()
+        summary = summary.merge(per, on="heuristic", how="left")
+    return sec.table(summary)
+
+
+def _coverage_sections(long: pd.DataFrame, out: Path, files: list[Path], colors: dict[str, Any],
+                       result: ReportResult) -> list[Section]:
+    sections = []
+    backends = sorted(long["coverage_backend"].dropna().unique())
+    for backend in backends:
+        sub = long[long["coverage_backend"] == backend]
+        sfx = "" if len(backends) == 1 else f"-{backend}"
+        finals = stats.final_values(sub, "coverage")
+        t_cmp = stats.comparison_time(sub)
+        ranking, pw, a12m = stats.ranking(finals), stats.pairwise(finals), stats.a12_matrix(finals)
+        result.ranking[backend] = ranking
+        pw["significant"] = pw["p"] < 0.05
+        for name, df, idx in (("ranking", ranking, False), ("pairwise", pw, False), ("a12", a12m, True),
+                              ("final_coverage", finals, False)):
+            _csv(df, out / f"{name}{sfx}.csv", files, index=idx)
+        sec = Section(f"Coverage ({backend})")
+        sec.text(f"Final values are taken at {t_cmp / 60:.2f} min of campaign time, the end of the shortest "
+                 "trial among those that reached at least half of the longest (running trials included).",
+                 "note")
+        sec.text("Ranking by median final coverage; average_rank is the mean rank of a heuristic's trials "
+                 "among all trials (1 = most coverage); wins counts heuristics beaten with p < 0.05.", "note")
+        sec.table(ranking)
+        ot = stats.over_time(sub, "coverage")
+        sec.figure(_fig(plots.plot_over_time, ot, out / f"coverage_over_time{sfx}", files,
+                        f"Coverage over time ({backend})", "Median over trials; the band spans the 2.5-97.5 "
+                        "percentiles of trials.", ylabel=f"coverage ({backend})", colors=colors))
+        sec.figure(_fig(plots.plot_final_distribution, finals, out / f"final_coverage{sfx}", files,
+                        "Final coverage", "One point per trial.", colors=colors,
+                        ylabel=f"final coverage ({backend})"))
+        sec.figure(_fig(plots.plot_final_distribution, finals, out / f"final_coverage_violin{sfx}", files,
+                        "Final coverage (violin)", "", kind="violin", colors=colors,
+                        ylabel=f"final coverage ({backend})"))
+        sec.text("Pairwise two-sided Mann-Whitney U tests on final coverage; A12 is the probability that a "
+                 "trial of a beats a trial of b (0.5: no difference). Shaded: p < 0.05.", "note")
+        sec.table(pw, highlight="significant")
+        if len(a12m) > 1:
+            sec.figure(_fig(plots.plot_matrix, a12m, out / f"a12{sfx}", files, "Vargha-Delaney A12 (row over "
+                            "column)", "", vmin=0.0, vmax=1.0, label="A12", size=(6.0, 5.0)))
+        sections.append(sec)
+    return sections
+
+
+def _findings_section(tables: Tables, heuristics: list[str], out: Path, files: list[Path],
+                      colors: dict[str, Any]) -> Section:
+    f, long = tables.findings, tables.long
+    by_cat = stats.findings_by_category(f, heuristics)
+    ov = stats.overlap(f, heuristics)
+    excl = stats.exclusive(f, heuristics)
+    _csv(by_cat, out / "findings_by_category.csv", files, index=True)
+    _csv(ov, out / "overlap.csv", files, index=True)
+    sec = Section("Findings")
+    sec.text("Distinct signatures per heuristic over all its trials. Crashes are split by signal "
+             "(segfault: SIGSEGV, from the finding's meta.json); other: exceptions, hangs and the rest.", "note")
+    sec.table(by_cat.assign(exclusive=excl.reindex(by_cat.index).fillna(0).astype(int)), index=True)
+    sec.figure(_fig(plots.plot_findings_by_category, by_cat, out / "findings_by_symptom", files,
+                    "Findings by symptom", ""))
+    ot = stats.over_time(long, "unique_findings")
+    sec.figure(_fig(plots.plot_over_time, ot, out / "unique_findings_over_time", files,
+                    "Unique findings over time", "Median over trials of each trial's unique findings; "
+                    "band: 2.5-97.5 percentiles.", ylabel="unique findings", colors=colors))
+    finals = stats.final_values(long, "unique_findings")
+    pw = stats.pairwise(finals)
+    pw["significant"] = pw["p"] < 0.05
+    _csv(pw, out / "pairwise_findings.csv", files)
+    sec.text("Pairwise tests on each trial's final number of unique findings.", "note")
+    sec.table(pw, highlight="significant")
+    sec.text("Overlap: signatures found by both the row and the column heuristic (diagonal: by the row).", "note")
+    sec.table(ov, index=True)
+    if len(ov) > 1:
+        sec.figure(_fig(plots.plot_matrix, ov, out / "overlap", files, "Finding overlap", "",
+                        fmt="{:.0f}", cmap="Blues", vmin=0.0, size=(6.0, 5.0)))
+    if not f.empty:
+        agg = f.sort_values("time").groupby("signature").agg(
+            category=("category", "first"), symptom=("symptom", "first"), stage=("stage", "first"),
+            pass_=("pass", "first"), heuristics=("heuristic", lambda s: ", ".join(sorted(set(s)))),
+            trials=("trial", "size"), first_min=("time", lambda s: float(s.min()) / 60),
+            message=("message", "first")).reset_index().rename(columns={"pass_": "pass"})
+        sec.text("Every distinct finding (first_min: earliest campaign time it was found, in minutes).", "note")
+        agg["order"] = agg["category"].map({c: i for i, c in enumerate(CATEGORIES)})
+        sec.table(agg.sort_values(["order", "first_min"]).drop(columns="order"))
+    return sec
+
+
+def build_report(results: Path, out: Path | None = None, *, refresh: float | None = None,
+                 warn: Callable[[str], None] | None = None) -> ReportResult:
+    """Read every trial under ``results`` and write CSVs, plots and report.html into ``out``
+    (default ``results/report``); raises :class:`ReportError` when there is no trial at all."""
+    results = Path(results)
+    out = Path(out) if out is not None else results / "report"
+    if not discover(results):
+        raise ReportError(f"{results}: no campaigns found (no campaign.db below it, e.g. <heuristic>/trial-<n>/)")
+    tables = build_tables(results, warn=warn)
+    files: list[Path] = []
+    _csv(tables.long, out / "data.csv", files)
+    _csv(tables.findings, out / "findings.csv", files)
+    _csv(tables.trials, out / "trials.csv", files)
+    heuristics = sorted(tables.trials["heuristic"].unique())
+    colors = plots.heuristic_colors(heuristics)
+    result = ReportResult(out, out / "report.html", len(tables.trials), heuristics, files=files,
+                          findings=stats.findings_by_category(tables.findings, heuristics),
+                          warnings=list(tables.warnings))
+    sections = [_trials_section(tables)]
+    if not tables.long.empty:
+        sections += _coverage_sections(tables.long, out, files, colors, result)
+        sections.append(_findings_section(tables, heuristics, out, files, colors))
+    if tables.warnings:
+        warn_sec = Section("Warnings")
+        for w in tables.warnings:
+            warn_sec.text(w, "warn")
+        sections.append(warn_sec)
+    names = sorted(tables.trials["experiment"].unique())
+    intro = [f"Results: {results} ({len(tables.trials)} trials, heuristics: {', '.join(heuristics)})."]
+    spec = _experiment_json(results)
+    if spec:
+        intro.append(f"Experiment: {spec.get('trials')} trials x {spec.get('minutes')} min per heuristic, "
+                     f"{spec.get('jobs')} job(s) per trial, coverage {spec.get('coverage')}, oracles "
+                     f"{', '.join(spec.get('oracles') or [])}. {spec.get('description') or ''}".strip())
+    page = render_page(f"Seedzer report: {', '.join(names) or results.name}", intro, sections, refresh=refresh)
+    plots.publish(result.html, page)
+    files.append(result.html)
+    return result
+
+
+def _experiment_json(results: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((results / "experiment.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+

@@ -1,0 +1,71 @@
+"""``seedzer report RESULTS_DIR``: build (or, with ``--watch``, keep rebuilding) an experiment report."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from seedzer.errors import SeedzerError
+
+
+def _echo_result(result: object) -> None:
+    from seedzer.report.build import ReportResult
+
+    assert isinstance(result, ReportResult)
+    click.echo(f"report: {result.html} ({result.trials} trials, {len(result.files)} files in {result.out})")
+    for backend, ranking in result.ranking.items():
+        for r in ranking.itertuples():
+            click.echo(f"  #{r.rank} {r.heuristic}: median final coverage ({backend}) {r.median:g} "
+                       f"over {r.trials} trial(s), average rank {r.average_rank:.2f}, wins {r.wins}")
+    if result.findings is not None and not result.findings.empty:
+        for h, row in result.findings.iterrows():
+            parts = ", ".join(f"{c} {int(row[c])}" for c in result.findings.columns if c != "total" and row[c])
+            click.echo(f"  {h}: {int(row['total'])} distinct finding(s){' (' + parts + ')' if parts else ''}")
+
+
+def _warn(msg: str) -> None:
+    click.echo(f"warning: {msg}", err=True)
+
+
+@click.command("report", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("results_dir", type=click.Path(path_type=Path))
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
+              help="Output directory (default: RESULTS_DIR/report).")
+@click.option("--watch", "watch", type=float, default=None, metavar="SECONDS",
+              help="Rebuild every SECONDS until interrupted (trials may still be running).")
+def report_cmd(results_dir: Path, out: Path | None, watch: float | None) -> None:
+    """Build an experiment report: long-format CSV, coverage and findings plots (PNG+SVG),
+    Mann-Whitney U / Vargha-Delaney A12 tables, a ranking and one self-contained report.html.
+
+    RESULTS_DIR holds <heuristic>/trial-<n>/campaign.db (as written by `seedzer experiment
+    run`) or <heuristic>-<n>/campaign.db (docker compose replicas); running or incomplete
+    trials are read as far as they got.
+
+    Example: seedzer report experiments/results/quick
+    """
+    try:
+        _report(results_dir, out, watch)
+    except SeedzerError as exc:  # one line, also when the command is used outside the seedzer group
+        click.echo(f"error: {exc}", err=True)
+        click.get_current_context().exit(2)
+
+
+def _report(results_dir: Path, out: Path | None, watch: float | None) -> None:
+    from seedzer.report.build import build_report
+
+    if watch is None:
+        _echo_result(build_report(results_dir, out, warn=_warn))
+        return
+    if watch <= 0:
+        raise SeedzerError(f"--watch: must be a positive number of seconds (got {watch:g})")
+    try:
+        while True:
+            try:
+                _echo_result(build_report(results_dir, out, refresh=watch, warn=_warn))
+            except SeedzerError as exc:  # e.g. no trial yet: keep waiting
+                click.echo(f"waiting: {exc}", err=True)
+            time.sleep(watch)
+    except KeyboardInterrupt:
+        click.echo("report: watch stopped", err=True)

@@ -1,0 +1,204 @@
+"""The long-format table of an experiment (FuzzBench's model), read from every trial's campaign.db.
+
+A results directory holds ``<heuristic>/trial-<n>/campaign.db`` (one experiment) or
+``<experiment>/<heuristic>/trial-<n>/campaign.db`` (several). Databases are opened read-only, so
+a report can be built while trials still run; a trial whose database is missing, empty or
+unreadable is skipped with a warning rather than failing the report.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from seedzer.errors import SeedzerError
+from seedzer.report.readonly import open_readonly, read_meta
+
+CATEGORIES = ("segfault", "other_crash", "mismatch", "other")
+"""Finding categories of the report: SIGSEGV crashes, other crashes, wrong results, the rest."""
+
+SIGSEGV = 11
+TRIAL_RE = re.compile(r"^trial-(\d+)$")
+REPLICA_RE = re.compile(r"^(.+)-(\d+)$")
+
+LONG_COLUMNS = [
+    "experiment", "heuristic", "trial", "status", "time", "execs", "coverage", "coverage_backend",
+    "corpus", "findings", "unique_findings", "invalid",
+    *(f"findings_{c}" for c in CATEGORIES),
+]
+FINDING_COLUMNS = [
+    "experiment", "heuristic", "trial", "signature", "symptom", "category", "stage", "pass",
+    "status", "count", "time", "message",
+]
+
+
+class ReportError(SeedzerError):
+    """A results directory cannot be reported on (message names the directory)."""
+
+
+@dataclass(frozen=True)
+class TrialRef:
+    """Where one trial's campaign lives and what it belongs to."""
+
+    experiment: str
+    heuristic: str
+    trial: int
+    dir: Path
+
+
+@dataclass
+class Tables:
+    """Everything the reporter reads: the long table, the findings table and per-trial metadata."""
+
+    long: pd.DataFrame
+    findings: pd.DataFrame
+    trials: pd.DataFrame
+    warnings: list[str] = field(default_factory=list)
+
+
+def identify(campaign_dir: Path) -> tuple[str, str, int]:
+    """(experiment, heuristic, trial) of a campaign directory from its path: ``<exp>/<h>/trial-<n>``
+    (``experiment run``), ``<exp>/<h>-<n>`` (docker compose replicas) or ``<exp>/<name>`` (trial 1)."""
+    d = Path(campaign_dir).resolve()
+    m = TRIAL_RE.match(d.name)
+    if m:
+        return d.parent.parent.name, d.parent.name, int(m.group(1))
+    m = REPLICA_RE.match(d.name)
+    if m:
+        return d.parent.name, m.group(1), int(m.group(2))
+    return d.parent.name, d.name, 1
+
+
+def discover(results: Path) -> list[TrialRef]:
+    """Every campaign directory (one holding campaign.db) under ``results``, in a stable order."""
+    results = Path(results)
+    if not results.is_dir():
+        raise ReportError(f"{results}: results directory does not exist")
+    refs = []
+    for db in sorted(results.glob("**/campaign.db")):
+        experiment, heuristic, trial = identify(db.parent)
+        refs.append(TrialRef(experiment, heuristic, trial, db.parent))
+    refs.sort(key=lambda r: (r.experiment, r.heuristic, r.trial))
+    return refs
+
+
+def trial_status(trial_dir: Path) -> str:
+    """``done``/``failed``/``interrupted`` from trial.json, or ``incomplete`` without one."""
+    try:
+        data = json.loads((Path(trial_dir) / "trial.json").read_text())
+        return str(data.get("status", "incomplete"))
+    except (OSError, ValueError):
+        return "incomplete"
+
+
+def classify(symptom: str, meta: dict[str, Any] | None) -> str:
+    """The report category of a finding: a crash by SIGSEGV (from meta.json), other crash, mismatch, other."""
+    if symptom == "crash":
+        detail = ((meta or {}).get("outcome") or {}).get("detail") or {}
+        return "segfault" if detail.get("signal") == SIGSEGV else "other_crash"
+    if symptom == "mismatch":
+        return "mismatch"
+    return "other"
+
+
+def _finding_meta(trial_dir: Path, signature: str, stored_dir: str) -> dict[str, Any] | None:
+    for cand in (trial_dir / "findings" / signature / "meta.json", Path(stored_dir) / "meta.json"):
+        try:
+            data = json.loads(cand.read_text())
+        except (OSError, ValueError):
+            continue
+        return data if isinstance(data, dict) else None
+    return None
+
+
+def _rows(conn: sqlite3.Connection, query: str) -> list[dict[str, Any]]:
+    cur = conn.execute(query)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur]
+
+
+def wall_to_elapsed(walls: np.ndarray, snapshots: pd.DataFrame) -> np.ndarray:
+    """Map wall-clock times (findings' first_seen) to campaign-elapsed seconds via the snapshots."""
+    if snapshots.empty:
+        return np.zeros(len(walls))
+    order = snapshots.sort_values("wall")
+    return np.interp(walls, order["wall"].to_numpy(float), order["time"].to_numpy(float))
+
+
+def read_trial(ref: TrialRef) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """One trial's snapshots (long rows), findings rows and metadata (budget, status, backend)."""
+    conn = open_readonly(ref.dir / "campaign.db")
+    try:
+        snaps = pd.DataFrame(_rows(conn, "SELECT * FROM snapshots ORDER BY time"))
+        finds = _rows(conn, "SELECT * FROM findings ORDER BY first_seen")
+        cfg = read_meta(conn, "config", {}) or {}
+        elapsed = float(read_meta(conn, "elapsed", 0.0) or 0.0)
+    finally:
+        conn.close()
+    status = trial_status(ref.dir)
+    ident = {"experiment": ref.experiment, "heuristic": ref.heuristic, "trial": ref.trial}
+    frows = []
+    first = wall_to_elapsed(np.array([f["first_seen"] for f in finds], float), snaps)
+    for f, t in zip(finds, first, strict=True):
+        meta = _finding_meta(ref.dir, f["signature"], f["dir"])
+        frows.append({**ident, "signature": f["signature"], "symptom": f["symptom"],
+                      "category": classify(f["symptom"], meta), "stage": f["stage"] or "",
+                      "pass": f["pass"] or "", "status": f["status"], "count": int(f["count"]),
+                      "time": float(t), "message": (f["message"] or "").splitlines()[0][:200]
+                      if f["message"] else ""})
+    fdf = pd.DataFrame(frows, columns=FINDING_COLUMNS)
+    if snaps.empty:
+        long = pd.DataFrame(columns=LONG_COLUMNS)
+    else:
+        long = pd.DataFrame({
+            **{k: [v] * len(snaps) for k, v in ident.items()}, "status": status,
+            "time": snaps["time"].astype(float), "execs": snaps["execs"].astype(int),
+            "coverage": snaps["coverage"].astype(int), "coverage_backend": snaps["coverage_backend"],
+            "corpus": snaps["corpus_size"].astype(int), "findings": snaps["findings"].astype(int),
+            "unique_findings": snaps["unique_findings"].astype(int), "invalid": snaps["invalid"].astype(int),
+        })
+        times = long["time"].to_numpy(float)
+        for cat in CATEGORIES:
+            seen = np.sort(fdf.loc[fdf["category"] == cat, "time"].to_numpy(float))
+            long[f"findings_{cat}"] = np.searchsorted(seen, times, side="right")
+        long = long[LONG_COLUMNS]
+    budget = float((cfg.get("fuzz") or {}).get("minutes", 0.0)) * 60.0
+    info = {**ident, "status": status, "budget": budget, "elapsed": elapsed, "snapshots": len(snaps),
+            "dir": str(ref.dir)}
+    return long, fdf, info
+
+
+def build_tables(results: Path, *, warn: Callable[[str], None] | None = None) -> Tables:
+    """Read every trial under ``results`` into one long table, one findings table and a trials table."""
+    warnings: list[str] = []
+    longs, finds, infos = [], [], []
+    for ref in discover(results):
+        try:
+            long, fdf, info = read_trial(ref)
+        except (sqlite3.Error, OSError, ValueError, KeyError) as exc:
+            msg = f"{ref.dir}: skipped, campaign.db unreadable ({exc})"
+            warnings.append(msg)
+            if warn:
+                warn(msg)
+            continue
+        infos.append(info)
+        if not long.empty:
+            longs.append(long)
+        if not fdf.empty:
+            finds.append(fdf)
+    long_df = pd.concat(longs, ignore_index=True) if longs else pd.DataFrame(columns=LONG_COLUMNS)
+    find_df = pd.concat(finds, ignore_index=True) if finds else pd.DataFrame(columns=FINDING_COLUMNS)
+    trials_df = pd.DataFrame(infos, columns=["experiment", "heuristic", "trial", "status", "budget", "elapsed",
+                                             "snapshots", "dir"])
+    if long_df["experiment"].nunique() > 1:  # several experiments: keep heuristics apart by experiment
+        for df in (long_df, find_df, trials_df):
+            df["heuristic"] = df["experiment"].astype(str) + ":" + df["heuristic"].astype(str)
+    return Tables(long_df, find_df, trials_df, warnings)

@@ -1,0 +1,93 @@
+"""Integration tests: loader crashes and hangs stay in their child; the ``seedzer load`` command."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+from click.testing import CliRunner
+from onnx import TensorProto, helper, numpy_helper
+
+from seedzer.load.cli import load_cmd
+from seedzer.load.loader import LoadOptions, OnnxLoader
+from seedzer.outcome import Stage, Symptom
+
+pytestmark = pytest.mark.integration
+
+
+def segfault_in_legalize(path: str, attempt: str, options: dict[str, Any], workdir: str | None) -> dict[str, Any]:
+    """An attempt that dies like a TVM pass crashing in its visitor."""
+    assert workdir is not None
+    (Path(workdir) / "step").write_text("legalize")
+    os.kill(os.getpid(), signal.SIGSEGV)
+    return {}
+
+
+def hang_in_build(path: str, attempt: str, options: dict[str, Any], workdir: str | None) -> dict[str, Any]:
+    """An attempt that never finishes."""
+    assert workdir is not None
+    (Path(workdir) / "step").write_text("build")
+    time.sleep(120)
+    return {}
+
+
+def _model(path: Path) -> Path:
+    w = numpy_helper.from_array(np.ones((2, 2), np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Tanh", ["m"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])],
+        [w],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    return path
+
+
+def test_segfault_becomes_a_crash_finding_for_both_attempts(tmp_path: Path) -> None:
+    loader = OnnxLoader(LoadOptions(timeout=60), attempt_fn=segfault_in_legalize)
+    result = loader.load(_model(tmp_path / "m.onnx"))
+    assert result.attempts == ["raw", "folded"] and result.seeds == []
+    for outcome, attempt in zip(result.outcomes, ("raw", "folded"), strict=True):
+        assert outcome.symptom is Symptom.CRASH and outcome.stage is Stage.LOAD
+        assert "SIGSEGV" in outcome.message
+        assert outcome.detail["substage"] == "legalize" and outcome.detail["attempt"] == attempt
+
+
+def test_hang_becomes_a_hang_finding(tmp_path: Path) -> None:
+    loader = OnnxLoader(LoadOptions(timeout=2, fold=False), attempt_fn=hang_in_build)
+    start = time.monotonic()
+    result = loader.load(_model(tmp_path / "m.onnx"))
+    assert time.monotonic() - start < 30
+    (outcome,) = result.outcomes
+    assert outcome.symptom is Symptom.HANG and outcome.detail["substage"] == "build"
+
+
+def test_load_command_on_a_pool_writes_seeds_and_report(tmp_path: Path) -> None:
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    _model(pool / "good.onnx")
+    (pool / "broken.onnx").write_bytes(b"\x08\x07garbage")
+    (pool / "manifest.json").write_text(json.dumps({"models": [{"file": "broken.onnx"}, {"file": "good.onnx"}]}))
+    out = tmp_path / "out"
+    run = CliRunner().invoke(load_cmd, [str(pool), "--out", str(out), "--jobs", "2", "--no-diff"])
+    assert run.exit_code == 0, run.output
+    assert run.output.index("broken.onnx") < run.output.index("good.onnx")
+    report = json.loads((out / "load_report.json").read_text())
+    assert report["models"] == 2 and report["counts"]["primfuncs"] == 1 and report["invalid_inputs"] == 1
+    assert not report["differential"]
+    lines = [json.loads(line) for line in (out / "seeds.jsonl").read_text().splitlines()]
+    assert lines and all((out / e["file"]).read_text().startswith("# from tvm.script") for e in lines)
+    assert {e["origin"] for e in lines} == {"good.onnx"}
+
+
+def test_load_command_on_a_missing_path_fails_cleanly(tmp_path: Path) -> None:
+    run = CliRunner().invoke(load_cmd, [str(tmp_path / "none.onnx")])
+    assert run.exit_code != 0 and "none.onnx" in str(run.exception)
