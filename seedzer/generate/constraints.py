@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import warnings
 from typing import Any
@@ -58,6 +59,25 @@ def _product(*xs: Any) -> Any:
     return out
 
 
+def largest_kernel(conv: ConvOptions) -> int | None:
+    """The largest kernel size ``conv`` allows, or None when kernels are unbounded."""
+    bounds = [b for b in (conv.max_kernel, max(conv.kernel_sizes) if conv.kernel_sizes else None) if b is not None]
+    return min(bounds) if bounds else None
+
+
+def weight_budget(out_ch: Any, in_ch: Any, kernel: tuple[Any, ...], conv: ConvOptions, max_weight: int) -> list[Any]:
+    """Constraints keeping ``out_ch * in_ch * prod(kernel) <= max_weight``.
+
+    With bounded kernels this caps each channel count linearly (``c * c * k_max^d <= max_weight``),
+    which z3 solves far faster than the product; with unbounded kernels the product is used.
+    """
+    k_max = largest_kernel(conv)
+    if k_max is not None:
+        cap = math.isqrt(max_weight // k_max ** len(kernel))
+        return [nnsmith_le(out_ch, cap), nnsmith_le(in_ch, cap)]
+    return [nnsmith_le(_product(out_ch, in_ch, *kernel), max_weight)]
+
+
 def constrained_conv2d(conv: ConvOptions, max_weight: int) -> type[AbsOpBase]:
     """A ``core.NCHWConv2d`` whose kernel obeys ``conv`` and whose weight has <= ``max_weight`` elements."""
 
@@ -68,8 +88,8 @@ def constrained_conv2d(conv: ConvOptions, max_weight: int) -> type[AbsOpBase]:
             cons += kernel_constraints(self.kernel_w_size, conv)
             if conv.square:
                 cons.append(self.kernel_h_size == self.kernel_w_size)
-            weight = _product(self.out_channels, self.in_channels, self.kernel_h_size, self.kernel_w_size)
-            cons.append(nnsmith_le(weight, max_weight))
+            kernel = (self.kernel_h_size, self.kernel_w_size)
+            cons += weight_budget(self.out_channels, self.in_channels, kernel, conv, max_weight)
             return cons
 
     NCHWConv2d.__qualname__ = "NCHWConv2d"
@@ -83,8 +103,7 @@ def constrained_conv1d(conv: ConvOptions, max_weight: int) -> type[AbsOpBase]:
         def requires(self, input_shapes: list[Any]) -> list[Any]:
             cons: list[Any] = list(super().requires(input_shapes))
             cons += kernel_constraints(self.kernel_size, conv)
-            weight = _product(self.out_channels, self.in_channels, self.kernel_size)
-            cons.append(nnsmith_le(weight, max_weight))
+            cons += weight_budget(self.out_channels, self.in_channels, (self.kernel_size,), conv, max_weight)
             return cons
 
     Conv1d.__qualname__ = "Conv1d"

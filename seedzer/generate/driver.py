@@ -290,8 +290,9 @@ def generate_pool(
         return _generate_into(h, opts, out, count, **kwargs)
     from seedzer.generate.selection import select_pool
 
-    summary = _generate_into(h, opts, out / "candidates", candidate_target(h, count), **kwargs)
-    select_pool(h, out / "candidates", out, count)
+    target = candidate_target(h, count)
+    summary = _generate_into(h, opts, out / "candidates", target, **kwargs)
+    select_pool(h, out / "candidates", out, count, candidates=target)
     summary.total = len(read_manifest(out)["models"])
     summary.requested = count
     summary.out = out

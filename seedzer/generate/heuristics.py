@@ -9,6 +9,7 @@ top-level ``heuristics/`` directory, installed as the package ``seedzer._heurist
 
 from __future__ import annotations
 
+import bisect
 import importlib.resources
 import importlib.util
 import math
@@ -101,6 +102,7 @@ class PythonHeuristic:
     generation: GenerationOptions
     oversample: float = 1.0
     identity_selection: bool = field(default=False)
+    description: str = ""
 
     def generation_options(self) -> dict[str, Any]:
         """The module's generation options, validated."""
@@ -147,8 +149,6 @@ def rank_select(entries: Sequence[dict[str, Any]], count: int, selection: Select
 
 
 def _bisect(values: list[float], v: float, *, left: bool) -> int:
-    import bisect
-
     return bisect.bisect_left(values, v) if left else bisect.bisect_right(values, v)
 
 
@@ -221,7 +221,8 @@ def _load_python(path: Path) -> PythonHeuristic:
     if isinstance(oversample, bool) or not isinstance(oversample, int | float) or not 1 <= oversample <= 100:
         raise ConfigError(f"{path}: OVERSAMPLE: expected a number between 1 and 100, got {oversample!r}")
     generation = parse_generation(module.generation_options(), str(path))
-    return PythonHeuristic(path.stem, path, module, generation, float(oversample))
+    doc = (module.__doc__ or "").strip().splitlines()
+    return PythonHeuristic(path.stem, path, module, generation, float(oversample), description=doc[0] if doc else "")
 
 
 def candidate_target(heuristic: Heuristic, count: int) -> int:

@@ -27,7 +27,6 @@ from seedzer.generate.errors import Rejected
 from seedzer.generate.options import GenerationOptions
 from seedzer.protocols import GeneratedModel
 
-ONNX_OPSET = 14  # what NNSmith's exporter asks torch for
 MAX_IR_VERSION = 10  # onnxruntime 1.31 reads IR <= 13 (onnx 1.23 writes 14); TVM's importer is older
 TOPSET_RETRIES = 8
 _NNSMITH_LOGGERS = ("mgen", "smt", "dtest", "core", "exec", "fuzz", "viz", "gen|torch", "gen|tf")
@@ -124,10 +123,10 @@ def prepare_nnsmith(cache_dir: Path) -> Any:
     narrow_spec.NNSMITH_CACHE_DIR = str(subdir)
     path = subdir / (narrow_spec.get_cache_name(model_cls, None) + ".yaml")
     if path.is_file():
-        try:
-            if narrow_spec.load_topset(str(path)):
+        try:  # a table missing most ops is poisoned (e.g. written by a broken exporter): rebuild it
+            if len(narrow_spec.load_topset(str(path))) * 2 >= len(model_cls.operators()):
                 return model_cls
-        except Exception:
+        except Exception:  # an unreadable table is rebuilt too
             pass
     subdir.mkdir(parents=True, exist_ok=True)
     topset = _infer_topset(model_cls)
@@ -256,7 +255,7 @@ class NNSmithGenerator:
         violation = constraint_violation(facts, self.opts)
         if violation:
             raise Rejected(violation, str(facts["conv_kernels"]))
-        inputs = {k: v for k, v in oracle.input.items()}
+        inputs = dict(oracle.input)
         try:
             outputs, provider = reference_outputs(data, inputs)
         except ReferenceFailure as exc:

@@ -37,11 +37,15 @@ def _place(src: Path, dst: Path, pool_dir: Path) -> None:
         raise PoolError(f"cannot write {dst.name} in pool {pool_dir}: {_describe(exc)}") from None
 
 
-def select_pool(heuristic: Heuristic, src: Path, dst: Path, count: int | None = None) -> dict[str, Any]:
+def select_pool(
+    heuristic: Heuristic, src: Path, dst: Path, count: int | None = None, *, candidates: int | None = None
+) -> dict[str, Any]:
     """Apply ``heuristic.select`` to the models of ``src`` and write the result as pool ``dst``.
 
-    ``count`` defaults to the number of models in ``src``. ``dst`` may be new or an earlier
-    selection (it is replaced); a generated pool is never overwritten. Returns the new manifest.
+    ``count`` defaults to the number of models in ``src``; ``candidates`` limits the choice to the
+    first that many models of ``src`` (in generation order), so a pool does not depend on how many
+    candidates earlier runs made. ``dst`` may be new or an earlier selection (it is replaced); a
+    generated pool is never overwritten. Returns the new manifest.
     """
     src, dst = Path(src), Path(dst)
     source = read_manifest(src)
@@ -49,7 +53,9 @@ def select_pool(heuristic: Heuristic, src: Path, dst: Path, count: int | None = 
         raise PoolError(f"pool {dst}: source and destination are the same directory")
     if (dst / MANIFEST).exists() and "selected_from" not in read_manifest(dst):
         raise PoolError(f"pool {dst} already holds generated models; select into another directory")
-    entries = source["models"]
+    entries = sorted(source["models"], key=lambda e: int(e.get("index", 0)))
+    if candidates is not None:
+        entries = entries[:candidates]
     wanted = len(entries) if count is None else count
     chosen = heuristic.select(entries, wanted)
     with PoolLock(dst):

@@ -45,16 +45,21 @@ def _summary(r: ModelLoad) -> str:
               help="Seconds one loading attempt may take before it counts as a hang.")
 @click.option("--input-seed", type=int, default=DEFAULT_INPUT_SEED, show_default=True,
               help="Seed of the random inputs of the differential check.")
+@click.option("--target", "build_target", default="llvm", show_default=True,
+              help="TVM target of the differential build: a kind or a JSON dict "
+              "such as '{\"kind\": \"llvm\", \"opt-level\": 0}'.")
 @click.option("--quiet", is_flag=True, help="Print only the report, not one line per model.")
 def load_cmd(
     target: Path, out: Path | None, no_diff: bool, no_fold: bool, jobs: int, timeout: float,
-    input_seed: int, quiet: bool,
+    input_seed: int, build_target: str, quiet: bool,
 ) -> None:
     """Load an ONNX model or a pool directory into TVM PrimFunc seeds, with loader findings."""
     models = resolve_models(target)
     if out is not None:
         prepare(out)
-    options = LoadOptions(differential=not no_diff, fold=not no_fold, timeout=timeout, input_seed=input_seed)
+    options = LoadOptions(
+        differential=not no_diff, fold=not no_fold, timeout=timeout, input_seed=input_seed, target=build_target
+    )
     console = Console()
 
     def progress(r: ModelLoad) -> None:

@@ -7,6 +7,7 @@ in the model's reference ``.npz``.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,11 +31,18 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0] if lines else ''}"
 
 
-def build(mod: Any, target: str = "llvm") -> Any:
-    """Compile a Relax module with ``tvm.compile`` (default pipelines) for ``target``."""
+def make_target(spec: str) -> Any:
+    """A ``tvm.target.Target`` from a kind name (``llvm``) or a JSON dict (``{"kind": "llvm", ...}``)."""
     import tvm
 
-    return tvm.compile(mod, target=target)
+    return tvm.target.Target(json.loads(spec) if spec.lstrip().startswith("{") else spec)
+
+
+def build(mod: Any, target: str = "llvm") -> Any:
+    """Compile a Relax module with ``tvm.compile`` (default pipelines) for ``target`` (see :func:`make_target`)."""
+    import tvm
+
+    return tvm.compile(mod, target=make_target(target))
 
 
 def _flatten(value: Any) -> list[np.ndarray]:

@@ -18,18 +18,23 @@ from pathlib import Path
 from typing import Any
 
 from seedzer.execute.isolated import run_isolated
+from seedzer.load.compare import INPUT_SEED
 from seedzer.load.worker import LOG_FILE, PARTIAL_FILE, STEP_FILE, finding, run_attempt
 from seedzer.outcome import Outcome, Stage
 from seedzer.protocols import LoadedSeed, LoadResult
 from seedzer.seed import JointSeed
 
-DEFAULT_INPUT_SEED = 20240601
-"""Seed of the random inputs of the differential check (same as ``compare.INPUT_SEED``)."""
+DEFAULT_INPUT_SEED = INPUT_SEED
+"""Seed of the random inputs of the differential check."""
 
 
 @dataclass(frozen=True)
 class LoadOptions:
-    """How to load: differential check on/off, folding retry, target, input seed, limits."""
+    """How to load: differential check on/off, folding retry, target, input seed, limits.
+
+    ``target`` is a TVM target kind (``llvm``) or a JSON dict string, e.g.
+    ``{"kind": "llvm", "opt-level": 0}`` for faster builds.
+    """
 
     differential: bool = True
     fold: bool = True
@@ -37,7 +42,7 @@ class LoadOptions:
     target: str = "llvm"
     input_seed: int = DEFAULT_INPUT_SEED
     timeout: float = 300.0
-    max_fold_bytes: int = 256 << 20
+    max_fold_bytes: int = 256 << 20  # folding.DEFAULT_MAX_FOLDED_BYTES (not imported: it loads onnx)
 
     def worker_options(self) -> dict[str, Any]:
         """The options the worker reads, as plain data."""

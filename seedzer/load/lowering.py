@@ -41,8 +41,13 @@ def legalize(mod: Any) -> Any:
 
 
 def fuse(mod: Any, target: str = "llvm") -> Any:
-    """Apply the default pipeline's dispatch and legalization passes for ``target`` (fusion included)."""
-    tgt = tvm.target.Target(target)
+    """Apply the default pipeline's dispatch and legalization passes (fusion included) for ``target``.
+
+    ``target`` is a kind name or a JSON dict; every llvm target uses the CPU backend's passes.
+    """
+    from seedzer.load.differential import make_target
+
+    tgt = make_target(target)
     backend = relax.backend.cpu_generic
     with tgt:
         seq = tvm.transform.Sequential(backend.library_dispatch_passes(tgt) + backend.legalize_passes(tgt))

@@ -24,6 +24,7 @@ Original finding: {message}
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -78,7 +79,8 @@ def tvm_outputs(model, feeds):
         shape_dict={{name: list(shape) for name, _, shape in SPECS}},
         dtype_dict={{name: dtype for name, dtype, _ in SPECS}},
     )
-    vm = relax.VirtualMachine(tvm.compile(mod, target=TARGET), tvm.cpu())
+    target = tvm.target.Target(json.loads(TARGET) if TARGET.lstrip().startswith("{{") else TARGET)
+    vm = relax.VirtualMachine(tvm.compile(mod, target=target), tvm.cpu())
     args = [tvm.runtime.tensor(np.asarray(feeds[name], order="C")) for name, _, _ in SPECS]
     return flatten(vm["main"](*args))
 

@@ -171,7 +171,6 @@ def _attempt(path: Path, options: dict[str, Any], st: Attempt) -> None:
             return
         model = folded.model
     mod = _lower(model, specs, options, st)
-    st.checkpoint()
     if mod is None or not options.get("differential", True):
         return
     from seedzer.load.checks import differential_check
@@ -210,4 +209,5 @@ def _lower(model: Any, specs: list[Any], options: dict[str, Any], st: Attempt) -
         st.data["seeds"].extend({"script": s.script, "op": s.op, "fused": s.fused} for s in seeds)
         for f in failures:
             st.fail("exception", step, f"TVMScript does not parse back: {f.message}", op=f.op)
+        st.checkpoint()  # keep these seeds even if a later step kills the process
     return mod

@@ -184,11 +184,15 @@ def ranking(finals: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
 
 def over_time(long: pd.DataFrame, column: str, points: int = 121) -> pd.DataFrame:
     """Per heuristic and time on a common grid: median, 2.5 and 97.5 percentiles over trials and
-    the number of trials that had reached that time (each trial is a step function of its snapshots)."""
+    the number of trials that had reached that time, give or take a grid step or a second (each
+    trial is a step function of its snapshots)."""
     cols = ["heuristic", "time", "median", "low", "high", "trials"]
     if long.empty:
         return pd.DataFrame(columns=cols)
     grid = np.linspace(0.0, float(long["time"].max()), points)
+    # trials ending within a grid step (or a second) of each other count as reaching the same time,
+    # so that a campaign stopping a few milliseconds early does not drop out of the last point
+    slack = max(1.0, float(grid[1] - grid[0]) if points > 1 else 0.0)
     rows = []
     for h, g in long.groupby("heuristic", sort=True):
         series = []
@@ -197,7 +201,7 @@ def over_time(long: pd.DataFrame, column: str, points: int = 121) -> pd.DataFram
             times, vals = t["time"].to_numpy(float), t[column].to_numpy(float)
             idx = np.searchsorted(times, grid, side="right") - 1
             v = np.where(idx >= 0, vals[np.clip(idx, 0, None)], 0.0)
-            series.append(np.where(grid <= times[-1] + 1e-9, v, np.nan))
+            series.append(np.where(grid <= times[-1] + slack, v, np.nan))
         mat = np.vstack(series)
         n = (~np.isnan(mat)).sum(axis=0)
         with np.errstate(all="ignore"):

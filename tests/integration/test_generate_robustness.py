@@ -64,6 +64,21 @@ def test_empty_op_set_is_a_config_error(tmp_path: Path, cache: Path) -> None:
     assert "\n" not in str(info.value) and spec in str(info.value) and "no NNSmith op" in str(info.value)
 
 
+def test_poisoned_op_cache_is_rebuilt_in_the_given_directory(tmp_path: Path) -> None:
+    from seedzer.generate.nnsmith_adapter import _cache_subdir, prepare_nnsmith
+
+    cache = tmp_path / "cache"
+    table = _cache_subdir(cache) / "ONNXModelCPU_exportable.yaml"
+    table.parent.mkdir(parents=True)
+    table.write_text("topset:\n  core.ReLU:\n    in_dtypes: [[float32]]\n    out_dtypes: [[float32]]\n")
+    model_cls = prepare_nnsmith(cache)
+    import nnsmith.narrow_spec as narrow_spec
+
+    assert str(table.parent) == narrow_spec.NNSMITH_CACHE_DIR
+    rebuilt = narrow_spec.load_topset(str(table))
+    assert len(rebuilt) * 2 >= len(model_cls.operators()) and "core.NCHWConv2d" in rebuilt
+
+
 def _listed(pool: Path) -> int:
     try:
         return len(read_manifest(pool)["models"])
@@ -107,8 +122,9 @@ def test_wheel_ships_the_heuristics(tmp_path: Path) -> None:
     """Build the wheel, install it elsewhere and load the heuristics from the installed copy."""
     wheels, target = tmp_path / "w", tmp_path / "site"
     build = tmp_path / "src"
-    subprocess.run(["cp", "-r", str(ROOT / "pyproject.toml"), str(ROOT / "seedzer"), str(ROOT / "heuristics"), "."],
-                   cwd=build if build.mkdir() is None else build, check=True)  # fmt: skip
+    build.mkdir()
+    for part in ("pyproject.toml", "seedzer", "heuristics"):  # a clean copy: no build/ left in the repo
+        subprocess.run(["cp", "-r", str(ROOT / part), str(build)], check=True)
     (build / "README.md").write_text("x")
     pip = [sys.executable, "-m", "pip"]
     subprocess.run(
@@ -119,7 +135,10 @@ def test_wheel_ships_the_heuristics(tmp_path: Path) -> None:
     for h in ("basic", "conv1", "conv3", "conv5", "small", "big", "zoo"):
         assert f"seedzer/_heuristics/{h}.yaml" in names, f"{h}.yaml missing from the wheel"
     subprocess.run([*pip, "install", "--no-deps", "--target", str(target), "-q", str(wheel)], check=True)
-    probe = "from seedzer.generate.heuristics import heuristics_dir, load_heuristic; print(heuristics_dir()); load_heuristic('conv3')"
+    probe = (
+        "from seedzer.generate.heuristics import heuristics_dir, load_heuristic; "
+        "print(heuristics_dir()); load_heuristic('conv3')"
+    )
     res = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(target)},
                          capture_output=True, text=True, check=True)  # fmt: skip
     assert res.stdout.strip().startswith(str(target))

@@ -103,3 +103,28 @@ def test_impossible_required_op_ends_quickly() -> None:
     gen = _graph(0, [1.0] * 4, [op_mod.NCHWConv2d], nodes=3, conv=ConvOptions(kernel_sizes=(300,)))
     assert gen.missing_required() and time.perf_counter() - start < 10
     assert gen.z3_unsat > 0
+
+
+class _EmptyGen:
+    """What NNSmith leaves when no operator could be inserted."""
+
+    def __init__(self, unsat: int, unknown: int) -> None:
+        self.z3_unsat, self.z3_unknown, self.last_solution = unsat, unknown, None
+        self.ir = type("IR", (), {"n_compute_inst": staticmethod(lambda: 0)})()
+
+
+@pytest.mark.parametrize(("unsat", "unknown", "reason"), [(5, 0, "z3 unsat"), (1, 4, "z3 timeout")])
+def test_empty_graph_is_rejected_as_unsat_or_timeout(
+    monkeypatch: pytest.MonkeyPatch, unsat: int, unknown: int, reason: str
+) -> None:
+    from seedzer.generate import constraints
+    from seedzer.generate.errors import Rejected
+    from seedzer.generate.nnsmith_adapter import NNSmithGenerator
+    from seedzer.generate.options import GenerationOptions
+
+    monkeypatch.setattr(constraints, "make_graph_generator", lambda *a, **k: _EmptyGen(unsat, unknown))
+    gen = object.__new__(NNSmithGenerator)
+    gen.opts, gen.opset, gen.weights, gen.required = GenerationOptions(), [], [], []
+    with pytest.raises(Rejected) as info:
+        gen.generate(1)
+    assert info.value.reason == reason

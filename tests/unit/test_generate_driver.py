@@ -21,7 +21,7 @@ from seedzer.generate.pool import PoolWriter
 from tests.unit.test_generate_pool import tiny_model
 
 
-def _fake(reject_every: int = 4, stop_after: int | None = None, kernel: int = 3) -> Any:
+def _fake(reject_every: int = 4, stop_after: int | None = None, kernel: int = 3, grow: bool = False) -> Any:
     """A stand-in for driver._results: tiny models, every ``reject_every``-th attempt rejected."""
 
     def results(
@@ -38,7 +38,8 @@ def _fake(reject_every: int = 4, stop_after: int | None = None, kernel: int = 3)
                 yield AttemptResult(i, s, reason="z3 unsat", detail="fake")
             else:
                 produced += 1
-                yield AttemptResult(i, s, model=tiny_model(s, kernel=kernel))
+                channels = i + 1 if grow else None  # grow: later attempts make bigger models
+                yield AttemptResult(i, s, model=tiny_model(s, kernel=kernel, channels=channels))
 
     return results
 
@@ -148,3 +149,13 @@ def test_every_cli_option_has_help() -> None:
         for param in cmd.params:
             if param.param_type_name == "option":
                 assert getattr(param, "help", None), f"{cmd.name} {param.name} has no help"
+
+
+def test_selection_does_not_depend_on_earlier_larger_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(driver_mod, "_results", _fake(reject_every=100, grow=True))
+    generate_pool("big", 3, tmp_path / "grown", progress=False)
+    generate_pool("big", 2, tmp_path / "grown", progress=False)  # 12 candidates exist; a fresh run makes 8
+    generate_pool("big", 2, tmp_path / "fresh", progress=False)
+    assert _hashes(tmp_path / "grown") == _hashes(tmp_path / "fresh")
+    assert [e["index"] for e in read_manifest(tmp_path / "fresh")["models"]] == [7, 6]
+    assert len(read_manifest(tmp_path / "grown" / "candidates")["models"]) == 12

@@ -9,6 +9,7 @@ import pytest
 
 from seedzer.errors import ConfigError
 from seedzer.generate.heuristics import (
+    YamlHeuristic,
     available_heuristics,
     candidate_target,
     heuristics_dir,
@@ -42,7 +43,7 @@ def _one_line_error(spec: str) -> str:
 
 
 def test_shipped_heuristics_all_load() -> None:
-    assert REQUIRED <= set(available_heuristics())
+    assert set(available_heuristics()) >= REQUIRED
     assert heuristics_dir().name in ("heuristics", "_heuristics")
     for name in REQUIRED:
         h = load_heuristic(name)
@@ -57,6 +58,7 @@ def test_shipped_heuristics_encode_their_property() -> None:
     conv5 = load_heuristic("conv5").generation.conv
     assert conv5.kernel_sizes is not None and min(conv5.kernel_sizes) >= 5
     small, big = load_heuristic("small"), load_heuristic("big")
+    assert isinstance(small, YamlHeuristic) and isinstance(big, YamlHeuristic)
     assert small.generation == big.generation  # they differ only in selection
     assert small.selection.order == "ascending" and big.selection.order == "descending"
     assert candidate_target(small, 5) == 20

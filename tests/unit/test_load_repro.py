@@ -46,5 +46,5 @@ def test_repro_needs_only_tvm_onnx_onnxruntime_numpy() -> None:
     text = repro_script("m.onnx", [("x", "float32", [1])], input_seed=0)
     lines = [line.strip() for line in text.splitlines()]
     imports = {line.split()[1].split(".")[0] for line in lines if line.startswith(("import ", "from "))}
-    assert imports <= {"__future__", "os", "sys", "numpy", "onnx", "onnxruntime", "tvm"}
+    assert imports <= {"__future__", "json", "os", "sys", "numpy", "onnx", "onnxruntime", "tvm"}
     assert "seedzer" not in text

@@ -103,12 +103,19 @@ def test_final_values_use_a_common_time_and_skip_barely_started_trials() -> None
 
 def test_over_time_median_band_and_trial_counts() -> None:
     long = _long({"a": [[0, 10, 20], [0, 30, 40], [0, 20]]})
-    ot = stats.over_time(long, "coverage", points=5)  # grid 0, 5, 10, 15, 20 s
-    assert list(ot["time"]) == [0, 5, 10, 15, 20]
-    assert list(ot["median"]) == [0, 0, 20, 20, 30]  # step functions; the third trial ends at 10 s
-    assert list(ot["trials"]) == [3, 3, 3, 2, 2]
-    assert ot["low"].iloc[2] == pytest.approx(np.percentile([10, 30, 20], 2.5))
-    assert ot["high"].iloc[4] == pytest.approx(np.percentile([20, 40], 97.5))
+    ot = stats.over_time(long, "coverage", points=21).set_index("time")  # a grid of 1 s steps
+    assert ot.loc[[0, 5, 10, 15, 20], "median"].tolist() == [0, 0, 20, 20, 30]  # step functions
+    # the third trial ends at 10 s and still counts within one grid step (or a second) of its end
+    assert ot.loc[[10, 11, 12, 20], "trials"].tolist() == [3, 3, 2, 2]
+    assert ot.loc[10, "low"] == pytest.approx(np.percentile([10, 30, 20], 2.5))
+    assert ot.loc[20, "high"] == pytest.approx(np.percentile([20, 40], 97.5))
+
+
+def test_over_time_keeps_trials_that_end_a_moment_apart() -> None:
+    long = pd.DataFrame({"heuristic": ["a"] * 4, "trial": [1, 1, 2, 2], "time": [0.0, 60.004, 0.0, 60.031],
+                         "coverage": [0, 100, 0, 300]})
+    last = stats.over_time(long, "coverage").iloc[-1]
+    assert (last["trials"], last["median"]) == (2, 200.0)
 
 
 def test_findings_by_category_overlap_and_exclusive() -> None:
