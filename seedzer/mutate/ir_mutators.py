@@ -34,8 +34,7 @@ BITWISE = (tirx.BitwiseAnd, tirx.BitwiseOr, tirx.BitwiseXor)
 COMPARES = (tirx.LT, tirx.LE, tirx.GT, tirx.GE, tirx.EQ, tirx.NE)
 LOGIC = (tirx.And, tirx.Or)
 UNARY_MATH = tuple(
-    "exp exp2 exp10 log log2 log10 log1p sqrt rsqrt sin cos tan tanh sigmoid floor ceil round "
-    "trunc nearbyint erf asin acos atan sinh cosh asinh acosh atanh abs".split()
+    ["exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "floor", "ceil", "round", "trunc", "nearbyint", "erf", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "abs"]
 )
 BINARY_MATH = ("pow", "atan2", "copysign", "hypot", "nextafter")
 PRAGMA_KEYS = ("pragma_auto_unroll_max_step", "pragma_unroll_explicit")
