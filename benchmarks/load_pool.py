@@ -39,8 +39,10 @@ def main(pool: Path, no_diff: bool, jobs: int, timeout: float, out: Path | None,
 
     def progress(r: ModelLoad) -> None:
         secs = sum(r.timings.values())
-        console.print(f"{r.model}: {len(r.seeds)} seeds, attempts {r.attempts}, matched {r.matched}, "
-                      f"{secs:.1f}s in steps", highlight=False)
+        console.print(
+            f"{r.model}: {len(r.seeds)} seeds, attempts {r.attempts}, matched {r.matched}, {secs:.1f}s in steps",
+            highlight=False,
+        )
 
     results = load_all(OnnxLoader(options), models, jobs=jobs, on_result=progress)
     wall = time.perf_counter() - start

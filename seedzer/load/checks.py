@@ -13,9 +13,7 @@ from seedzer.load.refdata import RefData
 from seedzer.load.worker import Attempt
 
 
-def make_feeds(
-    specs: list[InputSpec], ref: RefData, seed: int, st: Attempt
-) -> tuple[dict[str, np.ndarray], str]:
+def make_feeds(specs: list[InputSpec], ref: RefData, seed: int, st: Attempt) -> tuple[dict[str, np.ndarray], str]:
     """Inputs for the check: reference ``.npz`` inputs where they fit the model, seeded random otherwise.
 
     Returns the feeds and a description of their source (``npz:<file>``, ``random`` or ``mixed``).

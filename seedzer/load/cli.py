@@ -35,23 +35,54 @@ def _summary(r: ModelLoad) -> str:
 
 @click.command("load")
 @click.argument("target", type=click.Path(path_type=Path))
-@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
-              help="Write seeds/<id>.py, seeds.jsonl, mismatch reproducers and load_report.json here.")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write seeds/<id>.py, seeds.jsonl, mismatch reproducers and load_report.json here.",
+)
 @click.option("--no-diff", is_flag=True, help="Skip the whole-model differential check against onnxruntime.")
 @click.option("--no-fold", is_flag=True, help="Do not retry failed models after ONNX constant folding.")
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Models loaded in parallel (each in its own isolated process).")
-@click.option("--timeout", type=click.FloatRange(min=1), default=300.0, show_default=True,
-              help="Seconds one loading attempt may take before it counts as a hang.")
-@click.option("--input-seed", type=int, default=DEFAULT_INPUT_SEED, show_default=True,
-              help="Seed of the random inputs of the differential check.")
-@click.option("--target", "build_target", default="llvm", show_default=True,
-              help="TVM target of the differential build: a kind or a JSON dict "
-              "such as '{\"kind\": \"llvm\", \"opt-level\": 0}'.")
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Models loaded in parallel (each in its own isolated process).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=300.0,
+    show_default=True,
+    help="Seconds one loading attempt may take before it counts as a hang.",
+)
+@click.option(
+    "--input-seed",
+    type=int,
+    default=DEFAULT_INPUT_SEED,
+    show_default=True,
+    help="Seed of the random inputs of the differential check.",
+)
+@click.option(
+    "--target",
+    "build_target",
+    default="llvm",
+    show_default=True,
+    help='TVM target of the differential build: a kind or a JSON dict such as \'{"kind": "llvm", "opt-level": 0}\'.',
+)
 @click.option("--quiet", is_flag=True, help="Print only the report, not one line per model.")
 def load_cmd(
-    target: Path, out: Path | None, no_diff: bool, no_fold: bool, jobs: int, timeout: float,
-    input_seed: int, build_target: str, quiet: bool,
+    target: Path,
+    out: Path | None,
+    no_diff: bool,
+    no_fold: bool,
+    jobs: int,
+    timeout: float,
+    input_seed: int,
+    build_target: str,
+    quiet: bool,
 ) -> None:
     """Load an ONNX model or a pool directory into TVM PrimFunc seeds, with loader findings."""
     models = resolve_models(target)

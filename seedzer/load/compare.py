@@ -49,9 +49,7 @@ def random_inputs(specs: list[tuple[str, str, list[int]]], seed: int) -> dict[st
     return feeds
 
 
-def compare_outputs(
-    expected: list[Any], actual: list[Any], tolerances: dict[str, tuple[float, float]]
-) -> list[str]:
+def compare_outputs(expected: list[Any], actual: list[Any], tolerances: dict[str, tuple[float, float]]) -> list[str]:
     """Describe every disagreement between reference and actual outputs; empty when they agree.
 
     Shapes and dtypes must agree; NaN positions must agree; infinities must agree in position and

@@ -107,9 +107,7 @@ def _shape_value(node: onnx.NodeProto, shapes: dict[str, list[int]]) -> np.ndarr
     return np.asarray(shape[start:end], dtype=np.int64)
 
 
-def _evaluate_node(
-    model: onnx.ModelProto, node: onnx.NodeProto, values: dict[str, np.ndarray]
-) -> list[np.ndarray]:
+def _evaluate_node(model: onnx.ModelProto, node: onnx.NodeProto, values: dict[str, np.ndarray]) -> list[np.ndarray]:
     opsets = {o.domain or "": o.version for o in model.opset_import}
     evaluator = ReferenceEvaluator(node, opsets=opsets, functions=list(model.functions) or None)
     feeds = {name: values[name] for name in node.input if name}

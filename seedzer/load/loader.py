@@ -104,9 +104,7 @@ def _died(outcome: Outcome, attempt: str, workdir: Path) -> dict[str, Any]:
     step = _read_text(workdir / STEP_FILE, 100).strip() or "parse"
     detail = {k: v for k, v in outcome.detail.items() if k == "traceback"}
     detail["log"] = _read_text(workdir / LOG_FILE, 3000)
-    data.setdefault("outcomes", []).append(
-        finding(outcome.symptom.value, step, attempt, outcome.message, **detail)
-    )
+    data.setdefault("outcomes", []).append(finding(outcome.symptom.value, step, attempt, outcome.message, **detail))
     data["retryable"] = True
     data["died"] = True
     return data

@@ -108,8 +108,14 @@ def build_report(results: list[ModelLoad], differential: bool = True) -> LoadRep
             g = groups.get(sig)
             if g is None:
                 g = groups[sig] = FailureGroup(
-                    sig, o.symptom.value, str(o.detail.get("substage", "")), [], {}, 0,
-                    o.message, normalize_message(o.message),
+                    sig,
+                    o.symptom.value,
+                    str(o.detail.get("substage", "")),
+                    [],
+                    {},
+                    0,
+                    o.message,
+                    normalize_message(o.message),
                 )
             g.count += 1
             step = str(o.detail.get("step", ""))

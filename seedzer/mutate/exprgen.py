@@ -21,22 +21,24 @@ INT_CONSTS = (0, 1, -1, 2, 3, 7, 8, -4)
 UINT_CONSTS = (0, 1, 2, 3, 7, 8)
 
 
-def random_const(dtype: str, rng: random.Random) -> Any:
-    """A constant of ``dtype`` drawn from a small set of interesting values."""
-    if is_float(dtype):
-        return const(rng.choice(FLOAT_CONSTS), dtype)
+def random_const(dtype: str, rng: random.Random, nonzero: bool = False) -> Any:
+    """A constant of ``dtype`` drawn from a small set of interesting values (never 0 if ``nonzero``)."""
     if is_bool(dtype):
-        return const(rng.random() < 0.5, dtype)
-    if dtype.startswith("uint"):
-        return const(rng.choice(UINT_CONSTS), dtype)
-    return const(rng.choice(INT_CONSTS), dtype)
+        return const(nonzero or rng.random() < 0.5, dtype)
+    if is_float(dtype):
+        pool: tuple[Any, ...] = FLOAT_CONSTS
+    elif dtype.startswith("uint"):
+        pool = UINT_CONSTS
+    else:
+        pool = INT_CONSTS
+    return const(rng.choice([v for v in pool if v != 0] if nonzero else pool), dtype)
 
 
-def other_const(old: Any, rng: random.Random) -> Any:
+def other_const(old: Any, rng: random.Random, nonzero: bool = False) -> Any:
     """A constant of the same dtype as ``old`` but with a different value (None if impossible)."""
     dtype = str(old.ty.dtype)
     for _ in range(8):
-        new = random_const(dtype, rng)
+        new = random_const(dtype, rng, nonzero=nonzero)
         if float(new.value) != float(old.value):
             return new
     return None

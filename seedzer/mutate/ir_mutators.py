@@ -74,13 +74,19 @@ def wrap_binop(e: Any, dtype: str, scope: Any, rng: random.Random) -> Any | None
         if ints and rng.random() < 0.3:
             operand = tirx.Cast(dtype, rng.choice(ints).var)
         else:
-            operand = exprgen.random_const(dtype, rng)
+            operand = exprgen.random_const(dtype, rng, nonzero=op is tirx.Div)
     elif is_int(dtype):
         op = rng.choice(INT_BINOPS)
         operand = exprgen.random_const(dtype, rng)
     else:
         return None
+    if op is tirx.Div and _is_zero(e):
+        return op(e, operand)
     return op(e, operand) if rng.random() < 0.5 else op(operand, e)
+
+
+def _is_zero(e: Any) -> bool:
+    return isinstance(e, (tirx.IntImm, tirx.FloatImm)) and float(e.value) == 0.0
 
 
 class Insertor(BaseIRMutator):
@@ -117,7 +123,7 @@ class Insertor(BaseIRMutator):
             visible = {v.var for v in a.by_path[s.stmt_path].scope}
             return all(v in visible or is_buffer(v) for v in free_vars(s.node))
 
-        site = choose([s for s in a.expr_sites() if not isinstance(s.node, _ATOMS) and ok(s)], rng)
+        site = choose([s for s in a.expr_sites() if not isinstance(s.node, _ATOMS) and not s.guarded and ok(s)], rng)
         if site is None or site.stmt_path is None:
             return None
         var = tirx.Var(f"ins_{rng.randrange(1 << 16)}", site.dtype)
@@ -147,6 +153,9 @@ class Deletor(BaseIRMutator):
     def apply(self, a: Analysis, rng: random.Random) -> Any | None:
         """Pick a deletable site by size and replace it by one of its compatible children."""
         options = {id(s): (s, self._children(a, s)) for s in a.sites}
+        for s, kids in options.values():
+            if isinstance(s.parent, tirx.Div) and s.role == "b":
+                kids[:] = [k for k in kids if not _is_zero(k)]
         site = choose([s for s, kids in options.values() if kids], rng)
         if site is None:
             return None
@@ -202,7 +211,7 @@ class Flipper(BaseIRMutator):
         site = choose(cands, rng)
         if site is None:
             return None
-        new = self._flip(site.node, rng)
+        new = self._flip(site, rng)
         return None if new is None else replace_site(a, site.path, new)
 
     @staticmethod
@@ -216,13 +225,15 @@ class Flipper(BaseIRMutator):
             or math_name(n) is not None
         )
 
-    def _flip(self, n: Any, rng: random.Random) -> Any | None:
+    def _flip(self, site: Site, rng: random.Random) -> Any | None:
+        n = site.node
         if isinstance(n, tirx.AttrStmt):
             key = rng.choice(PRAGMA_KEYS)
             value = rng.choice([0, 1, 4, 16, 64, 512]) if key.endswith("max_step") else rng.randint(0, 1)
             return tirx.AttrStmt(n.node, key, tirx.const(value, "int32"), n.body)
         if isinstance(n, (tirx.IntImm, tirx.FloatImm)):
-            return exprgen.other_const(n, rng)
+            # TVM rejects a division by a literal zero at compile time: keep divisors non-zero.
+            return exprgen.other_const(n, rng, nonzero=isinstance(site.parent, tirx.Div) and site.role == "b")
         name = math_name(n)
         if name is not None:
             pool = UNARY_MATH if name in UNARY_MATH else BINARY_MATH
@@ -230,8 +241,9 @@ class Flipper(BaseIRMutator):
             return getattr(tirx, new_name)(*n.args)
         fam = op_family(n)
         assert fam is not None
-        new_op = rng.choice([op for op in fam if not isinstance(n, op)])
-        return new_op(n.a, n.b)
+        zero_b = _is_zero(n.b)
+        ops = [op for op in fam if not isinstance(n, op) and not (zero_b and op is tirx.Div)]
+        return rng.choice(ops)(n.a, n.b) if ops else None
 
 
 class Nilizer(BaseIRMutator):

@@ -66,6 +66,7 @@ class Site:
     def_var: Any = None
     store_buffer: Any = None
     stmt_path: Path | None = None
+    guarded: bool = False
     writes_alloc: bool = False
     defines: bool = False
     has_access: bool = False
@@ -143,24 +144,29 @@ class _Walker:
         self.store_uses: dict[Any, tuple[set[Any], set[Any]]] = {}
         self.written: set[Any] = set()
         self.reduce_vars: set[Any] = set()
+        self.pending: list[Any] = []
         self.has_blocks = False
 
     # -- protected positions ------------------------------------------------------------------
     def protect(self, node: Any) -> int:
-        """Record the variables and buffers used by a protected subtree; return its size."""
-        n = 0
-
-        def visit(obj: Any) -> None:
-            nonlocal n
-            n += 1
-            if isinstance(obj, tvm.ir.TensorLoad):
-                self.prot_bufs.add(obj.source)
-            elif isinstance(obj, tvm.ir.Var) and not is_buffer(obj):
-                self.prot_vars.add(obj)
-
+        """Mark a subtree as protected (its variables and loaded buffers are collected later in one
+        walk). Protected nodes do not count towards a site's size, which measures mutable IR."""
         if node is not None:
-            tvm_ffi.structural_walk(node, (tvm_ffi.core.Object, visit))
-        return n
+            self.pending.append(node)
+        return 0
+
+    def collect_protected(self) -> None:
+        """Gather the variables and loaded buffers of every protected subtree (one walk)."""
+
+        def on_load(load: Any) -> None:
+            self.prot_bufs.add(load.source)
+
+        def on_var(v: Any) -> None:
+            if not is_buffer(v):
+                self.prot_vars.add(v)
+
+        if self.pending:
+            tvm_ffi.structural_walk(self.pending, [(tvm.ir.TensorLoad, on_load), (tvm.ir.Var, on_var)])
 
     # -- expressions ----------------------------------------------------------------------------
     def expr(self, e: Any, path: Path, ctx: dict[str, Any], parent: Any, role: str) -> tuple[int, bool]:
@@ -170,7 +176,8 @@ class _Walker:
         dt = dtype_of(e)
         site = Site(path, e, False, scope=ctx["scope"], block_path=ctx["block"], loops=ctx["loops"],
                     parent=parent, role=role, def_var=ctx.get("def"), store_buffer=ctx.get("store"),
-                    stmt_path=ctx.get("stmt"), in_block=ctx["block"] is not None)
+                    stmt_path=ctx.get("stmt"), guarded=bool(ctx.get("guarded")),
+                    in_block=ctx["block"] is not None)
         size, access = 1, False
         if isinstance(e, tvm.ir.TensorLoad):
             size += self.protect_list(e.indices)
@@ -205,10 +212,9 @@ class _Walker:
                 s, a = self.expr(arg, (*path, ("args", i)), ctx, e, f"args{i}")
                 size, access = size + s, access or a
         elif isinstance(e, tvm.ir.Call) and isinstance(e.op, tvm.ir.Op) and e.op.name == IF_THEN_ELSE:
-            branches = []
-            for i in (1, 2):
-                branches.append(self.expr(e.args[i], (*path, ("args", i)), ctx, e, f"args{i}"))
-            guarded = any(a for _, a in branches)
+            guarded = _has_load(e.args[1]) or _has_load(e.args[2])
+            inner = {**ctx, "guarded": True} if guarded else ctx
+            branches = [self.expr(e.args[i], (*path, ("args", i)), inner, e, f"args{i}") for i in (1, 2)]
             if guarded:
                 sc, ac = self.protect(e.args[0]), False
             else:
@@ -345,6 +351,12 @@ class _Walker:
         info.size += size
 
 
+def _has_load(node: Any) -> bool:
+    found: list[Any] = []
+    tvm_ffi.structural_walk(node, (tvm.ir.TensorLoad, found.append))
+    return bool(found)
+
+
 def _vars_in(node: Any) -> set[Any]:
     found: set[Any] = set()
     tvm_ffi.structural_walk(node, (tvm.ir.Var, found.add))
@@ -421,6 +433,7 @@ def analyze(func: Any) -> Analysis:
     w = _Walker(buffers)
     ctx: dict[str, Any] = {"scope": scalars, "block": None, "loops": (), "params": scalars}
     w.stmt(func.body, (), ctx, None, "", site=not isinstance(func.body, s_tir.SBlockRealize))
+    w.collect_protected()
     _closure(w)
     sites = [
         s for s in w.sites

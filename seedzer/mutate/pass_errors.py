@@ -27,6 +27,7 @@ PRECONDITION_PATTERNS: tuple[str, ...] = (
     r"only works on opaque blocks",
     r"Non-opaque blocks are not allowed",
     r"ForceNarrowIndexToInt32|The buffer parameter \S+ has dtype",
+    r"Divide by zero",
 )
 """Messages in which a pass states a precondition."""
 

@@ -7,8 +7,9 @@ Facts (each implies the ones before it in :data:`FACTS`, except ``target``):
 - ``no_init``: no SBlock has an init statement (LowerInitBlock ran);
 - ``opaque``: every non-root SBlock is opaque (ConvertBlocksToOpaque ran);
 - ``no_blocks``: no SBlock is left (LowerOpaqueBlock ran);
-- ``flat``: every buffer access and allocation is one-dimensional (FlattenBuffer ran);
-- ``packed``: no parameter is a buffer any more (MakePackedAPI ran).
+- ``flat``: every buffer access and allocation is one-dimensional (FlattenBuffer ran).
+
+(MakePackedAPI is not a reachable stage: the build pipeline cannot run on its output.)
 
 The repair passes are the s_tir default pipeline's own, in its order.
 """
@@ -22,9 +23,8 @@ import tvm
 import tvm_ffi
 from tvm import s_tir, tirx
 
-from seedzer.mutate.ir import is_buffer
 
-FACTS = ("target", "no_init", "opaque", "no_blocks", "flat", "packed")
+FACTS = ("target", "no_init", "opaque", "no_blocks", "flat")
 
 
 def default_target() -> Any:
@@ -41,8 +41,6 @@ def _repairs(target: Any) -> dict[str, list[Callable[[], Any]]]:
         "no_blocks": [s_tir.transform.CompactBufferAllocation, s_tir.transform.LowerMatchBuffer,
                       s_tir.transform.LowerOpaqueBlock],
         "flat": [tirx.transform.FlattenBuffer],
-        "packed": [tirx.transform.AnnotateEntryFunc, tirx.transform.SplitHostDevice,
-                   tirx.transform.MakePackedAPI],
     }
 
 
@@ -79,8 +77,6 @@ def facts(mod: Any) -> set[str]:
         out |= {"no_init", "opaque", "no_blocks"}
         if not state["multidim"]:
             out.add("flat")
-    if funcs and all(not any(is_buffer(p) for p in f.params) for f in funcs):
-        out.add("packed")
     return out
 
 

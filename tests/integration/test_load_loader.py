@@ -125,8 +125,9 @@ def test_truncated_model_is_invalid_with_a_one_line_message(tmp_path: Path, load
 
 
 def test_symbolic_dims_are_bound_to_one(tmp_path: Path, loader: OnnxLoader) -> None:
-    path = _save(tmp_path / "dyn.onnx", [helper.make_node("Sigmoid", ["x"], ["y"])], [_vi("x", ["N", 3])],
-                 [_vi("y", ["N", 3])])
+    path = _save(
+        tmp_path / "dyn.onnx", [helper.make_node("Sigmoid", ["x"], ["y"])], [_vi("x", ["N", 3])], [_vi("y", ["N", 3])]
+    )
     result = loader.load(path)
     assert result.bound_dims == {"x": [1, 3]}
     assert result.outcomes == [] and result.matched is True and result.seeds
@@ -134,8 +135,9 @@ def test_symbolic_dims_are_bound_to_one(tmp_path: Path, loader: OnnxLoader) -> N
 
 
 def test_reference_npz_supplies_inputs_and_dims(tmp_path: Path, loader: OnnxLoader) -> None:
-    path = _save(tmp_path / "dyn.onnx", [helper.make_node("Exp", ["x"], ["y"])], [_vi("x", ["N", 3])],
-                 [_vi("y", ["N", 3])])
+    path = _save(
+        tmp_path / "dyn.onnx", [helper.make_node("Exp", ["x"], ["y"])], [_vi("x", ["N", 3])], [_vi("y", ["N", 3])]
+    )
     x = np.full((4, 3), 0.5, np.float32)
     np.savez(tmp_path / "dyn.npz", **{"input:x": x, "output:y": np.exp(x)})
     result = loader.load(path)
@@ -144,8 +146,12 @@ def test_reference_npz_supplies_inputs_and_dims(tmp_path: Path, loader: OnnxLoad
 
 def test_onnxruntime_failure_falls_back_to_onnx_reference(tmp_path: Path, loader: OnnxLoader) -> None:
     # onnxruntime has no float64 Atan kernel; onnx.reference and TVM both do.
-    path = _save(tmp_path / "atan.onnx", [helper.make_node("Atan", ["x"], ["y"])],
-                 [_vi("x", [5], TensorProto.DOUBLE)], [_vi("y", [5], TensorProto.DOUBLE)])
+    path = _save(
+        tmp_path / "atan.onnx",
+        [helper.make_node("Atan", ["x"], ["y"])],
+        [_vi("x", [5], TensorProto.DOUBLE)],
+        [_vi("y", [5], TensorProto.DOUBLE)],
+    )
     result = loader.load(path)
     (outcome,) = result.outcomes
     assert outcome.symptom is Symptom.INVALID and outcome.detail["substage"] == "compare"

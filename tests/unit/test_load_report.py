@@ -36,8 +36,10 @@ def _results() -> list[ModelLoad]:
     ok.seeds = [_seed("add", "a.onnx"), _seed("fused_add_relu", "a.onnx", fused=True)]
     ok.timings = {"import": 0.5, "legalize": 1.0}
     rescued = ModelLoad(model="b.onnx", path="b.onnx", attempts=["raw", "folded"], folded=True, matched=False)
-    rescued.reached = {"raw": ["parse"], "folded": ["parse", "fold", "import", "legalize", "fuse", "build", "run",
-                                                      "reference", "compare"]}
+    rescued.reached = {
+        "raw": ["parse"],
+        "folded": ["parse", "fold", "import", "legalize", "fuse", "build", "run", "reference", "compare"],
+    }
     rescued.seeds = [_seed("add", "b.onnx"), _seed("pad", "b.onnx")]
     rescued.outcomes = [
         _reshape_error("b.onnx", "lv10"),
@@ -46,8 +48,10 @@ def _results() -> list[ModelLoad]:
     rescued.timings = {"import": 1.5, "fold": 0.1}
     failed = ModelLoad(model="c.onnx", path="c.onnx", attempts=["raw", "folded"], folded=True)
     failed.reached = {"raw": ["parse"], "folded": ["parse", "fold"]}
-    failed.outcomes = [_reshape_error("c.onnx", "lv29"), Outcome(Symptom.CRASH, Stage.LOAD, None, "killed",
-                                                                  {"substage": "import", "attempt": "folded"})]
+    failed.outcomes = [
+        _reshape_error("c.onnx", "lv29"),
+        Outcome(Symptom.CRASH, Stage.LOAD, None, "killed", {"substage": "import", "attempt": "folded"}),
+    ]
     invalid = ModelLoad(model="d.onnx", path="d.onnx", attempts=["raw"])
     invalid.reached = {"raw": []}
     invalid.outcomes = [Outcome.from_dict(finding("invalid", "parse", "raw", "ONNX model d.onnx is empty"))]
@@ -135,8 +139,13 @@ def test_resolve_models_errors(tmp_path: Path) -> None:
 
 
 def test_died_worker_keeps_checkpointed_seeds_and_names_the_step(tmp_path: Path) -> None:
-    partial = {"attempt": "raw", "seeds": [{"script": "s", "op": "add", "fused": False}], "outcomes": [],
-               "timings": {"import": 0.1}, "reached": ["parse", "import", "legalize", "fuse"]}
+    partial = {
+        "attempt": "raw",
+        "seeds": [{"script": "s", "op": "add", "fused": False}],
+        "outcomes": [],
+        "timings": {"import": 0.1},
+        "reached": ["parse", "import", "legalize", "fuse"],
+    }
     (tmp_path / PARTIAL_FILE).write_text(json.dumps(partial))
     (tmp_path / STEP_FILE).write_text("build")
     (tmp_path / LOG_FILE).write_text("!!! TVM encountered a Segfault\n")
