@@ -160,3 +160,13 @@ def test_died_worker_without_progress_defaults_to_parse(tmp_path: Path) -> None:
     data = _died(Outcome(Symptom.HANG, Stage.LOAD, None, "no result after 5s"), "folded", tmp_path)
     assert data["seeds"] == [] and data["outcomes"][0]["detail"]["substage"] == "import"
     assert data["outcomes"][0]["detail"]["attempt"] == "folded"
+
+
+def test_onnx_loader_implements_the_loader_protocol() -> None:
+    from seedzer.load.loader import LoadOptions, OnnxLoader
+    from seedzer.protocols import Loader, LoadResult
+
+    loader = OnnxLoader(LoadOptions(differential=False))
+    assert isinstance(loader, Loader)
+    assert issubclass(ModelLoad, LoadResult)
+    assert loader.options.worker_options()["differential"] is False
