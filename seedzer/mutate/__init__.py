@@ -1,6 +1,8 @@
 """Tzer-style mutation on TVM 0.27: IR mutators, the TIR pass registry and pass-sequence mutators.
 
-Importing this package imports TVM; only worker-side code (and tests) may do so.
+Importing the package is cheap and TVM-free; names that need TVM (IR mutators, ``apply_passes``,
+``check_well_formed`` ...) are imported on first access. The pass catalogue, pass-sequence
+mutators, the tolerance schedule, ``pick`` and error classification never import TVM.
 
 Typical use in a worker::
 
@@ -12,39 +14,60 @@ Typical use in a worker::
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from seedzer.mutate.nodes import Analysis, Site, analyze, choose
-from seedzer.mutate.pass_errors import classify_pass_error
-from seedzer.mutate.pass_mutators import MAX_LEN, MIN_LEN, choose_mutation_kind
-from seedzer.mutate.passes import (
+from seedzer.mutate.pass_catalog import (
+    CATALOG,
     EXCLUDED,
-    PASSES,
-    PassFailure,
+    PASS_NAMES,
     PassInfo,
-    apply_passes,
-    instantiate,
     optional_pass_names,
     random_sequence,
     sample_pass,
 )
+from seedzer.mutate.pass_errors import classify_pass_error
+from seedzer.mutate.pass_mutators import MAX_LEN, MIN_LEN, choose_mutation_kind
 from seedzer.mutate.registry import (
-    IR_MUTATORS,
+    IR_MUTATOR_NAMES,
     PASS_MUTATORS,
     build_ir_mutators,
     build_pass_mutators,
+    ir_mutator_classes,
     pick,
+    validate_weights,
 )
-from seedzer.mutate.stages import default_target
-from seedzer.mutate.wellformed import MutationStats, check_well_formed, mutate_ir
+
+if TYPE_CHECKING:
+    from seedzer.mutate.nodes import Analysis, Site, analyze, choose
+    from seedzer.mutate.passes import PASSES, PassFailure, apply_passes, instantiate
+    from seedzer.mutate.stages import default_target
+    from seedzer.mutate.wellformed import MutationStats, check_well_formed, mutate_ir
+
+_LAZY = {
+    "Analysis": "seedzer.mutate.nodes",
+    "Site": "seedzer.mutate.nodes",
+    "analyze": "seedzer.mutate.nodes",
+    "choose": "seedzer.mutate.nodes",
+    "PASSES": "seedzer.mutate.passes",
+    "PassFailure": "seedzer.mutate.passes",
+    "apply_passes": "seedzer.mutate.passes",
+    "instantiate": "seedzer.mutate.passes",
+    "default_target": "seedzer.mutate.stages",
+    "MutationStats": "seedzer.mutate.wellformed",
+    "check_well_formed": "seedzer.mutate.wellformed",
+    "mutate_ir": "seedzer.mutate.wellformed",
+}
 
 __all__ = [
+    "CATALOG",
     "EXCLUDED",
-    "IR_MUTATORS",
+    "IR_MUTATOR_NAMES",
     "MAX_LEN",
     "MIN_LEN",
     "PASSES",
     "PASS_MUTATORS",
+    "PASS_NAMES",
     "Analysis",
     "MutationStats",
     "PassFailure",
@@ -62,16 +85,27 @@ __all__ = [
     "default_pass_mutators",
     "default_target",
     "instantiate",
+    "ir_mutator_classes",
     "mutate_ir",
     "optional_pass_names",
     "pick",
     "random_sequence",
     "sample_pass",
+    "validate_weights",
 ]
 
 
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'seedzer.mutate' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 def default_ir_mutators() -> list[Any]:
-    """Every IR mutator at its default weight."""
+    """Every IR mutator at its default weight (imports TVM)."""
     return build_ir_mutators()
 
 

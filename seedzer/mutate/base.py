@@ -61,7 +61,7 @@ def splice(a: Analysis, site: Site, stmts: list[Any]) -> Any:
     if site.role == "seq" and isinstance(site.parent, tirx.SeqStmt):
         index = site.path[-1][1]
         seq = list(site.parent.seq)
-        return replace_site(a, site.path[:-1], tirx.SeqStmt(seq[:index] + stmts + seq[index + 1:]))
+        return replace_site(a, site.path[:-1], tirx.SeqStmt(seq[:index] + stmts + seq[index + 1 :]))
     return replace_site(a, site.path, stmts[0] if len(stmts) == 1 else tirx.SeqStmt(stmts))
 
 
@@ -98,4 +98,3 @@ def widen_reads(block: Any, buffers: list[Any]) -> Any:
             seen.append(b)
             keep.append(full_region(b))
     return replace_fields(block, reads=keep)
-

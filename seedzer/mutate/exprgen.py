@@ -106,8 +106,7 @@ def random_cond(scope: Sequence[ScopeVar], rng: random.Random) -> Any:
 
 def in_bounds_index(extent: int, dtype: str, scope: Sequence[ScopeVar], rng: random.Random) -> Any:
     """An index expression whose value is guaranteed to lie in ``[0, extent)``."""
-    fits = [v for v in ranged_vars(scope) if v.lo is not None and v.hi is not None
-            and v.lo >= 0 and v.hi <= extent]
+    fits = [v for v in ranged_vars(scope) if v.lo is not None and v.hi is not None and v.lo >= 0 and v.hi <= extent]
     ints = int_vars(scope)
     r = rng.random()
     if fits and r < 0.5:

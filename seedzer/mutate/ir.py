@@ -8,7 +8,6 @@ input function is never modified and untouched subtrees stay shared.
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 import tvm
@@ -22,28 +21,17 @@ Path = tuple[Step, ...]
 FLOAT_PREFIXES = ("float", "bfloat")
 
 
-@cache
-def _type_fields(cls: type) -> tuple[str, ...]:
-    info = getattr(cls, "__tvm_ffi_type_info__", None)
-    names: list[str] = []
-    while info is not None:
-        names = [f.name for f in info.fields] + names
-        info = info.parent_type_info
-    return tuple(names)
+_COPIERS: dict[Any, Any] = {}
 
 
-def node_fields(obj: Any) -> tuple[str, ...]:
-    """Names of the reflected fields of a tvm-ffi object (parents' fields first)."""
-    return _type_fields(type(obj))
-
-
-@cache
-def _shallow_copier(cls: type) -> Any:
-    info = cls.__tvm_ffi_type_info__
-    fn = core._lookup_type_attr(info.type_index, "__ffi_shallow_copy__")
-    if fn is None:
-        raise TypeError(f"{cls.__name__} cannot be shallow-copied")
-    return fn
+def _shallow_copier(cls: Any) -> Any:
+    if cls not in _COPIERS:
+        info = cls.__tvm_ffi_type_info__
+        fn = core._lookup_type_attr(info.type_index, "__ffi_shallow_copy__")
+        if fn is None:
+            raise TypeError(f"{cls.__name__} cannot be shallow-copied")
+        _COPIERS[cls] = fn
+    return _COPIERS[cls]
 
 
 def replace_fields(obj: Any, **changes: Any) -> Any:
@@ -80,11 +68,6 @@ def replace_at(root: Any, path: Path, new: Any) -> Any:
         items[index] = replace_at(items[index], rest, new)
         return replace_fields(root, **{name: items})
     return replace_fields(root, **{name: replace_at(child, rest, new)})
-
-
-def with_body(func: tirx.PrimFunc, body: tirx.Stmt) -> tirx.PrimFunc:
-    """``func`` with a new body (params, attributes and return type kept)."""
-    return func.with_body(body)
 
 
 def dtype_of(expr: Any) -> str:
@@ -143,18 +126,6 @@ def free_vars(node: Any) -> list[Any]:
     found: list[Any] = []
     tvm_ffi.structural_walk(node, (tvm.ir.Var, found.append))
     return found
-
-
-def count_nodes(node: Any) -> int:
-    """Number of TIR objects (statements, expressions, ...) reachable from ``node`` as a tree."""
-    n = 0
-
-    def _count(_: Any) -> None:
-        nonlocal n
-        n += 1
-
-    tvm_ffi.structural_walk(node, (tvm_ffi.core.Object, _count))
-    return n
 
 
 def const(value: Any, dtype: str) -> Any:

@@ -33,8 +33,36 @@ INT_DIVOPS = (tirx.FloorDiv, tirx.FloorMod, tirx.Div, tirx.Mod)
 BITWISE = (tirx.BitwiseAnd, tirx.BitwiseOr, tirx.BitwiseXor)
 COMPARES = (tirx.LT, tirx.LE, tirx.GT, tirx.GE, tirx.EQ, tirx.NE)
 LOGIC = (tirx.And, tirx.Or)
-UNARY_MATH = tuple(
-    ["exp", "exp2", "exp10", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "floor", "ceil", "round", "trunc", "nearbyint", "erf", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "abs"]
+UNARY_MATH = (
+    "exp",
+    "exp2",
+    "exp10",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sigmoid",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "nearbyint",
+    "erf",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "abs",
 )
 BINARY_MATH = ("pow", "atan2", "copysign", "hypot", "nextafter")
 PRAGMA_KEYS = ("pragma_auto_unroll_max_step", "pragma_unroll_explicit")
@@ -128,12 +156,18 @@ class Insertor(BaseIRMutator):
             return None
         var = tirx.Var(f"ins_{rng.randrange(1 << 16)}", site.dtype)
         stmt_site = a.by_path[site.stmt_path]
-        rel = site.path[len(site.stmt_path):]
+        rel = site.path[len(site.stmt_path) :]
         return splice(a, stmt_site, [tirx.Bind(var, site.node), replace_at(stmt_site.node, rel, var)])
 
     def _duplicate(self, a: Analysis, rng: random.Random) -> Any | None:
-        site = choose([s for s in a.stmt_sites() if not s.defines and isinstance(
-            s.node, (tirx.BufferStore, tirx.IfThenElse, tirx.SeqStmt))], rng)
+        site = choose(
+            [
+                s
+                for s in a.stmt_sites()
+                if not s.defines and isinstance(s.node, (tirx.BufferStore, tirx.IfThenElse, tirx.SeqStmt))
+            ],
+            rng,
+        )
         if site is None:
             return None
         return splice(a, site, [site.node, site.node])

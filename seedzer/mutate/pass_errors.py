@@ -28,6 +28,8 @@ PRECONDITION_PATTERNS: tuple[str, ...] = (
     r"Non-opaque blocks are not allowed",
     r"ForceNarrowIndexToInt32|The buffer parameter \S+ has dtype",
     r"Divide by zero",
+    r"RewriteSimplifier exceeded maximum number",  # tirx.RemoveNoOp max_simplification_steps
+    r"Unknown device id in current IR",  # LowerTVMBuiltin before MakePackedAPI set the device
 )
 """Messages in which a pass states a precondition."""
 
@@ -37,6 +39,8 @@ STAGE_PATTERNS: tuple[str, ...] = (
     r"Load/Store of buffer \S+ \(0x[0-9a-f]+\) occurred before its declaration",
     r"is allocated with \d+ physical dimensions",
     r"are used, but are not passed in as API arguments",
+    r"VectorizeLoop before LiftStorageAlloc",
+    r"Failed to lower the TIRx program",
 )
 """Messages of passes run before the lowering they rely on (see the module docstring)."""
 

@@ -1,6 +1,7 @@
 """Pass-sequence mutators (insert, delete, replace, crossover) and Tzer's tolerance schedule.
 
 Every mutator returns a new list of length ``MIN_LEN..MAX_LEN``; the input is never modified.
+TVM-free: the campaign process may use these without importing TVM.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import random
 from typing import ClassVar, Literal
 
-from seedzer.mutate.passes import sample_pass
+from seedzer.mutate.pass_catalog import sample_pass
 from seedzer.seed import PassSpec
 
 MIN_LEN = 1
@@ -32,9 +33,7 @@ class BasePassMutator:
     def __init__(self, weight: float | None = None) -> None:
         self.weight = self.default_weight if weight is None else float(weight)
 
-    def mutate(
-        self, passes: list[PassSpec], rng: random.Random, other: list[PassSpec] | None = None
-    ) -> list[PassSpec]:
+    def mutate(self, passes: list[PassSpec], rng: random.Random, other: list[PassSpec] | None = None) -> list[PassSpec]:
         """Return a new sequence derived from ``passes``."""
         return _clip(self._mutate(list(passes), rng, other), rng)
 

@@ -1,4 +1,9 @@
-"""Named, weighted mutators: the name -> class registry that configurations refer to."""
+"""Named, weighted mutators: the name -> class registries that configurations refer to.
+
+TVM-free at import time: :data:`IR_MUTATOR_NAMES` and :func:`validate_weights` let the campaign
+process check a configuration; :func:`ir_mutator_classes` / :func:`build_ir_mutators` import the
+IR mutators (and so TVM) only when called.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from seedzer.errors import ConfigError
-from seedzer.mutate import ir_mutators as irm
 from seedzer.mutate import pass_mutators as pm
-from seedzer.mutate import tensor_mutators as tm
 
 
 class _Weighted(Protocol):
@@ -19,20 +22,50 @@ class _Weighted(Protocol):
 
 W = TypeVar("W", bound=_Weighted)
 
-IR_MUTATORS: dict[str, type[Any]] = {
-    cls.name: cls
-    for cls in (
-        irm.Insertor, irm.Deletor, irm.Flipper, irm.Nilizer,
-        tm.WrapIf, tm.WrapSelect, tm.WrapAlloc, tm.WrapAssert, tm.WrapAttr,
-        tm.SplitLoop, tm.LoopKind, tm.UnrollPragma, tm.BufferLoad,
-    )
-}
-"""Every IR mutator class by its name."""
+IR_MUTATOR_NAMES: tuple[str, ...] = (
+    "insert",
+    "delete",
+    "flip",
+    "nilize",
+    "wrap_if",
+    "wrap_select",
+    "wrap_alloc",
+    "wrap_assert",
+    "wrap_attr",
+    "split_loop",
+    "loop_kind",
+    "unroll_pragma",
+    "buffer_load",
+)
+"""Names of every IR mutator (the keys of :func:`ir_mutator_classes`)."""
 
 PASS_MUTATORS: dict[str, type[Any]] = {
     cls.name: cls for cls in (pm.InsertPass, pm.DeletePass, pm.ReplacePass, pm.Crossover)
 }
 """Every pass-sequence mutator class by its name."""
+
+
+def ir_mutator_classes() -> dict[str, type[Any]]:
+    """Every IR mutator class by its name (imports TVM)."""
+    from seedzer.mutate import ir_mutators as irm
+    from seedzer.mutate import tensor_mutators as tm
+
+    classes = (
+        irm.Insertor,
+        irm.Deletor,
+        irm.Flipper,
+        irm.Nilizer,
+        tm.WrapIf,
+        tm.WrapSelect,
+        tm.WrapAlloc,
+        tm.WrapAssert,
+        tm.WrapAttr,
+        tm.SplitLoop,
+        tm.LoopKind,
+        tm.UnrollPragma,
+        tm.BufferLoad,
+    )
+    return {cls.name: cls for cls in classes}
 
 
 def pick(mutators: Sequence[W], rng: random.Random) -> W:
@@ -43,27 +76,34 @@ def pick(mutators: Sequence[W], rng: random.Random) -> W:
     return rng.choices(live, weights=[m.weight for m in live], k=1)[0]
 
 
-def _build(table: Mapping[str, type[Any]], kind: str, weights: Mapping[str, float] | None) -> list[Any]:
+def validate_weights(weights: Mapping[str, Any] | None, kind: str = "ir") -> dict[str, float]:
+    """Check a ``name -> weight`` mapping for ``kind`` ``"ir"`` or ``"pass"`` mutators.
+
+    Raises :class:`ConfigError` naming unknown mutators or bad weights; returns the weights as floats.
+    """
+    known = IR_MUTATOR_NAMES if kind == "ir" else tuple(PASS_MUTATORS)
     weights = dict(weights or {})
-    unknown = sorted(set(weights) - set(table))
+    unknown = sorted(set(weights) - set(known))
     if unknown:
-        raise ConfigError(
-            f"unknown {kind} mutator(s) {', '.join(unknown)}; known: {', '.join(sorted(table))}"
-        )
-    out = []
-    for name, cls in table.items():
-        w = weights.get(name)
-        if w is not None and (not isinstance(w, int | float) or w < 0):
+        raise ConfigError(f"unknown {kind} mutator(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    out = {}
+    for name, w in weights.items():
+        if isinstance(w, bool) or not isinstance(w, int | float) or w < 0:
             raise ConfigError(f"{kind} mutator {name}: weight must be a number >= 0, got {w!r}")
-        out.append(cls(weight=w))
+        out[name] = float(w)
     return out
 
 
-def build_ir_mutators(weights: Mapping[str, float] | None = None) -> list[Any]:
-    """All IR mutators, with default weights overridden by ``weights`` (name -> weight)."""
-    return _build(IR_MUTATORS, "IR", weights)
+def _build(table: Mapping[str, type[Any]], kind: str, weights: Mapping[str, Any] | None) -> list[Any]:
+    checked = validate_weights(weights, kind)
+    return [cls(weight=checked.get(name)) for name, cls in table.items()]
 
 
-def build_pass_mutators(weights: Mapping[str, float] | None = None) -> list[Any]:
-    """All pass-sequence mutators, with default weights overridden by ``weights``."""
+def build_ir_mutators(weights: Mapping[str, Any] | None = None) -> list[Any]:
+    """All IR mutators, default weights overridden by ``weights`` (name -> weight; imports TVM)."""
+    return _build(ir_mutator_classes(), "ir", weights)
+
+
+def build_pass_mutators(weights: Mapping[str, Any] | None = None) -> list[Any]:
+    """All pass-sequence mutators, default weights overridden by ``weights``."""
     return _build(PASS_MUTATORS, "pass", weights)

@@ -7,7 +7,9 @@ Facts (each implies the ones before it in :data:`FACTS`, except ``target``):
 - ``no_init``: no SBlock has an init statement (LowerInitBlock ran);
 - ``opaque``: every non-root SBlock is opaque (ConvertBlocksToOpaque ran);
 - ``no_blocks``: no SBlock is left (LowerOpaqueBlock ran);
-- ``flat``: every buffer access and allocation is one-dimensional (FlattenBuffer ran).
+- ``flat``: every buffer access and allocation is one-dimensional (FlattenBuffer ran);
+- ``vectorized``: no loop is still of kind ``vectorized`` (VectorizeLoop ran; StorageRewrite
+  refuses vectorized loops: "VectorizeLoop before LiftStorageAlloc").
 
 (MakePackedAPI is not a reachable stage: the build pipeline cannot run on its output.)
 
@@ -23,8 +25,7 @@ import tvm
 import tvm_ffi
 from tvm import s_tir, tirx
 
-
-FACTS = ("target", "no_init", "opaque", "no_blocks", "flat")
+FACTS = ("target", "no_init", "opaque", "no_blocks", "flat", "vectorized")
 
 
 def default_target() -> Any:
@@ -38,16 +39,20 @@ def _repairs(target: Any) -> dict[str, list[Callable[[], Any]]]:
         "target": [lambda: tirx.transform.BindTarget(target)],
         "no_init": [s_tir.transform.LowerCrossThreadReduction, s_tir.transform.LowerInitBlock],
         "opaque": [s_tir.transform.PlanAndUpdateBufferAllocationLocation, s_tir.transform.ConvertBlocksToOpaque],
-        "no_blocks": [s_tir.transform.CompactBufferAllocation, s_tir.transform.LowerMatchBuffer,
-                      s_tir.transform.LowerOpaqueBlock],
+        "no_blocks": [
+            s_tir.transform.CompactBufferAllocation,
+            s_tir.transform.LowerMatchBuffer,
+            s_tir.transform.LowerOpaqueBlock,
+        ],
         "flat": [tirx.transform.FlattenBuffer],
+        "vectorized": [lambda: tirx.transform.VectorizeLoop(True)],
     }
 
 
 def facts(mod: Any) -> set[str]:
     """The lowering facts that hold for every PrimFunc of ``mod``."""
     funcs = [f for f in mod.functions.values() if isinstance(f, tirx.PrimFunc)]
-    state = {"init": False, "nonopaque": False, "blocks": False, "multidim": False}
+    state = {"init": False, "nonopaque": False, "blocks": False, "multidim": False, "vector": False}
 
     def on_block(b: Any) -> None:
         state["blocks"] = True
@@ -60,12 +65,19 @@ def facts(mod: Any) -> set[str]:
     def on_alloc(x: Any) -> None:
         state["multidim"] |= len(x.buffer.ty.shape) > 1
 
+    def on_for(x: Any) -> None:
+        state["vector"] |= int(x.kind) == int(tirx.ForKind.VECTORIZED)
+
     for f in funcs:
-        tvm_ffi.structural_walk(f.body, [
-            (s_tir.SBlock, on_block),
-            ((tvm.ir.TensorLoad, tirx.BufferStore), on_access),
-            (tirx.AllocBuffer, on_alloc),
-        ])
+        tvm_ffi.structural_walk(
+            f.body,
+            [
+                (s_tir.SBlock, on_block),
+                ((tvm.ir.TensorLoad, tirx.BufferStore), on_access),
+                (tirx.AllocBuffer, on_alloc),
+                (tirx.For, on_for),
+            ],
+        )
     out = set()
     if all(f.attrs is not None and "target" in f.attrs for f in funcs):
         out.add("target")
@@ -77,6 +89,8 @@ def facts(mod: Any) -> set[str]:
         out |= {"no_init", "opaque", "no_blocks"}
         if not state["multidim"]:
             out.add("flat")
+    if not state["vector"]:
+        out.add("vectorized")
     return out
 
 

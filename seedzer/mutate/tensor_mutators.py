@@ -167,8 +167,9 @@ class SplitLoop(BaseIRMutator):
         inner_kind = kind if int(kind) in (int(tirx.ForKind.VECTORIZED), int(tirx.ForKind.UNROLLED)) else 0
         outer_kind = kind if int(kind) == int(tirx.ForKind.PARALLEL) else 0
         inner = tirx.For(vi, const(0, dt), const(factor, dt), inner_kind, body)
-        outer = tirx.For(vo, const(0, dt), const(outer_n, dt), outer_kind, inner,
-                         annotations=dict(loop.annotations) or None)
+        outer = tirx.For(
+            vo, const(0, dt), const(outer_n, dt), outer_kind, inner, annotations=dict(loop.annotations) or None
+        )
         return replace_site(a, site.path, outer)
 
 
@@ -195,8 +196,9 @@ class LoopKind(BaseIRMutator):
 
     def apply(self, a: Analysis, rng: random.Random) -> Any | None:
         """Re-kind a loop chosen by size."""
-        infos = {li.path: li for li in a.loops
-                 if int(li.node.kind) != int(tirx.ForKind.THREAD_BINDING) and allowed_kinds(li)}
+        infos = {
+            li.path: li for li in a.loops if int(li.node.kind) != int(tirx.ForKind.THREAD_BINDING) and allowed_kinds(li)
+        }
         site = choose([a.by_path[p] for p in infos], rng)
         if site is None:
             return None

@@ -5,9 +5,11 @@
 so the gate uses ``tvm.s_tir.analysis.verify_well_formed`` instead: it checks definitions (SSA,
 undefined variables), buffer-load types and S-TIR block boundaries (e.g. a block body using an
 outer loop variable) and accepts ordinary TIR as well (~0.1 ms). It is followed by
-``tvm.s_tir.analysis.OOBChecker`` (~0.2 ms), which proves every constant-bounded buffer access in
-range on block IR and on lowered IR alike, as a second line of defence against out-of-bounds
-mutants. Optionally (``roundtrip=True``, ~20 ms) the mutant is printed and re-parsed, since only
+``tvm.s_tir.analysis.OOBChecker`` (~0.2 ms), which proves constant-bounded buffer accesses in range,
+as a second line of defence against out-of-bounds mutants (the mutators avoid them by
+construction). On block IR it understands block predicates and padding guards; after flattening
+its interval analysis ignores guards and raises false alarms, so it is run on the mutant as is.
+Optionally (``roundtrip=True``, ~40 ms) the mutant is printed and re-parsed twice, since only
 TVMScript text crosses process boundaries.
 """
 

@@ -69,6 +69,13 @@ def build_seed(name: str) -> Any:
     return funcs[0].with_attr("global_symbol", "main")
 
 
+def load_seeds() -> dict[str, Any]:
+    """Every fixture seed, parsed, by file stem (shared by the other mutate tests)."""
+    from seedzer.tvmio import parse_primfunc
+
+    return {p.stem: parse_primfunc(p.read_text()) for p in sorted(SEED_DIR.glob("*.py"))}
+
+
 def write_all() -> None:
     """Regenerate every fixture file."""
     SEED_DIR.mkdir(parents=True, exist_ok=True)
