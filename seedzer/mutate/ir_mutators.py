@@ -26,6 +26,7 @@ from seedzer.mutate.ir import (
     substitute,
 )
 from seedzer.mutate.nodes import IF_THEN_ELSE, MATH_OPS, Analysis, Site, choose
+from seedzer.mutate.walker import MATH_BINARY, MATH_UNARY
 
 FLOAT_BINOPS = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Min, tirx.Max)
 INT_BINOPS = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Min, tirx.Max)
@@ -33,38 +34,8 @@ INT_DIVOPS = (tirx.FloorDiv, tirx.FloorMod, tirx.Div, tirx.Mod)
 BITWISE = (tirx.BitwiseAnd, tirx.BitwiseOr, tirx.BitwiseXor)
 COMPARES = (tirx.LT, tirx.LE, tirx.GT, tirx.GE, tirx.EQ, tirx.NE)
 LOGIC = (tirx.And, tirx.Or)
-UNARY_MATH = (
-    "exp",
-    "exp2",
-    "exp10",
-    "log",
-    "log2",
-    "log10",
-    "log1p",
-    "sqrt",
-    "rsqrt",
-    "sin",
-    "cos",
-    "tan",
-    "tanh",
-    "sigmoid",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "nearbyint",
-    "erf",
-    "asin",
-    "acos",
-    "atan",
-    "sinh",
-    "cosh",
-    "asinh",
-    "acosh",
-    "atanh",
-    "abs",
-)
-BINARY_MATH = ("pow", "atan2", "copysign", "hypot", "nextafter")
+UNARY_MATH = (*MATH_UNARY, "abs")
+BINARY_MATH = MATH_BINARY
 PRAGMA_KEYS = ("pragma_auto_unroll_max_step", "pragma_unroll_explicit")
 
 

@@ -13,7 +13,7 @@ from tvm.ir.prim import expr as prim_expr
 from seedzer.mutate.ir import Path, dtype_of, is_buffer
 from seedzer.mutate.sites import LoopInfo, ScopeVar, Site
 
-_MATH_NAMES = (
+MATH_UNARY = (
     "exp",
     "exp2",
     "exp10",
@@ -28,7 +28,6 @@ _MATH_NAMES = (
     "tan",
     "tanh",
     "sigmoid",
-    "fabs",
     "floor",
     "ceil",
     "round",
@@ -43,13 +42,12 @@ _MATH_NAMES = (
     "asinh",
     "acosh",
     "atanh",
-    "pow",
-    "atan2",
-    "copysign",
-    "hypot",
-    "nextafter",
 )
-MATH_OPS = frozenset(f"tirx.{n}" for n in _MATH_NAMES)
+"""Unary math intrinsics of ``tvm.tirx`` (``tirx.abs`` builds a ``tirx.fabs`` call)."""
+MATH_BINARY = ("pow", "atan2", "copysign", "hypot", "nextafter")
+"""Binary math intrinsics of ``tvm.tirx``."""
+
+MATH_OPS = frozenset(f"tirx.{n}" for n in (*MATH_UNARY, "fabs", *MATH_BINARY))
 IF_THEN_ELSE = "prim.if_then_else"
 _INT_DIVISORS = (tirx.Div, tirx.Mod, tirx.FloorDiv, tirx.FloorMod, tirx.LShift, tirx.RShift)
 _LEAVES = (tvm.ir.Var, tirx.IntImm, tirx.FloatImm)
