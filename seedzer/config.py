@@ -179,21 +179,28 @@ def config_from_dict(data: Any, source: str = "<config>") -> Config:
     return cfg
 
 
-def load_config(path: Path | None) -> Config:
-    """Load and validate a YAML config file; ``None`` gives the embedded defaults."""
-    if path is None:
-        return Config()
+def read_yaml(path: Path, what: str) -> Any:
+    """Parse a YAML file; an unreadable file or a syntax error is a one-line ConfigError naming it.
+
+    ``what`` names the kind of file in the message (``config``, ``experiment``...).
+    """
     try:
         text = Path(path).read_text()
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read config file ({exc.strerror or exc})") from exc
+        raise ConfigError(f"{path}: cannot read {what} file ({exc.strerror or exc})") from exc
     try:
-        data = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         pos = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise ConfigError(f"{path}: invalid YAML{pos}: {getattr(exc, 'problem', exc)}") from exc
-    return config_from_dict(data, str(path))
+
+
+def load_config(path: Path | None) -> Config:
+    """Load and validate a YAML config file; ``None`` gives the embedded defaults."""
+    if path is None:
+        return Config()
+    return config_from_dict(read_yaml(path, "config"), str(path))
 
 
 def to_dict(obj: Any) -> Any:

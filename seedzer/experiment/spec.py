@@ -13,10 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from seedzer import config as _config
-from seedzer.config import Config, config_from_dict, to_dict
+from seedzer.config import Config, config_from_dict, read_yaml, to_dict
 from seedzer.errors import ConfigError, SeedzerError
 
 
@@ -196,16 +194,7 @@ def spec_from_dict(data: Any, source: str = "<experiment>", *, check_heuristics:
 
 def load_spec(path: Path, *, check_heuristics: bool = True) -> ExperimentSpec:
     """Read and validate an experiment YAML file."""
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read experiment file ({exc.strerror or exc})") from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        pos = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"{path}: invalid YAML{pos}: {getattr(exc, 'problem', exc)}") from exc
+    data = read_yaml(path, "experiment")
     if data is None:
         raise ConfigError(f"{path}: empty experiment file (needs at least 'name' and 'heuristics')")
     return spec_from_dict(data, str(path), check_heuristics=check_heuristics)
