@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 
 from seedzer import __version__
+from seedzer.cli_group import SeedzerGroup
 from seedzer.config import Config, load_config, reference
 from seedzer.errors import SeedzerError
 
@@ -22,18 +23,6 @@ MONITOR_OPTION = click.option(
     "--monitor", type=click.Choice(["auto", "live", "plain", "quiet"]), default="auto", show_default=True,
     help="Status display: a live line on a terminal, periodic plain lines, or nothing.",
 )
-
-
-class SeedzerGroup(click.Group):
-    """A click group that prints SeedzerErrors as one line and exits with status 2."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        """Run the command, turning user errors into ``error: ...``."""
-        try:
-            return super().invoke(ctx)
-        except SeedzerError as exc:
-            click.echo(f"error: {exc}", err=True)
-            ctx.exit(2)
 
 
 @click.group(cls=SeedzerGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -9,24 +9,13 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from seedzer.cli_group import SeedzerGroup
 from seedzer.errors import SeedzerError
 
 DEFAULT_RESULTS = Path("experiments/results")
 
 
-class _OneLineErrors(click.Group):
-    """Prints SeedzerErrors as one ``error:`` line with exit status 2 (also when used stand-alone)."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        """Run the sub-command, turning user errors into one line."""
-        try:
-            return super().invoke(ctx)
-        except SeedzerError as exc:
-            click.echo(f"error: {exc}", err=True)
-            ctx.exit(2)
-
-
-@click.group("experiment", cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("experiment", cls=SeedzerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def experiment_group() -> None:
     """Run experiments: every heuristic's pool fuzzed in several timed trials, then a report.
 
