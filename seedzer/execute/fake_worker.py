@@ -16,6 +16,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from seedzer.execute.progress import ProgressSlot
+from seedzer.execute.worker import serve
 from seedzer.outcome import Stage
 
 
@@ -41,24 +42,14 @@ def fake_execute(script: str, slot: ProgressSlot) -> dict[str, Any]:
 
 
 def fake_worker_main(conn: Connection, slot: ProgressSlot, settings: Any) -> None:
-    """Serve the real worker protocol with fake mutation (append a random line) and execution."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError):
-            return
-        if msg[0] == "stop":
-            return
-        tc_id = msg[1]
-        slot.begin_testcase(tc_id)
-        if msg[0] == "fuzz":
-            seed, rng = msg[2], random.Random(msg[4])
-            script = seed["script"] + f"\nline{rng.randrange(int(settings or 50))}"
-            passes, applied = seed["passes"], ["FakeAppend"]
-        else:
-            script, passes, applied = msg[2], msg[3], []
-        conn.send(("tc", tc_id, script, passes, applied))
-        record = fake_execute(script, slot)
-        slot.clear()
-        conn.send(("result", tc_id, record, {"run": 0.001}))
+    """Serve the real worker protocol (:func:`~seedzer.execute.worker.serve`) with fake mutation
+    (append a random line) and fake execution."""
+    lines = int(settings or 50)
+
+    def mutate(seed: dict[str, Any], _other: str | None, rng: random.Random) -> tuple[str, str, list[str]]:
+        return seed["script"] + f"\nline{rng.randrange(lines)}", seed["passes"], ["FakeAppend"]
+
+    def execute(script: str, _passes: str) -> tuple[dict[str, Any], dict[str, float]]:
+        return fake_execute(script, slot), {"run": 0.001}
+
+    serve(conn, slot, mutate, execute)

@@ -15,7 +15,9 @@ from __future__ import annotations
 import random
 import signal
 import time
+from collections.abc import Callable
 from multiprocessing.connection import Connection
+from typing import Any
 
 from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.settings import WorkerSettings
@@ -60,13 +62,19 @@ class Mutation:
         return new_script, passes_to_json(passes), applied
 
 
-def worker_main(conn: Connection, slot: ProgressSlot, settings: WorkerSettings) -> None:
-    """Entry point of a forked worker: serve tasks until told to stop or the pipe closes."""
-    from seedzer.execute.testcase import TestCaseRunner  # TVM is imported in workers only
+MutateFn = Callable[[dict[str, Any], str | None, random.Random], tuple[str, str, list[str]]]
+"""(seed, other passes JSON, rng) -> (script, passes JSON, names of the mutators applied)."""
+ExecuteFn = Callable[[str, str], tuple[dict[str, Any], dict[str, float]]]
+"""(script, passes JSON) -> (execution record, seconds per stage)."""
 
+
+def serve(conn: Connection, slot: ProgressSlot, mutate: MutateFn, execute: ExecuteFn) -> None:
+    """The worker protocol loop: serve tasks until told to stop or the pipe closes.
+
+    Every worker (the real one and the cheap test one) runs this loop; only ``mutate`` and
+    ``execute`` differ.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the campaign decides when workers stop
-    runner = TestCaseRunner(settings.exec, slot)
-    mutation = Mutation(settings)
     while True:
         try:
             msg = conn.recv()
@@ -76,24 +84,40 @@ def worker_main(conn: Connection, slot: ProgressSlot, settings: WorkerSettings) 
             return
         tc_id = msg[1]
         slot.begin_testcase(tc_id)
-        runner.timings = {}
+        mutate_seconds: float | None = None
         if msg[0] == "fuzz":
             seed, other_json, rng_seed = msg[2], msg[3], msg[4]
             slot.stage(Stage.MUTATE)
             t = time.perf_counter()
             try:
-                script, passes_json, applied = mutation(
-                    seed["script"], seed["passes"], seed.get("failures", 0), other_json, random.Random(rng_seed)
-                )
+                script, passes_json, applied = mutate(seed, other_json, random.Random(rng_seed))
             except Exception as exc:  # a mutator bug must not kill the campaign
                 script, passes_json, applied = seed["script"], seed["passes"], [f"error:{type(exc).__name__}"]
-            runner.timings["mutate"] = time.perf_counter() - t
+            mutate_seconds = time.perf_counter() - t
         else:
             script, passes_json, applied = msg[2], msg[3], []
         conn.send(("tc", tc_id, script, passes_json, applied))
-        record = runner.execute(script, passes_from_json(passes_json))
+        record, timings = execute(script, passes_json)
+        if mutate_seconds is not None:
+            timings["mutate"] = mutate_seconds
         slot.clear()
+        conn.send(("result", tc_id, record, timings))
+
+
+def worker_main(conn: Connection, slot: ProgressSlot, settings: WorkerSettings) -> None:
+    """Entry point of a forked fuzz worker: real mutation and real TVM execution."""
+    from seedzer.execute.testcase import TestCaseRunner  # TVM is imported in workers only
+
+    runner = TestCaseRunner(settings.exec, slot)
+    mutation = Mutation(settings)
+
+    def mutate(seed: dict[str, Any], other_json: str | None, rng: random.Random) -> tuple[str, str, list[str]]:
+        return mutation(seed["script"], seed["passes"], seed.get("failures", 0), other_json, rng)
+
+    def execute(script: str, passes_json: str) -> tuple[dict[str, Any], dict[str, float]]:
+        runner.timings = {}
+        record = runner.execute(script, passes_from_json(passes_json))
         record["invalid_mutants"] = mutation.stats.invalid_total()
-        conn.send(("result", tc_id, record, runner.timings))
+        return record, runner.timings
 
-
+    serve(conn, slot, mutate, execute)
