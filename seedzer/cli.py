@@ -141,6 +141,7 @@ def status(campaign: Path) -> None:
 
 
 def _register_verbs() -> None:
+    from seedzer.coverage.cli import coverage_group
     from seedzer.experiment.cli import experiment_group
     from seedzer.generate.cli import generate_cmd, pool_group
     from seedzer.load.cli import load_cmd
@@ -151,6 +152,7 @@ def _register_verbs() -> None:
     main.add_command(load_cmd, "load")
     main.add_command(report_cmd, "report")
     main.add_command(experiment_group, "experiment")
+    main.add_command(coverage_group, "coverage")
 
 
 _register_verbs()

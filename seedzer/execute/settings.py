@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from seedzer.coverage.collectors import CollectorSpec
+
 
 @dataclass
 class ExecSettings:
@@ -24,3 +26,5 @@ class WorkerSettings:
     tolerance: int = 4
     max_passes: int = 50
     ir_weights: dict[str, float] | None = None
+    collector: CollectorSpec | None = None
+    """Native coverage collector the worker builds at start (None: ``passes`` features only)."""

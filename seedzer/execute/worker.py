@@ -19,6 +19,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
+from seedzer.coverage.collectors import make_collector
 from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.settings import WorkerSettings
 from seedzer.outcome import Stage
@@ -110,6 +111,9 @@ def worker_main(conn: Connection, slot: ProgressSlot, settings: WorkerSettings) 
 
     runner = TestCaseRunner(settings.exec, slot)
     mutation = Mutation(settings)
+    collector = make_collector(settings.collector) if settings.collector is not None else None
+    if collector is not None:
+        collector.start()
 
     def mutate(seed: dict[str, Any], other_json: str | None, rng: random.Random) -> tuple[str, str, list[str]]:
         return mutation(seed["script"], seed["passes"], seed.get("failures", 0), other_json, rng)
@@ -118,6 +122,8 @@ def worker_main(conn: Connection, slot: ProgressSlot, settings: WorkerSettings) 
         runner.timings = {}
         record = runner.execute(script, passes_from_json(passes_json))
         record["invalid_mutants"] = mutation.stats.invalid_total()
+        if collector is not None:
+            record["features"] = list(record.get("features", ())) + collector.take()
         return record, runner.timings
 
     serve(conn, slot, mutate, execute)
