@@ -1,0 +1,1 @@
+"""Triage of campaign findings: reduction, standalone reproducers and bug-report drafts."""
