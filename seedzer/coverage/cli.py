@@ -13,3 +13,13 @@ from seedzer.cli_group import SeedzerGroup
 @click.group("coverage", cls=SeedzerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def coverage_group() -> None:
     """Coverage tools: check the breakpoints instrumentation, build block tables, export and compare."""
+
+
+def _add_set_verbs() -> None:
+    from seedzer.coverage.sets_cli import SET_COMMANDS
+
+    for command in SET_COMMANDS:
+        coverage_group.add_command(command)
+
+
+_add_set_verbs()

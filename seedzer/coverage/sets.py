@@ -1,0 +1,173 @@
+"""Coverage sets of campaigns: read them from campaign.db, export them, take unions and differences.
+
+A *source* is a campaign directory (its ``campaign.db``), a directory holding campaigns (e.g. the
+``<results>/<experiment>/<pool>/`` directory of an experiment, whose ``trial-<n>/`` are campaigns:
+their union), a glob pattern over those, or a file written by :func:`write_set`. Sets compare
+across trials because every backend's features are process-independent strings
+(``sc:<module>:<offset>``, ``bp:...``, pass features). TVM-free; reads campaign.db read-only.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from seedzer.errors import SeedzerError
+from seedzer.store.atomic import write_atomic
+
+PREFIXES: dict[str, str] = {"bp": "breakpoints", "sc": "sancov"}
+"""Feature prefix (text before the first ':') -> backend; features without one are ``passes``."""
+
+FORMAT = "seedzer-coverage-set"
+DB_NAME = "campaign.db"
+
+
+class CoverageSetError(SeedzerError):
+    """A coverage source is missing, unreadable or not a coverage set (the message names it)."""
+
+
+def backend_of(feature: str) -> str:
+    """The backend a feature comes from, by its prefix."""
+    return PREFIXES.get(feature.split(":", 1)[0], "passes")
+
+
+@dataclass
+class CoverageSet:
+    """A set of coverage features and where it came from (campaign directories or files)."""
+
+    features: set[str] = field(default_factory=set)
+    sources: list[str] = field(default_factory=list)
+
+    def by_backend(self) -> dict[str, int]:
+        """Feature counts per backend, sorted by backend name."""
+        return dict(sorted(Counter(backend_of(f) for f in self.features).items()))
+
+    def only(self, backend: str | None) -> CoverageSet:
+        """The features of one backend (all when ``backend`` is None)."""
+        if backend is None:
+            return self
+        return CoverageSet({f for f in self.features if backend_of(f) == backend}, list(self.sources))
+
+    def __or__(self, other: CoverageSet) -> CoverageSet:
+        return CoverageSet(self.features | other.features, self.sources + other.sources)
+
+    def __sub__(self, other: CoverageSet) -> CoverageSet:
+        return CoverageSet(self.features - other.features, list(self.sources))
+
+
+def read_campaign(directory: Path) -> CoverageSet:
+    """The features recorded in ``directory/campaign.db`` (opened read-only)."""
+    db = directory / DB_NAME
+    if not db.is_file():
+        raise CoverageSetError(f"{directory}: not a campaign directory (no {DB_NAME})")
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            rows = conn.execute("SELECT feature FROM coverage_features").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise CoverageSetError(f"{db}: cannot read coverage features ({exc})") from exc
+    return CoverageSet({r[0] for r in rows}, [str(directory)])
+
+
+def read_file(path: Path) -> CoverageSet:
+    """A set written by :func:`write_set` (text or JSON, told apart by the first character)."""
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CoverageSetError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from exc
+    if text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise CoverageSetError(f"{path}: invalid JSON ({exc})") from exc
+        if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("features"), list):
+            raise CoverageSetError(f"{path}: not a coverage set (no \"format\": \"{FORMAT}\" with features)")
+        return CoverageSet({str(f) for f in data["features"]}, [str(path)])
+    lines = text.splitlines()
+    if not lines or lines[0] != f"# {FORMAT}":
+        raise CoverageSetError(f"{path}: not a coverage set (first line is not '# {FORMAT}')")
+    return CoverageSet({ln for ln in lines if ln and not ln.startswith("#")}, [str(path)])
+
+
+def campaigns_under(directory: Path) -> list[Path]:
+    """Campaign directories at or below ``directory`` (sorted)."""
+    if (directory / DB_NAME).is_file():
+        return [directory]
+    return sorted(p.parent for p in directory.rglob(DB_NAME))
+
+
+def read_source(spec: str | Path) -> CoverageSet:
+    """The union of every campaign or set file ``spec`` names (a path or a glob pattern)."""
+    spec = str(spec)
+    paths = [Path(spec)] if Path(spec).exists() else [Path(p) for p in sorted(glob.glob(spec))]
+    if not paths:
+        raise CoverageSetError(f"{spec}: no such file, directory or matching path")
+    result = CoverageSet()
+    for path in paths:
+        if path.is_file():
+            result = result | read_file(path)
+            continue
+        campaigns = campaigns_under(path)
+        if not campaigns:
+            raise CoverageSetError(f"{path}: no campaign directory (no {DB_NAME}) at or below it")
+        for campaign in campaigns:
+            result = result | read_campaign(campaign)
+    return result
+
+
+def union(specs: Iterable[str | Path]) -> CoverageSet:
+    """The union of several sources."""
+    result = CoverageSet()
+    for spec in specs:
+        result = result | read_source(spec)
+    return result
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Sizes of two sets, their intersection and both differences."""
+
+    a: int
+    b: int
+    both: int
+    only_a: int
+    only_b: int
+
+    def lines(self) -> list[str]:
+        """Aligned ``|A|``, ``|B|``, ``|A&B|``, ``|A-B|``, ``|B-A|`` lines."""
+        rows = [("|A|", self.a), ("|B|", self.b), ("|A&B|", self.both), ("|A-B|", self.only_a),
+                ("|B-A|", self.only_b)]
+        return [f"{name:<6} {value:>10}" for name, value in rows]
+
+
+def compare(a: CoverageSet, b: CoverageSet) -> Comparison:
+    """How ``a`` and ``b`` overlap."""
+    both = len(a.features & b.features)
+    return Comparison(len(a.features), len(b.features), both, len(a.features) - both, len(b.features) - both)
+
+
+def render(cov: CoverageSet, fmt: str = "text", backend: str | None = None) -> str:
+    """A stable text (header + one sorted feature per line) or JSON rendering of ``cov``."""
+    features = sorted(cov.features)
+    backends = cov.by_backend()
+    if fmt == "json":
+        doc = {"format": FORMAT, "version": 1, "backend": backend or "all", "backends": backends,
+               "sources": cov.sources, "count": len(features), "features": features}
+        return json.dumps(doc, indent=1) + "\n"
+    header = [f"# {FORMAT}", f"# backend: {backend or 'all'}",
+              "# backends: " + (" ".join(f"{k}={v}" for k, v in backends.items()) or "none"),
+              f"# sources: {' '.join(cov.sources)}", f"# count: {len(features)}"]
+    return "\n".join(header + features) + "\n"
+
+
+def write_set(cov: CoverageSet, out: Path, fmt: str | None = None, backend: str | None = None) -> None:
+    """Write ``cov`` to ``out`` (JSON when ``fmt`` is json or the name ends in .json, else text)."""
+    fmt = fmt or ("json" if out.suffix == ".json" else "text")
+    write_atomic(out, render(cov, fmt, backend))
