@@ -58,8 +58,15 @@ def _breakpoints(options: dict[str, Any]) -> Collector:
     return BreakpointCollector.from_options(options)
 
 
+def _sancov(options: dict[str, Any]) -> Collector:
+    from seedzer.coverage.sancov import SancovCollector
+
+    return SancovCollector.from_options(options)
+
+
 COLLECTORS: dict[str, CollectorFactory] = {
     "breakpoints": _breakpoints,
+    "sancov": _sancov,
 }
 """Backend name -> factory. Other native backends (``sancov``) register here the same way."""
 
