@@ -82,7 +82,13 @@ class FuzzConfig:
     max_passes: int = _f(50, "Longest pass sequence.")
     max_seeds_per_model: int = _f(8, "Most PrimFunc seeds kept from one model (0 = all).")
     differential_load: bool = _f(False, "Also compare each whole model against onnxruntime while loading.")
-    coverage: str = _f("passes", "Coverage backend (passes).")
+    coverage: str = _f("breakpoints", "Coverage backend that decides what is kept: breakpoints (int3 on every "
+                       "basic block of libtvm_compiler.so), passes (pure Python, coarse) or sancov (a "
+                       "sancov-instrumented TVM build). The passes totals are always recorded too.")
+    block_granularity: str = _f("blocks", "breakpoints: basic blocks (table built once, ~2 min) or functions "
+                                "(function entries from .eh_frame only; seconds).")
+    block_cache: str = _f("~/.cache/seedzer/blocks", "breakpoints: directory of the cached block tables "
+                          "(one per library build id and granularity).")
     scheduler: str = _f("uniform", "Seed scheduler (uniform: Tzer's joint pool baseline).")
 
 
@@ -103,7 +109,9 @@ _CHECKS: dict[str, tuple[str, Any]] = {
     "fuzz.snapshot_period": ("must be between 0.5 and 10 seconds", lambda v: 0.5 <= v <= 10),
     "fuzz.tolerance": ("must be >= 1", lambda v: v >= 1),
     "fuzz.max_passes": ("must be between 1 and 50", lambda v: 1 <= v <= 50),
-    "fuzz.coverage": ("must be one of: passes", lambda v: v in ("passes",)),
+    "fuzz.coverage": ("must be one of: breakpoints, passes, sancov",
+                      lambda v: v in ("breakpoints", "passes", "sancov")),
+    "fuzz.block_granularity": ("must be one of: blocks, functions", lambda v: v in ("blocks", "functions")),
     "fuzz.scheduler": ("must be one of: uniform", lambda v: v in ("uniform",)),
     "generate.count": ("must be >= 1", lambda v: v >= 1),
     "generate.max_nodes": ("must be between 1 and 100", lambda v: 1 <= v <= 100),

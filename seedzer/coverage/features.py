@@ -20,6 +20,10 @@ class FeatureSet:
         self._fresh.extend(new)
         return len(new)
 
+    def __contains__(self, feature: object) -> bool:
+        """True when ``feature`` has been seen."""
+        return feature in self._seen
+
     def total(self) -> int:
         """Distinct features seen so far."""
         return len(self._seen)

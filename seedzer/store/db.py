@@ -27,7 +27,8 @@ CREATE TABLE IF NOT EXISTS exec_summary (
 CREATE TABLE IF NOT EXISTS snapshots (
     id INTEGER PRIMARY KEY, time REAL NOT NULL, execs INTEGER NOT NULL, coverage INTEGER NOT NULL,
     coverage_backend TEXT NOT NULL, corpus_size INTEGER NOT NULL, findings INTEGER NOT NULL,
-    unique_findings INTEGER NOT NULL, invalid INTEGER NOT NULL, wall REAL NOT NULL);
+    unique_findings INTEGER NOT NULL, invalid INTEGER NOT NULL, wall REAL NOT NULL,
+    coverage_detail TEXT NOT NULL DEFAULT '{}');
 CREATE TABLE IF NOT EXISTS corpus (
     id TEXT PRIMARY KEY, parent TEXT, origin_model TEXT NOT NULL, passes TEXT NOT NULL,
     coverage_gain INTEGER NOT NULL, added_time REAL NOT NULL, path TEXT NOT NULL,
@@ -70,10 +71,17 @@ class CampaignDB:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.executescript(SCHEMA)
+            self._migrate()
         except sqlite3.DatabaseError as exc:
             raise CampaignError(f"{self.path}: cannot open campaign database ({exc})") from exc
         if self.get_meta("schema_version") is None:
             self.set_meta("schema_version", SCHEMA_VERSION)
+
+    def _migrate(self) -> None:
+        """Add columns newer than an old campaign.db (kept readable by ``--resume``)."""
+        cols = {r[1] for r in self.conn.execute("PRAGMA table_info(snapshots)")}
+        if "coverage_detail" not in cols:
+            self.conn.execute("ALTER TABLE snapshots ADD COLUMN coverage_detail TEXT NOT NULL DEFAULT '{}'")
 
     def close(self) -> None:
         """Close the connection (checkpointing the WAL)."""
@@ -126,12 +134,18 @@ class CampaignDB:
         return int(row[0])
 
     def add_snapshot(self, row: dict[str, Any]) -> None:
-        """Append one snapshot row (time, execs, coverage, corpus size, findings...)."""
+        """Append one snapshot row (time, execs, coverage, corpus size, findings...).
+
+        ``coverage`` is the chosen backend's total; the optional ``coverage_detail`` dict holds every
+        backend's total (e.g. ``{"passes": n, "breakpoints": m, "breakpoints_tvm": a, ...}``).
+        """
+        row = {**row, "coverage_detail": json.dumps(row.get("coverage_detail") or {}, sort_keys=True)}
         with self.transaction() as c:
             c.execute(
                 "INSERT INTO snapshots (time, execs, coverage, coverage_backend, corpus_size, findings,"
-                " unique_findings, invalid, wall) VALUES (:time, :execs, :coverage, :coverage_backend,"
-                " :corpus_size, :findings, :unique_findings, :invalid, :wall)",
+                " unique_findings, invalid, wall, coverage_detail) VALUES (:time, :execs, :coverage,"
+                " :coverage_backend, :corpus_size, :findings, :unique_findings, :invalid, :wall,"
+                " :coverage_detail)",
                 row,
             )
 

@@ -9,7 +9,7 @@ from seedzer.errors import ConfigError
 def test_defaults_without_file() -> None:
     cfg = load_config(None)
     assert isinstance(cfg, Config)
-    assert cfg.fuzz.jobs == 1 and cfg.fuzz.coverage == "passes"
+    assert cfg.fuzz.jobs == 1 and cfg.fuzz.coverage == "breakpoints"
     assert cfg.oracles.enabled == ["crash", "hang", "exception", "mismatch"]
 
 
