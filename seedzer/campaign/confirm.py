@@ -1,10 +1,17 @@
-"""Crash confirmation: every new crash is re-run from its repro.py in a clean process.
+"""Materialization and crash confirmation of low-level findings, in the background.
 
-Runs one reproducer at a time in the background (``subprocess``) so the fuzz loop never waits.
+Every new low-level finding is handed to ``python -m seedzer.triage.materialize FOLDER`` (one at a
+time, in a subprocess, so the fuzz loop never waits and never imports TVM): it expands the pass
+sequence in a clean process and writes the standalone ``repro.py``. For a crash it also runs that
+``repro.py`` in another clean process without coverage instrumentation: death by a signal
+confirms the crash. A crash that does not reproduce there while the campaign's coverage backend is
+``breakpoints`` (int3 breakpoints patched into TVM) is ``instrumentation-suspect``, else
+``unconfirmed``.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -12,42 +19,64 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+INSTRUMENTED_BACKENDS = frozenset({"breakpoints"})
+"""Coverage backends that patch TVM's code, so a crash may be theirs rather than TVM's."""
+
 
 @dataclass
 class Confirmation:
-    """The verdict of one re-run."""
+    """The verdict of one background job (``status`` is None when only the repro was written)."""
 
     signature: str
-    status: str  # confirmed | unconfirmed
+    status: str | None  # confirmed | unconfirmed | instrumentation-suspect | None
     returncode: int | None
     seconds: float
 
 
-class Confirmer:
-    """A queue of reproducers to re-run; :meth:`poll` returns finished verdicts."""
+def crash_status(returncode: int | None, coverage: str) -> str:
+    """The status of a crash whose standalone reproducer ended with ``returncode``."""
+    if returncode is not None and returncode < 0:
+        return "confirmed"
+    return "instrumentation-suspect" if coverage in INSTRUMENTED_BACKENDS else "unconfirmed"
 
-    def __init__(self, timeout: float = 120.0, python: str = sys.executable) -> None:
+
+class Confirmer:
+    """A queue of finding folders to materialize (and, for crashes, confirm); :meth:`poll` returns
+    finished verdicts."""
+
+    def __init__(self, timeout: float = 600.0, python: str = sys.executable, coverage: str = "passes") -> None:
         self.timeout = timeout
         self.python = python
-        self.queue: deque[tuple[str, Path]] = deque()
-        self.running: tuple[str, Path, subprocess.Popen[bytes], float] | None = None
+        self.coverage = coverage
+        self.queue: deque[tuple[str, Path, bool]] = deque()
+        self.running: tuple[str, Path, bool, subprocess.Popen[bytes], float] | None = None
 
-    def submit(self, signature: str, folder: Path) -> None:
-        """Queue a finding folder whose repro.py should die by a signal."""
-        self.queue.append((signature, folder))
+    def submit(self, signature: str, folder: Path, confirm: bool = True) -> None:
+        """Queue a finding folder; ``confirm`` (crashes) also re-runs its repro.py."""
+        self.queue.append((signature, Path(folder), confirm))
 
     def pending(self) -> int:
-        """Reproducers not yet judged."""
+        """Jobs not yet finished."""
         return len(self.queue) + (1 if self.running else 0)
 
     def _start_next(self) -> None:
         if self.running is None and self.queue:
-            sig, folder = self.queue.popleft()
-            log = open(folder / "confirm.log", "wb")  # noqa: SIM115 - closed when the process ends
-            proc = subprocess.Popen([self.python, "repro.py"], cwd=folder, stdout=log,
-                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-            log.close()
-            self.running = (sig, folder, proc, time.monotonic())
+            sig, folder, confirm = self.queue.popleft()
+            (folder / "confirm.json").unlink(missing_ok=True)
+            cmd = [self.python, "-m", "seedzer.triage.materialize", str(folder)] + (["--confirm"] if confirm else [])
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    stdin=subprocess.DEVNULL)
+            self.running = (sig, folder, confirm, proc, time.monotonic())
+
+    def _verdict(self, sig: str, folder: Path, confirm: bool, elapsed: float) -> Confirmation:
+        try:
+            got = json.loads((folder / "confirm.json").read_text())
+        except (OSError, ValueError):
+            got = {}
+        code = got.get("returncode")
+        if not confirm:
+            return Confirmation(sig, None, code, elapsed)
+        return Confirmation(sig, crash_status(code, self.coverage), code, elapsed)
 
     def poll(self) -> list[Confirmation]:
         """Advance the queue; return verdicts that became available."""
@@ -55,16 +84,14 @@ class Confirmer:
         self._start_next()
         if self.running is None:
             return out
-        sig, _folder, proc, started = self.running
-        code = proc.poll()
+        sig, folder, confirm, proc, started = self.running
         elapsed = time.monotonic() - started
-        if code is None and elapsed < self.timeout:
+        if proc.poll() is None and elapsed < self.timeout:
             return out
-        if code is None:
+        if proc.poll() is None:
             proc.kill()
             proc.wait()
-        out.append(Confirmation(sig, "confirmed" if code is not None and code < 0 else "unconfirmed",
-                                code, elapsed))
+        out.append(self._verdict(sig, folder, confirm, elapsed))
         self.running = None
         self._start_next()
         return out
@@ -77,7 +104,7 @@ class Confirmer:
             out.extend(self.poll())
             time.sleep(0.1)
         if self.running is not None:
-            self.running[2].kill()
-            self.running[2].wait()
+            self.running[3].kill()
+            self.running[3].wait()
             self.running = None
         return out

@@ -25,11 +25,11 @@ from seedzer.execute.pool import TestCaseInfo, WorkerEvent, WorkerPool
 from seedzer.execute.settings import ExecSettings, WorkerSettings
 from seedzer.oracles import judge, make_oracles
 from seedzer.outcome import Outcome, Stage, Symptom
-from seedzer.seed import JointSeed, input_seed, passes_from_json
+from seedzer.seed import JointSeed, passes_from_json
 from seedzer.store.corpus import Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
 from seedzer.store.findings import FindingStore
-from seedzer.store.repro import TVM_VERSION, render_repro
+from seedzer.store.repro import TVM_VERSION
 
 
 def prepare_dir(out: Path, resume: bool) -> None:
@@ -64,7 +64,7 @@ class Campaign:
         self.coverage = make_backend(cfg.fuzz.coverage)
         self.oracles = make_oracles(cfg.oracles.enabled)
         self.scheduler = make_scheduler(cfg.fuzz.scheduler)
-        self.confirmer = Confirmer()
+        self.confirmer = Confirmer(coverage=cfg.fuzz.coverage)
         self.rng = random.Random(cfg.fuzz.seed)
         self.stats = CampaignStats(budget=cfg.fuzz.minutes * 60)
         self.pending: deque[CorpusEntry] = deque()
@@ -85,8 +85,10 @@ class Campaign:
         for f in self.db.findings():
             self.stats.unique[f.symptom] += 1
             self.stats.findings[f.symptom] += f.count
-            if f.status == "new" and f.symptom == Symptom.CRASH.value and self.cfg.oracles.confirm_crashes:
-                self.confirmer.submit(f.signature, Path(f.dir))
+            crash = f.status == "new" and f.symptom == Symptom.CRASH.value and self.cfg.oracles.confirm_crashes
+            folder = Path(f.dir)
+            if crash or ((folder / "ir.py").exists() and not (folder / "repro.py").exists()):
+                self.confirmer.submit(f.signature, folder, confirm=crash)
         self.db.add_event("resume", {"elapsed": self.stats.elapsed, "corpus": len(self.corpus)})
 
     def load_seeds(self) -> None:
@@ -257,19 +259,26 @@ class Campaign:
                                  f"{outcome.message.splitlines()[0][:120] if outcome.message else ''}")
 
     def _report(self, outcome: Outcome, tc: TestCaseInfo, ev: WorkerEvent) -> None:
-        repro = render_repro(outcome, tc.script, tc.passes, input_seed=input_seed(tc.script),
-                             rtol=self.cfg.oracles.rtol, atol=self.cfg.oracles.atol)
-        err = ev.record.get("error") or ev.record.get("death") or ev.record.get("compare") or {}
+        err = (ev.record.get("error") or ev.record.get("death") or ev.record.get("compare")
+               or ev.record.get("illformed") or ev.record.get("perf") or {})
         files = {"ir.py": tc.script, "passes.json": json.dumps(json.loads(tc.passes), indent=1),
-                 "repro.py": repro, "log.txt": json.dumps(err, indent=1, default=str)}
+                 "log.txt": json.dumps(err, indent=1, default=str)}
+        t = self.cfg.timeouts
+        settings = {"rtol": self.cfg.oracles.rtol, "atol": self.cfg.oracles.atol,
+                    "timeouts": {"mutate": t.mutate, "pass": t.passes, "build": t.build, "run": t.run,
+                                 "compare": t.compare}}
         meta = {"parent": tc.parent, "mutators": tc.mutators, "worker": ev.worker, "testcase": tc.tc_id,
-                "tvm": TVM_VERSION, "seedzer": __version__, "kind": "lowlevel"}
+                "tvm": TVM_VERSION, "seedzer": __version__, "kind": "lowlevel", "settings": settings}
         rep = self.findings.report(outcome, files, meta)
         self._count_finding(rep.new, outcome, rep.signature)
-        if rep.new and outcome.symptom is Symptom.CRASH and self.cfg.oracles.confirm_crashes:
-            self.confirmer.submit(rep.signature, rep.dir)
+        if rep.new:  # the standalone repro.py is written in the background (seedzer.triage.materialize)
+            crash = outcome.symptom is Symptom.CRASH and self.cfg.oracles.confirm_crashes
+            self.confirmer.submit(rep.signature, rep.dir, confirm=crash)
 
-    def _on_confirmation(self, sig: str, status: str, code: int | None) -> None:
+    def _on_confirmation(self, sig: str, status: str | None, code: int | None) -> None:
+        if status is None:
+            self.db.add_event("repro", {"signature": sig})
+            return
         self.findings.set_status(sig, status, {"confirm_returncode": code})
         self.db.add_event("confirmation", {"signature": sig, "status": status, "returncode": code})
 

@@ -1,124 +1,101 @@
-"""Reproducers: ``repro.py`` replays a low-level finding in a fresh process.
+"""Reproducers: a standalone ``repro.py`` per low-level finding (needs only apache-tvm and numpy).
 
-The script embeds the TVMScript, the pass list and the inputs' seed, replays passes, builds and
-runs, and exits non-zero while the bug is present (a crash kills it with the signal itself). It
-rebuilds the passes through ``seedzer.mutate.passes`` (the same code, prerequisite repair included,
-the fuzzer ran), so it needs Seedzer installed next to TVM.
+The script holds the finding's data (the TVMScript inline, the *expanded* flat pass list, the
+inputs' seed, the expected outcome) followed by the code of :mod:`seedzer.triage.standalone`,
+copied as text (so rendering never imports TVM: the campaign process renders too). It replays
+the passes with plain ``tvm.tirx.transform.X(...)`` calls, builds and runs, and exits 1 while the
+bug is present (a crash dies by its signal, a hang exits 1 once it outlives its time limit), 0
+once it is gone and 2 on a different failure.
+
+The flat list comes from :mod:`seedzer.triage.expand` (prerequisite repair passes written out);
+:mod:`seedzer.triage.materialize` produces it in a clean process and calls :func:`render_repro`.
 """
 
 from __future__ import annotations
 
 import json
+import pprint
+from importlib import resources
+from typing import Any
 
-from seedzer.outcome import Outcome, Symptom
+from seedzer.outcome import Symptom
 
 TVM_VERSION = "0.27.0.post1"
+MARKER = "# --- reproducer code (everything below is copied into repro.py) ---"
 
-_TEMPLATE = '''#!/usr/bin/env python3
-"""Seedzer reproducer: {title}
+_HEADER = '''#!/usr/bin/env python3
+"""Seedzer reproducer{finding}: {title}
 
-Symptom: {symptom}   stage: {stage}   pass: {pass_name}
-Needs: apache-tvm=={tvm_version}, numpy and seedzer (for the pass registry)
-Exit status: 0 = bug not present, 1 = bug reproduced (a crash kills the process instead).
+Needs only: pip install apache-tvm=={tvm_version} numpy
+Run: python repro.py
+Exit status: 1 = bug reproduced ({how}), 0 = bug gone, 2 = a different failure.
+Expected: {symptom} at stage {stage}, pass {pass_name}
+{steps} passes applied one by one, each in PassContext(opt_level=3, config=...) with the target
+current; then tvm.compile(..., target=BUILD_TARGET) at opt_level 3{extra}.
 """
-import json
-import sys
-
-import numpy as np
-import tvm
-from seedzer.mutate.passes import apply_passes, optional_pass_names
-from seedzer.seed import passes_from_json
-
-SYMPTOM = {symptom!r}
-SCRIPT = {script!r}
-PASSES = {passes!r}
-RTOL, ATOL = {rtol!r}, {atol!r}
-
-def make_inputs(func, seed):
-    rng = np.random.default_rng(seed)
-    out = []
-    for p in func.params:
-        shape = [int(d) for d in p.ty.shape]
-        dt = str(p.ty.dtype)
-        out.append(rng.uniform(-1, 1, size=shape).astype(dt) if dt.startswith("float") else np.zeros(shape, dt))
-    return out
-
-
-def run(ex, inputs):
-    args = [tvm.runtime.tensor(a.copy(), tvm.cpu()) for a in inputs]
-    ex["main"](*args)
-    return [a.numpy() for a in args]
-
-
-def same(a, b):
-    for x, y in zip(a, b):
-        if x.dtype.kind == "f":
-            if not np.array_equal(np.isnan(x), np.isnan(y)):
-                return False
-            m = ~np.isnan(x)
-            if not np.allclose(x[m], y[m], rtol=RTOL, atol=ATOL, equal_nan=True):
-                return False
-        elif not np.array_equal(x, y):
-            return False
-    return True
-
-
-def main():
-    target = tvm.target.Target({{"kind": "llvm", "opt-level": 0}})
-    func = tvm.script.from_source(SCRIPT).with_attr("global_symbol", "main")
-    mod = tvm.IRModule({{"main": func}})
-    inputs = make_inputs(func, {input_seed})
-    try:
-        mod = apply_passes(mod, passes_from_json(PASSES))
-        with tvm.transform.PassContext(opt_level=3):
-            opt = tvm.compile(mod, target=target)
-        opt_out = run(opt, inputs)
-    except Exception as exc:  # the exception oracle's symptom
-        print(f"reproduced: {{type(exc).__name__}}: {{str(exc).splitlines()[-1] if str(exc) else ''}}")
-        return 1 if SYMPTOM == "exception" else 2
-    if SYMPTOM == "mismatch":
-        with tvm.transform.PassContext(opt_level=3, disabled_pass=optional_pass_names()):
-            nopt = tvm.compile(tvm.IRModule({{"main": func}}), target=target)
-        if not same(run(nopt, inputs), opt_out):
-            print("reproduced: optimized and unoptimized builds disagree")
-            return 1
-    print("not reproduced")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
 '''
 
 
-def render_repro(
-    outcome: Outcome,
-    script: str,
-    passes_json: str,
-    *,
-    input_seed: int,
-    rtol: float = 1e-4,
-    atol: float = 1e-5,
-) -> str:
-    """Render ``repro.py`` for a low-level finding.
+def standalone_code() -> str:
+    """The text of :mod:`seedzer.triage.standalone` from its marker line on."""
+    text = resources.files("seedzer.triage").joinpath("standalone.py").read_text()
+    return text[text.index(MARKER) + len(MARKER) + 1 :]
 
-    ``passes_json`` is the sequence as the fuzzer stored it; ``input_seed`` recreates the inputs.
-    """
-    title = f"{outcome.symptom.value} at {outcome.stage.value if outcome.stage else '?'}"
-    if outcome.pass_name:
-        title += f" in {outcome.pass_name}"
-    return _TEMPLATE.format(
-        title=title,
-        symptom=outcome.symptom.value,
-        stage=outcome.stage.value if outcome.stage else "",
-        pass_name=outcome.pass_name or "",
-        tvm_version=TVM_VERSION,
-        script=script,
-        passes=json.dumps(json.loads(passes_json)),
-        rtol=rtol,
-        atol=atol,
-        input_seed=input_seed,
-    )
+
+def title_of(expected: dict[str, Any]) -> str:
+    """One-line description of an expected outcome, e.g. ``crash at pass in s_tir.NarrowDataType``."""
+    title = f"{expected['symptom']} at {expected.get('stage') or '?'}"
+    if expected.get("pass"):
+        title += f" in {expected['pass']}"
+    return title
+
+
+def _script_literal(script: str) -> str:
+    if "'''" not in script and not script.endswith("\\") and "\\" not in script:
+        return "r'''" + script.rstrip("\n") + "\n'''"
+    return repr(script)
+
+
+def render_repro(case: dict[str, Any], finding: str = "") -> str:
+    """Render the standalone ``repro.py`` of ``case`` (see :mod:`seedzer.triage.standalone`)."""
+    expected = case["expected"]
+    symptom = expected["symptom"]
+    extra = {
+        "mismatch": "; the unoptimized build disables NOPT_DISABLED and the outputs are compared",
+        "perf": "; both builds are timed and compared with the slowdown factor",
+        "illformed": "; TVM's well-formedness verifier runs after every pass",
+        "hang": "; a hang exits 1 after the time limit",
+    }.get(symptom, "")
+    settings = {k: v for k, v in case.items() if k not in ("script", "steps", "expected", "nopt_disabled")}
+    parts = [
+        _HEADER.format(
+            finding=f" for finding {finding}" if finding else "",
+            title=title_of(expected),
+            tvm_version=TVM_VERSION,
+            how=expected_exit(Symptom(symptom)),
+            symptom=symptom,
+            stage=expected.get("stage"),
+            pass_name=expected.get("pass"),
+            steps=len(case["steps"]),
+            extra=extra,
+        ),
+        "# The PrimFunc under test (TVMScript).",
+        "SCRIPT = " + _script_literal(case["script"]),
+        "",
+        "# The passes, in order: name, constructor arguments, PassContext config.",
+        "STEPS = " + pprint.pformat(case["steps"], width=110, sort_dicts=True),
+        "",
+        "# What the fuzzer observed.",
+        "EXPECTED = " + pprint.pformat(expected, width=110, sort_dicts=True),
+        "",
+        "# Targets, input seed, tolerances, time limit.",
+        "SETTINGS = " + pprint.pformat(settings, width=110, sort_dicts=True),
+        "NOPT_DISABLED = " + json.dumps(case.get("nopt_disabled", [])),
+        "CASE = dict(SETTINGS, script=SCRIPT, steps=STEPS, expected=EXPECTED, nopt_disabled=NOPT_DISABLED)",
+        "",
+        standalone_code(),
+    ]
+    return "\n".join(parts)
 
 
 def expected_exit(symptom: Symptom) -> str:

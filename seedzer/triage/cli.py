@@ -1,0 +1,100 @@
+"""The ``seedzer triage`` and ``seedzer replay`` verbs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from seedzer.errors import SeedzerError
+from seedzer.triage.materialize import read_meta
+from seedzer.triage.registry import TriageOptions, TriageResult, triager_for
+from seedzer.triage.replay import finding_dirs, replay_one
+
+PYTHON_OPTION = click.option(
+    "--python", "python", default=sys.executable, show_default="this interpreter",
+    help="Python interpreter that runs the reproducers (e.g. a virtualenv with another TVM version).")
+
+
+def _triage_one(folder: Path, options: TriageOptions) -> TriageResult:
+    meta = read_meta(folder)
+    kind = str(meta.get("kind", "lowlevel"))
+    outcome = meta["outcome"]
+    try:
+        return triager_for(kind)(folder, meta, options)
+    except SeedzerError as exc:
+        return TriageResult(folder.name, kind, outcome["symptom"],
+                            f"{outcome.get('stage') or '?'}/{outcome.get('pass_name') or '-'}", "error",
+                            note=str(exc))
+
+
+def _fmt(before: int | None, after: int | None) -> str:
+    if before is None:
+        return "-"
+    return f"{before} -> {after}" if after is not None else f"{before} -> ?"
+
+
+@click.command("triage")
+@click.argument("campaign", type=click.Path(path_type=Path))
+@click.option("--minutes", type=float, default=5.0, show_default=True,
+              help="Reduction budget per finding (a finding not finished in time resumes on the next run).")
+@click.option("--only", "only", multiple=True, help="Triage only these signatures (repeatable).")
+@click.option("--force", is_flag=True, help="Start reductions again instead of resuming or skipping them.")
+@PYTHON_OPTION
+def triage_cmd(campaign: Path, minutes: float, only: tuple[str, ...], force: bool, python: str) -> None:
+    """Reduce every unreduced finding of a campaign (or one finding folder) and draft bug reports.
+
+    Writes reduced/repro.py, reduced/state.json and report.md in each finding folder and prints
+    one row per finding: signature, symptom, stage/pass, size and passes before -> after, status.
+
+    Example: seedzer triage campaigns/basic-1 --minutes 5
+    """
+    if minutes <= 0:
+        raise SeedzerError("--minutes must be > 0")
+    folders = [f for f in finding_dirs(campaign) if not only or f.name in only]
+    if not folders:
+        raise SeedzerError(f"{campaign}: no finding matches --only {', '.join(only)}")
+    options = TriageOptions(minutes=minutes, force=force, python=python)
+    table = Table(title=f"triage of {campaign}")
+    for col in ("signature", "kind", "symptom", "stage/pass", "size", "passes", "tests", "status"):
+        table.add_column(col)
+    results = []
+    for folder in folders:
+        click.echo(f"triage: {folder.name} ...", err=True)
+        res = _triage_one(folder, options)
+        results.append(res.to_dict())
+        table.add_row(res.signature, res.kind, res.symptom, res.where, _fmt(res.size_before, res.size_after)
+                      + (f" {res.unit}" if res.size_before is not None else ""),
+                      _fmt(res.passes_before, res.passes_after), str(res.tests), res.status)
+    Console().print(table)
+    summary = Path(campaign) / "triage.json" if (Path(campaign) / "findings").is_dir() else None
+    if summary is not None:
+        summary.write_text(json.dumps(results, indent=1))
+
+
+@click.command("replay")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--reduced", is_flag=True, help="Run reduced/repro.py (written by `seedzer triage`) instead.")
+@PYTHON_OPTION
+def replay_cmd(path: Path, reduced: bool, python: str) -> None:
+    """Re-run the reproducer of one finding or of every finding of a campaign in a clean process.
+
+    Prints still-present / fixed / error per finding; exit status 1 when any bug is still present.
+
+    Example: seedzer replay campaigns/basic-1 --python /opt/tvm-next/bin/python
+    """
+    table = Table(title=f"replay of {path}")
+    for col in ("signature", "symptom", "verdict", "exit", "seconds", "detail"):
+        table.add_column(col)
+    present = False
+    for folder in finding_dirs(path):
+        res = replay_one(folder, python, reduced)
+        present |= res.verdict == "still-present"
+        table.add_row(res.signature, res.symptom, res.verdict, str(res.returncode), f"{res.seconds:.1f}",
+                      res.detail)
+    Console().print(table)
+    sys.exit(1 if present else 0)
