@@ -37,7 +37,18 @@ def setup_breakpoints(out: Path, known: Iterable[str], cache_dir: str, granulari
                                          "granularity": granularity, "hitmap": str(out / HITMAP_FILE)})
 
 
-SETUPS: dict[str, SetupFn] = {"breakpoints": setup_breakpoints}
+def setup_sancov(out: Path, known: Iterable[str], cache_dir: str, granularity: str) -> CollectorSpec:
+    """Check, without importing TVM, that the installed TVM is a sancov build; one line if it is not.
+
+    Nothing is shared between workers: each reads its own copy of the counters (they fork from the
+    zygote with the import-time counts) and the campaign de-duplicates the features.
+    """
+    from seedzer.coverage.sancov import collector_spec
+
+    return collector_spec()
+
+
+SETUPS: dict[str, SetupFn] = {"breakpoints": setup_breakpoints, "sancov": setup_sancov}
 
 
 def prepare_collector(name: str, out: Path, known: Iterable[str], cache_dir: str,

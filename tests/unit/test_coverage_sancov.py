@@ -25,6 +25,7 @@ from seedzer.coverage.sancov import (
     module_name,
     new_edges,
 )
+from seedzer.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 CALLBACKS = REPO / "coverage" / "sancov_callbacks.c"
@@ -267,3 +268,23 @@ def test_stock_wheel_is_refused_in_one_line(built: tuple[Path, Path]) -> None:
     assert "\n" not in str(info.value)
     spec = collector_spec(built[0], [built[1]])
     assert spec.name == "sancov" and spec.options == {"library": str(built[0])}
+
+
+def test_campaign_refuses_sancov_on_the_stock_wheel(tmp_path: Path) -> None:
+    """``fuzz.coverage: sancov`` with the stock wheel: the campaign's set-up stops with one line."""
+    from seedzer.config import load_config
+    from seedzer.coverage.native import prepare_collector
+
+    if DEFAULT_LIBRARY.exists() and "__sancov_cntrs" in ElfFile(installed_tvm_libraries()[0]).sections:
+        pytest.skip("the installed TVM is a sancov build (tvm-cov image): nothing to refuse")
+    cfg_file = tmp_path / "c.yaml"
+    cfg_file.write_text("fuzz:\n  coverage: sancov\n")
+    cfg = load_config(cfg_file)
+    assert cfg.fuzz.coverage == "sancov"
+    with pytest.raises(SancovError, match=r"^sancov: .*(not found|no __sancov_cntrs section).* not a sancov build "
+                                          r"\(use the Docker 'tvm-cov' image") as info:
+        prepare_collector("sancov", tmp_path, [], str(tmp_path), "blocks")
+    assert "\n" not in str(info.value)
+    cfg_file.write_text("fuzz:\n  coverage: sancovv\n")
+    with pytest.raises(ConfigError, match=r"fuzz\.coverage"):
+        load_config(cfg_file)
