@@ -17,11 +17,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from seedzer.coverage.tracker import family_of
 from seedzer.errors import SeedzerError
 from seedzer.store.atomic import write_atomic
-
-PREFIXES: dict[str, str] = {"bp": "breakpoints", "sc": "sancov"}
-"""Feature prefix (text before the first ':') -> backend; features without one are ``passes``."""
 
 FORMAT = "seedzer-coverage-set"
 DB_NAME = "campaign.db"
@@ -29,11 +27,6 @@ DB_NAME = "campaign.db"
 
 class CoverageSetError(SeedzerError):
     """A coverage source is missing, unreadable or not a coverage set (the message names it)."""
-
-
-def backend_of(feature: str) -> str:
-    """The backend a feature comes from, by its prefix."""
-    return PREFIXES.get(feature.split(":", 1)[0], "passes")
 
 
 @dataclass
@@ -45,13 +38,13 @@ class CoverageSet:
 
     def by_backend(self) -> dict[str, int]:
         """Feature counts per backend, sorted by backend name."""
-        return dict(sorted(Counter(backend_of(f) for f in self.features).items()))
+        return dict(sorted(Counter(family_of(f) for f in self.features).items()))
 
     def only(self, backend: str | None) -> CoverageSet:
         """The features of one backend (all when ``backend`` is None)."""
         if backend is None:
             return self
-        return CoverageSet({f for f in self.features if backend_of(f) == backend}, list(self.sources))
+        return CoverageSet({f for f in self.features if family_of(f) == backend}, list(self.sources))
 
     def __or__(self, other: CoverageSet) -> CoverageSet:
         return CoverageSet(self.features | other.features, self.sources + other.sources)

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import click
 
-from seedzer.coverage.sets import PREFIXES, compare, read_source, render, union, write_set
+from seedzer.coverage.sets import compare, read_source, render, union, write_set
+from seedzer.coverage.tracker import PREFIXES
 
-BACKENDS = sorted({"passes", *PREFIXES.values()})
+BACKENDS = sorted({"passes", *PREFIXES})
 _backend = click.option("--backend", type=click.Choice(BACKENDS), default=None,
                         help="Keep only this backend's features (default: all).")
 _format = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default=None,

@@ -13,13 +13,13 @@ from seedzer.cli import main
 from seedzer.coverage.sets import (
     CoverageSet,
     CoverageSetError,
-    backend_of,
     compare,
     read_file,
     read_source,
     render,
     union,
 )
+from seedzer.coverage.tracker import family_of
 from seedzer.store.db import CampaignDB
 
 
@@ -48,11 +48,11 @@ def run(*args: str) -> tuple[int, str]:
     return res.exit_code, res.output
 
 
-def test_backend_of() -> None:
-    assert backend_of("sc:tvm_compiler:1a") == "sancov"
-    assert backend_of("bp:tvm:1a") == "breakpoints"
-    assert backend_of("seq/Simplify:For:+1") == "passes"
-    assert backend_of("build/LowerTVMBuiltin:~") == "passes"
+def test_features_belong_to_backends_by_prefix() -> None:
+    assert family_of("sc:tvm_compiler:1a") == "sancov"
+    assert family_of("bp:tvm:1a") == "breakpoints"
+    assert family_of("seq/Simplify:For:+1") == "passes"
+    assert family_of("build/LowerTVMBuiltin:~") == "passes"
 
 
 def test_sources_campaign_trials_and_glob(experiment: Path) -> None:
