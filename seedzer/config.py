@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from seedzer.errors import ConfigError
+from seedzer.oracles.registry import ORACLES
 
 
 def _f(default: Any, doc: str) -> Any:
@@ -54,12 +55,13 @@ class TimeoutConfig:
 class OracleConfig:
     """Which oracles judge executions and their tolerances."""
 
-    enabled: list[str] = _f(
-        ["crash", "hang", "exception", "mismatch"], "Oracles to run (crash, hang, exception, mismatch)."
-    )
+    enabled: list[str] = _f(list(ORACLES), f"Oracles to run ({', '.join(ORACLES)}).")
     rtol: float = _f(1e-4, "Relative tolerance of the opt-vs-nopt comparison for floats.")
     atol: float = _f(1e-5, "Absolute tolerance of the opt-vs-nopt comparison for floats.")
     confirm_crashes: bool = _f(True, "Re-run every new crash from its repro.py in a clean process.")
+    perf_rate: float = _f(0.05, "Share of passing test cases the perf oracle times (O3 builds, costly).")
+    perf_factor: float = _f(2.0, "perf: optimized slower than unoptimized by more than this factor is a bug.")
+    perf_repeats: int = _f(3, "perf: alternating timing repeats that must all show the slowdown.")
 
 
 @dataclass
@@ -116,10 +118,10 @@ _CHECKS: dict[str, tuple[str, Any]] = {
     "generate.count": ("must be >= 1", lambda v: v >= 1),
     "generate.max_nodes": ("must be between 1 and 100", lambda v: 1 <= v <= 100),
     "known_issues[].pattern": ("must be a valid regular expression", lambda v: _is_regex(v)),
-    "oracles.enabled": (
-        "entries must be among crash, hang, exception, mismatch",
-        lambda v: set(v) <= {"crash", "hang", "exception", "mismatch"},
-    ),
+    "oracles.enabled": (f"entries must be among {', '.join(ORACLES)}", lambda v: set(v) <= set(ORACLES)),
+    "oracles.perf_rate": ("must be between 0 and 1", lambda v: 0 <= v <= 1),
+    "oracles.perf_factor": ("must be > 1", lambda v: v > 1),
+    "oracles.perf_repeats": ("must be >= 1", lambda v: v >= 1),
 }
 
 

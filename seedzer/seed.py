@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,3 +77,9 @@ def input_seed(script: str) -> int:
     """Seed of a test case's random inputs: a function of its script only, so that the nopt
     result can be reused while only the pass sequence changes, and reproducers can recreate it."""
     return int.from_bytes(hashlib.sha256(script.encode()).digest()[:4], "little")
+
+
+def drop_passes(passes: list[PassSpec], indices: Iterable[int]) -> list[PassSpec]:
+    """``passes`` without the positions in ``indices`` (e.g. passes that left the IR unchanged)."""
+    gone = set(indices)
+    return [p for i, p in enumerate(passes) if i not in gone]

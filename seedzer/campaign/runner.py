@@ -17,7 +17,7 @@ from seedzer.campaign.monitor import Monitor, QuietMonitor
 from seedzer.campaign.scheduler import make_scheduler
 from seedzer.campaign.seeds import list_pool, load_for_campaign
 from seedzer.campaign.stats import CampaignStats
-from seedzer.config import Config, to_dict
+from seedzer.config import Config, OracleConfig, to_dict
 from seedzer.coverage import make_backend
 from seedzer.coverage.native import prepare_collector
 from seedzer.errors import CampaignError, PoolError
@@ -25,7 +25,7 @@ from seedzer.execute.pool import TestCaseInfo, WorkerEvent, WorkerPool
 from seedzer.execute.settings import ExecSettings, WorkerSettings
 from seedzer.oracles import judge, make_oracles
 from seedzer.outcome import Outcome, Stage, Symptom
-from seedzer.seed import JointSeed, passes_from_json
+from seedzer.seed import JointSeed, drop_passes, passes_from_json, passes_to_json
 from seedzer.store.corpus import Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
 from seedzer.store.findings import FindingStore
@@ -47,6 +47,14 @@ def prepare_dir(out: Path, resume: bool) -> None:
         probe.unlink()
     except OSError as exc:
         raise CampaignError(f"{out}: campaign directory is not writable ({exc.strerror or exc})") from exc
+
+
+def exec_settings(oracles: OracleConfig) -> ExecSettings:
+    """What workers must measure for the enabled oracles (costly checks only when asked for)."""
+    on = set(oracles.enabled)
+    return ExecSettings(rtol=oracles.rtol, atol=oracles.atol, compare="mismatch" in on,
+                        illformed="illformed" in on, perf_rate=oracles.perf_rate if "perf" in on else 0.0,
+                        perf_factor=oracles.perf_factor, perf_repeats=oracles.perf_repeats)
 
 
 class Campaign:
@@ -153,8 +161,7 @@ class Campaign:
                      Stage.PASS: self.cfg.timeouts.passes, Stage.BUILD: self.cfg.timeouts.build,
                      Stage.RUN: self.cfg.timeouts.run, Stage.COMPARE: self.cfg.timeouts.compare}
         settings = WorkerSettings(
-            exec=ExecSettings(rtol=self.cfg.oracles.rtol, atol=self.cfg.oracles.atol,
-                              compare="mismatch" in self.cfg.oracles.enabled),
+            exec=exec_settings(self.cfg.oracles),
             tolerance=self.cfg.fuzz.tolerance, max_passes=self.cfg.fuzz.max_passes,
             collector=prepare_collector(self.cfg.fuzz.coverage, self.out, self.db.features(),
                                         self.cfg.fuzz.block_cache, self.cfg.fuzz.block_granularity))
@@ -240,8 +247,10 @@ class Campaign:
                 parent.executed = True
             return
         if gain > 0 and outcome.symptom is Symptom.OK:
-            entry = CorpusEntry(JointSeed(tc.script, passes_from_json(tc.passes)).seed_id, tc.script,
-                                tc.passes, parent.origin if parent else "", tc.parent,
+            # Passes that left the IR unchanged add nothing: the stored sequence goes without them.
+            passes = drop_passes(passes_from_json(tc.passes), ev.record.get("noop_passes", ()))
+            entry = CorpusEntry(JointSeed(tc.script, passes).seed_id, tc.script,
+                                passes_to_json(passes), parent.origin if parent else "", tc.parent,
                                 parent.op if parent else "", executed=True)
             self.corpus.add(entry, gain, tc.mutators)
             self.stats.corpus = len(self.corpus)

@@ -14,7 +14,13 @@ class ExecSettings:
     rtol: float = 1e-4
     atol: float = 1e-5
     compare: bool = True
+    illformed: bool = True
+    perf_rate: float = 0.0
+    perf_factor: float = 2.0
+    perf_repeats: int = 3
     nopt_cache_size: int = 256
+    opt_cache_size: int = 64
+    parse_cache_size: int = 512
     max_buffer_elems: int = 1 << 22
 
 

@@ -29,10 +29,11 @@ from seedzer.seed import passes_from_json, passes_to_json
 class Mutation:
     """Worker-side mutation of a joint seed with Tzer's tolerance schedule."""
 
-    def __init__(self, settings: WorkerSettings) -> None:
+    def __init__(self, settings: WorkerSettings, scripts: Any) -> None:
         from seedzer import mutate
 
         self.settings = settings
+        self.scripts = scripts  # ParsedScripts, shared with the TestCaseRunner
         self.mutate = mutate
         self.ir_mutators = mutate.build_ir_mutators(settings.ir_weights)
         self.pass_mutators = mutate.default_pass_mutators()
@@ -42,18 +43,19 @@ class Mutation:
         self, script: str, passes_json: str, failures: int, other_json: str | None, rng: random.Random
     ) -> tuple[str, str, list[str]]:
         """Return (mutated script, mutated passes JSON, names of the mutators applied)."""
-        from seedzer.tvmio import parse_primfunc, script_of
+        from seedzer.tvmio import script_of
 
         passes = passes_from_json(passes_json)
         kind = self.mutate.choose_mutation_kind(failures, self.settings.tolerance, rng)
         applied: list[str] = []
         new_script = script
         if kind in ("ir", "both"):
-            func = parse_primfunc(script)
+            func = self.scripts.get(script)
             result = self.mutate.mutate_ir(func, rng, self.ir_mutators, stats=self.stats)
             if result is not None:
                 new_func, name = result
                 new_script = script_of(new_func)
+                self.scripts.put(new_script, new_func)  # executed as is, without parsing it back
                 applied.append(name)
         if kind in ("passes", "both") or not applied or not passes:
             other = passes_from_json(other_json) if other_json else None
@@ -110,7 +112,7 @@ def worker_main(conn: Connection, slot: ProgressSlot, settings: WorkerSettings) 
     from seedzer.execute.testcase import TestCaseRunner  # TVM is imported in workers only
 
     runner = TestCaseRunner(settings.exec, slot)
-    mutation = Mutation(settings)
+    mutation = Mutation(settings, runner.scripts)
     collector = make_collector(settings.collector) if settings.collector is not None else None
     if collector is not None:
         collector.start()

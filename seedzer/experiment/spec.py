@@ -16,6 +16,7 @@ from typing import Any
 from seedzer import config as _config
 from seedzer.config import Config, config_from_dict, read_yaml, to_dict
 from seedzer.errors import ConfigError, SeedzerError
+from seedzer.oracles.registry import ORACLES
 
 
 class ExperimentError(SeedzerError):
@@ -58,7 +59,7 @@ class ExperimentSpec:
     snapshot_period: float = _f(5.0, "Seconds between coverage snapshots.")
     jobs: int = _f(1, "Worker processes per trial.")
     coverage: str = _f("passes", "Coverage backend of every trial.")
-    oracles: list[str] = field(default_factory=lambda: ["crash", "hang", "exception", "mismatch"],
+    oracles: list[str] = field(default_factory=lambda: list(ORACLES),
                                metadata={"doc": "Oracles every trial runs."})
     seed: int = _f(0, "Base fuzzing seed; trial n uses seed + n.")
     parallel: int = _f(0, "Trials run at once (0: as many as cores allow, cores // jobs).")

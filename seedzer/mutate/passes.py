@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import tvm
+import tvm_ffi
 from tvm import s_tir, tirx
 
 from seedzer.mutate.pass_catalog import (
@@ -111,6 +112,7 @@ def apply_passes(
     instruments: Sequence[Any] | None = None,
     repair: bool = True,
     target: Any = None,
+    unchanged: list[int] | None = None,
 ) -> Any:
     """Apply ``specs`` one by one, each in its own ``PassContext(opt_level=3, config=...)`` and
     with ``target`` as the current target; ``instruments`` are passed to every PassContext.
@@ -121,6 +123,8 @@ def apply_passes(
     ``tvm.compile(mod, target=...)`` does not override it, so pass the target the build should use
     (e.g. opt-level 3 for a performance oracle). Raises :class:`PassFailure` naming the first pass
     that raised (a failing repair pass is reported under the name of the pass it was run for).
+    ``unchanged``, when given, receives the index of every spec that left the module structurally
+    unchanged (repairs included): such passes add nothing and can be dropped from a stored sequence.
     """
     target = target if target is not None else default_target()
     instruments = list(instruments or [])
@@ -131,9 +135,12 @@ def apply_passes(
         try:
             p, config = instantiate(spec)
             with tvm.transform.PassContext(opt_level=3, config=config, instruments=instruments), target:
+                before = mod
                 if repair:
                     mod = ensure(mod, PASSES[spec.name].requires, target)
                 mod = p(mod)
+            if unchanged is not None and tvm_ffi.structural_equal(before, mod):
+                unchanged.append(index)
         except Exception as exc:
             raise PassFailure(spec.name, index, exc, repaired=repair) from exc
     return mod

@@ -30,7 +30,8 @@ from seedzer.protocols import IRMutator
 DEFAULT_MAX_TRIES = 8
 
 
-def _first_line(exc: BaseException) -> str:
+def first_error_line(exc: BaseException) -> str:
+    """The line of a TVM error that says what failed (a 'Check failed' or error line), at most 300 chars."""
     lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
     for ln in lines:
         if "check failed" in ln.lower() or "error" in ln.lower():
@@ -45,11 +46,11 @@ def check_well_formed(func: Any, roundtrip: bool = False) -> str | None:
     try:
         s_tir.analysis.verify_well_formed(func, True)
     except Exception as exc:
-        return "ill-formed: " + _first_line(exc)
+        return "ill-formed: " + first_error_line(exc)
     try:
         s_tir.analysis.OOBChecker()(tvm.IRModule({"main": func}))
     except Exception as exc:
-        return "out-of-bounds: " + _first_line(exc)
+        return "out-of-bounds: " + first_error_line(exc)
     if roundtrip:
         return _roundtrip(func)
     return None
@@ -64,7 +65,7 @@ def _roundtrip(func: Any) -> str | None:
         back = tvm.script.from_source(str(func.script()))
         again = tvm.script.from_source(str(back.script()))
     except Exception as exc:
-        return "script round trip: " + _first_line(exc)
+        return "script round trip: " + first_error_line(exc)
     if not tvm_ffi.structural_equal(back, again, map_free_vars=True):
         return "script round trip: printed text is not stable"
     reason = check_well_formed(back)
@@ -125,7 +126,7 @@ def mutate_ir(
             out = m.mutate(func, rng)
         except Exception as exc:  # a mutator built an object TVM rejects: count, never crash
             stats.errors[m.name] += 1
-            stats.reasons[f"{m.name}: {type(exc).__name__}: {_first_line(exc)}"] += 1
+            stats.reasons[f"{m.name}: {type(exc).__name__}: {first_error_line(exc)}"] += 1
             continue
         if out is None:
             stats.inapplicable[m.name] += 1

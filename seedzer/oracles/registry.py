@@ -80,12 +80,44 @@ class MismatchOracle:
         return Outcome(Symptom.MISMATCH, Stage.COMPARE, cmp.get("last_pass"), msg, detail)
 
 
+class IllformedOracle:
+    """A pass turned well-formed IR into IR that fails TIR's own verifier."""
+
+    name = "illformed"
+
+    def judge(self, record: dict[str, Any]) -> Outcome | None:
+        """Bug when the worker's well-formedness watch caught a pass breaking the IR."""
+        bad = record.get("illformed")
+        if not bad:
+            return None
+        return Outcome(Symptom.ILLFORMED, Stage.PASS, bad.get("pass"),
+                       f"IR is ill-formed after {bad.get('pass')}: {bad.get('message', '')}", dict(bad))
+
+
+class PerfOracle:
+    """The optimized build ran slower than the unoptimized one, in every alternating repeat."""
+
+    name = "perf"
+
+    def judge(self, record: dict[str, Any]) -> Outcome | None:
+        """Bug when the worker's O3 timing confirmed a slowdown beyond the configured factor."""
+        perf = record.get("perf")
+        if not perf:
+            return None
+        msg = (f"optimized build is slower than the unoptimized build "
+               f"(x{perf.get('ratio', 0.0):.2f} > x{perf.get('factor', 0.0):g})")
+        return Outcome(Symptom.PERF, Stage.RUN, perf.get("last_pass"), msg, dict(perf))
+
+
 ORACLES: dict[str, Callable[[], Oracle]] = {
     "crash": CrashOracle,
     "hang": HangOracle,
+    "illformed": IllformedOracle,
     "exception": ExceptionOracle,
     "mismatch": MismatchOracle,
+    "perf": PerfOracle,
 }
+"""Every oracle by name, in the order they judge a record (the first bug wins)."""
 
 
 def make_oracles(names: Sequence[str]) -> list[Oracle]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from seedzer.config import KnownIssue
-from seedzer.oracles.signature import signature
+from seedzer.oracles.signature import ir_names, signature
 from seedzer.outcome import Outcome
 from seedzer.store.atomic import write_atomic
 from seedzer.store.db import CampaignDB, FindingRow
@@ -49,8 +49,9 @@ class FindingStore:
         status: str = "new",
     ) -> FindingReport:
         """Record one bug outcome. A new signature gets its folder (``files`` plus ``meta.json``)
-        written atomically before its database row is committed; a known one just counts."""
-        sig = signature(outcome)
+        written atomically before its database row is committed; a known one just counts. Names the
+        IR in ``files["ir.py"]`` defines do not enter the signature (renamed variants merge)."""
+        sig = signature(outcome, ir_names(files.get("ir.py", "")))
         folder = self.root / sig
         note = self._known_note(outcome)
         if note is not None:

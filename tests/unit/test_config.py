@@ -10,7 +10,7 @@ def test_defaults_without_file() -> None:
     cfg = load_config(None)
     assert isinstance(cfg, Config)
     assert cfg.fuzz.jobs == 1 and cfg.fuzz.coverage == "breakpoints"
-    assert cfg.oracles.enabled == ["crash", "hang", "exception", "mismatch"]
+    assert cfg.oracles.enabled == ["crash", "hang", "illformed", "exception", "mismatch", "perf"]
 
 
 def test_partial_file_keeps_other_defaults(tmp_path: Path) -> None:

@@ -1,0 +1,65 @@
+"""Small worker-side caches: a bounded LRU map, and parsed PrimFuncs keyed by their TVMScript.
+
+Parsing TVMScript costs 30-100 ms per function (more than a whole LLVM build at opt-level 0), and a
+worker parses the same corpus entries again and again, so it keeps the parsed functions; a mutant
+the worker just made is put in under its printed script, so executing it needs no parse at all.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class LRU(Generic[K, V]):
+    """A mapping that keeps the ``size`` most recently used entries."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._data: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        """The value under ``key`` (now most recently used), or None."""
+        value = self._data.get(key)
+        if value is not None:
+            self._data.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        """Store ``value``; evict the least recently used entries beyond ``size``."""
+        self._data[key] = value
+        self._data.move_to_end(key)
+        while len(self._data) > self.size:
+            self._data.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+class ParsedScripts:
+    """PrimFuncs by TVMScript text, parsed on first use (``parse`` raises for unusable text)."""
+
+    def __init__(self, parse: Callable[[str], Any], size: int = 512) -> None:
+        self._parse = parse
+        self._cache: LRU[str, Any] = LRU(size)
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, script: str) -> Any:
+        """The PrimFunc of ``script``."""
+        func = self._cache.get(script)
+        if func is None:
+            self.misses += 1
+            func = self._parse(script)
+            self._cache.put(script, func)
+        else:
+            self.hits += 1
+        return func
+
+    def put(self, script: str, func: Any) -> None:
+        """Remember that ``script`` is the text of ``func`` (a mutant printed by the worker)."""
+        self._cache.put(script, func)

@@ -1,0 +1,86 @@
+"""The performance oracle's worker half: is the optimized build slower than the unoptimized one?
+
+Both builds are made with LLVM at opt-level 3 (the result oracle's opt-level 0 builds say nothing
+about speed), timed with TVM's own ``time_evaluator`` in alternation so that machine noise hits both
+alike, and a slowdown beyond ``factor`` is believed only when every one of ``repeats`` alternating
+measurements shows it. The unoptimized O3 build is cached per script, like the result oracle's.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+import tvm
+
+from seedzer.mutate.passes import apply_passes
+from seedzer.seed import PassSpec
+from seedzer.tvmio import module_of
+
+
+def o3_target() -> Any:
+    """LLVM at opt-level 3 with itself as host: the target of both performance builds."""
+    t = tvm.target.Target({"kind": "llvm", "opt-level": 3})
+    return t.with_host(t)
+
+
+def kernel_seconds(executable: Any, inputs: list[np.ndarray], min_repeat_ms: int) -> float:
+    """Median seconds per call of ``main`` on copies of ``inputs`` (TVM's time_evaluator)."""
+    dev = tvm.cpu()
+    args = [tvm.runtime.tensor(a.copy(), dev) for a in inputs]
+    timer = executable.mod.time_evaluator("main", dev, number=1, repeat=5, min_repeat_ms=min_repeat_ms)
+    return float(statistics.median(timer(*args).results))
+
+
+class PerfProbe:
+    """Builds and times the O3 opt/nopt pair of a test case; caches nopt builds by script."""
+
+    def __init__(self, disabled: list[str], factor: float, repeats: int, min_repeat_ms: int = 5,
+                 cache_size: int = 64) -> None:
+        self.disabled = disabled
+        self.factor = factor
+        self.repeats = repeats
+        self.min_repeat_ms = min_repeat_ms
+        self.cache_size = cache_size
+        self.target = o3_target()
+        self._nopt: OrderedDict[str, Any] = OrderedDict()
+
+    def _nopt_build(self, script: str, func: Any) -> Any:
+        cached = self._nopt.get(script)
+        if cached is None:
+            with tvm.transform.PassContext(opt_level=3, disabled_pass=self.disabled):
+                cached = tvm.compile(module_of(func), target=self.target)
+            self._nopt[script] = cached
+            while len(self._nopt) > self.cache_size:
+                self._nopt.popitem(last=False)
+        self._nopt.move_to_end(script)
+        return cached
+
+    def opt_module(self, func: Any, passes: list[PassSpec]) -> Any:
+        """The optimized module: ``passes`` applied for the O3 target (before ``tvm.compile``)."""
+        return apply_passes(module_of(func), passes, target=self.target)
+
+    def measure(self, script: str, func: Any, passes: list[PassSpec], inputs: list[np.ndarray]) -> dict[str, Any]:
+        """Time opt against nopt; ``slow`` is True when every alternating repeat exceeds the factor.
+
+        Stops early at the first repeat that does not show the slowdown. Raises whatever TVM raises
+        (the caller treats that as "no verdict": the result oracle judges errors).
+        """
+        nopt = self._nopt_build(script, func)
+        mod = self.opt_module(func, passes)
+        with tvm.transform.PassContext(opt_level=3):
+            opt = tvm.compile(mod, target=self.target)
+        ratios: list[float] = []
+        opt_s = nopt_s = 0.0
+        for _ in range(self.repeats):
+            nopt_s = kernel_seconds(nopt, inputs, self.min_repeat_ms)
+            opt_s = kernel_seconds(opt, inputs, self.min_repeat_ms)
+            ratios.append(opt_s / max(nopt_s, 1e-9))
+            if ratios[-1] <= self.factor:
+                break
+        slow = len(ratios) == self.repeats and min(ratios) > self.factor
+        return {"slow": slow, "ratio": min(ratios), "ratios": ratios, "opt_seconds": opt_s,
+                "nopt_seconds": nopt_s, "factor": self.factor, "repeats": self.repeats}
+
