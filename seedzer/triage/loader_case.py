@@ -2,24 +2,26 @@
 
 Works on a campaign finding folder (``meta.json`` with ``"kind": "loader"``, the outcome and the
 model path) or on a ``seedzer load --out`` finding folder (``finding.json`` and ``model.onnx``).
-Files it writes into the folder:
+Files it writes into the folder (the layout of :mod:`seedzer.triage.reduce`, so ``seedzer replay``
+finds them):
 
-=================  ============================================================================
-``reduced.onnx``   best model so far (written at every improvement: a killed run loses nothing)
-``reduce.json``    state: node counts, evaluations, seconds, finished or not, repro verification
-``repro.py``       standalone reproducer (tvm, onnx, onnxruntime, numpy), exit 1 while the bug is
-                   present; ``model.min.onnx`` beside it when the model is too large to embed
-``report.md``      bug-report draft
-=================  ============================================================================
+=======================  ======================================================================
+``reduced/model.onnx``   best model so far (written at every improvement: a killed run loses nothing)
+``reduced/state.json``   node counts, evaluations, seconds, finished or not, repro verification
+``reduced/repro.py``     standalone reproducer of the reduced model (tvm, onnx, onnxruntime, numpy),
+                         exit 1 while the bug is present; run in a clean process to verify it
+``repro.py``             the same for the original model (``model.min.onnx`` beside a reproducer
+                         whose model is too large to embed)
+``report.md``            bug-report draft
+=======================  ======================================================================
 
-A second run resumes from ``reduced.onnx`` with the time it is given, unless ``reduce.json`` says
+A second run resumes from ``reduced/model.onnx`` with the time it is given, unless the state says
 the reduction finished (``force`` starts again from the original model).
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
 from dataclasses import asdict, dataclass
@@ -32,15 +34,19 @@ from seedzer.errors import SeedzerError
 from seedzer.load.folding import FoldError, fold_constants
 from seedzer.load.onnx_import import InvalidModel, input_specs, read_model
 from seedzer.oracles.signature import signature
-from seedzer.outcome import Outcome, Symptom
+from seedzer.outcome import Outcome
 from seedzer.store.atomic import write_atomic
 from seedzer.triage.loader_predicate import LoaderPredicate
 from seedzer.triage.loader_report import LoaderReportInput, render_report, title
 from seedzer.triage.loader_repro import render_loader_repro
+from seedzer.triage.materialize import run_repro
 from seedzer.triage.onnx_graph import export
 from seedzer.triage.onnx_reduce import OnnxReducer, ReduceResult
+from seedzer.triage.registry import TriageOptions, TriageResult
+from seedzer.triage.replay import verdict
 
-REDUCED, STATE, REPRO, REPORT = "reduced.onnx", "reduce.json", "repro.py", "report.md"
+REDUCED, STATE, REPRO, REPORT = "reduced/model.onnx", "reduced/state.json", "reduced/repro.py", "report.md"
+FULL_REPRO = "repro.py"
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,7 @@ class LoaderTriageOptions:
     timeout: float = 60.0
     verify: bool = True
     force: bool = False
+    python: str = sys.executable  # the interpreter that runs the reproducers
 
 
 @dataclass
@@ -124,16 +131,11 @@ def _repro_model(model: onnx.ModelProto, outcome: Outcome) -> onnx.ModelProto:
         return model
 
 
-def verify_repro(folder: Path, outcome: Outcome, timeout: float) -> tuple[bool, int | None]:
-    """Run ``repro.py`` in a clean process; True when it fails as the finding does."""
-    try:
-        proc = subprocess.run([sys.executable, "-I", REPRO], cwd=folder, capture_output=True, timeout=timeout + 120)
-    except subprocess.TimeoutExpired:
-        return False, None
-    write_atomic(folder / "repro.log", proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace"))
-    if outcome.symptom is Symptom.CRASH:
-        return proc.returncode < 0 or proc.returncode == 1, proc.returncode
-    return proc.returncode == 1, proc.returncode
+def verify_repro(path: Path, outcome: Outcome, timeout: float, python: str = sys.executable) -> tuple[bool, int | None]:
+    """Run the reproducer at ``path`` in a clean process; True when it fails as the finding does."""
+    code, _, out = run_repro(path, python, timeout + 120.0)
+    write_atomic(path.with_suffix(".log"), out)
+    return verdict(outcome.symptom.value, code) == "still-present", code
 
 
 def _reduce(found: LoaderFinding, original: onnx.ModelProto, opts: LoaderTriageOptions,
@@ -188,20 +190,50 @@ def triage_loader(folder: Path, opts: LoaderTriageOptions | None = None) -> Load
     return out
 
 
+def _write_repro(folder: Path, model: onnx.ModelProto, outcome: Outcome, timeout: float) -> Path:
+    repro = render_loader_repro(_repro_model(model, outcome), outcome, title(outcome, model), timeout=timeout)
+    for name, data in repro.files.items():
+        write_atomic(folder / name, data)
+    write_atomic(folder / "repro.py", repro.script)
+    return folder / "repro.py"
+
+
 def _write_outputs(found: LoaderFinding, original: onnx.ModelProto, best: onnx.ModelProto, matched: Outcome,
                    out: LoaderTriage, opts: LoaderTriageOptions) -> None:
-    repro = render_loader_repro(_repro_model(best, matched), matched, title(matched, best), timeout=opts.timeout)
-    for name, data in repro.files.items():
-        write_atomic(found.folder / name, data)
-    write_atomic(found.folder / REPRO, repro.script)
-    out.repro = str(found.folder / REPRO)
+    if not (found.folder / FULL_REPRO).exists():
+        _write_repro(found.folder, original, found.outcome, opts.timeout)
+    path = _write_repro((found.folder / REPRO).parent, best, matched, opts.timeout)
+    out.repro = str(path)
     verified_text = "was not run"
     if opts.verify:
-        out.verified, out.repro_exit = verify_repro(found.folder, matched, opts.timeout)
-        verified_text = (f"exits with status {out.repro_exit}" if out.repro_exit is not None and out.repro_exit >= 0
-                         else f"dies by signal {-(out.repro_exit or 0)}")
+        out.verified, out.repro_exit = verify_repro(path, matched, opts.timeout, opts.python)
         if out.repro_exit is None:
             verified_text = "did not finish in time"
+        elif out.repro_exit < 0:
+            verified_text = f"dies by signal {-out.repro_exit}"
+        else:
+            verified_text = f"exits with status {out.repro_exit}"
     report = LoaderReportInput(found.signature, matched, found.model.name, original, best, out.complete,
                                out.evaluations, out.seconds, verified_text)
     write_atomic(found.folder / REPORT, render_report(report))
+
+
+def _status(res: LoaderTriage) -> str:
+    if not res.reproduced:
+        return "not-reproduced"
+    if res.verified is False:
+        return "unverified"
+    return "reduced" if res.complete else "partial"
+
+
+def triage_loader_finding(folder: Path, meta: dict[str, Any], options: TriageOptions) -> TriageResult:
+    """The ``loader`` entry of :data:`seedzer.triage.registry.TRIAGERS` (``meta`` is re-read from ``folder``)."""
+    opts = LoaderTriageOptions(seconds=options.minutes * 60.0, force=options.force, python=options.python)
+    res = triage_loader(folder, opts)
+    outcome = meta.get("outcome") or {}
+    ops = []
+    if (folder / REDUCED).is_file():
+        ops = list(dict.fromkeys(n.op_type for n in onnx.load(folder / REDUCED).graph.node))
+    return TriageResult(res.signature, "loader", res.symptom, f"{outcome.get('stage') or 'load'}/{res.step}",
+                        _status(res), res.original_nodes, res.nodes, "nodes", seconds=res.seconds,
+                        tests=res.evaluations, note=f"trigger: {', '.join(ops)}" if ops else "")

@@ -193,12 +193,12 @@ def main(case: dict[str, Any]) -> int:
     for step, symptom, message in failures:
         same = (step, symptom) == (expected["step"], expected["symptom"]) and normalize(message) == expected["key"]
         hit = hit or same
-        print(f"{'EXPECTED' if same else 'OTHER'} failure at {step} ({symptom}): {message}")
+        print(f"observed {symptom} at {step} ({'the expected failure' if same else 'another failure'}): {message}")
     if hit:
         print("BUG REPRODUCED")
         return 1
     if failures:
-        print(f"a different failure than the expected {expected['symptom']} at {expected['step']}")
+        print(f"error: not the expected {expected['symptom']} at {expected['step']}, but another failure")
         return 3
-    print("every step passed and the outputs agree: the bug is not present")
+    print("not reproduced: every step passed and the outputs agree with onnxruntime")
     return 0

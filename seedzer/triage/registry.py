@@ -57,6 +57,7 @@ Triager = Callable[[Path, dict[str, Any], TriageOptions], TriageResult]
 
 TRIAGERS: dict[str, str] = {
     "lowlevel": "seedzer.triage.reduce:triage_lowlevel",
+    "loader": "seedzer.triage.loader_case:triage_loader_finding",
 }
 """Finding kind -> ``"module:function"`` of its triager."""
 
