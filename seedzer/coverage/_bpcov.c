@@ -122,7 +122,8 @@ static void release_state(void) {
 static PyObject *bp_arm(PyObject *self, PyObject *args) {
     unsigned long long base;
     PyObject *offsets_obj, *hitmap_obj;
-    if (!PyArg_ParseTuple(args, "KOO", &base, &offsets_obj, &hitmap_obj)) return NULL;
+    int writable_text = 0;
+    if (!PyArg_ParseTuple(args, "KOO|p", &base, &offsets_obj, &hitmap_obj, &writable_text)) return NULL;
     if (g.active) { PyErr_SetString(PyExc_RuntimeError, "already armed in this process; disarm() first"); return NULL; }
     memset(&g.offsets_buf, 0, sizeof(Py_buffer));
     memset(&g.hitmap_buf, 0, sizeof(Py_buffer));
@@ -152,7 +153,7 @@ static PyObject *bp_arm(PyObject *self, PyObject *args) {
     g.fresh = calloc((size_t)g.n, sizeof(uint32_t));
     if (!g.orig || !g.armed || !g.fresh) { release_state(); return PyErr_NoMemory(); }
     g.nfresh = g.taken = g.traps = g.foreign = g.armed_count = 0;
-    g.memfd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+    g.memfd = writable_text ? -1 : open("/proc/self/mem", O_RDWR | O_CLOEXEC);
     if (set_protection(PROT_READ | PROT_WRITE | PROT_EXEC) < 0) { release_state(); return NULL; }
     for (Py_ssize_t i = 0; i < g.n; i++) {
         volatile uint8_t *p = (volatile uint8_t *)(g.base + g.offsets[i]);
@@ -238,7 +239,7 @@ static PyObject *bp_stats(PyObject *self, PyObject *noargs) {
 }
 
 static PyMethodDef methods[] = {
-    {"arm", bp_arm, METH_VARARGS, "arm(base, offsets, hitmap) -> number of breakpoints written"},
+    {"arm", bp_arm, METH_VARARGS, "arm(base, offsets, hitmap, writable_text=False) -> number of breakpoints written"},
     {"take", bp_take, METH_NOARGS, "take() -> bytes of uint32 block indices this process marked first since the last call"},
     {"refresh", bp_refresh, METH_NOARGS, "refresh() -> restore breakpoints of blocks other processes marked"},
     {"disarm", bp_disarm, METH_NOARGS, "disarm() -> remove every remaining breakpoint and the handler"},

@@ -57,10 +57,14 @@ class Breakpoints:
         self._llvm = table.is_llvm()
         self.armed = 0
 
-    def arm(self, base: int | None = None) -> int:
-        """Write breakpoints (library base from /proc/self/maps unless given); return how many."""
+    def arm(self, base: int | None = None, writable_text: bool = False) -> int:
+        """Write breakpoints (library base from /proc/self/maps unless given); return how many.
+
+        By default the handler restores bytes through ``/proc/self/mem`` and the code stays
+        read-only; ``writable_text`` leaves it writable while armed and restores by plain stores.
+        """
         base = library_base(self.table.meta.library) if base is None else base
-        self.armed = int(self.ext.arm(base, self._offsets, self.hitmap.buffer))
+        self.armed = int(self.ext.arm(base, self._offsets, self.hitmap.buffer, writable_text))
         return self.armed
 
     def take_indices(self) -> np.ndarray:

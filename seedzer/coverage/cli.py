@@ -8,6 +8,7 @@ from __future__ import annotations
 import click
 
 from seedzer.cli_group import SeedzerGroup
+from seedzer.coverage.blocktable import DEFAULT_CACHE
 
 
 @click.group("coverage", cls=SeedzerGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -23,3 +24,32 @@ def _add_set_verbs() -> None:
 
 
 _add_set_verbs()
+
+
+@coverage_group.command("selftest")
+@click.option("--cache", "cache_dir", default=DEFAULT_CACHE, show_default=True,
+              help="Directory of the cached block tables.")
+@click.option("--granularity", type=click.Choice(["blocks", "functions"]), default="blocks", show_default=True,
+              help="Breakpoints on every basic block or on function entries only.")
+@click.option("--rounds", type=int, default=2, show_default=True, help="Workload rounds per process.")
+def selftest_cmd(cache_dir: str, granularity: str, rounds: int) -> None:
+    """Check that breakpoints do not change TVM: run an import+compile workload with and without them.
+
+    Both runs happen in fresh processes; the IR and output digests of every model must match.
+    Exit status 1 on any difference.
+
+    Example: seedzer coverage selftest
+    """
+    from seedzer.coverage.selftest import selftest
+
+    result = selftest(cache_dir, granularity, rounds)
+    plain, armed = result.plain, result.armed
+    if "seconds" in plain and "seconds" in armed:
+        click.echo(f"without breakpoints: rounds {plain['seconds']} s")
+        click.echo(f"with breakpoints:    rounds {armed['seconds']} s, {armed.get('armed', 0)} armed, "
+                   f"new blocks per round {armed.get('new_blocks')}")
+    for line in result.differences:
+        click.echo(f"DIFFERENCE: {line}", err=True)
+    if not result.ok:
+        raise SystemExit(1)
+    click.echo(f"selftest ok: {len(plain['results'])} models, identical IR and outputs with and without breakpoints")
