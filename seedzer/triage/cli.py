@@ -70,7 +70,7 @@ def triage_cmd(campaign: Path, minutes: float, only: tuple[str, ...], force: boo
         table.add_row(res.signature, res.kind, res.symptom, res.where, _fmt(res.size_before, res.size_after)
                       + (f" {res.unit}" if res.size_before is not None else ""),
                       _fmt(res.passes_before, res.passes_after), str(res.tests), res.status)
-    Console().print(table)
+    Console(width=max(Console().width, 140)).print(table)
     summary = Path(campaign) / "triage.json" if (Path(campaign) / "findings").is_dir() else None
     if summary is not None:
         summary.write_text(json.dumps(results, indent=1))
@@ -96,5 +96,5 @@ def replay_cmd(path: Path, reduced: bool, python: str) -> None:
         present |= res.verdict == "still-present"
         table.add_row(res.signature, res.symptom, res.verdict, str(res.returncode), f"{res.seconds:.1f}",
                       res.detail)
-    Console().print(table)
+    Console(width=max(Console().width, 140)).print(table)
     sys.exit(1 if present else 0)

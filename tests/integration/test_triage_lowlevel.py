@@ -14,10 +14,10 @@ import pytest
 
 pytest.importorskip("tvm")
 
-from seedzer.outcome import Outcome, Stage, Symptom  # noqa: E402
-from seedzer.triage.materialize import base_case, materialize  # noqa: E402
-from seedzer.triage.registry import TriageOptions  # noqa: E402
-from seedzer.triage.replay import replay_one  # noqa: E402
+from seedzer.outcome import Outcome, Stage, Symptom
+from seedzer.triage.materialize import base_case, materialize
+from seedzer.triage.registry import TriageOptions
+from seedzer.triage.replay import replay_one
 
 SEEDS = Path(__file__).resolve().parents[1] / "fixtures" / "seeds"
 
@@ -58,7 +58,7 @@ def test_constructed_crash_is_reduced_and_its_reduced_repro_dies_by_the_same_sig
     script = (folder / "ir.py").read_text()
     filler = [{"pass": p, "args": {}, "config": {}} for p in ("tirx.RemoveNoOp", "tirx.ConvertSSA",
                                                               "s_tir.StmtSimplify", "tirx.AnnotateEntryFunc")]
-    steps = filler[:2] + [{"pass": "tirx.NarrowDataType", "args": {"target_bits": 32}, "config": {}}] + filler[2:]
+    steps = [*filler[:2], {"pass": "tirx.NarrowDataType", "args": {"target_bits": 32}, "config": {}}, *filler[2:]]
     meta = json.loads((folder / "meta.json").read_text())
     (folder / "case.json").write_text(json.dumps(base_case(script, meta, steps)))
     result = triage_lowlevel(folder, meta, TriageOptions(minutes=3))

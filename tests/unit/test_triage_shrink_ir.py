@@ -8,9 +8,9 @@ import pytest
 
 pytest.importorskip("tvm")
 
-from seedzer.mutate.wellformed import check_well_formed  # noqa: E402
-from seedzer.triage.shrink_ir import candidates, shrink, size_key  # noqa: E402
-from seedzer.tvmio import parse_primfunc, script_of  # noqa: E402
+from seedzer.mutate.wellformed import check_well_formed
+from seedzer.triage.shrink_ir import candidates, shrink, size_key
+from seedzer.tvmio import parse_primfunc, script_of
 
 SEEDS = Path(__file__).resolve().parents[1] / "fixtures" / "seeds"
 
