@@ -49,12 +49,17 @@ def prepare_dir(out: Path, resume: bool) -> None:
         raise CampaignError(f"{out}: campaign directory is not writable ({exc.strerror or exc})") from exc
 
 
-def exec_settings(oracles: OracleConfig) -> ExecSettings:
-    """What workers must measure for the enabled oracles (costly checks only when asked for)."""
+def exec_settings(oracles: OracleConfig, coverage: str) -> ExecSettings:
+    """What workers must measure for the enabled oracles (costly checks only when asked for).
+
+    The build pipeline's pass features are detailed (node histograms) only when ``passes`` is the
+    coverage that decides what is kept: the histograms triple the cost of a build.
+    """
     on = set(oracles.enabled)
     return ExecSettings(rtol=oracles.rtol, atol=oracles.atol, compare="mismatch" in on,
                         illformed="illformed" in on, perf_rate=oracles.perf_rate if "perf" in on else 0.0,
-                        perf_factor=oracles.perf_factor, perf_repeats=oracles.perf_repeats)
+                        perf_factor=oracles.perf_factor, perf_repeats=oracles.perf_repeats,
+                        detailed_build_coverage=coverage == "passes")
 
 
 class Campaign:
@@ -155,16 +160,17 @@ class Campaign:
             self.db.set_meta("versions", {"seedzer": __version__, "tvm": TVM_VERSION})
             self.db.set_meta("created", time.time())
         self._install_signals()
+        # The coverage collector first: a backend that cannot work here fails before seeds load.
+        settings = WorkerSettings(
+            exec=exec_settings(self.cfg.oracles, self.cfg.fuzz.coverage),
+            tolerance=self.cfg.fuzz.tolerance, max_passes=self.cfg.fuzz.max_passes,
+            collector=prepare_collector(self.cfg.fuzz.coverage, self.out, self.db.features(),
+                                        self.cfg.fuzz.block_cache, self.cfg.fuzz.block_granularity))
         self.load_seeds()
         self.pending.extend(e for e in self.corpus.entries if not e.executed and e not in self.pending)
         timeouts = {Stage.LOAD: self.cfg.timeouts.load, Stage.MUTATE: self.cfg.timeouts.mutate,
                      Stage.PASS: self.cfg.timeouts.passes, Stage.BUILD: self.cfg.timeouts.build,
                      Stage.RUN: self.cfg.timeouts.run, Stage.COMPARE: self.cfg.timeouts.compare}
-        settings = WorkerSettings(
-            exec=exec_settings(self.cfg.oracles),
-            tolerance=self.cfg.fuzz.tolerance, max_passes=self.cfg.fuzz.max_passes,
-            collector=prepare_collector(self.cfg.fuzz.coverage, self.out, self.db.features(),
-                                        self.cfg.fuzz.block_cache, self.cfg.fuzz.block_granularity))
         self.stats.phase = "fuzzing"
         pool = WorkerPool(self.cfg.fuzz.jobs, settings, timeouts)
         self._pool = pool
@@ -174,9 +180,13 @@ class Campaign:
         next_snap = 0.0
         try:
             while not self._stop and self.stats.elapsed < self.stats.budget:
+                busy = time.perf_counter()
                 for w in pool.idle():
                     self._feed(w)
-                for ev in pool.poll(0.05):
+                book = time.perf_counter() - busy
+                events = pool.poll(0.05)  # waiting for workers: not the fuzzer's own work
+                busy = time.perf_counter()
+                for ev in events:
                     self._on_event(ev)
                 for verdict in self.confirmer.poll():
                     self._on_confirmation(verdict.signature, verdict.status, verdict.returncode)
@@ -188,6 +198,7 @@ class Campaign:
                     self.snapshot()
                     next_snap = now + self.cfg.fuzz.snapshot_period
                 self.monitor.update(self.stats)
+                self.stats.add_timings({"bookkeeping": book + time.perf_counter() - busy})
         finally:
             pool.close()
             self.stats.phase = "finishing"
@@ -234,7 +245,7 @@ class Campaign:
         self.stats.execs += 1
         self.stats.session_execs += 1
         self.exec_counts[(outcome.symptom.value, outcome.stage.value if outcome.stage else "")] += 1
-        self.stats.timings.update(ev.timings)
+        self.stats.add_timings(ev.timings)
         gain = self.coverage.new_since_last(ev.record.get("features", ()))
         self.stats.coverage = self.coverage.total()
         if outcome.symptom is Symptom.INVALID:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
@@ -24,7 +25,12 @@ class CampaignStats:
     loaded_models: int = 0
     failed_models: int = 0
     phase: str = "starting"
-    timings: Counter[str] = field(default_factory=Counter)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def add_timings(self, timings: Mapping[str, float]) -> None:
+        """Accumulate seconds (or counts) per part of an iteration, e.g. ``{"build": 0.02}``."""
+        for key, value in timings.items():
+            self.timings[key] = self.timings.get(key, 0.0) + value
 
     @property
     def execs_per_s(self) -> float:

@@ -78,12 +78,17 @@ def make_inputs(func: Any, seed: int, max_elems: int) -> list[np.ndarray]:
     return arrays
 
 
-def run_built(executable: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Run ``main`` of a built module on copies of ``inputs``; return every buffer afterwards."""
+def call_kernel(kernel: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Call a built kernel on copies of ``inputs``; return every buffer afterwards."""
     dev = tvm.cpu()
     args = [tvm.runtime.tensor(a.copy(), dev) for a in inputs]
-    executable["main"](*args)
+    kernel(*args)
     return [t.numpy() for t in args]
+
+
+def run_built(executable: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Run ``main`` of a built module on copies of ``inputs``; return every buffer afterwards."""
+    return call_kernel(executable["main"], inputs)
 
 
 class TestCaseRunner:
@@ -113,7 +118,7 @@ class TestCaseRunner:
         """Build ``mod`` (LLVM O0) under a PassContext with coverage, then run it on ``inputs``."""
         label = f"<{scope}>"
         t = time.perf_counter()
-        cov = PassCoverage(scope, on_pass=self.progress.in_pass)
+        cov = PassCoverage(scope, on_pass=self.progress.in_pass, detailed=self.settings.detailed_build_coverage)
         self.progress.stage(Stage.BUILD, label)
         try:
             with tvm.transform.PassContext(opt_level=3, disabled_pass=disabled, instruments=[cov]):
@@ -125,7 +130,9 @@ class TestCaseRunner:
         t = self._timed("build", t)
         self.progress.stage(Stage.RUN, label)
         try:
-            result = BuildResult(run_built(ex, inputs), None, cov.features, ex)
+            kernel = ex["main"]  # LLVM's JIT generates machine code at this first lookup
+            t = self._timed("jit", t)
+            result = BuildResult(call_kernel(kernel, inputs), None, cov.features, ex)
         except Exception as exc:
             result = BuildResult(None, _error(Stage.RUN, label if disabled else None, exc), cov.features)
         self._timed("run", t)
@@ -149,12 +156,15 @@ class TestCaseRunner:
         """
         record: dict[str, Any] = {"features": []}
         features: set[str] = set()
+        t = time.perf_counter()
         try:
             func = self.scripts.get(script)
             inputs = make_inputs(func, input_seed(script), self.settings.max_buffer_elems)
         except Exception as exc:
             record["invalid"] = {"stage": Stage.MUTATE.value, "message": f"unusable seed: {exc}"[:500]}
             return record
+        finally:
+            self._timed("parse", t)
 
         nopt = self._nopt_result(script, func, inputs)
         features |= nopt.features

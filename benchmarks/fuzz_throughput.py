@@ -1,0 +1,89 @@
+"""Benchmark the fuzz loop: test cases per second per worker, and where an iteration's time goes.
+
+Usage::
+
+    python benchmarks/fuzz_throughput.py [--pool DIR] [--seconds 60] [--coverage passes] [--jobs 1]
+
+Without ``--pool`` it generates a pool of 10-node models (the 'basic' heuristic) in a temporary
+directory. It then runs a real campaign (forked workers, real TVM, the configured oracles) for
+``--seconds`` of fuzzing and prints the rate and the split of an iteration: mutation, passes, TIR
+build, LLVM JIT codegen, kernel runs, comparison, the perf oracle's O3 builds and timing, the
+campaign's own bookkeeping (judging, coverage merge, corpus and findings I/O, snapshots), and what
+is left (pipes, scheduling, waiting). Figures are printed, never asserted: timings on a shared
+machine are noisy; compare ratios within one run.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from seedzer.campaign.monitor import QuietMonitor
+from seedzer.campaign.runner import Campaign
+from seedzer.config import Config
+from seedzer.generate import generate_pool
+
+WORKER_PARTS = ("mutate", "parse", "passes", "build", "jit", "run", "compare", "perf")
+"""Worker-side timing keys (seconds summed over the run) in the order an iteration spends them."""
+
+
+def split_table(timings: dict[str, float], execs: int, wall: float, jobs: int) -> Table:
+    """Per-iteration milliseconds and shares of worker time for each part of an iteration."""
+    table = Table(title=f"one iteration, averaged over {execs} test cases")
+    for col in ("part", "ms / test case", "share"):
+        table.add_column(col, justify="right" if col != "part" else "left")
+    budget = wall * jobs  # worker-seconds available
+    parts = [(k, timings.get(k, 0.0)) for k in WORKER_PARTS]
+    parts.append(("fuzzer bookkeeping", timings.get("bookkeeping", 0.0)))
+    accounted = sum(v for _, v in parts)
+    parts.append(("other (pipes, scheduling, idle)", max(0.0, budget - accounted)))
+    for name, seconds in parts:
+        table.add_row(name, f"{1000 * seconds / max(execs, 1):.1f}", f"{100 * seconds / max(budget, 1e-9):.1f}%")
+    return table
+
+
+@click.command()
+@click.option("--pool", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Seed pool to fuzz (default: generate 8 ten-node 'basic' models).")
+@click.option("--models", type=int, default=8, show_default=True, help="Models to generate without --pool.")
+@click.option("--seconds", type=float, default=60.0, show_default=True, help="Fuzzing time (loading excluded).")
+@click.option("--coverage", default="passes", show_default=True, help="Coverage backend of the campaign.")
+@click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes.")
+def main(pool: Path | None, models: int, seconds: float, coverage: str, jobs: int) -> None:
+    """Run a timed campaign and print test cases/s per worker with the split of an iteration."""
+    console = Console(width=120)
+    with tempfile.TemporaryDirectory(prefix="seedzer-bench-") as tmp:
+        if pool is None:
+            pool = Path(tmp) / "pool"
+            t = time.perf_counter()
+            generate_pool("basic", models, pool, seed=0, max_nodes=10, progress=False)
+            console.print(f"generated {models} ten-node models in {time.perf_counter() - t:.1f} s")
+        cfg = Config()
+        cfg.fuzz.minutes = seconds / 60.0
+        cfg.fuzz.jobs = jobs
+        cfg.fuzz.coverage = coverage
+        campaign = Campaign(Path(tmp) / "campaign", pool, cfg, monitor=QuietMonitor())
+        t = time.perf_counter()
+        stats = campaign.run()
+        total = time.perf_counter() - t
+    fuzz_wall = stats.session_seconds
+    execs = stats.session_execs
+    rate = execs / fuzz_wall if fuzz_wall else 0.0
+    console.print(f"pool {pool}: {stats.loaded_models} models loaded, corpus {stats.corpus}, "
+                  f"{total - fuzz_wall:.1f} s loading and shutdown")
+    console.print(f"[bold]{execs} test cases in {fuzz_wall:.1f} s with {jobs} worker(s): "
+                  f"{rate:.2f} test cases/s, {rate / jobs:.2f} per worker[/bold] (target: 15 per core)")
+    console.print(split_table(dict(stats.timings), execs, fuzz_wall, jobs))
+    cached = stats.timings.get("cached_builds", 0.0)
+    console.print(f"opt builds skipped (identical lowered IR seen before): {int(cached)} "
+                  f"({100 * cached / max(execs, 1):.0f}% of test cases); coverage {stats.coverage} ({coverage}); "
+                  f"findings {dict(stats.unique)}")
+
+
+if __name__ == "__main__":
+    main()
