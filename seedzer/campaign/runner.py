@@ -109,6 +109,8 @@ class Campaign:
         done = self.db.loaded_models()
         self.stats.phase = "loading"
         for model in self.models:
+            if self._stop:  # Ctrl-C while loading: the models not loaded yet are loaded on --resume
+                return
             if model.name in done:
                 continue
             got = load_for_campaign(model, self.cfg.fuzz.differential_load, self.cfg.timeouts.load,

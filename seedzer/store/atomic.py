@@ -11,6 +11,16 @@ from pathlib import Path
 from seedzer.errors import CampaignError
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_CREATE_MODE = 0o666 & ~_umask()
+"""The mode ``open()`` would give a new file: 0644 under the usual umask."""
+
+
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Write ``data`` to ``path`` via a temporary file in the same directory and ``os.replace``.
 
@@ -29,6 +39,7 @@ def write_atomic(path: Path, data: str | bytes) -> None:
             fh.write(raw)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, _CREATE_MODE)  # mkstemp makes 0600; results are shared (e.g. Docker volumes)
         os.replace(tmp, path)
         tmp = ""
     except OSError as exc:

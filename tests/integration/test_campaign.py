@@ -143,3 +143,27 @@ def test_pool_of_only_corrupt_models_is_one_line(tmp_path: Path) -> None:
                 "--monitor", "quiet")
     assert r.returncode == 2
     assert r.stderr.strip().splitlines()[-1] == f"error: {pool}: no usable seeds (1 models, none could be loaded)"
+
+
+def test_ctrl_c_while_loading_stops_at_once_and_resume_loads_the_rest(tmp_path: Path) -> None:
+    from tests.integration.conftest import conv_model, matmul_model, relu_add_model, write_pool
+
+    models = {f"m{i}_{name}.onnx": make() for i in range(3)
+              for name, make in (("relu", relu_add_model), ("conv", conv_model), ("mm", matmul_model))}
+    pool = write_pool(tmp_path / "pool", models)
+    out = tmp_path / "camp"
+    db = out / "campaign.db"
+    proc = start("fuzz", "--pool", str(pool), "--out", str(out), "--minutes", "0.2", "--monitor", "plain")
+    try:
+        wait_for(lambda: query(db, "SELECT count(*) FROM models")[0][0] >= 1, 180, "a first model loaded")
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0, proc.stdout.read() if proc.stdout else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    loaded = query(db, "SELECT count(*) FROM models")[0][0]
+    assert 1 <= loaded < len(models)
+    done = seedzer("fuzz", "--pool", str(pool), "--out", str(out), "--resume", "--minutes", "0.4",
+                   "--monitor", "quiet")
+    assert done.returncode == 0, done.stderr
+    assert query(db, "SELECT count(*) FROM models")[0][0] == len(models)

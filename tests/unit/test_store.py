@@ -65,3 +65,11 @@ def test_write_atomic_full_disk_is_one_line_and_keeps_old(tmp_path: Path, monkey
         write_atomic(target, "new")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+
+
+def test_write_atomic_files_get_the_usual_mode(tmp_path: Path) -> None:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    target = tmp_path / "f.txt"
+    write_atomic(target, "x")
+    assert target.stat().st_mode & 0o777 == 0o666 & ~mask
