@@ -21,6 +21,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -118,12 +119,22 @@ class BlockTable:
 
     def index_of(self, feature: str) -> int | None:
         """Block index of a ``bp:`` feature, or None when it is not a block of this table."""
-        try:
-            off = int(feature.rsplit(":", 1)[1], 16)
-        except (IndexError, ValueError):
-            return None
-        i = int(np.searchsorted(self.offsets, off))
-        return i if i < len(self.offsets) and int(self.offsets[i]) == off else None
+        found = self.indices_of([feature])
+        return int(found[0]) if len(found) else None
+
+    def indices_of(self, features: Iterable[str]) -> np.ndarray:
+        """Block indices of the ``bp:`` features that name blocks of this table (others are skipped)."""
+        offs = []
+        for f in features:
+            try:
+                offs.append(int(f.rsplit(":", 1)[1], 16))
+            except (IndexError, ValueError):
+                continue
+        want = np.asarray(offs, dtype=np.uint64)
+        idx = np.searchsorted(self.offsets, want)  # both uint64: the table is not converted
+        ok = idx < len(self.offsets)
+        ok[ok] = self.offsets[idx[ok]] == want[ok]
+        return idx[ok].astype(np.int64)
 
 
 def _paths(cache_dir: Path, build_id: str, granularity: str) -> tuple[Path, Path]:

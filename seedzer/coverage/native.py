@@ -32,7 +32,7 @@ def setup_breakpoints(out: Path, known: Iterable[str], cache_dir: str, granulari
     lib = tvm_compiler_library()
     table = load_or_build(lib, cache_dir, granularity, progress=True)
     hitmap = HitMap.create(out / HITMAP_FILE, len(table.offsets))
-    hitmap.mark(i for i in (table.index_of(f) for f in known if f.startswith("bp:")) if i is not None)
+    hitmap.mark(table.indices_of(f for f in known if f.startswith("bp:")).tolist())
     return CollectorSpec("breakpoints", {"library": str(lib), "cache_dir": str(Path(cache_dir).expanduser()),
                                          "granularity": granularity, "hitmap": str(out / HITMAP_FILE)})
 
