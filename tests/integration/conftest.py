@@ -66,3 +66,15 @@ def tiny_pool(tmp_path: Path) -> Path:
     """Three small real models."""
     return write_pool(tmp_path / "pool", {"relu_add.onnx": relu_add_model(), "conv.onnx": conv_model(),
                                           "matmul.onnx": matmul_model()})
+
+
+@pytest.fixture(scope="session", autouse=True)
+def block_table() -> None:
+    """Build the default breakpoints block table once per session (about 2 minutes on a fresh machine).
+
+    Campaigns use the breakpoints backend by default and would otherwise build it inside the first
+    campaign test, where time limits on start-up are tight. Cached afterwards (~1 ms to load).
+    """
+    from seedzer.coverage.blocktable import DEFAULT_CACHE, load_or_build, tvm_compiler_library
+
+    load_or_build(tvm_compiler_library(), DEFAULT_CACHE, "blocks", progress=False)
