@@ -24,9 +24,9 @@ def parse_primfunc(script: str) -> tirx.PrimFunc:
     return obj
 
 
-def as_main(func: tirx.PrimFunc) -> tirx.PrimFunc:
-    """Return ``func`` with ``global_symbol`` set to ``main`` (the name every seed is built under)."""
-    return func.with_attr("global_symbol", "main")
+def as_main(func: tirx.PrimFunc, name: str = "main") -> tirx.PrimFunc:
+    """Return ``func`` with ``global_symbol`` set to ``name`` (every seed is built as ``main``)."""
+    return func.with_attr("global_symbol", name)
 
 
 def script_of(func: tirx.PrimFunc) -> str:
@@ -34,6 +34,6 @@ def script_of(func: tirx.PrimFunc) -> str:
     return str(as_main(func).script())
 
 
-def module_of(func: tirx.PrimFunc) -> tvm.IRModule:
-    """Wrap a PrimFunc in an IRModule under the name ``main``."""
-    return tvm.IRModule({"main": as_main(func)})
+def module_of(func: tirx.PrimFunc, name: str = "main") -> tvm.IRModule:
+    """Wrap a PrimFunc in an IRModule under the name ``name`` (default ``main``)."""
+    return tvm.IRModule({name: as_main(func, name)})

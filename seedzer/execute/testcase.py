@@ -15,6 +15,7 @@ import tvm
 import tvm_ffi
 
 from seedzer.coverage.pass_instrument import PassCoverage
+from seedzer.execute.joint_build import codegen_llvm, lower_for_llvm
 from seedzer.execute.lru import LRU, ParsedScripts
 from seedzer.execute.perf import PerfProbe
 from seedzer.execute.progress import ProgressSlot
@@ -40,6 +41,31 @@ class BuildResult:
     error: dict[str, Any] | None = None
     features: set[str] = field(default_factory=set)
     executable: Any = None
+
+
+NOPT_NAME = "main_nopt"
+"""The unoptimized build's function name, so it can share a generated module with ``main``."""
+
+
+@dataclass
+class _Build:
+    """A build in progress: lowered to a host module (or failed), then generated and run."""
+
+    scope: str  # "nopt" | "opt"
+    nopt: bool
+    host: Any = None
+    features: set[str] = field(default_factory=set)
+    result: BuildResult | None = None
+
+    @property
+    def label(self) -> str:
+        """How the build appears in progress slots and error records."""
+        return f"<{self.scope}>"
+
+    @property
+    def name(self) -> str:
+        """The kernel's function name in the generated module."""
+        return NOPT_NAME if self.nopt else "main"
 
 
 def llvm_target() -> tvm.target.Target:
@@ -113,38 +139,61 @@ class TestCaseRunner:
         self.timings[key] = self.timings.get(key, 0.0) + (now - start)
         return now
 
-    def _build_and_run(self, mod: Any, inputs: list[np.ndarray], scope: str,
-                       disabled: list[str] | None = None) -> BuildResult:
-        """Build ``mod`` (LLVM O0) under a PassContext with coverage, then run it on ``inputs``."""
-        label = f"<{scope}>"
+    def _lower(self, mod: Any, scope: str, disabled: list[str] | None) -> _Build:
+        """Run the TIR build pipeline on ``mod`` with coverage; a failure is the build's result."""
+        build = _Build(scope, disabled is not None)
         t = time.perf_counter()
         cov = PassCoverage(scope, on_pass=self.progress.in_pass, detailed=self.settings.detailed_build_coverage)
-        self.progress.stage(Stage.BUILD, label)
+        self.progress.stage(Stage.BUILD, build.label)
         try:
             with tvm.transform.PassContext(opt_level=3, disabled_pass=disabled, instruments=[cov]):
-                ex = tvm.compile(mod, target=self.target)
+                build.host = lower_for_llvm(mod, self.target)
         except Exception as exc:
-            where = f"{label}:{cov.current or ''}" if disabled else cov.current
-            self._timed("build", t)
-            return BuildResult(None, _error(Stage.BUILD, where, exc), cov.features)
-        t = self._timed("build", t)
-        self.progress.stage(Stage.RUN, label)
-        try:
-            kernel = ex["main"]  # LLVM's JIT generates machine code at this first lookup
-            t = self._timed("jit", t)
-            result = BuildResult(call_kernel(kernel, inputs), None, cov.features, ex)
-        except Exception as exc:
-            result = BuildResult(None, _error(Stage.RUN, label if disabled else None, exc), cov.features)
-        self._timed("run", t)
-        return result
+            where = f"{build.label}:{cov.current or ''}" if build.nopt else cov.current
+            build.result = BuildResult(None, _error(Stage.BUILD, where, exc), cov.features)
+        build.features = cov.features
+        self._timed("build", t)
+        return build
 
-    def _nopt_result(self, script: str, func: Any, inputs: list[np.ndarray]) -> BuildResult:
-        cached = self._nopt.get(script)
-        if cached is None:
-            cached = self._build_and_run(module_of(func), inputs, "nopt", self.disabled)
-            cached.executable = None  # only the optimized build is re-run (determinism check)
-            self._nopt.put(script, cached)
-        return cached
+    def _finish(self, builds: list[_Build], inputs: list[np.ndarray]) -> None:
+        """Generate code for the lowered ``builds`` as one module (one JIT), then run each kernel.
+
+        If the joint code generation fails, each build is finished alone, so that the failure is
+        attributed to the build that causes it.
+        """
+        t = time.perf_counter()
+        self.progress.stage(Stage.BUILD, builds[-1].label)
+        try:
+            ex = codegen_llvm([b.host for b in builds], self.target)
+            t = self._timed("build", t)
+            self.progress.stage(Stage.RUN, builds[-1].label)
+            kernels = [ex[b.name] for b in builds]  # LLVM's JIT generates machine code at the first lookup
+        except Exception as exc:
+            self._timed("build", t)
+            if len(builds) > 1:
+                for build in builds:
+                    self._finish([build], inputs)
+                return
+            build = builds[0]
+            build.result = BuildResult(None, _error(Stage.BUILD, build.label if build.nopt else None, exc),
+                                       build.features)
+            return
+        t = self._timed("jit", t)
+        for build, kernel in zip(builds, kernels, strict=True):
+            self.progress.stage(Stage.RUN, build.label)
+            try:
+                build.result = BuildResult(call_kernel(kernel, inputs), None, build.features,
+                                           None if build.nopt else ex)
+            except Exception as exc:
+                build.result = BuildResult(None, _error(Stage.RUN, build.label if build.nopt else None, exc),
+                                           build.features)
+        self._timed("run", t)
+
+    def _settle(self, builds: list[_Build | None], inputs: list[np.ndarray]) -> None:
+        """Finish every lowered build that has no result yet, jointly."""
+        todo = [b for b in builds if b is not None and b.result is None]
+        if todo:
+            self._finish(todo, inputs)
 
     def execute(self, script: str, passes: list[PassSpec]) -> dict[str, Any]:
         """Run one test case; return the execution record.
@@ -155,7 +204,6 @@ class TestCaseRunner:
         ``noop_passes`` (indices of passes that left the IR unchanged).
         """
         record: dict[str, Any] = {"features": []}
-        features: set[str] = set()
         t = time.perf_counter()
         try:
             func = self.scripts.get(script)
@@ -166,14 +214,15 @@ class TestCaseRunner:
         finally:
             self._timed("parse", t)
 
-        nopt = self._nopt_result(script, func, inputs)
-        features |= nopt.features
-        if nopt.outputs is None:
-            # The unmutated-pass build of this IR fails: the IR itself is the culprit (or a mutant
-            # TVM cannot build); judged as an invalid input, its error still adds coverage.
-            record["invalid"] = dict(nopt.error or {}, message=(nopt.error or {}).get("message", "")[:500])
-            record["features"] = sorted(features | {_err_feature(nopt.error)})
-            return record
+        # The unoptimized build is reused while only passes change; a new script is lowered now
+        # and generated together with its optimized build below (one JIT for both).
+        nopt = self._nopt.get(script)
+        nopt_build = None
+        if nopt is None:
+            nopt_build = self._lower(module_of(func, NOPT_NAME), "nopt", self.disabled)
+        invalid = self._nopt_invalid(script, nopt, nopt_build, record, inputs, settle=False)
+        if invalid:
+            return invalid
 
         t = time.perf_counter()
         self.progress.stage(Stage.PASS)
@@ -191,24 +240,33 @@ class TestCaseRunner:
         record["noop_passes"] = unchanged
         if watch is not None and watch.violation is not None:
             record["illformed"] = dict(watch.violation, stage=Stage.PASS.value)
-        t = self._timed("passes", t)
-        features |= cov.features
+        self._timed("passes", t)
+        record["features"] = set(cov.features)
         if opt_mod is None:
-            record["features"] = sorted(features | {_err_feature(record["error"])})
-            return record
+            invalid = self._nopt_invalid(script, nopt, nopt_build, record, inputs, settle=True)
+            return invalid or _with_features(record, record["error"])
 
         key = (script, tvm_ffi.structural_hash(opt_mod))
         opt = self._opt.get(key)
+        opt_build = None
         if opt is None:
-            opt = self._build_and_run(opt_mod, inputs, "opt")
-            self._opt.put(key, opt)
+            opt_build = self._lower(opt_mod, "opt", None)
         else:
             self.timings["cached_builds"] = self.timings.get("cached_builds", 0.0) + 1
-        features |= opt.features
+        self._settle([nopt_build, opt_build], inputs)
+        invalid = self._nopt_invalid(script, nopt, nopt_build, record, inputs, settle=True)
+        if invalid:
+            return invalid
+        nopt = self._nopt.get(script)
+        if opt_build is not None:
+            assert opt_build.result is not None  # settled above
+            opt = opt_build.result
+            self._opt.put(key, opt)
+        assert nopt is not None and nopt.outputs is not None and opt is not None
+        record["features"] |= nopt.features | opt.features
         if opt.outputs is None:
             record["error"] = opt.error
-            record["features"] = sorted(features | {_err_feature(opt.error)})
-            return record
+            return _with_features(record, opt.error)
 
         t = time.perf_counter()
         if self.settings.compare:
@@ -222,8 +280,30 @@ class TestCaseRunner:
             self._timed("compare", t)
         if self.perf is not None and "compare" not in record and _sampled(script, passes, self.settings.perf_rate):
             self._perf(record, script, func, passes, inputs, cov.last_changed)
-        record["features"] = sorted(features)
-        return record
+        return _with_features(record, None)
+
+    def _nopt_invalid(self, script: str, nopt: BuildResult | None, build: _Build | None,
+                      record: dict[str, Any], inputs: list[np.ndarray], settle: bool) -> dict[str, Any] | None:
+        """The record as an invalid input if the unoptimized build of ``script`` failed, else None.
+
+        A failed unoptimized build means the IR itself is the culprit (or a mutant TVM cannot
+        build): judged as an invalid input, its error still adds coverage. With ``settle`` a lowered
+        but unfinished build is finished first. A finished result is cached by script.
+        """
+        if nopt is None and build is not None:
+            if settle:
+                self._settle([build], inputs)
+            if build.result is None:
+                return None
+            nopt = build.result
+            self._nopt.put(script, nopt)
+        assert nopt is not None
+        if nopt.outputs is not None:
+            return None
+        error = nopt.error or {}
+        record["invalid"] = dict(error, message=error.get("message", "")[:500])
+        record["features"] = set(record.get("features") or ()) | nopt.features
+        return _with_features(record, nopt.error)
 
     def _perf(self, record: dict[str, Any], script: str, func: Any, passes: list[PassSpec],
               inputs: list[np.ndarray], last_pass: str | None) -> None:
@@ -245,6 +325,15 @@ def _sampled(script: str, passes: list[PassSpec], rate: float) -> bool:
     """Deterministic sampling of test cases for the (expensive) performance oracle."""
     digest = hashlib.blake2b(f"{script}\x1f{passes_to_json(passes)}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") / 2**64 < rate
+
+
+def _with_features(record: dict[str, Any], error: dict[str, Any] | None) -> dict[str, Any]:
+    """Finalize ``record["features"]`` as a sorted list (plus a feature for ``error``, if any)."""
+    features = set(record.get("features") or ())
+    if error is not None:
+        features.add(_err_feature(error))
+    record["features"] = sorted(features)
+    return record
 
 
 def _err_feature(err: dict[str, Any] | None) -> str:
