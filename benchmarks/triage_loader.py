@@ -5,8 +5,9 @@ Usage::
     python benchmarks/triage_loader.py POOL_DIR --out DIR [--no-diff] [--seconds S] [--json FILE]
 
 Loads every model of POOL_DIR as a campaign does (isolated, raw then folded), files each bug
-outcome as a campaign-style loader finding under ``DIR/<model>-<signature>/`` and triages it
-(reduction, standalone ``repro.py`` verified in a clean process, ``report.md``). Unlike a campaign,
+outcome as a campaign-style loader finding under ``DIR/<model>-<signature>/`` (once per model and
+signature) and triages it (reduction, standalone ``repro.py`` verified in a clean process,
+``report.md``). Unlike a campaign,
 findings are not deduplicated across models, so every failing model gives a data point. Prints one
 row per finding and the median node counts before and after.
 """
@@ -35,6 +36,8 @@ def file_findings(pool: Path, out: Path, differential: bool) -> list[Path]:
     for model in resolve_models(pool):
         for outcome in loader.load(model).findings():
             folder = out / f"{model.stem}-{signature(outcome)}"
+            if folder in folders:  # the raw and the folded attempt can fail the same way
+                continue
             folder.mkdir(parents=True, exist_ok=True)
             meta = {"model": str(model.resolve()), "kind": "loader", "outcome": outcome.to_dict()}
             (folder / "meta.json").write_text(json.dumps(meta, indent=1))
