@@ -26,6 +26,7 @@ from seedzer.oracles.compare import compare_arrays
 from seedzer.oracles.signature import normalize_message
 from seedzer.outcome import Stage
 from seedzer.seed import PassSpec, input_seed, passes_to_json
+from seedzer.triage import standalone
 from seedzer.tvmio import module_of, parse_primfunc
 
 
@@ -81,27 +82,19 @@ def make_inputs(func: Any, seed: int, max_elems: int) -> list[np.ndarray]:
     """Deterministic random contents for every buffer parameter of ``func``.
 
     Floats are uniform in [-1, 1); integers and booleans are zero so that index-like inputs stay
-    in bounds. A non-buffer parameter or a symbolic shape raises ValueError (an invalid seed).
+    in bounds. A non-buffer parameter, a symbolic shape or a buffer over ``max_elems`` elements
+    raises ValueError (an invalid seed). The contents come from the reproducers' own
+    :func:`seedzer.triage.standalone.make_inputs`, so a finding's ``repro.py`` sees the same inputs.
     """
-    rng = np.random.default_rng(seed)
-    arrays = []
     for param in func.params:
         ty = getattr(param, "ty", None)
         if not isinstance(ty, tvm.tirx.BufferType):
             raise ValueError(f"parameter {param} is not a buffer")
-        shape = []
-        for dim in ty.shape:
-            if not isinstance(dim, tvm.tirx.IntImm):
-                raise ValueError(f"buffer {param} has a symbolic shape")
-            shape.append(int(dim.value))
-        if int(np.prod(shape, dtype=np.int64)) > max_elems:
+        if not all(isinstance(dim, tvm.tirx.IntImm) for dim in ty.shape):
+            raise ValueError(f"buffer {param} has a symbolic shape")
+        if int(np.prod([int(dim.value) for dim in ty.shape], dtype=np.int64)) > max_elems:
             raise ValueError(f"buffer {param} is larger than {max_elems} elements")
-        dtype = str(ty.dtype)
-        if dtype.startswith("float"):
-            arrays.append(rng.uniform(-1.0, 1.0, size=shape).astype(dtype))
-        else:
-            arrays.append(np.zeros(shape, dtype=dtype))
-    return arrays
+    return standalone.make_inputs(func, seed)
 
 
 def call_kernel(kernel: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
