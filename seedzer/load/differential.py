@@ -45,17 +45,6 @@ def build(mod: Any, target: str = "llvm") -> Any:
     return tvm.compile(mod, target=make_target(target))
 
 
-def _flatten(value: Any) -> list[np.ndarray]:
-    if hasattr(value, "numpy"):
-        return [np.asarray(value.numpy())]
-    if isinstance(value, (int, float, bool, np.generic)):
-        return [np.asarray(value)]
-    out: list[np.ndarray] = []
-    for item in value:
-        out.extend(_flatten(item))
-    return out
-
-
 def run_vm(executable: Any, specs: list[InputSpec], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
     """Run ``main`` of a built module on the CPU with inputs in graph order; outputs as numpy."""
     import tvm
@@ -63,7 +52,9 @@ def run_vm(executable: Any, specs: list[InputSpec], feeds: dict[str, np.ndarray]
 
     vm = relax.VirtualMachine(executable, tvm.cpu())
     args = [tvm.runtime.tensor(np.asarray(feeds[s.name], order="C")) for s in specs]
-    return _flatten(vm["main"](*args))
+    from seedzer.triage.loader_standalone import flatten  # the reproducers' own, so they agree
+
+    return flatten(vm["main"](*args))
 
 
 def onnxruntime_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
