@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import time
 from typing import Any
 
@@ -95,8 +96,10 @@ def main(argv: list[str] | None = None) -> int:
         from seedzer.coverage.hitmap import HitMap
 
         table = load_or_build(tvm_compiler_library(), args.cache, args.granularity, progress=False)
-        path = args.hitmap or tempfile.mkstemp(prefix="seedzer-hitmap-")[1]
-        bp = Breakpoints(table, HitMap.create(path, len(table.offsets)))
+        fd, tmp = tempfile.mkstemp(prefix="seedzer-hitmap-")
+        os.close(fd)
+        bp = Breakpoints(table, HitMap.create(args.hitmap or tmp, len(table.offsets)))
+        os.unlink(tmp)  # the mapping outlives the name
         t = time.perf_counter()
         report["armed"] = bp.arm(writable_text=args.writable_text)
         report["arm_seconds"] = round(time.perf_counter() - t, 4)
