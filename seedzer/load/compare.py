@@ -1,7 +1,8 @@
-"""NaN/Inf-aware comparison of model outputs with per-dtype tolerances (numpy only).
+"""NaN/Inf-aware comparison of model outputs with per-dtype tolerances, and the reference engine.
 
-:func:`compare_outputs` and :func:`random_inputs` are self-contained (they use only ``numpy`` and
-their arguments) because the reproducer generator copies their source into ``repro.py``.
+:func:`compare_outputs`, :func:`random_inputs` and :func:`onnxruntime_outputs` are self-contained
+(they use only ``numpy``, ``onnxruntime`` and their arguments) because the reproducer generator
+copies their source into ``repro.py``.
 """
 
 from __future__ import annotations
@@ -117,3 +118,15 @@ def max_abs_error(expected: list[Any], actual: list[Any]) -> float | None:
         if diff.size:
             worst = max(worst or 0.0, float(diff.max()))
     return worst
+
+
+def onnxruntime_outputs(model: Any, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Outputs of ``model`` under onnxruntime's CPU provider, graph optimizations disabled."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    opts.intra_op_num_threads = 1
+    opts.log_severity_level = 3
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    return [np.asarray(v) for v in sess.run(None, feeds)]

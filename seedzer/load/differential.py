@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from seedzer.load.compare import onnxruntime_outputs
 from seedzer.load.onnx_import import InputSpec
 
 
@@ -55,18 +56,6 @@ def run_vm(executable: Any, specs: list[InputSpec], feeds: dict[str, np.ndarray]
     from seedzer.triage.loader_standalone import flatten  # the reproducers' own, so they agree
 
     return flatten(vm["main"](*args))
-
-
-def onnxruntime_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """Outputs of ``model`` under onnxruntime's CPU provider, graph optimizations disabled."""
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    opts.intra_op_num_threads = 1
-    opts.log_severity_level = 3
-    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    return [np.asarray(v) for v in sess.run(None, feeds)]
 
 
 def onnx_reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:

@@ -25,7 +25,9 @@ from seedzer.triage.loader_standalone import normalize
 from seedzer.triage.onnx_graph import export
 
 MARKER = "# --- reproducer code (everything below is copied into repro.py) ---"
-COMPARE_IMPORT = "from seedzer.load.compare import compare_outputs, random_inputs"
+COMPARE_IMPORT = "from seedzer.load.compare import compare_outputs, onnxruntime_outputs, random_inputs"
+INLINED = (compare.random_inputs, compare.compare_outputs, compare.onnxruntime_outputs)
+"""The loader functions whose source replaces :data:`COMPARE_IMPORT` in a reproducer."""
 EMBED_LIMIT = 1 << 20
 """Models up to this many bytes are embedded in ``repro.py``; larger ones are saved beside it."""
 MODEL_FILE = "model.min.onnx"
@@ -56,11 +58,10 @@ def standalone_code() -> str:
     """:mod:`loader_standalone` from its marker on, the compare import replaced by that code's source."""
     text = resources.files("seedzer.triage").joinpath("loader_standalone.py").read_text()
     code = text[text.index(MARKER) + len(MARKER) + 1 :]
-    inlined = "\n\n".join(
-        textwrap.dedent(inspect.getsource(fn)).strip() for fn in (compare.random_inputs, compare.compare_outputs)
-    )
+    inlined = "\n\n".join(textwrap.dedent(inspect.getsource(fn)).strip() for fn in INLINED)
     line = next(ln for ln in code.splitlines() if ln.startswith(COMPARE_IMPORT))
-    return code.replace(line, f"# the loader's input generator and comparison (seedzer.load.compare)\n\n{inlined}\n")
+    note = "# the loader's input generator, comparison and reference engine (seedzer.load.compare)"
+    return code.replace(line, f"{note}\n\n{inlined}\n")
 
 
 def expected_of(outcome: Outcome) -> dict[str, str]:

@@ -2,8 +2,9 @@
 
 :func:`seedzer.triage.loader_repro.render_loader_repro` writes the finding's data (``CASE``), then
 this file's text below the marker line, with the import of the loader's own
-:func:`~seedzer.load.compare.random_inputs` and :func:`~seedzer.load.compare.compare_outputs`
-replaced by their source (same inputs, same tolerances as the loader). The steps mirror the
+:func:`~seedzer.load.compare.random_inputs`, :func:`~seedzer.load.compare.compare_outputs` and
+:func:`~seedzer.load.compare.onnxruntime_outputs` replaced by their source (same inputs, same
+tolerances, same reference engine as the loader). The steps mirror the
 loader's attempt (:mod:`seedzer.load.worker`): import with ``tvm.relax.frontend.onnx.from_onnx``,
 ``LegalizeOps`` and the default pipeline's fusion with a TVMScript round trip of every PrimFunc,
 build, run, onnxruntime, compare.
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from seedzer.load.compare import compare_outputs, random_inputs  # repro.py: replaced by their source
+from seedzer.load.compare import compare_outputs, onnxruntime_outputs, random_inputs  # repro.py: their source
 
 NORMALIZE = (
     (r"0x[0-9a-fA-F]+", "A"),
@@ -131,14 +132,7 @@ def flatten(value: Any) -> list[np.ndarray]:
 def reference(model: onnx.ModelProto, feeds: dict[str, Any]) -> list[np.ndarray]:
     """onnxruntime's outputs (CPU, graph optimizations off); ``onnx.reference`` if it cannot run."""
     try:
-        import onnxruntime as ort
-
-        opts = ort.SessionOptions()
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        opts.intra_op_num_threads = 1
-        opts.log_severity_level = 3
-        sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-        return [np.asarray(v) for v in sess.run(None, feeds)]
+        return onnxruntime_outputs(model, feeds)
     except Exception:  # fall back to the pure-Python reference
         from onnx.reference import ReferenceEvaluator
 
