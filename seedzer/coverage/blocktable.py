@@ -22,7 +22,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -156,7 +156,8 @@ def _load_cached(lib: Path, npy: Path, meta_path: Path) -> BlockTable | None:
     offsets = np.load(npy, mmap_mode="r")
     if len(offsets) != meta.blocks:
         return None
-    return BlockTable(offsets, meta, npy)
+    # Same bytes, maybe another path (another checkout or virtualenv): describe the library asked for.
+    return BlockTable(offsets, replace(meta, library=str(lib)), npy)
 
 
 def _progress_printer(label: str) -> object:

@@ -61,9 +61,12 @@ def test_copy_of_same_library_hits_the_cache(tmp_path: Path, counted: list[str])
     other = tmp_path / "elsewhere"
     other.mkdir()
     shutil.copy(lib, other / lib.name)
-    load_or_build(lib, tmp_path / "c", "functions")
-    load_or_build(other / lib.name, tmp_path / "c", "functions")
+    first = load_or_build(lib, tmp_path / "c", "functions")
+    copy = load_or_build(other / lib.name, tmp_path / "c", "functions")
     assert counted == ["functions"]
+    # The cached table describes the library it was asked for (workers find its load address by
+    # this path), not the one it was first built from (e.g. another checkout's virtualenv).
+    assert first.meta.library == str(lib) and copy.meta.library == str(other / lib.name)
 
 
 def test_missing_library_and_unwritable_cache(tmp_path: Path) -> None:
