@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from seedzer.errors import CampaignError
 from seedzer.execute.isolated import describe_exit
 from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.settings import WorkerSettings
@@ -128,6 +129,8 @@ class WorkerPool:
             self._handle(w, msg, out)
 
     def _handle(self, w: WorkerHandle, msg: tuple[Any, ...], out: list[WorkerEvent]) -> None:
+        if msg[0] == "fatal":  # a worker that cannot start would only be restarted to fail again
+            raise CampaignError(f"worker {w.index} cannot start: {msg[1]}")
         info = w.current
         if info is None or msg[1] != info.tc_id:
             return

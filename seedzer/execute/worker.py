@@ -8,6 +8,7 @@ and back (worker -> campaign), always announcing a test case before running it s
 still leaves its reproducer with the campaign:
   ("tc", tc_id, script, passes, mutators)
   ("result", tc_id, record, timings)
+  ("fatal", message)                         the worker cannot start (e.g. coverage set-up failed)
 """
 
 from __future__ import annotations
@@ -109,13 +110,17 @@ def serve(conn: Connection, slot: ProgressSlot, mutate: MutateFn, execute: Execu
 
 def worker_main(conn: Connection, slot: ProgressSlot, settings: WorkerSettings) -> None:
     """Entry point of a forked fuzz worker: real mutation and real TVM execution."""
-    from seedzer.execute.testcase import TestCaseRunner  # TVM is imported in workers only
+    try:
+        from seedzer.execute.testcase import TestCaseRunner  # TVM is imported in workers only
 
-    runner = TestCaseRunner(settings.exec, slot)
-    mutation = Mutation(settings, runner.scripts)
-    collector = make_collector(settings.collector) if settings.collector is not None else None
-    if collector is not None:
-        collector.start()
+        runner = TestCaseRunner(settings.exec, slot)
+        mutation = Mutation(settings, runner.scripts)
+        collector = make_collector(settings.collector) if settings.collector is not None else None
+        if collector is not None:
+            collector.start()
+    except Exception as exc:  # restarting cannot help: tell the campaign why, in one line
+        conn.send(("fatal", f"{type(exc).__name__}: {exc}".splitlines()[0][:500]))
+        raise SystemExit(1) from exc
 
     def mutate(seed: dict[str, Any], other_json: str | None, rng: random.Random) -> tuple[str, str, list[str]]:
         return mutation(seed["script"], seed["passes"], seed.get("failures", 0), other_json, rng)

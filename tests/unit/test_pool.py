@@ -74,3 +74,19 @@ def test_external_sigkill_restarts_worker(pool: WorkerPool) -> None:
     death = next(e for e in _collect(pool, "death") if e.kind == "death")
     assert death.tc is None and death.record["death"]["signal"] == signal.SIGKILL
     assert pool.restarts == 1 and next(pool.idle()).proc.is_alive()
+
+
+def test_a_worker_that_cannot_start_stops_the_campaign_with_its_reason() -> None:
+    from seedzer.coverage.collectors import CollectorSpec
+    from seedzer.errors import CampaignError
+    from seedzer.execute.settings import WorkerSettings
+
+    settings = WorkerSettings(collector=CollectorSpec("no-such-collector"))
+    p = WorkerPool(1, settings, dict(TIMEOUTS))  # the real worker: its set-up fails
+    try:
+        with pytest.raises(CampaignError, match=r"worker 0 cannot start: ConfigError: unknown coverage collector"):
+            end = time.time() + 120
+            while time.time() < end:
+                p.poll(0.1)
+    finally:
+        p.close()
