@@ -26,11 +26,11 @@ def o3_target() -> Any:
     return t.with_host(t)
 
 
-def kernel_seconds(executable: Any, inputs: list[np.ndarray], min_repeat_ms: int) -> float:
+def kernel_seconds(executable: Any, inputs: list[np.ndarray], min_repeat_ms: int, repeat: int = 5) -> float:
     """Median seconds per call of ``main`` on copies of ``inputs`` (TVM's time_evaluator)."""
     dev = tvm.cpu()
     args = [tvm.runtime.tensor(a.copy(), dev) for a in inputs]
-    timer = executable.mod.time_evaluator("main", dev, number=1, repeat=5, min_repeat_ms=min_repeat_ms)
+    timer = executable.mod.time_evaluator("main", dev, number=1, repeat=repeat, min_repeat_ms=min_repeat_ms)
     return float(statistics.median(timer(*args).results))
 
 
@@ -38,8 +38,9 @@ class PerfProbe:
     """Builds and times the O3 opt/nopt pair of a test case; caches nopt builds by script."""
 
     def __init__(self, disabled: list[str], factor: float, repeats: int, min_repeat_ms: int = 5,
-                 cache_size: int = 64) -> None:
+                 cache_size: int = 64, max_call_seconds: float = 0.2) -> None:
         self.disabled = disabled
+        self.max_call_seconds = max_call_seconds
         self.factor = factor
         self.repeats = repeats
         self.min_repeat_ms = min_repeat_ms
@@ -72,6 +73,11 @@ class PerfProbe:
         mod = self.opt_module(func, passes)
         with tvm.transform.PassContext(opt_level=3):
             opt = tvm.compile(mod, target=self.target)
+        # One call of each first: a kernel too slow to time repeatedly within the run stage's
+        # limit is not judged (an extremely slow optimized kernel is the hang oracle's case).
+        once = {"nopt": kernel_seconds(nopt, inputs, 0, repeat=1), "opt": kernel_seconds(opt, inputs, 0, repeat=1)}
+        if max(once.values()) > self.max_call_seconds:
+            return {"slow": False, "skipped": f"a kernel call takes over {self.max_call_seconds:g} s", **once}
         ratios: list[float] = []
         opt_s = nopt_s = 0.0
         for _ in range(self.repeats):

@@ -57,6 +57,7 @@ class _Build:
     host: Any = None
     features: set[str] = field(default_factory=set)
     result: BuildResult | None = None
+    last_pass: str | None = None  # the pipeline's last pass: where tvm.compile names a codegen error
 
     @property
     def label(self) -> str:
@@ -145,6 +146,7 @@ class TestCaseRunner:
             where = f"{build.label}:{cov.current or ''}" if build.nopt else cov.current
             build.result = BuildResult(None, _error(Stage.BUILD, where, exc), cov.features)
         build.features = cov.features
+        build.last_pass = cov.current
         self._timed("build", t)
         return build
 
@@ -168,8 +170,8 @@ class TestCaseRunner:
                     self._finish([build], inputs)
                 return
             build = builds[0]
-            build.result = BuildResult(None, _error(Stage.BUILD, build.label if build.nopt else None, exc),
-                                       build.features)
+            where = build.label if build.nopt else build.last_pass  # as tvm.compile's instrument sees it
+            build.result = BuildResult(None, _error(Stage.BUILD, where, exc), build.features)
             return
         t = self._timed("jit", t)
         for build, kernel in zip(builds, kernels, strict=True):

@@ -31,17 +31,29 @@ def verify_module(mod: Any) -> str | None:
 
 @tvm.ir.instrument.pass_instrument
 class WellFormedWatch:
-    """Verifies the IR after every pass; ``violation`` holds the first offending pass and message."""
+    """Verifies the IR after every pass; ``violation`` holds the first offending pass and message.
+
+    Passes nest (``s_tir.HoistIfThenElse`` runs ``InsertHoistIfThenElseBasic`` inside): the
+    violation names the outermost pass running, the one a pass sequence (and a reproducer's step
+    list) contains, and keeps the innermost one as ``inner``.
+    """
 
     def __init__(self) -> None:
         self.violation: dict[str, str] | None = None
         self.checked = 0
+        self._running: list[str] = []
+
+    def run_before_pass(self, mod: Any, info: Any) -> None:
+        """Track which passes are running (outermost first)."""
+        self._running.append(str(info.name))
 
     def run_after_pass(self, mod: Any, info: Any) -> None:
         """Check the module the pass returned, until the first violation."""
+        name = self._running.pop() if self._running else str(info.name)
         if self.violation is not None:
             return
         self.checked += 1
         reason = verify_module(mod)
         if reason is not None:
-            self.violation = {"pass": str(info.name), "message": reason}
+            outer = self._running[0] if self._running else name
+            self.violation = {"pass": outer, "inner": name, "message": reason}

@@ -104,3 +104,37 @@ def test_perf_probe_confirms_a_constructed_slowdown_and_not_a_clean_build() -> N
     assert not clean["slow"]
     slow = _SlowedProbe(optional_pass_names(), factor=2.0, repeats=3).measure(script, func, [], inputs)
     assert slow["slow"] and len(slow["ratios"]) == 3 and min(slow["ratios"]) > 2.0
+
+
+class _Info:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def test_illformed_names_the_outermost_running_pass() -> None:
+    from seedzer.execute.wellformed_watch import WellFormedWatch
+    from seedzer.mutate.passes import apply_passes
+    from seedzer.tvmio import module_of
+
+    good = module_of(parse_primfunc((SEEDS / "relu.py").read_text()))
+    bad = apply_passes(good, [UNROLL_ALL])
+    watch = WellFormedWatch()
+    watch.run_before_pass(good, _Info("s_tir.HoistIfThenElse"))
+    watch.run_before_pass(good, _Info("s_tir.InsertHoistIfThenElseBasic"))
+    watch.run_after_pass(good, _Info("s_tir.InsertHoistIfThenElseBasic"))
+    assert watch.violation is None
+    watch.run_before_pass(good, _Info("s_tir.InsertHoistIfThenElseBasic"))
+    watch.run_after_pass(bad, _Info("s_tir.InsertHoistIfThenElseBasic"))
+    watch.run_after_pass(bad, _Info("s_tir.HoistIfThenElse"))
+    assert watch.violation is not None
+    assert watch.violation["pass"] == "s_tir.HoistIfThenElse"
+    assert watch.violation["inner"] == "s_tir.InsertHoistIfThenElseBasic"
+
+
+def test_perf_probe_skips_kernels_too_slow_to_time() -> None:
+    script = (SEEDS / "add_broadcast.py").read_text()
+    func = parse_primfunc(script)
+    inputs = make_inputs(func, input_seed(script), 1 << 22)
+    probe = _SlowedProbe(optional_pass_names(), factor=2.0, repeats=3, max_call_seconds=1e-12)
+    got = probe.measure(script, func, [], inputs)
+    assert not got["slow"] and "skipped" in got
