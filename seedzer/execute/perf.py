@@ -8,7 +8,6 @@ measurements shows it. The unoptimized O3 build is cached per script, like the r
 
 from __future__ import annotations
 
-import statistics
 from collections import OrderedDict
 from typing import Any
 
@@ -17,6 +16,7 @@ import tvm
 
 from seedzer.mutate.passes import apply_passes
 from seedzer.seed import PassSpec
+from seedzer.triage.standalone import kernel_seconds  # the reproducers' timing: they agree
 from seedzer.tvmio import module_of
 
 
@@ -24,14 +24,6 @@ def o3_target() -> Any:
     """LLVM at opt-level 3 with itself as host: the target of both performance builds."""
     t = tvm.target.Target({"kind": "llvm", "opt-level": 3})
     return t.with_host(t)
-
-
-def kernel_seconds(executable: Any, inputs: list[np.ndarray], min_repeat_ms: int, repeat: int = 5) -> float:
-    """Median seconds per call of ``main`` on copies of ``inputs`` (TVM's time_evaluator)."""
-    dev = tvm.cpu()
-    args = [tvm.runtime.tensor(a.copy(), dev) for a in inputs]
-    timer = executable.mod.time_evaluator("main", dev, number=1, repeat=repeat, min_repeat_ms=min_repeat_ms)
-    return float(statistics.median(timer(*args).results))
 
 
 class PerfProbe:
@@ -75,14 +67,15 @@ class PerfProbe:
             opt = tvm.compile(mod, target=self.target)
         # One call of each first: a kernel too slow to time repeatedly within the run stage's
         # limit is not judged (an extremely slow optimized kernel is the hang oracle's case).
-        once = {"nopt": kernel_seconds(nopt, inputs, 0, repeat=1), "opt": kernel_seconds(opt, inputs, 0, repeat=1)}
+        once = {"nopt": kernel_seconds(nopt, inputs, repeat=1, min_repeat_ms=0),
+                "opt": kernel_seconds(opt, inputs, repeat=1, min_repeat_ms=0)}
         if max(once.values()) > self.max_call_seconds:
             return {"slow": False, "skipped": f"a kernel call takes over {self.max_call_seconds:g} s", **once}
         ratios: list[float] = []
         opt_s = nopt_s = 0.0
         for _ in range(self.repeats):
-            nopt_s = kernel_seconds(nopt, inputs, self.min_repeat_ms)
-            opt_s = kernel_seconds(opt, inputs, self.min_repeat_ms)
+            nopt_s = kernel_seconds(nopt, inputs, min_repeat_ms=self.min_repeat_ms)
+            opt_s = kernel_seconds(opt, inputs, min_repeat_ms=self.min_repeat_ms)
             ratios.append(opt_s / max(nopt_s, 1e-9))
             if ratios[-1] <= self.factor:
                 break
