@@ -1,8 +1,9 @@
-"""Materialization and crash confirmation of low-level findings, in the background.
+"""Materialization and crash confirmation of findings, in the background.
 
-Every new low-level finding is handed to ``python -m seedzer.triage.materialize FOLDER`` (one at a
-time, in a subprocess, so the fuzz loop never waits and never imports TVM): it expands the pass
-sequence in a clean process and writes the standalone ``repro.py``. For a crash it also runs that
+Every new finding is handed to ``python -m seedzer.triage.materialize FOLDER`` (one at a time, in
+a subprocess, so the fuzz loop never waits and never imports TVM): for a low-level finding it
+expands the pass sequence in a clean process and writes the standalone ``repro.py``; a loader
+finding gets the standalone ``repro.py`` of its original model. For a crash it also runs that
 ``repro.py`` in another clean process without coverage instrumentation: death by a signal
 confirms the crash. A crash that does not reproduce there while the campaign's coverage backend is
 ``breakpoints`` (int3 breakpoints patched into TVM) is ``instrumentation-suspect``, else

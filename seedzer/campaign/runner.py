@@ -100,7 +100,7 @@ class Campaign:
             self.stats.findings[f.symptom] += f.count
             crash = f.status == "new" and f.symptom == Symptom.CRASH.value and self.cfg.oracles.confirm_crashes
             folder = Path(f.dir)
-            if crash or ((folder / "ir.py").exists() and not (folder / "repro.py").exists()):
+            if crash or ((folder / "meta.json").exists() and not (folder / "repro.py").exists()):
                 self.confirmer.submit(f.signature, folder, confirm=crash)
         self.db.add_event("resume", {"elapsed": self.stats.elapsed, "corpus": len(self.corpus)})
 
@@ -143,6 +143,8 @@ class Campaign:
         files = {"log.txt": outcome.message + "\n" + str(outcome.detail.get("traceback", ""))}
         rep = self.findings.report(outcome, files, {"model": str(model.resolve()), "kind": "loader"})
         self._count_finding(rep.new, outcome, rep.signature)
+        if rep.new:  # the original model's standalone repro.py, written in the background
+            self.confirmer.submit(rep.signature, rep.dir, confirm=False)
 
     # --- the loop -------------------------------------------------------------------------
     def _install_signals(self) -> None:

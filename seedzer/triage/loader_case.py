@@ -190,6 +190,18 @@ def triage_loader(folder: Path, opts: LoaderTriageOptions | None = None) -> Load
     return out
 
 
+def write_original_repro(folder: Path, timeout: float = LoaderTriageOptions.timeout) -> dict[str, Any]:
+    """Write the standalone ``repro.py`` of a loader finding's original model (no reduction), as
+    the campaign does in the background when it files the finding; return a summary."""
+    found = read_finding(folder)
+    try:
+        original = read_model(found.model)
+    except InvalidModel as exc:
+        raise SeedzerError(str(exc)) from exc
+    path = _write_repro(found.folder, original, found.outcome, timeout)
+    return {"repro": str(path), "timeout": timeout, "nodes": len(original.graph.node)}
+
+
 def _write_repro(folder: Path, model: onnx.ModelProto, outcome: Outcome, timeout: float) -> Path:
     repro = render_loader_repro(_repro_model(model, outcome), outcome, title(outcome, model), timeout=timeout)
     for name, data in repro.files.items():

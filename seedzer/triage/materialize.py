@@ -98,11 +98,18 @@ def expand_steps(ir_path: Path, passes_path: Path, out: Path, target: dict[str, 
 
 
 def materialize(folder: Path, python: str = sys.executable) -> dict[str, Any]:
-    """Write ``case.json`` and a standalone ``repro.py`` for a low-level finding; return the case."""
+    """Write ``case.json`` and a standalone ``repro.py`` for a low-level finding; return the case.
+
+    A loader finding gets the standalone ``repro.py`` of its original model instead.
+    """
     folder = Path(folder)
     meta = read_meta(folder)
+    if meta.get("kind") == "loader":
+        from seedzer.triage.loader_case import write_original_repro
+
+        return write_original_repro(folder)
     if meta.get("kind", "lowlevel") != "lowlevel":
-        raise SeedzerError(f"{folder}: a {meta.get('kind')} finding has no low-level reproducer")
+        raise SeedzerError(f"{folder}: a {meta.get('kind')} finding has no reproducer")
     for name in ("ir.py", "passes.json"):
         if not (folder / name).exists():
             raise SeedzerError(f"{folder / name}: missing (not a low-level finding folder)")

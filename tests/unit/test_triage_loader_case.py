@@ -75,3 +75,15 @@ def test_same_finding_needs_signature_and_step() -> None:
     assert not same_finding(o, _outcome(msg="ValueError: something else"))
     crash = _outcome(Symptom.CRASH, "killed by signal SIGSEGV")
     assert not same_finding(crash, _outcome(Symptom.CRASH, "killed by signal SIGSEGV", step="build"))
+
+
+def test_materialize_writes_the_original_models_repro_for_a_loader_finding(tmp_path: Path) -> None:
+    from seedzer.triage.materialize import main as materialize_main
+
+    model = tmp_path / "m.onnx"
+    onnx.save(chain_model(), model)
+    folder = _folder(tmp_path, {"kind": "loader", "model": str(model), "outcome": _outcome().to_dict()})
+    assert materialize_main([str(folder)]) == 0
+    script = (folder / "repro.py").read_text()
+    compile(script, "repro.py", "exec")  # a complete Python program
+    assert "import seedzer" not in script and "from seedzer" not in script
