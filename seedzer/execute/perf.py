@@ -8,15 +8,15 @@ measurements shows it. The unoptimized O3 build is cached per script, like the r
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 import tvm
 
+from seedzer.execute.lru import LRU
 from seedzer.mutate.passes import apply_passes
 from seedzer.seed import PassSpec
-from seedzer.triage.standalone import kernel_seconds  # the reproducers' timing: they agree
+from seedzer.triage.standalone import kernel_seconds, time_ratio, timed_pairs  # what repro.py runs
 from seedzer.tvmio import module_of
 
 
@@ -36,19 +36,15 @@ class PerfProbe:
         self.factor = factor
         self.repeats = repeats
         self.min_repeat_ms = min_repeat_ms
-        self.cache_size = cache_size
         self.target = o3_target()
-        self._nopt: OrderedDict[str, Any] = OrderedDict()
+        self._nopt: LRU[str, Any] = LRU(cache_size)
 
     def _nopt_build(self, script: str, func: Any) -> Any:
         cached = self._nopt.get(script)
         if cached is None:
             with tvm.transform.PassContext(opt_level=3, disabled_pass=self.disabled):
                 cached = tvm.compile(module_of(func), target=self.target)
-            self._nopt[script] = cached
-            while len(self._nopt) > self.cache_size:
-                self._nopt.popitem(last=False)
-        self._nopt.move_to_end(script)
+            self._nopt.put(script, cached)
         return cached
 
     def opt_module(self, func: Any, passes: list[PassSpec]) -> Any:
@@ -71,14 +67,9 @@ class PerfProbe:
                 "opt": kernel_seconds(opt, inputs, repeat=1, min_repeat_ms=0)}
         if max(once.values()) > self.max_call_seconds:
             return {"slow": False, "skipped": f"a kernel call takes over {self.max_call_seconds:g} s", **once}
-        ratios: list[float] = []
-        opt_s = nopt_s = 0.0
-        for _ in range(self.repeats):
-            nopt_s = kernel_seconds(nopt, inputs, min_repeat_ms=self.min_repeat_ms)
-            opt_s = kernel_seconds(opt, inputs, min_repeat_ms=self.min_repeat_ms)
-            ratios.append(opt_s / max(nopt_s, 1e-9))
-            if ratios[-1] <= self.factor:
-                break
+        pairs = timed_pairs(opt, nopt, inputs, self.factor, self.repeats, self.min_repeat_ms)
+        ratios = [time_ratio(*pair) for pair in pairs]
+        opt_s, nopt_s = pairs[-1]
         slow = len(ratios) == self.repeats and min(ratios) > self.factor
         return {"slow": slow, "ratio": min(ratios), "ratios": ratios, "opt_seconds": opt_s,
                 "nopt_seconds": nopt_s, "factor": self.factor, "repeats": self.repeats}

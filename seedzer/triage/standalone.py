@@ -176,16 +176,30 @@ def kernel_seconds(executable: Any, inputs: list[np.ndarray], repeat: int = 5, m
     return float(np.median(timer(*args).results))
 
 
+def timed_pairs(opt_ex: Any, nopt_ex: Any, inputs: list[np.ndarray], factor: float, repeats: int,
+                min_repeat_ms: int = 5) -> list[tuple[float, float]]:
+    """Alternating ``(opt, nopt)`` seconds per call, up to ``repeats`` pairs; stops at the first pair
+    whose ratio does not exceed ``factor`` (the slowdown is then not confirmed)."""
+    pairs = []
+    for _ in range(max(1, repeats)):
+        nopt_t = kernel_seconds(nopt_ex, inputs, min_repeat_ms=min_repeat_ms)
+        pairs.append((kernel_seconds(opt_ex, inputs, min_repeat_ms=min_repeat_ms), nopt_t))
+        if time_ratio(*pairs[-1]) <= factor:
+            break
+    return pairs
+
+
+def time_ratio(opt_t: float, nopt_t: float) -> float:
+    """How many times slower the optimized kernel is."""
+    return opt_t / max(nopt_t, 1e-12)
+
+
 def slowdown(opt_ex: Any, nopt_ex: Any, inputs: list[np.ndarray], factor: float, repeats: int) -> float | None:
     """The smallest opt/nopt time ratio of ``repeats`` alternating timings if every one exceeds
     ``factor`` (a confirmed slowdown, as the campaign's perf oracle measures it), else None."""
-    ratios = []
-    for _ in range(max(1, repeats)):
-        nopt_t = kernel_seconds(nopt_ex, inputs)
-        ratios.append(kernel_seconds(opt_ex, inputs) / max(nopt_t, 1e-12))
-        if ratios[-1] <= factor:
-            return None
-    return min(ratios)
+    pairs = timed_pairs(opt_ex, nopt_ex, inputs, factor, repeats)
+    ratio = min(time_ratio(*p) for p in pairs)
+    return ratio if len(pairs) == max(1, repeats) and ratio > factor else None
 
 
 def observe(case: dict[str, Any], on_step: Any = None) -> dict[str, Any]:
