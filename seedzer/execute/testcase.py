@@ -252,7 +252,9 @@ class TestCaseRunner:
         invalid = self._nopt_invalid(script, nopt, nopt_build, record, inputs, settle=True)
         if invalid:
             return invalid
-        nopt = self._nopt.get(script)
+        if nopt is None:
+            assert nopt_build is not None
+            nopt = nopt_build.result  # settled (and cached) above; not re-read from the cache
         if opt_build is not None:
             assert opt_build.result is not None  # settled above
             opt = opt_build.result
