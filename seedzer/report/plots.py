@@ -106,7 +106,8 @@ def plot_findings_by_category(ax: Axes, data: pd.DataFrame) -> None:
 
 def plot_matrix(ax: Axes, data: pd.DataFrame, *, fmt: str = "{:.2f}", cmap: str = "RdBu_r",
                 vmin: float | None = None, vmax: float | None = None, label: str = "") -> None:
-    """A labelled heatmap of a square table (row x column), each cell annotated with its value."""
+    """A labelled heatmap of a square table (row x column), each cell annotated with its value (white on
+    dark cells, black on light ones, so every value stays readable)."""
     values = data.to_numpy(float)
     image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax)
     rows, cols = list(data.index), list(data.columns)
@@ -114,7 +115,10 @@ def plot_matrix(ax: Axes, data: pd.DataFrame, *, fmt: str = "{:.2f}", cmap: str 
     ax.set_yticks(range(len(rows)), rows)
     for i in range(len(rows)):
         for j in range(len(cols)):
-            ax.text(j, i, fmt.format(values[i, j]), ha="center", va="center", fontsize="small")
+            r, g, b, _ = image.to_rgba(values[i, j]) if np.isfinite(values[i, j]) else (1.0, 1.0, 1.0, 1.0)
+            dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
+            ax.text(j, i, fmt.format(values[i, j]), ha="center", va="center", fontsize="small",
+                    color="white" if dark else "black")
     if label and ax.figure is not None:
         ax.figure.colorbar(image, ax=ax, label=label)
 
