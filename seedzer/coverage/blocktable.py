@@ -21,9 +21,10 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 
@@ -160,22 +161,43 @@ def _load_cached(lib: Path, npy: Path, meta_path: Path) -> BlockTable | None:
     return BlockTable(offsets, replace(meta, library=str(lib)), npy)
 
 
-def _progress_printer(label: str) -> object:
-    started = time.perf_counter()
+class ProgressPrinter:
+    """Progress of a table build on ``stream`` (default: stderr), called as ``show(done, total)``.
 
-    def show(done: int, total: int) -> None:
-        print(f"\rseedzer: {label}: {done}/{total} chunks, {time.perf_counter() - started:.0f} s",
-              end="\n" if done == total else "", file=sys.stderr, flush=True)
+    On a terminal one live line is redrawn with carriage returns at every call. On a non-terminal
+    (a pipe, a log file, ``docker logs``) a plain line is printed at the first call, then at most
+    every ``period`` seconds, and at the end, so a log gets readable lines rather than one long line
+    of carriage returns.
+    """
 
-    return show
+    def __init__(self, label: str, stream: TextIO | None = None, *, period: float = 5.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.label, self.period, self.clock = label, period, clock
+        self.stream: TextIO = stream if stream is not None else sys.stderr
+        isatty = getattr(self.stream, "isatty", None)
+        try:
+            self.live = bool(isatty and isatty())
+        except (OSError, ValueError):  # a closed or detached stream
+            self.live = False
+        self.started = clock()
+        self._last: float | None = None
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        line = f"seedzer: {self.label}: {done}/{total} chunks, {now - self.started:.0f} s"
+        if self.live:
+            print(f"\r{line}", end="\n" if done >= total else "", file=self.stream, flush=True)
+        elif done >= total or self._last is None or now - self._last >= self.period:
+            self._last = now
+            print(line, file=self.stream, flush=True)
 
 
 def build_table(lib: Path, granularity: str = "blocks", progress: bool = True) -> tuple[np.ndarray, TableMeta]:
     """Disassemble ``lib`` and return its offsets and metadata (no caching)."""
     started = time.perf_counter()
     elf = ElfFile(lib)
-    show = _progress_printer(f"block table of {lib.name} ({granularity})") if progress else None
-    offsets = find_leaders(elf, granularity, progress=show)  # type: ignore[arg-type]
+    show = ProgressPrinter(f"block table of {lib.name} ({granularity})") if progress else None
+    offsets = find_leaders(elf, granularity, progress=show)
     rng = llvm_range(elf.fdes())
     st = lib.stat()
     llvm_blocks = int(((offsets >= rng[0]) & (offsets < rng[1])).sum()) if rng else 0
