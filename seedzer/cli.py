@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -11,9 +12,9 @@ import click
 from rich.console import Console
 
 from seedzer import __version__
-from seedzer.cli_group import SeedzerGroup
-from seedzer.config import Config, load_config, reference
-from seedzer.errors import SeedzerError
+from seedzer.cli_group import FiniteFloat, SeedzerGroup, bounded_int
+from seedzer.config import INT64, MAX_JOBS, MAX_MINUTES, MAX_POOL, Config, check_value, load_config, reference
+from seedzer.errors import CampaignError, UsageError
 
 CONFIG_OPTION = click.option(
     "--config", "config_path", type=click.Path(path_type=Path), default=None,
@@ -23,6 +24,9 @@ MONITOR_OPTION = click.option(
     "--monitor", type=click.Choice(["auto", "live", "plain", "quiet"]), default="auto", show_default=True,
     help="Status display: a live line on a terminal, periodic plain lines, or nothing.",
 )
+MINUTES = FiniteFloat(0, MAX_MINUTES, open_low=True, unit="minutes (a year)")
+JOBS = bounded_int(1, MAX_JOBS)
+SEED = bounded_int(-INT64 - 1, INT64)
 
 
 @click.group(cls=SeedzerGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -32,14 +36,12 @@ def main() -> None:
 
 
 def _apply_overrides(cfg: Config, minutes: float | None, jobs: int | None, seed: int | None) -> Config:
-    if minutes is not None:
-        cfg.fuzz.minutes = minutes
-    if jobs is not None:
-        cfg.fuzz.jobs = jobs
-    if seed is not None:
-        cfg.fuzz.seed = seed
-    if cfg.fuzz.minutes <= 0 or cfg.fuzz.jobs < 1:
-        raise SeedzerError("--minutes must be > 0 and --jobs >= 1")
+    """Command-line values over the configuration's, each checked like the configuration field it sets."""
+    for option, dotted, value in (("--minutes", "fuzz.minutes", minutes), ("--jobs", "fuzz.jobs", jobs),
+                                  ("--seed", "fuzz.seed", seed)):
+        if value is not None:
+            check_value(dotted, value, option)
+            setattr(cfg.fuzz, dotted.split(".")[1], value)
     return cfg
 
 
@@ -49,20 +51,78 @@ def _monitor(kind: str) -> Any:
     return make_monitor("auto" if kind == "live" and sys.stderr.isatty() else kind)
 
 
-def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str) -> None:
-    from seedzer.campaign.report import campaign_summary
-    from seedzer.campaign.runner import Campaign
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as exc:
+        raise UsageError(f"{path}: cannot resolve the path ({exc})") from None
 
-    Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor)).run()
+
+def check_campaign_paths(pool: Path, out: Path) -> None:
+    """Refuse a campaign directory that is, or lies inside, the seed pool, or that holds a pool or a file."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a directory")
+    pool_r, out_r = _resolved(pool), _resolved(out)
+    if out_r == pool_r:
+        raise UsageError(f"--out {out}: is the seed pool (--pool {pool}); a campaign needs a directory of its own")
+    if out_r.is_relative_to(pool_r):
+        raise UsageError(f"--out {out}: is inside the seed pool {pool}; a campaign needs a directory of its own")
+    if (out / "manifest.json").exists():
+        raise UsageError(f"--out {out}: holds a seed pool (manifest.json); a campaign needs a directory of its own")
+
+
+def check_campaign_state(pool: Path, out: Path, resume: bool) -> None:
+    """Read-only checks of ``out``'s campaign.db: resumable (and made from ``pool``), or absent for a new one."""
+    from seedzer.report.readonly import open_campaign, read_meta
+
+    db = out / "campaign.db"
+    if not resume:
+        if db.exists() or db.is_symlink():
+            open_campaign(db).close()  # a file that is not a campaign is named as such, and left alone
+            raise CampaignError(f"{out}: a campaign already exists here (use --resume to continue it)")
+        return
+    if not db.exists():
+        raise CampaignError(f"{out}: nothing to resume (no campaign.db)")
+    conn = open_campaign(db)
+    try:
+        recorded = read_meta(conn, "pool")
+    except (ValueError, sqlite3.Error) as exc:
+        raise CampaignError(f"{db}: unreadable campaign metadata ({exc})") from None
+    finally:
+        conn.close()
+    if isinstance(recorded, str) and Path(recorded) != _resolved(pool):
+        raise UsageError(f"--resume: campaign {out} fuzzes the pool {recorded}, not {_resolved(pool)}; "
+                         f"resume it with --pool {recorded}")
+
+
+def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str) -> None:
+    """Check everything that can be checked before a campaign starts, then run it under the campaign lock.
+
+    All checks are read-only and happen before anything is created; they are repeated under the
+    lock, which :class:`~seedzer.store.lock.DirLock` holds on ``out`` for the life of the campaign
+    (re-entrant, so the runner may take it too).
+    """
+    from seedzer.campaign.report import campaign_summary
+    from seedzer.campaign.seeds import list_pool
+    from seedzer.store.lock import DirLock
+
+    check_campaign_paths(pool, out)
+    list_pool(pool)  # a missing, empty or corrupt pool fails here, before anything is created
+    check_campaign_state(pool, out, resume)
+    with DirLock(out, what="campaign"):
+        check_campaign_state(pool, out, resume)  # again: another process may have been quicker
+        from seedzer.campaign.runner import Campaign
+
+        Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor)).run()
     Console().print(campaign_summary(out))
 
 
 @main.command()
 @click.option("--pool", "pool", type=click.Path(path_type=Path), required=True, help="Seed pool directory.")
 @click.option("--out", "out", type=click.Path(path_type=Path), required=True, help="Campaign directory.")
-@click.option("--minutes", type=float, default=None, help="Budget in minutes (total across resumes).")
-@click.option("--jobs", type=int, default=None, help="Worker processes.")
-@click.option("--seed", type=int, default=None, help="Fuzzing rng seed.")
+@click.option("--minutes", type=MINUTES, default=None, help="Budget in minutes (total across resumes).")
+@click.option("--jobs", type=JOBS, default=None, help="Worker processes.")
+@click.option("--seed", type=SEED, default=None, help="Fuzzing rng seed.")
 @click.option("--resume", is_flag=True, help="Continue the campaign in --out where it stopped.")
 @CONFIG_OPTION
 @MONITOR_OPTION
@@ -77,11 +137,12 @@ def fuzz(pool: Path, out: Path, minutes: float | None, jobs: int | None, seed: i
 
 
 @main.command()
-@click.option("--minutes", type=float, default=None, help="Fuzzing budget in minutes (default 3).")
-@click.option("--jobs", type=int, default=None, help="Worker processes (default 1).")
+@click.option("--minutes", type=MINUTES, default=None, help="Fuzzing budget in minutes (default 3).")
+@click.option("--jobs", type=JOBS, default=None, help="Worker processes (default 1).")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Campaign directory (default: campaigns/run-<timestamp>).")
-@click.option("--count", type=int, default=None, help="Models in the generated pool (default 20).")
+@click.option("--count", type=bounded_int(1, MAX_POOL), default=None,
+              help="Models in the generated pool (default 20).")
 @CONFIG_OPTION
 @MONITOR_OPTION
 def run(minutes: float | None, jobs: int | None, out: Path | None, count: int | None,
@@ -97,10 +158,12 @@ def run(minutes: float | None, jobs: int | None, out: Path | None, count: int | 
         cfg.generate.count = count
     heuristic = cfg.generate.heuristic
     pool = Path(cfg.generate.pool_dir) / Path(heuristic).stem
+    out = out or Path("campaigns") / time.strftime("run-%Y%m%d-%H%M%S")
+    check_campaign_paths(pool, out)
+    check_campaign_state(pool, out, False)
     click.echo(f"seedzer: generating {cfg.generate.count} '{heuristic}' models into {pool} ...", err=True)
     generate_pool(heuristic, cfg.generate.count, pool, seed=cfg.generate.seed,
                   max_nodes=cfg.generate.max_nodes, progress=sys.stderr.isatty())
-    out = out or Path("campaigns") / time.strftime("run-%Y%m%d-%H%M%S")
     click.echo(f"seedzer: fuzzing for {cfg.fuzz.minutes:g} min into {out} ...", err=True)
     _fuzz(pool, out, cfg, False, monitor)
 

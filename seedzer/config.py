@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 import types
 import typing
@@ -18,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from seedzer.errors import ConfigError
+from seedzer.errors import ConfigError, UsageError, shown
 from seedzer.oracles.registry import ORACLES
 
 
@@ -105,24 +106,80 @@ class Config:
     known_issues: list[KnownIssue] = field(default_factory=list, metadata={"doc": "Known-issue patterns."})
 
 
+MAX_JOBS = 1024
+"""Most worker processes a campaign (or a generation run) may ask for."""
+MAX_MINUTES = 366 * 24 * 60.0
+"""Longest campaign budget: a year."""
+MIN_TIMEOUT, MAX_TIMEOUT = 1.0, 24 * 3600.0
+"""Stage time limits: under a second only makes false hang findings; over a day is a typo."""
+INT64 = 2**63 - 1
+MAX_POOL = 100_000
+"""Most models a pool may be asked to hold."""
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _between(low: float, high: float) -> Any:
+    return lambda v: _finite(v) and low <= v <= high
+
+
+def _known_heuristic(name: str) -> bool:
+    from seedzer.generate.heuristics import heuristic_known  # lazy: config must not import the generator
+
+    return heuristic_known(name)
+
+
+_TIMEOUT = (f"must be a finite number of seconds between {MIN_TIMEOUT:g} and {MAX_TIMEOUT:g} (a day)",
+            _between(MIN_TIMEOUT, MAX_TIMEOUT))
+_SEED = (f"must be an integer between {-INT64 - 1} and {INT64}", lambda v: -INT64 - 1 <= v <= INT64)
+
 _CHECKS: dict[str, tuple[str, Any]] = {
-    "fuzz.jobs": ("must be >= 1", lambda v: v >= 1),
-    "fuzz.minutes": ("must be > 0", lambda v: v > 0),
-    "fuzz.snapshot_period": ("must be between 0.5 and 10 seconds", lambda v: 0.5 <= v <= 10),
-    "fuzz.tolerance": ("must be >= 1", lambda v: v >= 1),
+    "fuzz.jobs": (f"must be >= 1 and <= {MAX_JOBS}", lambda v: 1 <= v <= MAX_JOBS),
+    "fuzz.minutes": (f"must be > 0 and <= {MAX_MINUTES:g} (a year), a finite number",
+                     lambda v: _finite(v) and 0 < v <= MAX_MINUTES),
+    "fuzz.seed": _SEED,
+    "fuzz.snapshot_period": ("must be between 0.5 and 10 seconds", _between(0.5, 10)),
+    "fuzz.tolerance": ("must be >= 1 and <= 1000000", lambda v: 1 <= v <= 1_000_000),
     "fuzz.max_passes": ("must be between 1 and 50", lambda v: 1 <= v <= 50),
+    "fuzz.max_seeds_per_model": ("must be between 0 (all) and 1000000", lambda v: 0 <= v <= 1_000_000),
     "fuzz.coverage": ("must be one of: breakpoints, passes, sancov",
                       lambda v: v in ("breakpoints", "passes", "sancov")),
     "fuzz.block_granularity": ("must be one of: blocks, functions", lambda v: v in ("blocks", "functions")),
+    "fuzz.block_cache": ("must be a directory name", lambda v: bool(v.strip()) and "\0" not in v),
     "fuzz.scheduler": ("must be one of: uniform", lambda v: v in ("uniform",)),
-    "generate.count": ("must be >= 1", lambda v: v >= 1),
+    "generate.heuristic": ("must name a shipped heuristic (see `seedzer pool heuristics`) or an existing "
+                           ".yaml/.py heuristic file", _known_heuristic),
+    "generate.count": (f"must be >= 1 and <= {MAX_POOL}", lambda v: 1 <= v <= MAX_POOL),
+    "generate.seed": _SEED,
     "generate.max_nodes": ("must be between 1 and 100", lambda v: 1 <= v <= 100),
+    "generate.pool_dir": ("must be a directory name", lambda v: bool(v.strip()) and "\0" not in v),
+    "timeouts.load": _TIMEOUT,
+    "timeouts.mutate": _TIMEOUT,
+    "timeouts.passes": _TIMEOUT,
+    "timeouts.build": _TIMEOUT,
+    "timeouts.run": _TIMEOUT,
+    "timeouts.compare": _TIMEOUT,
     "known_issues[].pattern": ("must be a valid regular expression", lambda v: _is_regex(v)),
     "oracles.enabled": (f"entries must be among {', '.join(ORACLES)}", lambda v: set(v) <= set(ORACLES)),
-    "oracles.perf_rate": ("must be between 0 and 1", lambda v: 0 <= v <= 1),
-    "oracles.perf_factor": ("must be > 1", lambda v: v > 1),
-    "oracles.perf_repeats": ("must be >= 1", lambda v: v >= 1),
+    "oracles.rtol": ("must be a finite number >= 0", lambda v: _finite(v) and v >= 0),
+    "oracles.atol": ("must be a finite number >= 0", lambda v: _finite(v) and v >= 0),
+    "oracles.perf_rate": ("must be between 0 and 1", _between(0, 1)),
+    "oracles.perf_factor": ("must be a finite number > 1 and <= 1000", lambda v: _finite(v) and 1 < v <= 1000),
+    "oracles.perf_repeats": ("must be >= 1 and <= 100", lambda v: 1 <= v <= 100),
 }
+
+
+def check_value(dotted: str, value: Any, culprit: str) -> None:
+    """Apply the configuration's check of field ``dotted`` to a value given elsewhere (a CLI option).
+
+    ``culprit`` names where the value came from (``--minutes``); raises a one-line
+    :class:`~seedzer.errors.UsageError` naming it.
+    """
+    check = _CHECKS.get(dotted)
+    if check and not check[1](value):
+        raise UsageError(f"{culprit}: {check[0]} (got {value!r})")
 
 
 def _is_regex(text: str) -> bool:
@@ -149,7 +206,10 @@ def _convert(value: Any, tp: Any, where: str, source: str) -> Any:
     if origin in (typing.Union, types.UnionType):
         return value
     if tp is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            raise ConfigError(f"{source}: field '{where}' must be a finite number (got {value})") from None
     if tp in (int, float, str, bool) and (not isinstance(value, tp) or (tp is int and isinstance(value, bool))):
         raise ConfigError(
             f"{source}: field '{where}' must be {_type_name(tp)}, got {type(value).__name__} {value!r}"
@@ -189,21 +249,74 @@ def config_from_dict(data: Any, source: str = "<config>") -> Config:
     return cfg
 
 
-def read_yaml(path: Path, what: str) -> Any:
-    """Parse a YAML file; an unreadable file or a syntax error is a one-line ConfigError naming it.
+MAX_YAML_BYTES = 1 << 20
+"""Largest configuration or experiment file read (a larger one is refused, e.g. ``--config /dev/zero``)."""
 
-    ``what`` names the kind of file in the message (``config``, ``experiment``...).
+
+class StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader that refuses a key repeated in one mapping (the last would silently win)."""
+
+
+def _no_duplicate_keys(loader: StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    seen: set[Any] = set()
+    for key_node, _value in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # '<<: *base' merges; keys given next to it may override the merged ones
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            duplicate = key in seen
+            seen.add(key)
+        except TypeError:  # an unhashable key: the base constructor reports it
+            continue
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark, f"duplicate key {key!r}", key_node.start_mark)
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicate_keys)
+
+
+def read_text(path: Path, what: str, error: type[Exception] = ConfigError) -> str:
+    """A small UTF-8 text file's content; anything else is a one-line ``error`` naming ``path``.
+
+    Refuses directories, unreadable files, files over :data:`MAX_YAML_BYTES` and bytes that are
+    not UTF-8 (a leading byte-order mark is allowed).
     """
     try:
-        text = Path(path).read_text()
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_YAML_BYTES + 1)
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read {what} file ({exc.strerror or exc})") from exc
+        raise error(f"{shown(path)}: cannot read {what} file ({exc.strerror or exc})") from None
+    if len(data) > MAX_YAML_BYTES:
+        raise error(f"{shown(path)}: {what} file is larger than {MAX_YAML_BYTES >> 20} MiB (not a {what} file?)")
     try:
-        return yaml.safe_load(text)
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"{shown(path)}: {what} file is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+                    f"{exc.start})") from None
+
+
+def parse_yaml(text: str, source: str) -> Any:
+    """Parse YAML text with :class:`StrictLoader`; a syntax error is a one-line ConfigError naming ``source``."""
+    try:
+        return yaml.load(text, Loader=StrictLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         pos = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise ConfigError(f"{path}: invalid YAML{pos}: {getattr(exc, 'problem', exc)}") from exc
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        raise ConfigError(f"{source}: invalid YAML{pos}: {problem}") from None
+    except (ValueError, OverflowError, RecursionError) as exc:  # e.g. a timestamp no datetime can hold
+        raise ConfigError(f"{source}: invalid YAML: {type(exc).__name__}: {exc}") from None
+
+
+def read_yaml(path: Path, what: str) -> Any:
+    """Parse a YAML file; an unreadable file or a syntax error is a one-line ConfigError naming it.
+
+    ``what`` names the kind of file in the message (``config``, ``experiment``...). Duplicate keys
+    are syntax errors.
+    """
+    return parse_yaml(read_text(path, what), shown(path))
 
 
 def load_config(path: Path | None) -> Config:

@@ -5,20 +5,36 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from seedzer.errors import PoolError
+from seedzer.errors import PoolError, shown
 from seedzer.load.loader import LoadOptions, ModelLoad, OnnxLoader
 from seedzer.load.loader import pool_models as _pool_models
 from seedzer.outcome import Outcome
 
 
 def list_pool(pool: Path) -> list[Path]:
-    """The models of a pool (manifest order, else ``*.onnx``); a missing or empty pool is an error."""
+    """The models of a pool (manifest order, else ``*.onnx``); a missing or empty pool is an error.
+
+    A pool with a ``manifest.json`` is read strictly: an unreadable manifest, a listed path that
+    leaves the pool, or a listed model that is missing or differs from its recorded sha256 is a
+    one-line :class:`PoolError`, before anything is created (the same rules as ``pool stats``).
+    """
+    from seedzer.generate.pool import MANIFEST, verified_models
+
     pool = Path(pool)
+    if pool.exists() and not pool.is_dir():
+        raise PoolError(f"{pool}: not a directory (a seed pool is a directory of models)")
     if not pool.is_dir():
         raise PoolError(f"{pool}: seed pool directory does not exist")
+    if (pool / MANIFEST).exists():
+        return verified_models(pool)
     models = _pool_models(pool)
     if not models:
         raise PoolError(f"{pool}: seed pool has no models (no manifest.json entries and no *.onnx files)")
+    for model in models:
+        try:
+            str(model).encode("utf-8")
+        except UnicodeEncodeError:
+            raise PoolError(f"{shown(model)}: the file name is not UTF-8 text; rename the file") from None
     return models
 
 

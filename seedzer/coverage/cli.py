@@ -27,11 +27,12 @@ _add_set_verbs()
 
 
 @coverage_group.command("selftest")
-@click.option("--cache", "cache_dir", default=DEFAULT_CACHE, show_default=True,
+@click.option("--cache", "cache_dir", type=click.Path(file_okay=False), default=DEFAULT_CACHE, show_default=True,
               help="Directory of the cached block tables.")
 @click.option("--granularity", type=click.Choice(["blocks", "functions"]), default="blocks", show_default=True,
               help="Breakpoints on every basic block or on function entries only.")
-@click.option("--rounds", type=int, default=2, show_default=True, help="Workload rounds per process.")
+@click.option("--rounds", type=click.IntRange(min=1, max=100), default=2, show_default=True,
+              help="Workload rounds per process.")
 def selftest_cmd(cache_dir: str, granularity: str, rounds: int) -> None:
     """Check that breakpoints do not change TVM: run an import+compile workload with and without them.
 

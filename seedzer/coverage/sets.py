@@ -19,6 +19,7 @@ from pathlib import Path
 
 from seedzer.coverage.tracker import family_of
 from seedzer.errors import SeedzerError
+from seedzer.report.readonly import is_sqlite, open_campaign
 from seedzer.store.atomic import write_atomic
 
 FORMAT = "seedzer-coverage-set"
@@ -54,19 +55,21 @@ class CoverageSet:
 
 
 def read_campaign(directory: Path) -> CoverageSet:
-    """The features recorded in ``directory/campaign.db`` (opened read-only)."""
+    """The features recorded in ``directory/campaign.db`` (opened read-only; never created or written)."""
     db = directory / DB_NAME
     if not db.is_file():
         raise CoverageSetError(f"{directory}: not a campaign directory (no {DB_NAME})")
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-        try:
-            rows = conn.execute("SELECT feature FROM coverage_features").fetchall()
-        finally:
-            conn.close()
+        conn = open_campaign(db)
+    except SeedzerError as exc:
+        raise CoverageSetError(str(exc)) from None
+    try:
+        rows = conn.execute("SELECT feature FROM coverage_features").fetchall()
     except sqlite3.DatabaseError as exc:
-        raise CoverageSetError(f"{db}: cannot read coverage features ({exc})") from exc
-    return CoverageSet({r[0] for r in rows}, [str(directory)])
+        raise CoverageSetError(f"{db}: cannot read coverage features ({exc})") from None
+    finally:
+        conn.close()
+    return CoverageSet({str(r[0]) for r in rows}, [str(directory)])
 
 
 def read_file(path: Path) -> CoverageSet:
@@ -99,7 +102,7 @@ def campaigns_under(directory: Path) -> list[Path]:
 def read_source(spec: str | Path) -> CoverageSet:
     """The union of every campaign or set file ``spec`` names (a path or a glob pattern)."""
     spec = str(spec)
-    paths = [Path(spec)] if Path(spec).exists() else [Path(p) for p in sorted(glob.glob(spec))]
+    paths = source_paths(spec)
     if not paths:
         raise CoverageSetError(f"{spec}: no such file, directory or matching path")
     result = CoverageSet()
@@ -158,6 +161,54 @@ def render(cov: CoverageSet, fmt: str = "text", backend: str | None = None) -> s
               "# backends: " + (" ".join(f"{k}={v}" for k, v in backends.items()) or "none"),
               f"# sources: {' '.join(cov.sources)}", f"# count: {len(features)}"]
     return "\n".join(header + features) + "\n"
+
+
+def source_paths(spec: str | Path) -> list[Path]:
+    """The paths a source names (itself, or what its glob matches)."""
+    spec = str(spec)
+    return [Path(spec)] if Path(spec).exists() else [Path(p) for p in sorted(glob.glob(spec))]
+
+
+def is_set_file(path: Path) -> bool:
+    """True when ``path`` holds a coverage set written by :func:`write_set` (text or JSON)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    text = head.decode("utf-8", "replace").lstrip()
+    return text.startswith(f"# {FORMAT}") or (text.startswith("{") and f'"{FORMAT}"' in text)
+
+
+def check_output(out: Path, sources: Iterable[str | Path] = (), option: str = "-o") -> None:
+    """Refuse an output path that would destroy data: an input, a database, a directory, another file.
+
+    A coverage set is written only to a new file, an empty one, or one holding a coverage set that is
+    not among ``sources``; never to a file named ``campaign.db`` or to any SQLite database.
+    """
+    out = Path(out)
+    label = f"{option} {out}"
+    if out.name == DB_NAME:
+        raise CoverageSetError(f"{label}: refusing to write a coverage set named {DB_NAME} (a campaign's database)")
+    if out.is_dir():
+        raise CoverageSetError(f"{label}: is a directory; name a file to write")
+    if is_sqlite(out):
+        raise CoverageSetError(f"{label}: is an SQLite database; refusing to overwrite it")
+    try:
+        target = out.resolve()
+    except (OSError, RuntimeError) as exc:
+        raise CoverageSetError(f"{label}: cannot resolve ({exc})") from None
+    for spec in sources:
+        for path in source_paths(spec):
+            try:
+                same = path.resolve() == target
+            except (OSError, RuntimeError):
+                same = False
+            if same:
+                raise CoverageSetError(f"{label}: is also an input ({spec}); write the result to another file")
+    if out.exists() and out.stat().st_size > 0 and not is_set_file(out):
+        raise CoverageSetError(f"{label}: exists and is not a coverage set; refusing to overwrite it "
+                               "(remove it or choose another name)")
 
 
 def write_set(cov: CoverageSet, out: Path, fmt: str | None = None, backend: str | None = None) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from seedzer.coverage.sets import compare, read_source, render, union, write_set
+from seedzer.coverage.sets import CoverageSetError, check_output, compare, read_source, render, union, write_set
 from seedzer.coverage.tracker import PREFIXES
 
 BACKENDS = sorted({"passes", *PREFIXES})
@@ -32,6 +32,8 @@ def export_cmd(source: str, out: Path | None, backend: str | None, fmt: str | No
 
     Example: seedzer coverage export campaigns/b1 -o b1.cov --backend sancov
     """
+    if out is not None:
+        check_output(out, [source])
     cov = read_source(source).only(backend)
     if out is None:
         click.echo(render(cov, fmt or "text", backend), nl=False)
@@ -56,6 +58,11 @@ def diff_cmd(a: str, b: str, backend: str | None, only_a: Path | None, only_b: P
 
     Example: seedzer coverage diff experiments/results/quick/conv3 experiments/results/quick/basic
     """
+    for option, path in (("--only-a", only_a), ("--only-b", only_b)):
+        if path is not None:
+            check_output(path, [a, b], option)
+    if only_a is not None and only_b is not None and only_a.resolve() == only_b.resolve():
+        raise CoverageSetError(f"--only-a {only_a}: is also --only-b; the two differences need two files")
     set_a, set_b = read_source(a).only(backend), read_source(b).only(backend)
     click.echo(f"A = {a} ({len(set_a.sources)} source(s))")
     click.echo(f"B = {b} ({len(set_b.sources)} source(s))")
@@ -77,6 +84,7 @@ def union_cmd(sources: tuple[str, ...], out: Path, backend: str | None, fmt: str
 
     Example: seedzer coverage union 'experiments/results/quick/conv3/trial-*' -o conv3.cov
     """
+    check_output(out, sources)
     cov = union(sources).only(backend)
     write_set(cov, out, fmt, backend)
     click.echo(f"{out}: {len(cov.features)} features from {len(cov.sources)} source(s)", err=True)

@@ -53,11 +53,12 @@ def run_cmd(file: Path, resume: bool, results: Path, parallel: int | None, no_re
 
     Example: seedzer experiment run experiments/quick.yaml
     """
+    from seedzer.config import MAX_JOBS
     from seedzer.experiment.runner import ExperimentRunner
     from seedzer.experiment.spec import load_spec
 
-    if parallel is not None and parallel < 1:
-        raise SeedzerError(f"--parallel: must be >= 1 (got {parallel})")
+    if parallel is not None and not 1 <= parallel <= MAX_JOBS:
+        raise SeedzerError(f"--parallel: must be between 1 and {MAX_JOBS} (got {parallel})")
     spec = load_spec(file)
     summary = ExperimentRunner(spec, results, resume=resume, parallel=parallel).run()
     Console(stderr=True).print(_summary_table(summary))

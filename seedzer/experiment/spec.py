@@ -24,6 +24,8 @@ class ExperimentError(SeedzerError):
 
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+MAX_TRIALS = 1000
+"""Most trials per heuristic an experiment may define."""
 
 # Campaign fields an experiment sets at its top level; its ``campaign:`` section may not set them.
 RESERVED = {
@@ -155,8 +157,16 @@ def validate(spec: ExperimentSpec, source: str, *, check_heuristics: bool = True
         raise _fail(source, "name", "must be a non-empty name of letters, digits, '.', '_' or '-'", spec.name)
     if spec.trials < 1:
         raise _fail(source, "trials", "must be >= 1", spec.trials)
+    if spec.trials > MAX_TRIALS:
+        raise _fail(source, "trials", f"must be at most {MAX_TRIALS}", spec.trials)
     if spec.parallel < 0:
         raise _fail(source, "parallel", "must be >= 0", spec.parallel)
+    if spec.parallel > _config.MAX_JOBS:
+        raise _fail(source, "parallel", f"must be at most {_config.MAX_JOBS}", spec.parallel)
+    _check_with_config(source, "seed", "fuzz.seed", spec.seed)
+    _check_with_config(source, "seed", "fuzz.seed", spec.seed + spec.trials)
+    _check_with_config(source, "pool.seed", "generate.seed", spec.pool.seed)
+    _check_with_config(source, "pool.dir", "generate.pool_dir", spec.pool.dir)
     _check_with_config(source, "minutes", "fuzz.minutes", spec.minutes)
     _check_with_config(source, "snapshot_period", "fuzz.snapshot_period", spec.snapshot_period)
     _check_with_config(source, "jobs", "fuzz.jobs", spec.jobs)

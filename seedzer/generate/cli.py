@@ -12,6 +12,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from seedzer.config import INT64, MAX_JOBS, MAX_POOL
 from seedzer.generate.driver import GenerateSummary, generate_pool
 from seedzer.generate.heuristics import available_heuristics, load_heuristic
 from seedzer.generate.selection import select_pool
@@ -37,18 +38,25 @@ def print_summary(summary: GenerateSummary, console: Console) -> None:
 
 @click.command("generate")
 @click.option("--heuristic", "-H", required=True, help="Heuristic name (see heuristics/) or path to a .yaml/.py file.")
-@click.option("--count", "-n", type=click.IntRange(min=1), required=True, help="Number of models the pool should hold.")
+@click.option(
+    "--count", "-n", type=click.IntRange(min=1, max=MAX_POOL), required=True,
+    help="Number of models the pool should hold.",
+)
 @click.option(
     "--out", "-o", type=click.Path(file_okay=False, path_type=Path), required=True,
     help="Pool directory (created; an existing pool made with the same options is resumed).",
 )  # fmt: skip
 @click.option(
-    "--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Parallel worker processes."
+    "--jobs", "-j", type=click.IntRange(min=1, max=MAX_JOBS), default=1, show_default=True,
+    help="Parallel worker processes.",
 )
 @click.option(
-    "--seed", "-s", type=int, default=0, show_default=True, help="Run seed; model i uses a seed derived from it and i."
+    "--seed", "-s", type=click.IntRange(min=-INT64 - 1, max=INT64), default=0, show_default=True,
+    help="Run seed; model i uses a seed derived from it and i.",
 )
-@click.option("--max-nodes", type=click.IntRange(min=1), default=None, help="Override the heuristic's max_nodes.")
+@click.option(
+    "--max-nodes", type=click.IntRange(min=1, max=100), default=None, help="Override the heuristic's max_nodes."
+)
 @click.option(
     "--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
     help="NNSmith op-support cache directory [default: .nnsmith-cache next to --out].",
@@ -84,7 +92,8 @@ def stats_cmd(pool_dir: Path, top_ops: int) -> None:
 @pool_group.command("select")
 @click.option("--heuristic", "-H", required=True, help="Heuristic whose selection rule to apply (name or path).")
 @click.option(
-    "--count", "-n", type=click.IntRange(min=1), default=None, help="Models to keep [default: all that pass]."
+    "--count", "-n", type=click.IntRange(min=1, max=MAX_POOL), default=None,
+    help="Models to keep [default: all that pass].",
 )
 @click.argument("src", type=click.Path(path_type=Path))
 @click.argument("dst", type=click.Path(file_okay=False, path_type=Path))

@@ -22,13 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from seedzer.errors import ConfigError
+from seedzer.errors import ConfigError, PoolError
 from seedzer.generate.errors import GenerationError, Rejected
 from seedzer.generate.heuristics import Heuristic, candidate_target, load_heuristic
 from seedzer.generate.options import GenerationOptions, generation_from_dict
-from seedzer.generate.pool import PoolWriter, read_manifest
+from seedzer.generate.pool import MANIFEST, PoolWriter, read_manifest, refuse_foreign
 from seedzer.generate.progress import ProgressBar
 from seedzer.protocols import GeneratedModel
+from seedzer.store.lock import DirLock
 
 GIVE_UP_AFTER = 50  # attempts without a single model before a run is declared impossible
 ATTEMPTS_PER_MODEL = 20  # a run stops after this many attempts per missing model
@@ -271,10 +272,12 @@ def generate_pool(
     ``cache_dir`` (default: ``.nnsmith-cache`` next to ``out``). ``attempt_limit`` bounds the
     attempts of this run (default: 20 per missing model, at least 50).
     """
-    if count < 1:
-        raise ConfigError(f"--count: must be a positive integer, got {count}")
-    if jobs < 1:
-        raise ConfigError(f"--jobs: must be a positive integer, got {jobs}")
+    from seedzer.config import MAX_JOBS, MAX_POOL
+
+    if not 1 <= count <= MAX_POOL:
+        raise ConfigError(f"--count: must be a positive integer of at most {MAX_POOL}, got {count}")
+    if not 1 <= jobs <= MAX_JOBS:
+        raise ConfigError(f"--jobs: must be a positive integer of at most {MAX_JOBS}, got {jobs}")
     h = load_heuristic(heuristic)
     opts = h.generation.with_max_nodes(max_nodes)
     out = Path(out)
@@ -286,14 +289,25 @@ def generate_pool(
         "cache_dir": cache,
         "limit": attempt_limit,
     }
+    # Read-only checks first: a refused directory is left exactly as it was (not even a lock file).
+    identity = {"heuristic": h.name, "generation": opts.to_dict(), "seed": seed}
+    refuse_foreign(out)  # a directory of models without a manifest is not ours: refused, untouched
     if h.identity_selection:
-        return _generate_into(h, opts, out, count, **kwargs)
-    from seedzer.generate.selection import select_pool
+        PoolWriter.check(out, identity)
+    else:
+        if (out / MANIFEST).exists() and "selected_from" not in read_manifest(out):
+            raise PoolError(f"pool {out} already holds generated models; heuristic {h.name} selects, "
+                            "so generate it into another directory")
+        PoolWriter.check(out / "candidates", identity)
+    with DirLock(out, what="pool"):  # held for the whole run: candidates and selection
+        if h.identity_selection:
+            return _generate_into(h, opts, out, count, **kwargs)
+        from seedzer.generate.selection import select_pool
 
-    target = candidate_target(h, count)
-    summary = _generate_into(h, opts, out / "candidates", target, **kwargs)
-    select_pool(h, out / "candidates", out, count, candidates=target)
-    summary.total = len(read_manifest(out)["models"])
-    summary.requested = count
-    summary.out = out
-    return summary
+        target = candidate_target(h, count)
+        summary = _generate_into(h, opts, out / "candidates", target, **kwargs)
+        select_pool(h, out / "candidates", out, count, candidates=target)
+        summary.total = len(read_manifest(out)["models"])
+        summary.requested = count
+        summary.out = out
+        return summary

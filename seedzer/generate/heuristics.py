@@ -168,6 +168,15 @@ def _resolve(spec: str) -> Path:
     raise ConfigError(f"unknown heuristic {spec!r} (known: {known}; or pass a path to a .yaml/.py file)")
 
 
+def heuristic_known(spec: str) -> bool:
+    """True when ``spec`` names a shipped heuristic or an existing heuristic file (nothing is imported)."""
+    try:
+        _resolve(spec)
+    except ConfigError:
+        return False
+    return True
+
+
 def load_heuristic(spec: str) -> Heuristic:
     """Load a heuristic by shipped name (``conv3``) or by path (``my/h.yaml``, ``my/h.py``)."""
     path = _resolve(spec)
@@ -177,15 +186,18 @@ def load_heuristic(spec: str) -> Heuristic:
 
 
 def _load_yaml(path: Path) -> YamlHeuristic:
+    from seedzer.config import StrictLoader, read_text
+
+    text = read_text(path, "heuristic")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(text, Loader=StrictLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or type(exc).__name__
         raise ConfigError(f"{path}:{where}: malformed YAML ({problem})") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read ({exc})") from None
+    except (ValueError, OverflowError, RecursionError) as exc:
+        raise ConfigError(f"{path}: malformed YAML ({type(exc).__name__}: {exc})") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with generation: and selection: parts")
     unknown = set(data) - {"description", "generation", "selection"}

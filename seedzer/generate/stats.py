@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from seedzer.generate.pool import read_manifest
+from seedzer.generate.pool import check_integrity, read_manifest
 
 
 def _distribution(values: list[int]) -> dict[str, float]:
@@ -29,10 +29,13 @@ def kernel_label(kernel: list[int]) -> str:
     return "x".join(str(k) for k in kernel) if kernel else "?"
 
 
-def pool_stats(pool_dir: Path) -> dict[str, Any]:
-    """Summary numbers of a pool, from its manifest alone."""
+def pool_stats(pool_dir: Path, *, verify: bool = True) -> dict[str, Any]:
+    """Summary numbers of a pool, from its manifest; with ``verify``, every listed file must be
+    present and match its recorded sha256 (else one PoolError line names the first problems)."""
     data = read_manifest(Path(pool_dir))
     models = data["models"]
+    if verify:
+        check_integrity(Path(pool_dir), models)
     op_models: Counter[str] = Counter()
     op_nodes: Counter[str] = Counter()
     kernels: Counter[str] = Counter()

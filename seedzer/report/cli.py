@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -52,14 +53,39 @@ def report_cmd(results_dir: Path, out: Path | None, watch: float | None) -> None
         click.get_current_context().exit(2)
 
 
+MAX_WATCH = 86400.0
+
+
+def check_out(results_dir: Path, out: Path) -> None:
+    """Refuse an explicit ``--out`` that would write over something the report does not own."""
+    label = f"--out {out}"
+    if out.exists() and not out.is_dir():
+        raise SeedzerError(f"{label}: exists and is not a directory")
+    try:
+        same = out.resolve() == results_dir.resolve()
+    except (OSError, RuntimeError):
+        same = False
+    if same:
+        raise SeedzerError(f"{label}: is the results directory; write the report to a directory of its own")
+    if (out / "campaign.db").exists():
+        raise SeedzerError(f"{label}: is a campaign directory; write the report elsewhere")
+    if (out / "manifest.json").exists():
+        raise SeedzerError(f"{label}: is a seed pool; write the report elsewhere")
+    if out.is_dir() and not (out / "report.html").exists() and any(out.iterdir()):
+        raise SeedzerError(f"{label}: exists, is not empty and holds no earlier report (no report.html); "
+                           "refusing to write into it")
+
+
 def _report(results_dir: Path, out: Path | None, watch: float | None) -> None:
     from seedzer.report.build import build_report
 
+    if watch is not None and not (math.isfinite(watch) and 0 < watch <= MAX_WATCH):
+        raise SeedzerError(f"--watch: must be a positive number of seconds, at most {MAX_WATCH:g} (got {watch:g})")
+    if out is not None:
+        check_out(results_dir, out)
     if watch is None:
         _echo_result(build_report(results_dir, out, warn=_warn))
         return
-    if watch <= 0:
-        raise SeedzerError(f"--watch: must be a positive number of seconds (got {watch:g})")
     try:
         while True:
             try:

@@ -26,7 +26,7 @@ def test_partial_file_keeps_other_defaults(tmp_path: Path) -> None:
     [
         ("fuzz:\n  jobz: 2\n", "unknown field 'fuzz.jobz' (did you mean 'jobs'?)"),
         ("fuzz:\n  jobs: two\n", "field 'fuzz.jobs' must be int"),
-        ("fuzz:\n  jobs: 0\n", "field 'fuzz.jobs' must be >= 1"),
+        ("fuzz:\n  jobs: 0\n", "field 'fuzz.jobs' must be >= 1 and <= 1024"),
         ("fuzz: [1, 2]\n", "field 'fuzz' must be a mapping"),
         ("oracles:\n  enabled: [crash, telepathy]\n", "field 'oracles.enabled'"),
         ("known_issues:\n  - pattern: 'a('\n", "known_issues[0].pattern' must be a valid regular expression"),

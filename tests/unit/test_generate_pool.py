@@ -21,6 +21,7 @@ from seedzer.generate.onnx_facts import model_facts
 from seedzer.generate.pool import PoolWriter, pool_models, read_manifest
 from seedzer.generate.reference import npz_bytes, run_onnxruntime
 from seedzer.protocols import GeneratedModel
+from seedzer.store.lock import LockError
 
 HEADER = {"heuristic": "basic", "generation": {"max_nodes": 10}, "seed": 0}
 
@@ -103,11 +104,29 @@ def test_reopen_with_other_options_is_refused(tmp_path: Path) -> None:
 
 
 def test_second_writer_is_refused_while_locked(tmp_path: Path) -> None:
-    with PoolWriter(tmp_path / "p", HEADER), pytest.raises(PoolError, match="another seedzer process"):
-        PoolWriter(tmp_path / "p", HEADER)
+    import subprocess
+    import sys
+    import textwrap
+
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys, time
+        from seedzer.store.lock import DirLock
+        with DirLock({str(tmp_path / "p")!r}, what="pool", command="seedzer generate (test)"):
+            print("locked", flush=True)
+            time.sleep(60)
+        """)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        with pytest.raises(LockError, match=rf"pool {tmp_path / 'p'} is in use by seedzer process {holder.pid} "
+                                            r"\('seedzer generate \(test\)', since "):
+            PoolWriter(tmp_path / "p", HEADER)
+    finally:
+        holder.kill()
+        holder.wait()
+    PoolWriter(tmp_path / "p", HEADER).close()  # the kernel released the killed holder's lock
 
 
-def test_stray_and_altered_files_are_cleaned_on_reopen(tmp_path: Path) -> None:
+def test_altered_files_are_dropped_and_nothing_is_deleted_on_reopen(tmp_path: Path) -> None:
     with PoolWriter(tmp_path / "p", HEADER) as w:
         w.add_model(0, 1, tiny_model(1))
         w.add_model(1, 2, tiny_model(2))
@@ -116,10 +135,47 @@ def test_stray_and_altered_files_are_cleaned_on_reopen(tmp_path: Path) -> None:
     (pool / "model_000007.onnx").write_bytes(b"orphan from an interrupted run")
     (pool / "model_000001.onnx").write_bytes(b"corrupted")
     (pool / "notes.txt").write_text("user file")
+    before = sorted(p.name for p in pool.iterdir())
     with PoolWriter(pool, HEADER) as w:
         assert w.count == 1 and 1 not in w.tried  # the altered model will be regenerated
-    names = sorted(p.name for p in pool.iterdir())
-    assert names == [".lock", "manifest.json", "model_000000.npz", "model_000000.onnx", "notes.txt"]
+    assert sorted(p.name for p in pool.iterdir()) == before  # nothing deleted
+    assert [e["file"] for e in read_manifest(pool)["models"]] == ["model_000000.onnx"]
+
+
+def test_models_without_manifest_are_refused_and_kept(tmp_path: Path) -> None:
+    pool = tmp_path / "p"
+    pool.mkdir()
+    (pool / "model_000000.onnx").write_bytes(b"someone's model")
+    with pytest.raises(PoolError, match=r"holds model_000000.onnx but no manifest.json") as info:
+        PoolWriter(pool, HEADER)
+    assert "\n" not in str(info.value)
+    assert sorted(p.name for p in pool.iterdir()) == ["model_000000.onnx"]
+
+
+def test_manifest_exists_before_the_first_model(tmp_path: Path) -> None:
+    with PoolWriter(tmp_path / "p", HEADER):
+        assert read_manifest(tmp_path / "p")["models"] == []
+
+
+@pytest.mark.parametrize("name", ["../victim.txt", "/etc/passwd", "sub/../../x.onnx", "~/x.onnx", "link.onnx"])
+def test_manifest_paths_must_stay_inside_the_pool(tmp_path: Path, name: str) -> None:
+    pool = tmp_path / "p"
+    pool.mkdir()
+    (pool / "link.onnx").symlink_to(tmp_path / "outside.onnx")
+    (pool / "manifest.json").write_text(json.dumps({"models": [{"file": name}]}))
+    with pytest.raises(PoolError, match=r"manifest.json: models\[0\].file .* (is|leads) outside the pool") as info:
+        pool_models(pool)
+    assert str(pool / "manifest.json") in str(info.value) and "\n" not in str(info.value)
+
+
+def test_verified_models_check_sha256(tmp_path: Path) -> None:
+    with PoolWriter(tmp_path / "p", HEADER) as w:
+        w.add_model(0, 1, tiny_model(1))
+        w.add_model(1, 2, tiny_model(2))
+    assert pool_mod.verified_models(tmp_path / "p") == pool_models(tmp_path / "p")
+    (tmp_path / "p" / "model_000001.onnx").write_bytes(b"x")
+    with pytest.raises(PoolError, match=r"1 listed file\(s\) missing or corrupt \(model_000001.onnx: corrupt"):
+        pool_mod.verified_models(tmp_path / "p")
 
 
 class _FullDisk:

@@ -96,4 +96,5 @@ def test_experiment_check_and_one_line_errors(tmp_path: Path) -> None:
     for args in (["check", str(bad)], ["run", str(bad), "--results", str(tmp_path / "r")]):
         res = CliRunner().invoke(experiment_group, args)
         assert res.exit_code == 2
-        assert res.output.strip().splitlines() == [f"error: {bad}: field 'minutes' must be > 0 (got -1.0)"]
+        assert res.output.strip().splitlines() == [
+            f"error: {bad}: field 'minutes' must be > 0 and <= 527040 (a year), a finite number (got -1.0)"]
