@@ -96,7 +96,10 @@ def read_holder(directory: Path) -> dict[str, str]:
 
 
 def _command_line() -> str:
-    args = [Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python", *sys.argv[1:]]
+    name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
+    if name in ("cli.py", "__main__.py", "-c"):  # python -m seedzer.cli ...: say what the user typed
+        name = "seedzer"
+    args = [name, *sys.argv[1:]]
     text = " ".join(args)
     return text if len(text) <= 300 else text[:297] + "..."
 
