@@ -6,37 +6,11 @@ Every component that runs TVM reports one :class:`Outcome`; oracles turn outcome
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from enum import StrEnum
 from typing import Any
 
+from seedzer.kernel.common import Observation, Stage, Symptom
 
-class Symptom(StrEnum):
-    """What happened to a test case. ``ok`` and ``invalid`` are never findings."""
-
-    OK = "ok"
-    EXCEPTION = "exception"
-    CRASH = "crash"
-    HANG = "hang"
-    MISMATCH = "mismatch"
-    PERF = "perf"
-    ILLFORMED = "illformed"
-    INVALID = "invalid"
-
-    @property
-    def is_bug(self) -> bool:
-        """True for symptoms that become findings."""
-        return self not in (Symptom.OK, Symptom.INVALID)
-
-
-class Stage(StrEnum):
-    """Where in the pipeline an outcome happened."""
-
-    LOAD = "load"
-    MUTATE = "mutate"
-    PASS = "pass"
-    BUILD = "build"
-    RUN = "run"
-    COMPARE = "compare"
+__all__ = ["STAGE_CODES", "Observation", "Outcome", "Stage", "Symptom"]
 
 
 STAGE_CODES: tuple[Stage, ...] = tuple(Stage)

@@ -1,123 +1,81 @@
-"""The oracle registry: each oracle reads one part of an execution record.
+"""The oracles: which symptoms are findings, and what each symptom's oracle rules out.
 
-An execution record is a plain dict built by the worker (``error``, ``compare``) or by the
-campaign when a worker dies (``death``). Oracles are tried in order; the first bug wins.
+The kernel observes a test case in one fixed order and returns one
+:class:`~seedzer.kernel.common.Observation`; every executor (worker, gate, reducer, replay) hands it
+to :func:`judge`, which applies the oracle of its symptom: a disabled oracle makes the observation
+an invalid test case (never a clean one), and an oracle may rule an observation out (a pass stating
+a precondition is an invalid input, not a bug).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Protocol
 
 from seedzer.errors import ConfigError
-from seedzer.oracles.exceptions import is_precondition_error
-from seedzer.outcome import Outcome, Stage, Symptom
-from seedzer.protocols import Oracle
+from seedzer.kernel.common import Observation, Symptom
+from seedzer.oracles.preconditions import is_precondition_error
 
 
-def _stage(record_part: dict[str, Any]) -> Stage | None:
-    s = record_part.get("stage")
-    return Stage(s) if s else None
+class Oracle(Protocol):
+    """Judges observations of one symptom."""
+
+    @property
+    def name(self) -> str:
+        """The oracle's name (``oracles.enabled`` lists these)."""
+        ...
+
+    @property
+    def symptom(self) -> Symptom:
+        """The symptom it judges."""
+        ...
+
+    def judge(self, observation: Observation) -> Observation:
+        """The observation as a finding candidate, or turned into an ``invalid`` one."""
+        ...
 
 
-class CrashOracle:
-    """A worker killed by a signal (segfault, abort...) while running a test case."""
-
-    name = "crash"
-
-    def judge(self, record: dict[str, Any]) -> Outcome | None:
-        """Bug when the record carries a death by signal."""
-        death = record.get("death")
-        if not death or death.get("kind") != "signal":
-            return None
-        return Outcome(Symptom.CRASH, _stage(death), death.get("pass"), death.get("message", ""),
-                       {"signal": death.get("signal")})
+def _invalid(observation: Observation, why: str) -> Observation:
+    return dataclasses.replace(observation, symptom=Symptom.INVALID,
+                               message=f"{why}: {observation.message}"[:4000])
 
 
-class HangOracle:
-    """A stage that outlived its time limit."""
+@dataclasses.dataclass(frozen=True)
+class PassThrough:
+    """An oracle whose symptom is a finding as observed (crash, hang, mismatch, perf, ill-formed IR)."""
 
-    name = "hang"
+    name: str
+    symptom: Symptom
 
-    def judge(self, record: dict[str, Any]) -> Outcome | None:
-        """Bug when the record carries a death by timeout."""
-        death = record.get("death")
-        if not death or death.get("kind") != "timeout":
-            return None
-        return Outcome(Symptom.HANG, _stage(death), death.get("pass"), death.get("message", ""))
+    def judge(self, observation: Observation) -> Observation:
+        """The observation unchanged."""
+        return observation
 
 
+@dataclasses.dataclass(frozen=True)
 class ExceptionOracle:
-    """A TVM error on a well-formed input; precondition errors are invalid inputs instead."""
+    """A TVM error on well-formed input; a pass stating a precondition is an invalid input."""
 
-    name = "exception"
+    name: str = "exception"
+    symptom: Symptom = Symptom.EXCEPTION
 
-    def judge(self, record: dict[str, Any]) -> Outcome | None:
-        """Bug when the record carries an error that is not a precondition violation."""
-        err = record.get("error")
-        if not err:
-            return None
-        if err.get("invalid") or is_precondition_error(err.get("message", "")):
-            return Outcome(Symptom.INVALID, _stage(err), err.get("pass"), err.get("message", ""))
-        return Outcome(Symptom.EXCEPTION, _stage(err), err.get("pass"), err.get("message", ""),
-                       {"type": err.get("type", "")})
-
-
-class MismatchOracle:
-    """Optimized and unoptimized builds disagree on the same inputs, and each is deterministic."""
-
-    name = "mismatch"
-
-    def judge(self, record: dict[str, Any]) -> Outcome | None:
-        """Bug when the comparison failed and the determinism re-run confirmed it."""
-        cmp = record.get("compare")
-        if not cmp or not cmp.get("mismatch"):
-            return None
-        if not cmp.get("deterministic", False):
-            return Outcome(Symptom.INVALID, Stage.COMPARE, None, "nondeterministic output", cmp)
-        detail = cmp.get("detail", {})
-        msg = f"opt and nopt outputs differ: {detail.get('reason', '')} in buffer {detail.get('buffer', '?')}"
-        return Outcome(Symptom.MISMATCH, Stage.COMPARE, cmp.get("last_pass"), msg, detail)
-
-
-class IllformedOracle:
-    """A pass turned well-formed IR into IR that fails TIR's own verifier."""
-
-    name = "illformed"
-
-    def judge(self, record: dict[str, Any]) -> Outcome | None:
-        """Bug when the worker's well-formedness watch caught a pass breaking the IR."""
-        bad = record.get("illformed")
-        if not bad:
-            return None
-        return Outcome(Symptom.ILLFORMED, Stage.PASS, bad.get("pass"),
-                       f"IR is ill-formed after {bad.get('pass')}: {bad.get('message', '')}", dict(bad))
-
-
-class PerfOracle:
-    """The optimized build ran slower than the unoptimized one, in every alternating repeat."""
-
-    name = "perf"
-
-    def judge(self, record: dict[str, Any]) -> Outcome | None:
-        """Bug when the worker's O3 timing confirmed a slowdown beyond the configured factor."""
-        perf = record.get("perf")
-        if not perf:
-            return None
-        msg = (f"optimized build is slower than the unoptimized build "
-               f"(x{perf.get('ratio', 0.0):.2f} > x{perf.get('factor', 0.0):g})")
-        return Outcome(Symptom.PERF, Stage.RUN, perf.get("last_pass"), msg, dict(perf))
+    def judge(self, observation: Observation) -> Observation:
+        """Precondition errors become invalid test cases."""
+        if is_precondition_error(observation.message):
+            return _invalid(observation, "precondition")
+        return observation
 
 
 ORACLES: dict[str, Callable[[], Oracle]] = {
-    "crash": CrashOracle,
-    "hang": HangOracle,
-    "illformed": IllformedOracle,
+    "crash": lambda: PassThrough("crash", Symptom.CRASH),
+    "hang": lambda: PassThrough("hang", Symptom.HANG),
+    "illformed": lambda: PassThrough("illformed", Symptom.ILLFORMED),
     "exception": ExceptionOracle,
-    "mismatch": MismatchOracle,
-    "perf": PerfOracle,
+    "mismatch": lambda: PassThrough("mismatch", Symptom.MISMATCH),
+    "perf": lambda: PassThrough("perf", Symptom.PERF),
 }
-"""Every oracle by name, in the order they judge a record (the first bug wins)."""
+"""Every oracle by name, in the order the kernel observes their symptoms."""
 
 
 def make_oracles(names: Sequence[str]) -> list[Oracle]:
@@ -128,23 +86,12 @@ def make_oracles(names: Sequence[str]) -> list[Oracle]:
     return [factory() for name, factory in ORACLES.items() if name in names]
 
 
-def judge(oracles: Sequence[Oracle], record: dict[str, Any]) -> Outcome:
-    """The outcome of an execution record: the first oracle's verdict, an invalid input, or ok."""
-    invalid: Outcome | None = None
+def judge(oracles: Sequence[Oracle], observation: Observation) -> Observation:
+    """The verdict on one observation: ok and invalid stay; a bug symptom goes to its oracle, or
+    becomes invalid when that oracle is not enabled (an error is never counted as a clean run)."""
+    if not observation.symptom.is_bug:
+        return observation
     for oracle in oracles:
-        verdict = oracle.judge(record)
-        if verdict is None:
-            continue
-        if verdict.symptom is Symptom.INVALID:
-            invalid = invalid or verdict
-            continue
-        return verdict
-    if invalid is not None:
-        return invalid
-    if record.get("error"):  # an error no enabled oracle judges is not counted as a clean run
-        err = record["error"]
-        return Outcome(Symptom.INVALID, _stage(err), err.get("pass"), err.get("message", ""))
-    if record.get("invalid"):
-        inv = record["invalid"]
-        return Outcome(Symptom.INVALID, _stage(inv), inv.get("pass"), inv.get("message", ""))
-    return Outcome.ok()
+        if oracle.symptom is observation.symptom:
+            return oracle.judge(observation)
+    return _invalid(observation, f"{observation.symptom.value} oracle disabled")

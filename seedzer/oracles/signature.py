@@ -1,83 +1,71 @@
-"""Finding signatures: the deduplication key (symptom, stage, pass, normalized message)."""
+"""Finding signatures: the deduplication keys of findings, one function for every kind of finding.
+
+A *raw* key is what the campaign dedups occurrences by before the filing gate has judged them:
+symptom, the pass the symptom surfaced at and its normalized message (for a mismatch or a slowdown
+the fuzzed passes that changed the IR, since no culprit is known yet). A *root* key is what the
+gate files a bug under: symptom, the culprit pass(es) found by bisection and the essence of the
+symptom (the check that failed, the signal, the two builds that disagree), so one bug reached
+through different seeds and passes is one finding and two causes never share one.
+"""
 
 from __future__ import annotations
 
 import hashlib
-import re
+import signal
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from seedzer.outcome import Outcome
-
-_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"0x[0-9a-fA-F]+"), "ADDR"),
-    (re.compile(r"<root>(\.\w+|\[\d+\])*"), "IRPATH"),  # TVM's object paths: where in the IR
-    (re.compile(r"(/[\w.+-]+)+(\.\w+)?(:\d+)?"), "PATH"),
-    (re.compile(r"\[\d{2}:\d{2}:\d{2}\]"), ""),
-    (re.compile(r"'[^'\n]*'|\"[^\"\n]*\""), "Q"),
-    (re.compile(r"\b[A-Za-z_][A-Za-z_]*(_\d+|\d+)\w*\b"), "ID"),
-    (re.compile(r"\b\d+(\.\d+)?([eE][-+]?\d+)?\b"), "N"),
-    (re.compile(r"\s+"), " "),
-)
-
-_NAMES_AT = 2  # IR names are replaced after addresses and IR paths, before the generic rules
-
-_NOISE_LINE = re.compile(r"^\s*(File \"|Traceback|During handling|\^+$|File \"<unknown>\")")
+from seedzer.kernel.common import Observation, Symptom, normalize
 
 
-def key_line(message: str) -> str:
-    """The line of a TVM error that identifies it: the last 'Check failed'/error line, else the first."""
-    lines = [ln.strip() for ln in message.splitlines() if ln.strip() and not _NOISE_LINE.match(ln)]
-    if not lines:
-        return ""
-    for ln in reversed(lines):
-        if "Check failed" in ln or re.match(r"^[\w.]*(Error|Exception)\b", ln):
-            return ln
-    return lines[0]
+@dataclass(frozen=True)
+class SignatureKey:
+    """The parts a signature hashes: kind of finding, symptom, where (culprit or pass), essence."""
+
+    kind: str
+    symptom: str
+    where: tuple[str, ...]
+    essence: str
+
+    def digest(self) -> str:
+        """The 12-hex-digit signature."""
+        parts = [self.kind, self.symptom, "+".join(self.where), self.essence]
+        return hashlib.sha1("\x1f".join(parts).encode()).hexdigest()[:12]
 
 
-_DEFINITIONS = (
-    re.compile(r"(\w+)\s*:\s*T\.(?:Buffer|handle|int\d+|float\d+|bool)"),  # parameters
-    re.compile(r"\bfor\s+([\w\s,]+?)\s+in\b"),  # loop variables
-    re.compile(r"^\s*([\w\s,]+?)\s*=\s*T\.", re.MULTILINE),  # buffers, block axes, lets
-    re.compile(r"\bas\s+(\w+)"),
-    re.compile(r"T\.(?:sblock|block)\(\"(\w+)\""),  # block names
-)
-_STOPWORDS = frozenset({"a", "an", "as", "at", "be", "by", "if", "in", "is", "of", "or", "to", "and", "for",
-                        "not", "the", "main", "root", "T"})
+def _signal_name(signum: int | None) -> str:
+    try:
+        return signal.Signals(signum).name if signum else "signal"
+    except ValueError:
+        return f"signal {signum}"
 
 
-def ir_names(script: str) -> frozenset[str]:
-    """Names the TVMScript ``script`` defines (parameters, loop variables, buffers, blocks).
-
-    Two occurrences of one bug in differently named IR print different names in their messages;
-    :func:`normalize_message` replaces these names so that their signatures agree.
-    """
-    names: set[str] = set()
-    for pattern in _DEFINITIONS:
-        for match in pattern.finditer(script):
-            names.update(n for n in re.split(r"[\s,]+", match.group(1)) if n)
-    return frozenset(n for n in names if n.isidentifier() and n not in _STOPWORDS)
-
-
-def normalize_message(message: str, names: frozenset[str] = frozenset()) -> str:
-    """Remove what varies between two occurrences of one bug: numbers, names, paths, addresses.
-
-    ``names`` are identifiers defined by the test case's IR (see :func:`ir_names`).
-    """
-    text = key_line(message)
-    for index, (pattern, repl) in enumerate(_RULES):
-        if index == _NAMES_AT and names:
-            by_length = sorted(names, key=len, reverse=True)
-            text = re.sub(r"\b(" + "|".join(map(re.escape, by_length)) + r")\b", "ID", text)
-        text = pattern.sub(repl, text)
-    return text.strip()[:300]
+def essence(observation: Observation, names: Iterable[str] = ()) -> str:
+    """What identifies a symptom, independent of where it was reached: the normalized failing check
+    (errors, ill-formed IR), the signal and top TVM frames (crashes), the phase that hung, or the
+    two builds that disagree."""
+    symptom = observation.symptom
+    if symptom in (Symptom.EXCEPTION, Symptom.ILLFORMED):
+        return normalize(observation.message, names)
+    if symptom is Symptom.CRASH:
+        frames = [ln.strip()[3:] for ln in observation.message.splitlines() if ln.strip().startswith("at ")][:3]
+        return " / ".join([_signal_name(observation.signal), *frames])
+    if symptom is Symptom.HANG:
+        return "kernel" if observation.stage is not None and observation.stage.value == "run" else "compile"
+    if symptom is Symptom.MISMATCH:
+        return observation.comparison or ""
+    return ""
 
 
-def signature(outcome: Outcome, names: frozenset[str] = frozenset()) -> str:
-    """Stable 12-hex-digit signature of a bug outcome (``names``: see :func:`normalize_message`)."""
-    parts = [
-        outcome.symptom.value,
-        outcome.stage.value if outcome.stage else "",
-        outcome.pass_name or "",
-        normalize_message(outcome.message, names),
-    ]
-    return hashlib.sha1("\x1f".join(parts).encode()).hexdigest()[:12]
+def raw_key(kind: str, observation: Observation, names: Iterable[str] = (),
+            changed_passes: Sequence[str] = ()) -> SignatureKey:
+    """The key occurrences are grouped by before the gate (see the module docstring)."""
+    where: tuple[str, ...] = (observation.pass_name or "",)
+    if observation.symptom in (Symptom.MISMATCH, Symptom.PERF):
+        where += tuple(sorted(set(changed_passes)))
+    return SignatureKey(kind, observation.symptom.value, where, essence(observation, names))
+
+
+def root_key(kind: str, observation: Observation, culprit: Sequence[str], names: Iterable[str] = ()) -> SignatureKey:
+    """The key the gate files a bug under: its culprit passes and the essence of its symptom."""
+    return SignatureKey(kind, observation.symptom.value, tuple(culprit), essence(observation, names))

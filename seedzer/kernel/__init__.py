@@ -1,0 +1,16 @@
+"""The test-case kernel: the code that runs one test case, shared by every executor.
+
+The fuzz workers, the filing gate, the reducer, ``replay`` and every standalone ``repro.py`` run
+the same functions. A kernel module depends on the standard library, ``numpy`` and the engines
+under test only (``tvm``; ``onnx``/``onnxruntime`` for loader cases), never on the rest of Seedzer,
+because its code below the marker line is copied verbatim into each reproducer:
+
+- :mod:`seedzer.kernel.common`: symptoms, stages, flat pass steps, the one output comparison,
+  message normalization and the :class:`~seedzer.kernel.common.Observation` every executor returns;
+- :mod:`seedzer.kernel.lowlevel`: a PrimFunc through flat steps, build, run, compare, time;
+- :mod:`seedzer.kernel.loader`: an ONNX model through TVM's importer, lowering, build and run,
+  against onnxruntime.
+"""
+
+MARKER = "# --- kernel code (everything below is copied verbatim into repro.py) ---"
+"""The line after which a kernel module's text is copied into reproducers."""

@@ -1,0 +1,462 @@
+"""Kernel basics shared by every test case: symptoms, stages, flat steps, one comparison, observations.
+
+Depends on the standard library and numpy only. Everything below the marker line is copied
+verbatim into every ``repro.py`` (see :mod:`seedzer.kernel`), so this module must not import the
+rest of Seedzer and must run on any Python that TVM supports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+# --- kernel code (everything below is copied verbatim into repro.py) ---
+EXIT_GONE = 0
+"""Reproducer exit status: every step passed (the bug is gone)."""
+EXIT_PRESENT = 1
+"""Reproducer exit status: the expected failure happened (a crash dies by its signal instead)."""
+EXIT_DIFFERENT = 2
+"""Reproducer exit status: a different failure happened."""
+EXIT_BROKEN = 3
+"""Reproducer exit status: the environment is broken (an import failed); says nothing about the bug."""
+
+
+class Symptom(str, enum.Enum):  # noqa: UP042 - reproducers also run on Pythons without StrEnum
+    """What happened to a test case. ``ok`` and ``invalid`` are never findings."""
+
+    OK = "ok"
+    EXCEPTION = "exception"
+    CRASH = "crash"
+    HANG = "hang"
+    MISMATCH = "mismatch"
+    PERF = "perf"
+    ILLFORMED = "illformed"
+    INVALID = "invalid"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def is_bug(self) -> bool:
+        """True for symptoms that may become findings."""
+        return self not in (Symptom.OK, Symptom.INVALID)
+
+
+class Stage(str, enum.Enum):  # noqa: UP042 - see Symptom
+    """Where in the pipeline an observation happened."""
+
+    LOAD = "load"
+    MUTATE = "mutate"
+    PASS = "pass"
+    BUILD = "build"
+    RUN = "run"
+    COMPARE = "compare"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+PIPELINE = "pipeline"
+"""Role of a step that TVM's own default pipeline runs."""
+FUZZED = "fuzzed"
+"""Role of a step the fuzzer inserted into the pipeline."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """One pass of a flat step list: ``tirx.X`` / ``s_tir.X``, constructor arguments, PassContext config.
+
+    ``role`` says whether TVM's default pipeline runs it (``pipeline``) or the fuzzer inserted it
+    (``fuzzed``); ``optional`` marks pipeline passes a minimal-lowering build leaves out, or runs
+    with the arguments ``minimal`` when it needs the pass to lower at all (e.g. vectorization off).
+    """
+
+    name: str
+    args: dict[str, Any] = dataclasses.field(default_factory=dict)
+    config: dict[str, Any] = dataclasses.field(default_factory=dict)
+    role: str = PIPELINE
+    optional: bool = False
+    minimal: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        return {"pass": self.name, "args": dict(self.args), "config": dict(self.config), "role": self.role,
+                "optional": self.optional, "minimal": self.minimal}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Step:
+        """Inverse of :meth:`to_json`."""
+        return Step(str(data["pass"]), dict(data.get("args") or {}), dict(data.get("config") or {}),
+                    str(data.get("role", PIPELINE)), bool(data.get("optional", False)), data.get("minimal"))
+
+    def minimized(self) -> Step | None:
+        """The step in a minimal-lowering build: itself, its ``minimal`` form, or None (left out)."""
+        if not self.optional:
+            return self
+        if self.minimal is None:
+            return None
+        return dataclasses.replace(self, args=dict(self.minimal), optional=False, minimal=None)
+
+    def label(self) -> str:
+        """Short human-readable form, e.g. ``tirx.UnrollLoop[auto_max_step=16]``."""
+        items = [f"{k}={v!r}" for k, v in sorted(self.args.items())]
+        for key, value in sorted(self.config.items()):
+            if isinstance(value, dict):
+                items.extend(f"{k}={v!r}" for k, v in sorted(value.items()))
+            else:
+                items.append(f"{key}={value!r}")
+        return self.name + (f"[{', '.join(items)}]" if items else "")
+
+
+def reference_steps(steps: Sequence[Step]) -> list[Step]:
+    """The steps of the reference build: TVM's default pipeline without the fuzzed insertions."""
+    return [s for s in steps if s.role == PIPELINE]
+
+
+def minimal_steps(steps: Sequence[Step]) -> list[Step]:
+    """The steps of the minimal-lowering build: the pipeline without its optional passes (or with
+    their minimal form)."""
+    return [m for s in steps if s.role == PIPELINE and (m := s.minimized()) is not None]
+
+
+@dataclasses.dataclass(frozen=True)
+class Difference:
+    """The first disagreement between an expected and an actual list of output buffers.
+
+    ``nonfinite_reference`` is True when every differing element has a NaN or an infinity in the
+    expected (reference) output: such a difference says nothing about the compiler.
+    """
+
+    output: int
+    reason: str
+    count: int = 0
+    size: int = 0
+    max_abs_err: float | None = None
+    at: tuple[int, ...] | None = None
+    expected: float | None = None
+    actual: float | None = None
+    rtol: float = 0.0
+    atol: float = 0.0
+    nonfinite_reference: bool = False
+
+    def describe(self) -> str:
+        """One line, e.g. ``output 1: 3/16 elements differ (values, rtol=1e-4, atol=1e-5); ...``."""
+        text = f"output {self.output}: {self.count}/{self.size} elements differ ({self.reason}"
+        text += f", rtol={self.rtol:g}, atol={self.atol:g})" if self.reason == "values" else ")"
+        if self.max_abs_err is not None:
+            text += f"; max abs error {self.max_abs_err:.6g}"
+        if self.at is not None and self.expected is not None:
+            text += f" at {self.at}: expected {self.expected:.6g}, got {self.actual:.6g}"
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        data = dataclasses.asdict(self)
+        data["at"] = list(self.at) if self.at is not None else None
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Difference:
+        """Inverse of :meth:`to_json`."""
+        data = dict(data)
+        data["at"] = tuple(data["at"]) if data.get("at") is not None else None
+        return Difference(**data)
+
+
+def uniform_tolerances(rtol: float, atol: float) -> dict[str, tuple[float, float]]:
+    """The same ``(rtol, atol)`` for every floating dtype (integers and booleans stay exact)."""
+    return {dt: (rtol, atol) for dt in ("float16", "bfloat16", "float32", "float64")}
+
+
+def _first_index(mask: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(mask)), shape)) if shape else ()
+
+
+def _difference(i: int, e: Any, a: Any, rtol: float, atol: float) -> Difference | None:
+    """The difference between one expected and one actual buffer, or None when they agree."""
+    if e.shape != a.shape or e.dtype != a.dtype:
+        return Difference(i, f"shape/dtype: expected {e.shape} {e.dtype}, got {a.shape} {a.dtype}", 1, 1)
+    size = int(e.size)
+    if e.dtype.kind not in "fc":
+        bad = e != a
+        if not bad.any():
+            return None
+        at = _first_index(bad, e.shape)
+        return Difference(i, "values", int(bad.sum()), size, None, at, float(e[at]), float(a[at]))
+    e64, a64 = e.astype(np.float64), a.astype(np.float64)
+    e_nan, a_nan, e_inf, a_inf = np.isnan(e64), np.isnan(a64), np.isinf(e64), np.isinf(a64)
+    nan_bad = e_nan != a_nan
+    inf_bad = (e_inf != a_inf) | (e_inf & a_inf & (np.sign(e64) != np.sign(a64)))
+    finite = ~(e_nan | e_inf | a_nan | a_inf)
+    err = np.where(finite, np.abs(a64 - np.where(finite, e64, 0.0)), 0.0)
+    val_bad = finite & (err > atol + rtol * np.abs(np.where(finite, e64, 0.0)))
+    bad = nan_bad | inf_bad | val_bad
+    if not bad.any():
+        return None
+    reason = "nan positions" if nan_bad.any() else "inf positions" if inf_bad.any() else "values"
+    nonfinite_ref = bool(np.all((e_nan | e_inf)[bad]))
+    at = _first_index(val_bad if val_bad.any() else bad, e.shape)
+    worst = float(err.max()) if val_bad.any() else None
+    return Difference(i, reason, int(bad.sum()), size, worst, at, float(e64[at]), float(a64[at]), rtol, atol,
+                      nonfinite_ref)
+
+
+def compare(expected: Sequence[Any], actual: Sequence[Any],
+            tolerances: dict[str, tuple[float, float]]) -> Difference | None:
+    """The one comparison of outputs: None when they agree, else the first meaningful difference.
+
+    Shapes and dtypes must agree; NaN positions must agree; infinities must agree in position and
+    sign; finite floats must satisfy ``|a - e| <= atol + rtol * |e|`` with the dtype's tolerances
+    (a dtype missing from ``tolerances``, integers and booleans: exact). A difference whose every
+    differing element has a non-finite expected value is reported only when no other output differs
+    where the expected value is finite.
+    """
+    if len(expected) != len(actual):
+        return Difference(-1, f"output count: expected {len(expected)}, got {len(actual)}", 1, 1)
+    fallback = None
+    for i, (e_raw, a_raw) in enumerate(zip(expected, actual, strict=True)):
+        e, a = np.asarray(e_raw), np.asarray(a_raw)
+        rtol, atol = tolerances.get(str(e.dtype), (0.0, 0.0))
+        diff = _difference(i, e, a, rtol, atol)
+        if diff is None:
+            continue
+        if not diff.nonfinite_reference:
+            return diff
+        fallback = fallback or diff
+    return fallback
+
+
+@dataclasses.dataclass(frozen=True)
+class Slowdown:
+    """A confirmed slowdown: every alternating timing of the optimized build exceeded ``factor``."""
+
+    ratio: float
+    ratios: tuple[float, ...]
+    opt_seconds: float
+    reference_seconds: float
+    factor: float
+    repeats: int
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        data = dataclasses.asdict(self)
+        data["ratios"] = list(self.ratios)
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Slowdown:
+        """Inverse of :meth:`to_json`."""
+        data = dict(data)
+        data["ratios"] = tuple(data.get("ratios") or ())
+        return Slowdown(**data)
+
+
+OPT_VS_REFERENCE = "opt-vs-reference"
+"""The fuzzed build against TVM's default pipeline on the same IR and inputs."""
+REFERENCE_VS_MINIMAL = "reference-vs-minimal"
+"""TVM's default pipeline against the minimal lowering (a default-pipeline miscompile)."""
+MODEL_VS_ONNXRUNTIME = "model-vs-onnxruntime"
+"""A whole model built by TVM against onnxruntime."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Observation:
+    """What one execution of a test case showed: the single record every executor returns.
+
+    ``pass_name`` is the step (or loader step) running when it happened; ``step_index`` its
+    position in the flat step list; ``comparison`` names the two builds a mismatch is between.
+    """
+
+    symptom: Symptom
+    stage: Stage | None = None
+    pass_name: str | None = None
+    message: str = ""
+    step_index: int | None = None
+    signal: int | None = None
+    comparison: str | None = None
+    difference: Difference | None = None
+    slowdown: Slowdown | None = None
+    inner: str | None = None
+    seconds: float | None = None
+
+    @staticmethod
+    def ok() -> Observation:
+        """The observation of a clean execution."""
+        return Observation(Symptom.OK)
+
+    def where(self) -> str:
+        """``stage/pass`` for messages."""
+        return f"{self.stage.value if self.stage else '?'}/{self.pass_name or '-'}"
+
+    def headline(self) -> str:
+        """The one line that says what happened."""
+        first = next((ln.strip() for ln in self.message.splitlines() if ln.strip()), "")
+        return f"{self.symptom.value} at {self.where()}: {first[:300]}"
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        return {
+            "symptom": self.symptom.value, "stage": self.stage.value if self.stage else None,
+            "pass": self.pass_name, "message": self.message, "step_index": self.step_index,
+            "signal": self.signal, "comparison": self.comparison,
+            "difference": self.difference.to_json() if self.difference else None,
+            "slowdown": self.slowdown.to_json() if self.slowdown else None,
+            "inner": self.inner, "seconds": self.seconds,
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Observation:
+        """Inverse of :meth:`to_json`; also reads the ``pass_name`` spelling of older records."""
+        stage = data.get("stage")
+        return Observation(
+            Symptom(data["symptom"]), Stage(stage) if stage else None,
+            data.get("pass", data.get("pass_name")), str(data.get("message") or ""), data.get("step_index"),
+            data.get("signal"), data.get("comparison"),
+            Difference.from_json(data["difference"]) if data.get("difference") else None,
+            Slowdown.from_json(data["slowdown"]) if data.get("slowdown") else None,
+            data.get("inner"), data.get("seconds"))
+
+
+O0 = {"kind": "llvm", "opt-level": 0}
+"""The result oracle's build target: LLVM at opt-level 0 (code generation dominates an iteration)."""
+O3 = {"kind": "llvm", "opt-level": 3}
+"""The performance oracle's build target."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Checks:
+    """What :func:`observe` looks for besides errors: ill-formed IR after each step, opt against
+    reference, reference against minimal, and (costly, O3 builds and timing) a slowdown."""
+
+    illformed: bool = True
+    compare: bool = True
+    pipeline: bool = True
+    perf: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One low-level test case with everything needed to run it and judge it."""
+
+    script: str
+    steps: tuple[Step, ...]
+    input_seed: int
+    target: dict[str, Any] = dataclasses.field(default_factory=lambda: dict(O0))
+    perf_target: dict[str, Any] = dataclasses.field(default_factory=lambda: dict(O3))
+    rtol: float = 1e-4
+    atol: float = 1e-5
+    checks: Checks = Checks()
+    perf_factor: float = 2.0
+    perf_repeats: int = 3
+    timeout: float = 60.0
+    max_elems: int = 1 << 22
+    expected: Observation | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-friendly form (what ``case.json`` and a reproducer's ``CASE`` hold)."""
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["steps"] = [s.to_json() for s in self.steps]
+        data["checks"] = dataclasses.asdict(self.checks)
+        data["expected"] = self.expected.to_json() if self.expected else None
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Case:
+        """Inverse of :meth:`to_json`."""
+        data = dict(data)
+        data["steps"] = tuple(Step.from_json(s) for s in data["steps"])
+        data["checks"] = Checks(**data.get("checks", {}))
+        data["expected"] = Observation.from_json(data["expected"]) if data.get("expected") else None
+        known = {f.name for f in dataclasses.fields(Case)}
+        return Case(**{k: v for k, v in data.items() if k in known})
+
+    def with_steps(self, steps: Sequence[Step], script: str | None = None) -> Case:
+        """The same case with other steps (and optionally another script)."""
+        return dataclasses.replace(self, steps=tuple(steps), script=self.script if script is None else script)
+
+
+_NOISE_LINE = re.compile(r"^\s*(File \"|Traceback|During handling|\^+$|Stack trace|\d+: )")
+_KEY_LINE = re.compile(r"^[\w.]*(Error|Exception)\b")
+_ERROR_TYPE = re.compile(r"^[\w.]*(Error|Exception): ")
+
+
+def key_line(message: str) -> str:
+    """The line of an error that identifies it: the last 'Check failed'/error line, else the first."""
+    lines = [ln.strip() for ln in str(message).splitlines() if ln.strip() and not _NOISE_LINE.match(ln)]
+    for line in reversed(lines):
+        if "Check failed" in line:
+            return line[line.index("Check failed"):]
+        if _KEY_LINE.match(line):
+            return _ERROR_TYPE.sub("", line)
+    return _ERROR_TYPE.sub("", lines[0]) if lines else ""
+
+
+_RULES = (
+    (re.compile(r"0x[0-9a-fA-F]+"), "ADDR"),
+    (re.compile(r"<root>(\.\w+|\[\d+\])*"), "IRPATH"),  # TVM's object paths: where in the IR
+    (re.compile(r"(?<![\w)\]])(?:~|\.{1,2})?(/[\w.+-]+)+(:\d+)?"), "PATH"),
+    (re.compile(r"\[\d{2}:\d{2}:\d{2}\]"), ""),
+    (re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`"), "Q"),
+    (re.compile(r"\b(?!(?:float|int|uint|bfloat|bool)\d)[A-Za-z_][A-Za-z_]*(_\d+|\d+)\w*\b"), "ID"),
+    (re.compile(r"[-+]?\b\d+(\.\d+)?([eE][-+]?\d+)?\b"), "N"),
+    (re.compile(r"\s+"), " "),
+)
+_NAMES_AT = 2  # the IR's own names are replaced after addresses and IR paths, before the generic rules
+
+
+def normalize(message: str, names: Iterable[str] = ()) -> str:
+    """The identity of an error message: its key line without what varies between two occurrences of
+    one bug (addresses, IR paths, file paths, quoted text, numbers, numbered and IR-defined names)."""
+    text = key_line(message)
+    by_length = sorted(set(names), key=len, reverse=True)
+    for index, (pattern, repl) in enumerate(_RULES):
+        if index == _NAMES_AT and by_length:
+            text = re.sub(r"\b(" + "|".join(map(re.escape, by_length)) + r")\b", "ID", text)
+        text = pattern.sub(repl, text)
+    return text.strip()[:300]
+
+
+_DEFINITIONS = (
+    re.compile(r"(\w+)\s*:\s*T\.(?:Buffer|handle|int\d+|float\d+|bool)"),  # parameters
+    re.compile(r"\bfor\s+([\w\s,]+?)\s+in\b"),  # loop variables
+    re.compile(r"^\s*([\w\s,]+?)\s*=\s*T\.", re.MULTILINE),  # buffers, block axes, lets
+    re.compile(r"\bas\s+(\w+)"),
+    re.compile(r"T\.(?:sblock|block)\(\"(\w+)\""),  # block names
+)
+_STOPWORDS = frozenset({"a", "an", "as", "at", "be", "by", "if", "in", "is", "of", "or", "to", "and", "for",
+                        "not", "the", "main", "root", "T"})
+
+
+def ir_names(script: str) -> frozenset[str]:
+    """Names a TVMScript text defines (parameters, loop variables, buffers, blocks): two occurrences
+    of one bug in differently named IR print different names; :func:`normalize` replaces them."""
+    names: set[str] = set()
+    for pattern in _DEFINITIONS:
+        for match in pattern.finditer(script):
+            names.update(n for n in re.split(r"[\s,]+", match.group(1)) if n)
+    return frozenset(n for n in names if n.isidentifier() and n not in _STOPWORDS)
+
+
+def error_text(exc: BaseException) -> str:
+    """``Type: message`` of an exception (TVM's messages carry the check that failed)."""
+    return f"{type(exc).__name__}: {exc}"
+
+
+def same_failure(expected: Observation, observed: Observation, names: Iterable[str] = ()) -> bool:
+    """Whether ``observed`` is the failure ``expected`` describes: the same symptom; for errors and
+    ill-formed IR the same step and the same normalized message; for a mismatch the same two builds
+    (any two when ``expected`` does not say)."""
+    if observed.symptom != expected.symptom:
+        return False
+    if expected.symptom in (Symptom.EXCEPTION, Symptom.ILLFORMED):
+        names = list(names)
+        return (observed.pass_name == expected.pass_name
+                and normalize(observed.message, names) == normalize(expected.message, names))
+    if expected.symptom is Symptom.MISMATCH:
+        return expected.comparison is None or observed.comparison == expected.comparison
+    return True

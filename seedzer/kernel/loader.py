@@ -1,0 +1,446 @@
+"""The loader kernel: an ONNX model through TVM's importer, lowering, build and run, against onnxruntime.
+
+A :class:`LoaderCase` holds the model (embedded or a file beside ``repro.py``), its input specs and
+how to check it. :func:`observe_all` runs its steps in order and returns every failure:
+
+1. ``import``: ``tvm.relax.frontend.onnx.from_onnx`` with the specs' shapes and dtypes (an operator
+   the importer does not support is ``invalid``; any other error ends the case);
+2. ``legalize``: ``relax.transform.LegalizeOps`` (one PrimFunc per operator);
+3. ``fuse``: the default pipeline's library dispatch and legalization passes for the CPU backend
+   (``FuseOps``/``FuseTIR`` included); after 2 and 3 every new PrimFunc is printed as TVMScript
+   (named ``main``) and parsed back: the scripts that survive are the fuzzer's seeds;
+4. ``build`` (``tvm.compile``; an error ends the case), ``run`` (Relax VM), ``reference``
+   (onnxruntime, graph optimizations off, one thread; else ``onnx.reference``; else outputs stored
+   in the reference ``.npz``) and ``compare`` (:func:`seedzer.kernel.common.compare` with
+   NNSmith's :data:`TOLERANCES`), only for a differential case.
+
+The fuzzer's loading attempts, the loader gate, the reducer and every loader ``repro.py`` run these
+functions. Depends on tvm, onnx, onnxruntime, numpy and :mod:`seedzer.kernel.common` only (copied
+verbatim into repro.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import dataclasses
+import faulthandler
+import io
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime
+import tvm
+from tvm import relax
+from tvm.relax.frontend.onnx import from_onnx
+
+from seedzer.kernel.common import (
+    EXIT_DIFFERENT,
+    EXIT_GONE,
+    EXIT_PRESENT,
+    MODEL_VS_ONNXRUNTIME,
+    Observation,
+    Stage,
+    Symptom,
+    compare,
+    error_text,
+    key_line,
+    normalize,
+    same_failure,
+)
+
+# --- kernel code (everything below is copied verbatim into repro.py) ---
+TOLERANCES: dict[str, tuple[float, float]] = {
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (1e-2, 1e-2),
+    "float32": (1e-2, 1e-3),
+    "float64": (1e-5, 1e-7),
+}
+"""``dtype -> (rtol, atol)`` of floating outputs (NNSmith's); integers and booleans must be equal."""
+INPUT_SEED = 20240601
+"""Default seed of the random inputs."""
+STEPS = ("import", "legalize", "fuse", "build", "run", "reference", "compare")
+"""The steps of :func:`observe_all`, in order."""
+DIFFERENTIAL_STEPS = frozenset({"build", "run", "reference", "compare"})
+"""Steps that run only for a differential case."""
+
+Spec = tuple[str, str, tuple[int, ...]]
+"""One graph input: name, numpy dtype name, concrete shape."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LoaderCase:
+    """One model with everything needed to load it, check it and judge it.
+
+    ``model`` is the ONNX model in base64, else ``model_file`` names it (relative to the directory of
+    the running script); ``reference`` is a reference ``.npz`` in base64 (``input:<name>`` arrays
+    replace the random inputs they fit, ``output:<name>`` ones are the last-resort reference);
+    ``target`` is a kind name or a target dict; without ``differential`` the case stops after fuse.
+    """
+
+    specs: tuple[Spec, ...]
+    model: str | None = None
+    model_file: str | None = None
+    input_seed: int = INPUT_SEED
+    target: Any = "llvm"
+    differential: bool = True
+    roundtrip: bool = True
+    timeout: float = 300.0
+    reference: str | None = None
+    expected: Observation | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-friendly form (what ``case.json`` and a reproducer's ``CASE`` hold)."""
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["specs"] = [[name, dtype, list(shape)] for name, dtype, shape in self.specs]
+        data["expected"] = self.expected.to_json() if self.expected else None
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> LoaderCase:
+        """Inverse of :meth:`to_json` (unknown keys are ignored)."""
+        known = {f.name for f in dataclasses.fields(LoaderCase)}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        kwargs["specs"] = tuple((str(n), str(d), tuple(int(x) for x in s)) for n, d, s in data["specs"])
+        kwargs["expected"] = Observation.from_json(data["expected"]) if data.get("expected") else None
+        return LoaderCase(**kwargs)
+
+    def with_model(self, data: bytes) -> LoaderCase:
+        """The same case with ``data`` embedded as its model."""
+        return dataclasses.replace(self, model=base64.b64encode(data).decode(), model_file=None)
+
+
+def model_bytes(case: LoaderCase) -> bytes:
+    """The case's model: embedded, or the file beside the running script."""
+    if case.model:
+        return base64.b64decode(case.model)
+    here = os.path.dirname(os.path.abspath(sys.argv[0] or "."))
+    with open(os.path.join(here, str(case.model_file)), "rb") as handle:
+        return handle.read()
+
+
+def reference_arrays(case: LoaderCase) -> dict[str, np.ndarray]:
+    """The arrays of the case's reference ``.npz`` (none without one)."""
+    if not case.reference:
+        return {}
+    with np.load(io.BytesIO(base64.b64decode(case.reference)), allow_pickle=False) as npz:
+        return {key: np.asarray(npz[key]) for key in npz.files}
+
+
+def random_inputs(specs: Sequence[Spec], seed: int) -> dict[str, np.ndarray]:
+    """Inputs for ``specs`` from ``seed``: floats uniform in [-2, 2), signed integers in [-3, 3],
+    unsigned in [0, 3] (index-like inputs stay in range for small tensors), booleans fair coins."""
+    rng = np.random.default_rng(seed)
+    feeds: dict[str, np.ndarray] = {}
+    for name, dtype, shape in specs:
+        kind = np.dtype(dtype).kind
+        if kind == "b":
+            value: Any = rng.random(list(shape)) < 0.5
+        elif kind == "u":
+            value = rng.integers(0, 4, size=list(shape))
+        elif kind == "i":
+            value = rng.integers(-3, 4, size=list(shape))
+        else:
+            value = rng.uniform(-2.0, 2.0, size=list(shape))
+        feeds[name] = np.asarray(value).astype(dtype)
+    return feeds
+
+
+def make_feeds(case: LoaderCase, stored: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[Observation]]:
+    """Random inputs, replaced by the reference inputs that fit; an ``invalid`` note per misfit."""
+    feeds = random_inputs(case.specs, case.input_seed)
+    notes = []
+    for name, dtype, shape in case.specs:
+        given = stored.get("input:" + name)
+        if given is None:
+            continue
+        if tuple(given.shape) != tuple(shape):
+            notes.append(Observation(Symptom.INVALID, Stage.LOAD, "reference", f"reference input {name!r} has "
+                                     f"shape {tuple(given.shape)}, the model takes {tuple(shape)}"))
+            continue
+        feeds[name] = given.astype(dtype, copy=False)
+    return feeds, notes
+
+
+def make_target(spec: Any) -> Any:
+    """A TVM target from a kind name, a JSON object text or a dict."""
+    if isinstance(spec, str) and spec.lstrip().startswith("{"):
+        spec = json.loads(spec)
+    return tvm.target.Target(spec)
+
+
+def is_unsupported(exc: BaseException) -> bool:
+    """True for the importer's "operator not supported" error (an importer limitation, not a bug)."""
+    return type(exc).__name__ == "OpNotImplemented" or "not supported for frontend ONNX" in str(exc)
+
+
+def import_model(model: onnx.ModelProto, specs: Sequence[Spec]) -> Any:
+    """The Relax module TVM's ONNX importer makes of ``model`` with the specs' shapes and dtypes."""
+    return from_onnx(model, shape_dict={n: list(s) for n, _, s in specs}, dtype_dict={n: d for n, d, _ in specs})
+
+
+def legalize(mod: Any) -> Any:
+    """``relax.transform.LegalizeOps``: one PrimFunc per operator."""
+    return relax.transform.LegalizeOps()(mod)
+
+
+def fuse(mod: Any, target: Any = "llvm") -> Any:
+    """The default pipeline's library dispatch and legalization passes (fusion included) for the
+    CPU backend, stopping before dataflow lowering and VM code generation."""
+    tgt = make_target(target)
+    backend = relax.backend.cpu_generic
+    with tgt:
+        return tvm.transform.Sequential(backend.library_dispatch_passes(tgt) + backend.legalize_passes(tgt))(mod)
+
+
+def round_trip(mod: Any, seen: set[str], check: bool = True) -> tuple[list[tuple[str, str]], list[str]]:
+    """Every PrimFunc of ``mod`` not in ``seen`` (updated) as TVMScript named ``main``, by name, that
+    parses back into a PrimFunc; and the error of each one that does not (``check`` off: no parsing)."""
+    scripts: list[tuple[str, str]] = []
+    failures: list[str] = []
+    funcs = sorted((gv.name_hint, fn) for gv, fn in mod.functions.items() if isinstance(fn, tvm.tirx.PrimFunc))
+    for name, func in funcs:
+        script = str(func.with_attr("global_symbol", "main").script())
+        if script in seen:
+            continue
+        seen.add(script)
+        if check:
+            try:
+                parsed = tvm.script.from_source(script)
+                if not isinstance(parsed, tvm.tirx.PrimFunc):
+                    raise ValueError(f"the script defines a {type(parsed).__name__}, not a PrimFunc")
+            except Exception as exc:  # the TVMScript parser raises many types
+                failures.append(f"TVMScript does not parse back: {error_text(exc)}"[:4000])
+                continue
+        scripts.append((name, script))
+    return scripts, failures
+
+
+def build(mod: Any, target: Any = "llvm") -> Any:
+    """``tvm.compile`` of a Relax module (TVM's default pipelines) for ``target``."""
+    return tvm.compile(mod, target=make_target(target))
+
+
+def flatten(value: Any) -> list[np.ndarray]:
+    """VM results (a tensor, a scalar or nested tuples of them) as a flat list of numpy arrays."""
+    if hasattr(value, "numpy"):
+        return [np.asarray(value.numpy())]
+    if isinstance(value, (int, float, bool, np.generic)):
+        return [np.asarray(value)]
+    out: list[np.ndarray] = []
+    for item in value:
+        out.extend(flatten(item))
+    return out
+
+
+def run(executable: Any, specs: Sequence[Spec], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Run ``main`` of a built module in the Relax VM on the CPU, inputs in graph order."""
+    vm = relax.VirtualMachine(executable, tvm.cpu())
+    return flatten(vm["main"](*[tvm.runtime.tensor(np.asarray(feeds[n], order="C")) for n, _, _ in specs]))
+
+
+def onnxruntime_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Outputs of ``model`` under onnxruntime's CPU provider, graph optimizations off, one thread."""
+    opts = onnxruntime.SessionOptions()
+    opts.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    opts.intra_op_num_threads = 1
+    opts.log_severity_level = 3
+    sess = onnxruntime.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    return [np.asarray(v) for v in sess.run(None, feeds)]
+
+
+def onnx_reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Outputs of ``model`` under ``onnx.reference`` (pure Python)."""
+    from onnx.reference import ReferenceEvaluator
+
+    return [np.asarray(v) for v in ReferenceEvaluator(model).run(None, feeds)]
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"
+
+
+def reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray], stored: dict[str, np.ndarray] | None = None
+                      ) -> tuple[list[np.ndarray] | None, str | None, dict[str, str]]:
+    """The first reference that runs: onnxruntime, ``onnx.reference``, then the stored outputs.
+    Returns the outputs (None when none could), the engine's name and the errors of those that failed."""
+    errors: dict[str, str] = {}
+    for engine, fn in (("onnxruntime", onnxruntime_outputs), ("onnx.reference", onnx_reference_outputs)):
+        try:
+            return fn(model, feeds), engine, errors
+        except Exception as exc:  # both engines raise many types
+            errors[engine] = _one_line(exc)
+    names = ["output:" + o.name for o in model.graph.output]
+    if stored and all(n in stored for n in names):
+        return [stored[n] for n in names], "stored", errors
+    return None, None, errors
+
+
+@dataclasses.dataclass
+class Trace:
+    """What :func:`observe_all` saw besides failures: the steps it completed, seconds per step, the
+    reference engine, whether the outputs matched, ``invalid`` notes that are no failure (an
+    onnxruntime fallback, a reference input that does not fit) and the traceback of each error.
+    ``on_step`` is called with each step's name before it runs."""
+
+    on_step: Callable[[str], None] | None = None
+    reached: list[str] = dataclasses.field(default_factory=list)
+    timings: dict[str, float] = dataclasses.field(default_factory=dict)
+    reference: str | None = None
+    matched: bool | None = None
+    notes: list[Observation] = dataclasses.field(default_factory=list)
+    tracebacks: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        """Announce and time step ``name``."""
+        if self.on_step is not None:
+            self.on_step(name)
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
+
+    def failed(self, step: str, exc: BaseException, symptom: Symptom = Symptom.EXCEPTION) -> Observation:
+        """The observation of ``exc`` raised in ``step`` (its traceback kept)."""
+        self.tracebacks[step] = traceback.format_exc()[-4000:]
+        return Observation(symptom, Stage.LOAD, step, error_text(exc)[:4000])
+
+
+OnScripts = Callable[[str, bool, list[tuple[str, str]]], None]
+"""Seed callback: ``(step, fused, [(name, TVMScript)])`` after legalize and after fuse."""
+
+
+def observe_all(case: LoaderCase, on_scripts: OnScripts | None = None, trace: Trace | None = None) -> list[Observation]:
+    """Run the case's steps (see the module docstring) and return every failure, in step order.
+
+    A crash kills the process and a hang never returns: callers bound them.
+    """
+    trace = trace if trace is not None else Trace()
+    model = onnx.load_model_from_string(model_bytes(case))
+    failures: list[Observation] = []
+    with trace.step("import"):
+        try:
+            mod = import_model(model, case.specs)
+        except Exception as exc:  # the importer raises many types
+            return [trace.failed("import", exc, Symptom.INVALID if is_unsupported(exc) else Symptom.EXCEPTION)]
+    trace.reached.append("import")
+    seen: set[str] = set()
+    for step in ("legalize", "fuse"):
+        with trace.step(step):
+            try:
+                scripts, broken = round_trip(legalize(mod) if step == "legalize" else fuse(mod, case.target), seen,
+                                             case.roundtrip)
+            except Exception as exc:  # any TVM error here is a failure of this step
+                failures.append(trace.failed(step, exc))
+                continue
+        trace.reached.append(step)
+        failures.extend(Observation(Symptom.EXCEPTION, Stage.LOAD, step, message) for message in broken)
+        if on_scripts is not None:
+            on_scripts(step, step == "fuse", scripts)
+    if not case.differential:
+        return failures
+    return failures + _differential(case, model, mod, trace)
+
+
+def _differential(case: LoaderCase, model: onnx.ModelProto, mod: Any, trace: Trace) -> list[Observation]:
+    """Build, run, reference and compare; the failures."""
+    with trace.step("build"):
+        try:
+            executable = build(mod, case.target)
+        except Exception as exc:  # TVM raises many types
+            return [trace.failed("build", exc)]
+    trace.reached.append("build")
+    stored = reference_arrays(case)
+    feeds, notes = make_feeds(case, stored)
+    trace.notes.extend(notes)
+    with trace.step("run"):
+        try:
+            actual = run(executable, case.specs, feeds)
+        except Exception as exc:  # a kernel that raises at run time
+            return [trace.failed("run", exc)]
+    trace.reached.append("run")
+    with trace.step("reference"):
+        expected, engine, errors = reference_outputs(model, feeds, stored)
+    if expected is None:
+        failed = "; ".join(f"{k}: {v}" for k, v in errors.items())
+        return [Observation(Symptom.INVALID, Stage.LOAD, "reference", f"no reference could run the model ({failed})")]
+    if "onnxruntime" in errors:
+        trace.notes.append(Observation(Symptom.INVALID, Stage.LOAD, "reference", f"onnxruntime cannot run the "
+                                       f"model ({errors['onnxruntime']}); the reference is {engine}"))
+    trace.reached.append("reference")
+    trace.reference = engine
+    with trace.step("compare"):
+        diff = compare(expected, actual, TOLERANCES)
+        again = run(executable, case.specs, feeds) if diff is not None and not diff.nonfinite_reference else None
+    trace.reached.append("compare")
+    trace.matched = diff is None
+    if diff is None:
+        return []
+    if diff.nonfinite_reference:
+        return [Observation(Symptom.INVALID, Stage.COMPARE, "compare",
+                            f"outputs differ only where the reference is NaN/Inf: {diff.describe()}")]
+    if again is not None and compare(actual, again, {}) is not None:
+        return [Observation(Symptom.INVALID, Stage.COMPARE, "compare", "the TVM build is nondeterministic")]
+    return [Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", diff.describe(), comparison=MODEL_VS_ONNXRUNTIME,
+                        difference=diff)]
+
+
+def same_loader_failure(expected: Observation, observed: Observation) -> bool:
+    """Whether ``observed`` is the loader failure ``expected`` describes: the same step and
+    :func:`~seedzer.kernel.common.same_failure` (an error's normalized message); a mismatch must
+    also differ the same way (values, NaN or infinity positions, shapes, output count)."""
+    if observed.pass_name != expected.pass_name or not same_failure(expected, observed):
+        return False
+    if expected.symptom is Symptom.INVALID:
+        return normalize(observed.message) == normalize(expected.message)
+    if expected.symptom is Symptom.MISMATCH and expected.difference and observed.difference:
+        return expected.difference.reason.split(":")[0] == observed.difference.reason.split(":")[0]
+    return True
+
+
+def describe(observation: Observation) -> str:
+    """``symptom at stage/step: the line of the message that identifies it`` (in full)."""
+    if observation.symptom is Symptom.OK:
+        return "no failure"
+    return f"{observation.symptom.value} at {observation.where()}: {key_line(observation.message)}"
+
+
+def main(case_json: dict[str, Any]) -> int:
+    """Reproduce a case: exit 1 while the expected failure happens (a crash dies by its signal, a
+    hang exits 1 once it outlives ``timeout``), 0 once every step passes and the outputs agree, 2
+    on a different failure."""
+    case = LoaderCase.from_json(case_json)
+    expected = case.expected or Observation.ok()
+    faulthandler.enable()
+    if expected.symptom is Symptom.HANG:
+        print(f"expecting a hang: giving up after {case.timeout:.0f} s (exit status 1)", flush=True)
+        faulthandler.dump_traceback_later(case.timeout, exit=True)
+    start = time.monotonic()
+    trace = Trace(on_step=lambda step: print(f"step {step}", flush=True))
+    observed = observe_all(case, trace=trace)
+    faulthandler.cancel_dump_traceback_later()
+    print(f"expected: {describe(expected)}")
+    for note in trace.notes:
+        print(f"note: {describe(note)}")
+    for failure in observed:
+        print(f"observed: {describe(failure)}")
+    print(f"({time.monotonic() - start:.1f} s)")
+    if any(same_loader_failure(expected, failure) for failure in observed):
+        print("reproduced: the bug is present")
+        return EXIT_PRESENT
+    if not observed:
+        agree = f" and the outputs agree with {trace.reference}" if case.differential else ""
+        print(f"not reproduced: every step passed{agree}")
+        return EXIT_GONE
+    print("a different failure")
+    return EXIT_DIFFERENT

@@ -1,0 +1,231 @@
+"""Pass contracts: where in TVM's own lowering a pass may run, and the flat steps of a test case.
+
+TVM's default TIR pipeline for llvm (``tvm.s_tir.pipeline.default_s_tir_pipeline`` followed by the
+host finalization of ``tvm.tirx.build``) is :data:`PIPELINE`. Every pass the fuzzer may apply has a
+:class:`Contract`: the pipeline pass after which its input has the form the pass accepts (SBlocks or
+lowered, unflattened or flat, before or after the host/device split and the packed API), the targets
+it is meant for, and where that knowledge comes from. Passes TVM's pipeline runs take their own
+position; the others take the position their callers and tests in TVM's source give them.
+
+:func:`plan` turns a fuzzed pass sequence into the *flat steps* of a test case: TVM's pipeline, each
+pass exactly once, with the fuzzed passes inserted at or after their contract position, in their
+order. So a fuzzed pass only ever sees IR in a form TVM's own pipeline hands it, every program
+built from a case is "the pipeline plus insertions", and the reference build (the pipeline alone)
+and the minimal-lowering build (the pipeline without its optional passes) are sub-lists of it.
+TVM-free: the campaign process plans steps without importing TVM; a test checks :data:`PIPELINE`
+against the pipeline the installed wheel really runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from seedzer.kernel.common import FUZZED, PIPELINE, Step
+from seedzer.mutate.pass_catalog import CATALOG, REQUIRED_ARG_DEFAULTS
+from seedzer.seed import PassSpec
+
+
+@dataclass(frozen=True)
+class PipelinePass:
+    """One pass of TVM's default pipeline: name, constructor arguments, whether a minimal-lowering
+    build may leave it out, and the IR form it establishes (None for passes that only optimize)."""
+
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    optional: bool = False
+    establishes: str | None = None
+    minimal: dict[str, Any] | None = None
+
+    def step(self) -> Step:
+        """The pass as a flat step of the pipeline."""
+        return Step(self.name, dict(self.args), {}, PIPELINE, self.optional or self.minimal is not None,
+                    self.minimal)
+
+
+_P = PipelinePass
+PIPELINE_PASSES: tuple[PipelinePass, ...] = (
+    _P("s_tir.CanonicalizeLoop"),
+    _P("s_tir.LowerCrossThreadReduction"),
+    _P("s_tir.LowerInitBlock", establishes="no_init"),
+    _P("s_tir.PlanAndUpdateBufferAllocationLocation", optional=True),
+    _P("s_tir.ConvertBlocksToOpaque", establishes="opaque"),
+    _P("s_tir.LiftThreadBinding"),
+    _P("s_tir.ManifestSharedMemoryLocalStage"),
+    _P("s_tir.CompactBufferAllocation", optional=True),
+    _P("s_tir.LowerAutoCopy"),
+    _P("s_tir.UnifyThreadBinding"),
+    _P("s_tir.LowerMatchBuffer", establishes="no_match_buffer"),
+    _P("s_tir.StmtSimplify", optional=True),
+    _P("s_tir.InjectPermutedLayout"),
+    _P("s_tir.AnnotateIrregularLoop"),
+    _P("s_tir.InjectSoftwarePipeline"),
+    _P("s_tir.TransformMmaBufferLayout"),
+    _P("s_tir.LowerOpaqueBlock", establishes="no_blocks"),
+    _P("tirx.FlattenBuffer", establishes="flat"),
+    _P("tirx.BF16ComputeLegalize"),
+    _P("tirx.NarrowDataType", {"target_bits": 32}, optional=True),
+    _P("s_tir.LoopPartition", optional=True),
+    _P("tirx.VectorizeLoop", {"enable_vectorize": True}, establishes="vectorized",
+       minimal={"enable_vectorize": False}),
+    _P("s_tir.InjectVirtualThread"),
+    _P("s_tir.InjectDoubleBuffer", optional=True),
+    _P("tirx.StorageRewrite", optional=True),
+    _P("s_tir.HoistIfThenElse", optional=True),
+    _P("tirx.UnrollLoop", optional=True),
+    _P("s_tir.RenormalizeSplitPattern", optional=True),
+    _P("tirx.StmtSimplify", optional=True),
+    _P("tirx.RemoveNoOp", optional=True),
+    _P("s_tir.RewriteUnsafeSelect"),
+    _P("tirx.CommonSubexprElim", optional=True),
+    _P("tirx.FP8ComputeLegalize"),
+    _P("s_tir.VerifyVTCMLimit"),
+    _P("s_tir.LowerVtcmAlloc"),
+    _P("tirx.VerifyMemory"),
+    _P("tirx.AnnotateEntryFunc"),
+    _P("s_tir.ThreadSync", {"storage_scope": "shared"}),
+    _P("s_tir.ThreadSync", {"storage_scope": "shared.dyn"}),
+    _P("s_tir.ThreadSync", {"storage_scope": "warp"}),
+    _P("s_tir.InferFragment"),
+    _P("s_tir.LowerThreadAllreduce"),
+    _P("s_tir.MergeSharedMemoryAllocations"),
+    _P("tirx.SplitHostDevice", establishes="split"),
+    _P("tirx.MakePackedAPI", establishes="packed"),
+    _P("tirx.FP8StorageLegalize"),
+    _P("tirx.BF16StorageLegalize"),
+    # tvm.tirx.build then splits host from device functions and finalizes the host module:
+    _P("tirx.LowerTVMBuiltin", establishes="builtins"),
+    _P("tirx.LowerIntrin"),
+)
+"""TVM 0.27's default TIR pipeline for llvm with its default configuration, then the host
+finalization (``finalize_host_passes``), in order. Optional passes are those a minimal-lowering
+build disables (each checked disableable: the build still succeeds and matches); vectorization it
+keeps but turns off (``tirx.disable_vectorize``: vectorized loops become serial ones)."""
+
+_INDEX = {p.name: i for i, p in reversed(list(enumerate(PIPELINE_PASSES)))}
+"""First position of each pipeline pass."""
+
+SPLIT_AT = _INDEX["tirx.SplitHostDevice"]
+PACKED_AT = _INDEX["tirx.MakePackedAPI"]
+
+
+@dataclass(frozen=True)
+class Contract:
+    """Where a pass may run: after the pipeline pass ``after`` (its input then has the form the pass
+    accepts), on which target kinds, and why (the position in TVM's pipeline or a call site)."""
+
+    name: str
+    after: str | None
+    targets: frozenset[str] = frozenset({"llvm"})
+    source: str = "pipeline"
+
+    @property
+    def slot(self) -> int:
+        """Index of the pipeline pass after which the pass may first run (-1: right after BindTarget)."""
+        return -1 if self.after is None else _INDEX[self.after]
+
+    @property
+    def phase(self) -> int:
+        """0 before the host/device split, 1 after the packed API: a fuzzed pass stays in its phase."""
+        return 0 if self.slot < SPLIT_AT else 1
+
+
+def _in_pipeline(name: str) -> Contract:
+    """The contract of a pass TVM's pipeline runs: right where the pipeline runs it first."""
+    index = _INDEX[name]
+    return Contract(name, PIPELINE_PASSES[index - 1].name if index else None)
+
+
+_GPU = frozenset({"cuda", "rocm", "vulkan", "metal", "opencl", "webgpu"})
+_HEXAGON = frozenset({"hexagon"})
+
+CONTRACTS: dict[str, Contract] = {
+    **{name: _in_pipeline(name) for name in _INDEX},
+    # Passes TVM runs elsewhere: the position of their callers or of the IR their own tests use.
+    "s_tir.HoistExpression": Contract("s_tir.HoistExpression", "tirx.StorageRewrite",
+                                      source="the generalization of HoistIfThenElse (same position)"),
+    "tirx.ConvertSSA": Contract("tirx.ConvertSSA", "tirx.FlattenBuffer", source="lowered-TIR utility"),
+    "s_tir.ConvertSSA": Contract("s_tir.ConvertSSA", "tirx.FlattenBuffer", source="lowered-TIR utility"),
+    "s_tir.InstrumentBoundCheckers": Contract("s_tir.InstrumentBoundCheckers", "s_tir.RewriteUnsafeSelect",
+                                              source="pipeline, config tirx.instrument_bound_checkers"),
+    "s_tir.InstrumentProfileIntrinsics": Contract("s_tir.InstrumentProfileIntrinsics", "tirx.CommonSubexprElim",
+                                                  source="pipeline, config tirx.instrument_lwp"),
+}
+"""Every pass the fuzzer may insert, by name (provisional for non-pipeline passes)."""
+
+
+def contract(name: str) -> Contract | None:
+    """The contract of pass ``name`` (None: the fuzzer never inserts it)."""
+    return CONTRACTS.get(name)
+
+
+def fuzzable(target_kind: str = "llvm") -> list[str]:
+    """Catalogue passes with a contract for ``target_kind``, in catalogue order."""
+    return [n for n in CATALOG if n in CONTRACTS and target_kind in CONTRACTS[n].targets]
+
+
+def step_of(spec: PassSpec) -> Step:
+    """A fuzzed pass as a flat step: its arguments split into constructor arguments and config."""
+    info = CATALOG[spec.name]
+    known = {a.name: a for a in info.args}
+    args: dict[str, Any] = dict(REQUIRED_ARG_DEFAULTS.get(spec.name, {}))
+    config: dict[str, Any] = {}
+    for key, value in spec.args:
+        arg = known.get(key)
+        if arg is None:
+            raise KeyError(f"pass {spec.name} has no argument {key!r} (known: {sorted(known)})")
+        if arg.config_key is None:
+            args[key] = value
+        elif arg.config_field is None:
+            config[arg.config_key] = value
+        else:
+            config.setdefault(arg.config_key, {})[arg.config_field] = value
+    return Step(spec.name, args, config, FUZZED, True)
+
+
+def placeable(passes: Sequence[PassSpec], target_kind: str = "llvm") -> list[tuple[int, PassSpec]]:
+    """``(index, spec)`` of the fuzzed passes a plan keeps: those with a contract for the target,
+    stably ordered by phase (a pass of the pre-split phase never follows one of the packed phase)."""
+    kept = [(i, p) for i, p in enumerate(passes)
+            if (c := CONTRACTS.get(p.name)) is not None and target_kind in c.targets]
+    return sorted(kept, key=lambda item: CONTRACTS[item[1].name].phase)
+
+
+def plan(passes: Sequence[PassSpec], target_kind: str = "llvm") -> list[Step]:
+    """The flat steps of a test case: TVM's pipeline with ``passes`` inserted within their contracts.
+
+    Each fuzzed pass goes right after the pipeline pass of its contract, or later when an earlier
+    fuzzed pass already needed a later position (their order is kept within a phase). Passes without
+    a contract for ``target_kind`` are left out.
+    """
+    out: list[Step] = []
+    emitted = 0  # pipeline passes emitted so far
+    for _, spec in placeable(passes, target_kind):
+        need = CONTRACTS[spec.name].slot + 1
+        while emitted < need:
+            out.append(PIPELINE_PASSES[emitted].step())
+            emitted += 1
+        out.append(step_of(spec))
+    out.extend(p.step() for p in PIPELINE_PASSES[emitted:])
+    return out
+
+
+def pipeline_steps() -> list[Step]:
+    """The reference pipeline alone (what ``tvm.compile`` runs)."""
+    return [p.step() for p in PIPELINE_PASSES]
+
+
+def canonical_lowering(before_slot: int) -> list[Step]:
+    """The form-establishing pipeline passes up to and including position ``before_slot`` (never past
+    the host/device split, whose passes must run once): what the filing gate inserts right before a
+    failing pass to test whether its input was canonical."""
+    chosen = PIPELINE_PASSES[: min(before_slot + 1, SPLIT_AT)]
+    return [dataclasses.replace(p.step(), role=FUZZED, optional=True, minimal=None)
+            for p in chosen if p.establishes is not None]
+
+
+def slot_of_step(steps: Sequence[Step], index: int) -> int:
+    """The pipeline position a flat step stands at: the number of pipeline steps before it, minus one."""
+    return sum(1 for s in steps[:index] if s.role == PIPELINE) - 1
