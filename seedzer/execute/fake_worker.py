@@ -2,8 +2,8 @@
 
 Scripts drive its behaviour: a line ``CRASH`` makes it die by SIGSEGV in the build stage (inside a
 pass named ``FakePass``), ``HANG`` makes it sleep in the run stage, ``ERROR`` yields a TVM-like
-error, ``MISMATCH`` a confirmed opt/nopt mismatch; anything else runs cleanly. Coverage features
-are the script's distinct lines, so new lines mean new coverage.
+error, ``MISMATCH`` a confirmed mismatch, ``INVALID`` an invalid test case; anything else runs
+cleanly. Coverage features are the script's distinct lines, so new lines mean new coverage.
 """
 
 from __future__ import annotations
@@ -16,40 +16,46 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from seedzer.execute.progress import ProgressSlot
-from seedzer.execute.worker import serve
-from seedzer.outcome import Stage
+from seedzer.execute.records import ExecResult, FuzzTask
+from seedzer.execute.worker import redirect_output, serve
+from seedzer.kernel.common import OPT_VS_REFERENCE, Difference, Observation, Stage, Symptom
 
 
-def fake_execute(script: str, slot: ProgressSlot) -> dict[str, Any]:
+def fake_execute(script: str, slot: ProgressSlot) -> ExecResult:
     """Execute a fake test case, publishing stages like the real runner."""
-    slot.stage(Stage.PASS)
-    slot.in_pass("FakePass")
+    slot.stage(Stage.PASS, "FakePass")
     lines = set(script.splitlines())
     if "CRASH" in lines:
         slot.stage(Stage.BUILD, "FakePass")
         os.kill(os.getpid(), signal.SIGSEGV)
     if "HANG" in lines:
-        slot.stage(Stage.RUN)
+        slot.stage(Stage.RUN, "run")
         time.sleep(3600)
-    record: dict[str, Any] = {"features": sorted(f"line:{ln}" for ln in lines)}
+    observation = Observation.ok()
     if "ERROR" in lines:
-        record["error"] = {"stage": "pass", "pass": "FakePass", "type": "InternalError",
-                           "message": "InternalError: Check failed: (x_12 == y_3) is false"}
-    if "MISMATCH" in lines:
-        record["compare"] = {"mismatch": True, "deterministic": True,
-                             "detail": {"reason": "values", "buffer": 1}, "last_pass": "FakePass"}
-    return record
+        observation = Observation(Symptom.EXCEPTION, Stage.PASS, "FakePass",
+                                  "InternalError: Check failed: (x_12 == y_3) is false")
+    elif "MISMATCH" in lines:
+        diff = Difference(1, "values", 3, 16, 0.5)
+        observation = Observation(Symptom.MISMATCH, Stage.COMPARE, None, diff.describe(),
+                                  comparison=OPT_VS_REFERENCE, difference=diff)
+    elif "INVALID" in lines:
+        observation = Observation(Symptom.INVALID, Stage.MUTATE, None, "unusable test case")
+    features = sorted(f"line:{ln}" for ln in lines)
+    return ExecResult(observation, features, [], {"run": 0.001})
 
 
-def fake_worker_main(conn: Connection, slot: ProgressSlot, settings: Any) -> None:
+def fake_worker_main(conn: Connection, slot: ProgressSlot, settings: Any, index: int = 0) -> None:
     """Serve the real worker protocol (:func:`~seedzer.execute.worker.serve`) with fake mutation
-    (append a random line) and fake execution."""
-    lines = int(settings or 50)
+    (append a random line) and fake execution. ``settings`` is the number of distinct lines, or an
+    object with ``lines`` and ``log_dir``."""
+    lines = int(getattr(settings, "lines", settings) or 50)
+    redirect_output(getattr(settings, "log_dir", None), index)
 
-    def mutate(seed: dict[str, Any], _other: str | None, rng: random.Random) -> tuple[str, str, list[str]]:
-        return seed["script"] + f"\nline{rng.randrange(lines)}", seed["passes"], ["FakeAppend"]
+    def mutate(task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
+        return task.script + f"\nline{rng.randrange(lines)}", task.passes, ["FakeAppend"]
 
-    def execute(script: str, _passes: str) -> tuple[dict[str, Any], dict[str, float]]:
-        return fake_execute(script, slot), {"run": 0.001}
+    def execute(script: str, _passes: str) -> ExecResult:
+        return fake_execute(script, slot)
 
     serve(conn, slot, mutate, execute)

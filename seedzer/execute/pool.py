@@ -1,51 +1,34 @@
 """Campaign-side management of fuzz workers: start, feed, watch for deaths and hangs, restart.
 
 The campaign process never imports TVM: workers are forked by the zygote, and this module only
-talks to them through pipes and reads their shared-memory progress slots.
+talks to them through pipes and reads their shared-memory progress slots. :class:`WorkerPool` is
+the real :class:`~seedzer.execute.executor.Executor`; given another worker entry point (the cheap
+fake worker) it runs the same protocol without TVM.
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import Any
 
 from seedzer.errors import CampaignError
 from seedzer.execute.isolated import describe_exit
+from seedzer.execute.memory import available_mb, peak_rss_mb
 from seedzer.execute.progress import ProgressSlot
-from seedzer.execute.settings import WorkerSettings
+from seedzer.execute.records import Announcement, Death, Fatal, Ready, Result, Stop, Task, TestCaseInfo, WorkerEvent
 from seedzer.execute.worker import worker_main
 from seedzer.execute.zygote import context
-from seedzer.outcome import Stage
+from seedzer.kernel.common import Stage
 
-
-@dataclass
-class TestCaseInfo:
-    """What the campaign knows about the test case a worker is running."""
-
-    __test__ = False  # not a pytest class
-
-    tc_id: int
-    kind: str
-    parent: str | None
-    script: str = ""
-    passes: str = "[]"
-    mutators: list[str] = field(default_factory=list)
-    announced: bool = False
-
-
-@dataclass
-class WorkerEvent:
-    """Something a worker did: announced a test case, returned a result, or died."""
-
-    kind: str  # "tc" | "result" | "death"
-    worker: int
-    tc: TestCaseInfo | None
-    record: dict[str, Any] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
+SETUP_DEATHS_LIMIT = 5
+"""Consecutive deaths of a worker during set-up (by a signal it raised, not SIGKILL) that stop the
+campaign: a set-up that crashes every time cannot be helped by restarting."""
+MEMORY_SAMPLE_SECONDS = 1.0
 
 
 class WorkerHandle:
@@ -56,27 +39,32 @@ class WorkerHandle:
         self.index = index
         self.slot = ProgressSlot(ctx)
         self.conn, child = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=target, args=(child, self.slot, settings), daemon=True,
+        self.proc = ctx.Process(target=target, args=(child, self.slot, settings, index), daemon=True,
                                 name=f"seedzer-worker-{index}")
         self.proc.start()
         child.close()
         self.current: TestCaseInfo | None = None
         self.submitted_at = 0.0
+        self.ready = False
+        self.killed_by_us = False
+        self.rss_mb: float | None = None
 
     @property
     def busy(self) -> bool:
-        """True while a test case is outstanding."""
-        return self.current is not None
+        """True while set-up or a test case is outstanding."""
+        return self.current is not None or not self.ready
 
-    def submit(self, message: tuple[Any, ...], info: TestCaseInfo) -> None:
-        """Send a task; the worker must be idle."""
+    def submit(self, task: Task, info: TestCaseInfo) -> None:
+        """Send a task; the worker must be idle. A pipe broken by a dead worker is left to :meth:`poll`."""
         self.current = info
         self.submitted_at = time.time()
-        self.conn.send(message)
+        with contextlib.suppress(OSError):  # a worker that died since it was seen idle: poll() reports it
+            self.conn.send(task)
 
     def kill(self) -> None:
         """Kill the process outright (used for hangs and shutdown)."""
         if self.proc.is_alive():
+            self.killed_by_us = True
             self.proc.kill()
         self.proc.join(timeout=10)
 
@@ -84,39 +72,66 @@ class WorkerHandle:
         """Ask the worker to exit, then make sure it did."""
         try:
             if self.proc.is_alive() and not self.busy:
-                self.conn.send(("stop",))
+                self.conn.send(Stop())
                 self.proc.join(timeout=5)
-        except (OSError, BrokenPipeError):
+        except OSError:
             pass
         self.kill()
         self.conn.close()
 
 
+def _log_tail(log_dir: str | None, index: int, limit: int = 6000) -> str:
+    if log_dir is None:
+        return ""
+    path = Path(log_dir) / f"worker-{index}.log"
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, 2)
+            size = fh.tell()
+            fh.seek(max(0, size - limit))
+            return fh.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
 class WorkerPool:
     """A fixed number of workers; dead or hung ones are replaced at once."""
 
-    def __init__(self, jobs: int, settings: WorkerSettings | Any, timeouts: dict[Stage, float],
+    def __init__(self, jobs: int, settings: Any, timeouts: dict[Stage, float],
                  target: Callable[..., None] = worker_main) -> None:
         self.settings = settings
         self.timeouts = timeouts
         self.target = target
         self.workers = [WorkerHandle(i, settings, target) for i in range(jobs)]
         self.restarts = 0
+        self._setup_deaths = [0] * jobs
+        self._sampled = 0.0
 
     def idle(self) -> Iterator[WorkerHandle]:
         """Workers ready for a task."""
         return (w for w in self.workers if not w.busy)
 
-    def _death(self, w: WorkerHandle, kind: str, message: str, signum: int | None) -> WorkerEvent:
+    def _death(self, w: WorkerHandle, kind: str, message: str, signum: int | None,
+               seconds: float | None = None) -> WorkerEvent:
         view = w.slot.read()
-        stage = view.stage or Stage.MUTATE
-        death = {"kind": kind, "stage": stage.value, "pass": view.pass_name or None, "message": message,
-                 "signal": signum, "exitcode": w.proc.exitcode}
-        event = WorkerEvent("death", w.index, w.current, {"death": death})
+        log_dir = getattr(self.settings, "log_dir", None)
+        death = Death(kind, view.stage or Stage.MUTATE, view.pass_name or None, message, signum, w.proc.exitcode,
+                      w.rss_mb, available_mb(), _log_tail(log_dir, w.index), seconds, not w.ready)
+        event = WorkerEvent("death", w.index, w.current, death=death)
         w.conn.close()
+        self._restart(w, death)
+        return event
+
+    def _restart(self, w: WorkerHandle, death: Death) -> None:
+        if death.during_setup and death.kind == "signal" and death.signal != signal.SIGKILL:
+            self._setup_deaths[w.index] += 1
+            if self._setup_deaths[w.index] >= SETUP_DEATHS_LIMIT:
+                raise CampaignError(f"worker {w.index} dies while setting up: {death.message} "
+                                    f"({SETUP_DEATHS_LIMIT} times in a row)")
+        elif not death.during_setup:
+            self._setup_deaths[w.index] = 0
         self.workers[w.index] = WorkerHandle(w.index, self.settings, self.target)
         self.restarts += 1
-        return event
 
     def _drain(self, w: WorkerHandle, out: list[WorkerEvent]) -> None:
         while True:
@@ -124,22 +139,26 @@ class WorkerPool:
                 if not w.conn.poll():
                     return
                 msg = w.conn.recv()
-            except (EOFError, OSError):
+            except (EOFError, OSError, ValueError):  # a worker killed mid-message
                 return
             self._handle(w, msg, out)
 
-    def _handle(self, w: WorkerHandle, msg: tuple[Any, ...], out: list[WorkerEvent]) -> None:
-        if msg[0] == "fatal":  # a worker that cannot start would only be restarted to fail again
-            raise CampaignError(f"worker {w.index} cannot start: {msg[1]}")
-        info = w.current
-        if info is None or msg[1] != info.tc_id:
+    def _handle(self, w: WorkerHandle, msg: Any, out: list[WorkerEvent]) -> None:
+        if isinstance(msg, Fatal):  # a worker that cannot start would only be restarted to fail again
+            raise CampaignError(f"worker {w.index} cannot start: {msg.message}")
+        if isinstance(msg, Ready):
+            w.ready = True
+            self._setup_deaths[w.index] = 0
             return
-        if msg[0] == "tc":
-            info.script, info.passes, info.mutators, info.announced = msg[2], msg[3], list(msg[4]), True
+        info = w.current
+        if info is None or getattr(msg, "tc_id", None) != info.tc_id:
+            return
+        if isinstance(msg, Announcement):
+            info.script, info.passes, info.mutators, info.announced = msg.script, msg.passes, list(msg.mutators), True
             out.append(WorkerEvent("tc", w.index, info))
-        elif msg[0] == "result":
+        elif isinstance(msg, Result):
             w.current = None
-            out.append(WorkerEvent("result", w.index, info, msg[2], msg[3]))
+            out.append(WorkerEvent("result", w.index, info, result=msg.result))
 
     def poll(self, timeout: float) -> list[WorkerEvent]:
         """Wait up to ``timeout`` seconds; return what happened (deaths replace their worker)."""
@@ -161,16 +180,27 @@ class WorkerPool:
             w.proc.join(timeout=5)
             code = w.proc.exitcode
             signum = -code if code is not None and code < 0 else None
-            out.append(self._death(w, "signal" if signum else "exit", describe_exit(code), signum))
+            kind = "killed" if signum == signal.SIGKILL else "signal" if signum else "exit"
+            out.append(self._death(w, kind, describe_exit(code), signum))
         out.extend(self.check_hangs())
+        self._sample_memory()
         return out
+
+    def _sample_memory(self) -> None:
+        now = time.monotonic()
+        if now - self._sampled < MEMORY_SAMPLE_SECONDS:
+            return
+        self._sampled = now
+        for w in self.workers:
+            if w.proc.pid is not None:
+                w.rss_mb = peak_rss_mb(w.proc.pid) or w.rss_mb
 
     def check_hangs(self, now: float | None = None) -> list[WorkerEvent]:
         """Kill workers whose current stage outlived its limit; report each as a hang."""
         now = time.time() if now is None else now
         out = []
         for w in list(self.workers):
-            if not w.busy:
+            if w.current is None:
                 continue
             view = w.slot.read()
             limit = self.timeouts.get(view.stage, max(self.timeouts.values())) if view.stage else None
@@ -179,8 +209,8 @@ class WorkerPool:
                 limit = max(self.timeouts.values())
             if since > limit:
                 w.kill()
-                where = f"{view.stage.value if view.stage else 'start'}"
-                out.append(self._death(w, "timeout", f"{where} stage exceeded {limit:.0f}s", signal.SIGKILL))
+                where = view.stage.value if view.stage else "start"
+                out.append(self._death(w, "timeout", f"{where} stage exceeded {limit:.0f}s", signal.SIGKILL, since))
         return out
 
     def pids(self) -> list[int | None]:

@@ -9,18 +9,19 @@ from seedzer.coverage.collectors import CollectorSpec
 
 @dataclass
 class ExecSettings:
-    """How a worker executes test cases."""
+    """How a worker executes test cases: the kernel's checks and tolerances, and cache sizes."""
 
     rtol: float = 1e-4
     atol: float = 1e-5
     compare: bool = True
     illformed: bool = True
+    pipeline: bool = True
     detailed_build_coverage: bool = True
     perf_rate: float = 0.0
     perf_factor: float = 2.0
     perf_repeats: int = 3
-    nopt_cache_size: int = 256
-    opt_cache_size: int = 64
+    program_cache_size: int = 512
+    build_cache_size: int = 128
     parse_cache_size: int = 512
     max_buffer_elems: int = 1 << 22
 
@@ -35,3 +36,5 @@ class WorkerSettings:
     ir_weights: dict[str, float] | None = None
     collector: CollectorSpec | None = None
     """Native coverage collector the worker builds at start (None: ``passes`` features only)."""
+    log_dir: str | None = None
+    """Where the worker writes its output (TVM's C++ warnings, crash reports): ``worker-<n>.log``."""

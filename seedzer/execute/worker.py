@@ -1,75 +1,51 @@
 """The long-lived fuzz worker, forked from the zygote: mutate, announce, execute, report.
 
-Protocol over a duplex pipe (campaign -> worker):
-  ("fuzz", tc_id, seed: dict, other_passes: list | None, rng_seed)  mutate a corpus entry, run it
-  ("exec", tc_id, script, passes)                                    run a test case as given
-  ("stop",)
-and back (worker -> campaign), always announcing a test case before running it so that a crash
-still leaves its reproducer with the campaign:
-  ("tc", tc_id, script, passes, mutators)
-  ("result", tc_id, record, timings)
-  ("fatal", message)                         the worker cannot start (e.g. coverage set-up failed)
+Protocol over a duplex pipe (records of :mod:`seedzer.execute.records`): the campaign sends
+:class:`FuzzTask` (mutate a corpus entry, then run it), :class:`ExecTask` (run a test case as given)
+or :class:`Stop`; the worker answers :class:`Ready` once set up (or :class:`Fatal` with the reason
+it cannot be), then for every task an :class:`Announcement` of the test case *before* running it
+(so that a crash still leaves its reproducer with the campaign) and a :class:`Result`.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import signal
 import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
-from typing import Any
+from pathlib import Path
 
-from seedzer.coverage.collectors import make_collector
 from seedzer.execute.progress import ProgressSlot
+from seedzer.execute.records import Announcement, ExecResult, ExecTask, Fatal, FuzzTask, Ready, Result, Stop
 from seedzer.execute.settings import WorkerSettings
-from seedzer.outcome import Stage
-from seedzer.seed import passes_from_json, passes_to_json
+from seedzer.kernel.common import Stage
+
+MutateFn = Callable[[FuzzTask, random.Random], tuple[str, str, list[str]]]
+"""(task, rng) -> (script, passes JSON, names of the mutators applied)."""
+ExecuteFn = Callable[[str, str], ExecResult]
+"""(script, passes JSON) -> the execution's result."""
+
+LOG_ROTATE_BYTES = 8 << 20
+"""A worker log larger than this is rotated (to ``.1``) when a worker starts writing it."""
 
 
-class Mutation:
-    """Worker-side mutation of a joint seed with Tzer's tolerance schedule."""
-
-    def __init__(self, settings: WorkerSettings, scripts: Any) -> None:
-        from seedzer import mutate
-
-        self.settings = settings
-        self.scripts = scripts  # ParsedScripts, shared with the TestCaseRunner
-        self.mutate = mutate
-        self.ir_mutators = mutate.build_ir_mutators(settings.ir_weights)
-        self.pass_mutators = mutate.default_pass_mutators()
-        self.stats = mutate.MutationStats()
-
-    def __call__(
-        self, script: str, passes_json: str, failures: int, other_json: str | None, rng: random.Random
-    ) -> tuple[str, str, list[str]]:
-        """Return (mutated script, mutated passes JSON, names of the mutators applied)."""
-        from seedzer.tvmio import script_of
-
-        passes = passes_from_json(passes_json)
-        kind = self.mutate.choose_mutation_kind(failures, self.settings.tolerance, rng)
-        applied: list[str] = []
-        new_script = script
-        if kind in ("ir", "both"):
-            func = self.scripts.get(script)
-            result = self.mutate.mutate_ir(func, rng, self.ir_mutators, stats=self.stats)
-            if result is not None:
-                new_func, name = result
-                new_script = script_of(new_func)
-                self.scripts.put(new_script, new_func)  # executed as is, without parsing it back
-                applied.append(name)
-        if kind in ("passes", "both") or not applied or not passes:
-            other = passes_from_json(other_json) if other_json else None
-            mutator = self.mutate.pick(self.pass_mutators, rng)
-            passes = mutator.mutate(passes, rng, other)[: self.settings.max_passes]
-            applied.append(mutator.name)
-        return new_script, passes_to_json(passes), applied
-
-
-MutateFn = Callable[[dict[str, Any], str | None, random.Random], tuple[str, str, list[str]]]
-"""(seed, other passes JSON, rng) -> (script, passes JSON, names of the mutators applied)."""
-ExecuteFn = Callable[[str, str], tuple[dict[str, Any], dict[str, float]]]
-"""(script, passes JSON) -> (execution record, seconds per stage)."""
+def redirect_output(log_dir: str | None, index: int) -> None:
+    """Send this process's stdout and stderr (TVM's C++ warnings, crash reports) to its log file."""
+    if log_dir is None:
+        return
+    path = Path(log_dir) / f"worker-{index}.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        if path.stat().st_size > LOG_ROTATE_BYTES:
+            path.replace(path.with_suffix(".log.1"))
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
 
 
 def serve(conn: Connection, slot: ProgressSlot, mutate: MutateFn, execute: ExecuteFn) -> None:
@@ -79,58 +55,43 @@ def serve(conn: Connection, slot: ProgressSlot, mutate: MutateFn, execute: Execu
     ``execute`` differ.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the campaign decides when workers stop
+    conn.send(Ready())
     while True:
         try:
-            msg = conn.recv()
+            task = conn.recv()
         except (EOFError, OSError):
             return
-        if msg[0] == "stop":
+        if isinstance(task, Stop):
             return
-        tc_id = msg[1]
-        slot.begin_testcase(tc_id)
+        assert isinstance(task, FuzzTask | ExecTask)
+        slot.begin_testcase(task.tc_id)
         mutate_seconds: float | None = None
-        if msg[0] == "fuzz":
-            seed, other_json, rng_seed = msg[2], msg[3], msg[4]
+        if isinstance(task, FuzzTask):
             slot.stage(Stage.MUTATE)
-            t = time.perf_counter()
+            start = time.perf_counter()
             try:
-                script, passes_json, applied = mutate(seed, other_json, random.Random(rng_seed))
+                script, passes, applied = mutate(task, random.Random(task.rng_seed))
             except Exception as exc:  # a mutator bug must not kill the campaign
-                script, passes_json, applied = seed["script"], seed["passes"], [f"error:{type(exc).__name__}"]
-            mutate_seconds = time.perf_counter() - t
+                script, passes, applied = task.script, task.passes, [f"error:{type(exc).__name__}"]
+            mutate_seconds = time.perf_counter() - start
         else:
-            script, passes_json, applied = msg[2], msg[3], []
-        conn.send(("tc", tc_id, script, passes_json, applied))
-        record, timings = execute(script, passes_json)
+            script, passes, applied = task.script, task.passes, []
+        conn.send(Announcement(task.tc_id, script, passes, tuple(applied)))
+        result = execute(script, passes)
         if mutate_seconds is not None:
-            timings["mutate"] = mutate_seconds
+            result.timings["mutate"] = mutate_seconds
         slot.clear()
-        conn.send(("result", tc_id, record, timings))
+        conn.send(Result(task.tc_id, result))
 
 
-def worker_main(conn: Connection, slot: ProgressSlot, settings: WorkerSettings) -> None:
+def worker_main(conn: Connection, slot: ProgressSlot, settings: WorkerSettings, index: int = 0) -> None:
     """Entry point of a forked fuzz worker: real mutation and real TVM execution."""
+    redirect_output(settings.log_dir, index)
     try:
-        from seedzer.execute.testcase import TestCaseRunner  # TVM is imported in workers only
+        from seedzer.execute.fuzzing import Fuzzing  # TVM is imported in workers only
 
-        runner = TestCaseRunner(settings.exec, slot)
-        mutation = Mutation(settings, runner.scripts)
-        collector = make_collector(settings.collector) if settings.collector is not None else None
-        if collector is not None:
-            collector.start()
+        fuzzing = Fuzzing(settings, slot)
     except Exception as exc:  # restarting cannot help: tell the campaign why, in one line
-        conn.send(("fatal", f"{type(exc).__name__}: {exc}".splitlines()[0][:500]))
+        conn.send(Fatal(f"{type(exc).__name__}: {exc}".splitlines()[0][:500]))
         raise SystemExit(1) from exc
-
-    def mutate(seed: dict[str, Any], other_json: str | None, rng: random.Random) -> tuple[str, str, list[str]]:
-        return mutation(seed["script"], seed["passes"], seed.get("failures", 0), other_json, rng)
-
-    def execute(script: str, passes_json: str) -> tuple[dict[str, Any], dict[str, float]]:
-        runner.timings = {}
-        record = runner.execute(script, passes_from_json(passes_json))
-        record["invalid_mutants"] = mutation.stats.invalid_total()
-        if collector is not None:
-            record["features"] = list(record.get("features", ())) + collector.take()
-        return record, runner.timings
-
-    serve(conn, slot, mutate, execute)
+    serve(conn, slot, fuzzing.mutate, fuzzing.execute)

@@ -1,0 +1,144 @@
+"""A worker's fuzzing: Tzer-style mutation of a joint seed and the kernel's execution of the mutant.
+
+Only workers import this module (it imports TVM). The pass sequence of a test case becomes its flat
+steps through the pass contracts (:func:`seedzer.mutate.contracts.plan`) and is judged by the
+kernel's :func:`~seedzer.kernel.lowlevel.observe` through the worker's caching runner.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from typing import Any
+
+from seedzer.coverage.collectors import Collector, make_collector
+from seedzer.execute.lru import ParsedScripts
+from seedzer.execute.progress import ProgressSlot
+from seedzer.execute.records import ExecResult, FuzzTask
+from seedzer.execute.runner import CachingRunner, RunnerSettings
+from seedzer.execute.settings import WorkerSettings
+from seedzer.kernel.common import Case, Checks, Observation, Stage, normalize
+from seedzer.kernel.lowlevel import observe, parse_func, step_label
+from seedzer.mutate.contracts import placeable, plan
+from seedzer.seed import input_seed, passes_from_json, passes_to_json
+
+
+class SlotProgress:
+    """Publishes the kernel's progress in the worker's shared-memory slot.
+
+    A stage's clock starts when the stage changes (so a stage limit covers all its steps); within a
+    stage only the name changes. Programs other than the optimized one are named ``<program>:step``.
+    """
+
+    def __init__(self, slot: ProgressSlot) -> None:
+        self.slot = slot
+        self.stage: Stage | None = None
+
+    def __call__(self, stage: Stage, name: str, program: str) -> None:
+        label = step_label(name, program)
+        if stage != self.stage:
+            self.stage = stage
+            self.slot.stage(stage, label)
+        else:
+            self.slot.in_pass(label)
+
+    def reset(self) -> None:
+        """A new test case starts (its first stage restarts the clock)."""
+        self.stage = None
+
+
+class WorkerRunner(CachingRunner):
+    """The caching runner with the worker's parsed-script cache."""
+
+    def __init__(self, settings: RunnerSettings, progress: SlotProgress, scripts: ParsedScripts) -> None:
+        super().__init__(settings, progress)
+        self.scripts = scripts
+
+    def parse(self, script: str) -> Any:
+        """The PrimFunc of ``script`` from the worker's cache."""
+        return self.scripts.get(script)
+
+
+def sampled(script: str, passes: str, rate: float) -> bool:
+    """Deterministic sampling of test cases for the (expensive) performance check."""
+    digest = hashlib.blake2b(f"{script}\x1f{passes}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64 < rate
+
+
+def error_feature(observation: Observation) -> str | None:
+    """A coverage feature for an error observation: a new kind of failure is new behaviour."""
+    if observation.symptom.value in ("ok", "mismatch", "perf"):
+        return None
+    return f"err/{observation.stage}/{observation.pass_name}/{normalize(observation.message)[:80]}"
+
+
+class Fuzzing:
+    """Mutation and execution inside one worker (see the module docstring)."""
+
+    def __init__(self, settings: WorkerSettings, slot: ProgressSlot) -> None:
+        from seedzer import mutate
+
+        self.settings = settings
+        self.mutate_mod = mutate
+        self.scripts = ParsedScripts(parse_func, settings.exec.parse_cache_size)
+        self.progress = SlotProgress(slot)
+        ex = settings.exec
+        self.runner = WorkerRunner(RunnerSettings(ex.program_cache_size, ex.build_cache_size,
+                                                  ex.detailed_build_coverage), self.progress, self.scripts)
+        self.ir_mutators = mutate.build_ir_mutators(settings.ir_weights)
+        self.pass_mutators = mutate.default_pass_mutators()
+        self.stats = mutate.MutationStats()
+        self.collector: Collector | None = None
+        if settings.collector is not None:
+            self.collector = make_collector(settings.collector)
+            self.collector.start()
+
+    def mutate(self, task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
+        """Mutate a corpus entry with Tzer's tolerance schedule: its IR, its passes, or both."""
+        from seedzer.tvmio import script_of
+
+        passes = passes_from_json(task.passes)
+        kind = self.mutate_mod.choose_mutation_kind(task.failures, self.settings.tolerance, rng)
+        applied: list[str] = []
+        script = task.script
+        if kind in ("ir", "both"):
+            found = self.mutate_mod.mutate_ir(self.scripts.get(script), rng, self.ir_mutators, stats=self.stats)
+            if found is not None:
+                mutant, name = found
+                script = script_of(mutant)
+                self.scripts.put(script, mutant)  # executed as is, without parsing it back
+                applied.append(name)
+        if kind in ("passes", "both") or not applied or not passes:
+            other = passes_from_json(task.other_passes) if task.other_passes else None
+            mutator = self.mutate_mod.pick(self.pass_mutators, rng)
+            passes = mutator.mutate(passes, rng, other)[: self.settings.max_passes]
+            applied.append(mutator.name)
+        return script, passes_to_json(passes), applied
+
+    def case(self, script: str, passes_json: str) -> Case:
+        """The kernel case of a test case (what its reproducer will run)."""
+        ex = self.settings.exec
+        perf = ex.perf_rate > 0 and sampled(script, passes_json, ex.perf_rate)
+        checks = Checks(illformed=ex.illformed, compare=ex.compare, pipeline=ex.pipeline, perf=perf)
+        return Case(script, tuple(plan(passes_from_json(passes_json))), input_seed(script), rtol=ex.rtol,
+                    atol=ex.atol, checks=checks, perf_factor=ex.perf_factor, perf_repeats=ex.perf_repeats,
+                    max_elems=ex.max_buffer_elems)
+
+    def execute(self, script: str, passes_json: str) -> ExecResult:
+        """Run one test case through the kernel; the observation plus features and timings."""
+        self.runner.reset()
+        self.progress.reset()
+        passes = passes_from_json(passes_json)
+        kept = placeable(passes)
+        observation = observe(self.case(script, passes_json), self.runner)
+        features = set(self.runner.features)
+        err = error_feature(observation)
+        if err is not None:
+            features.add(err)
+        if self.collector is not None:
+            features.update(self.collector.take())
+        kept_indices = {i for i, _ in kept}
+        unchanged = sorted({kept[k][0] for k in self.runner.unchanged if k < len(kept)}
+                           | (set(range(len(passes))) - kept_indices))
+        return ExecResult(observation, sorted(features), unchanged, dict(self.runner.timings),
+                          self.stats.invalid_total())

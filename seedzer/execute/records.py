@@ -1,0 +1,154 @@
+"""Typed records that cross the worker pipe and the executor's interface.
+
+Tasks go from the campaign to a worker, results and deaths come back. Everything here is plain,
+picklable and TVM-free: the campaign process uses these types without importing TVM.
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass, field
+
+from seedzer.kernel.common import Observation, Stage, Symptom
+
+
+@dataclass(frozen=True)
+class FuzzTask:
+    """Mutate a corpus entry (script, passes JSON, unproductive mutations so far), then run it."""
+
+    tc_id: int
+    script: str
+    passes: str
+    failures: int
+    other_passes: str | None
+    rng_seed: int
+
+
+@dataclass(frozen=True)
+class ExecTask:
+    """Run a test case exactly as given (an initial seed, or a corpus entry to re-check)."""
+
+    tc_id: int
+    script: str
+    passes: str
+
+
+Task = FuzzTask | ExecTask
+
+
+@dataclass(frozen=True)
+class Announcement:
+    """A worker's test case, sent before it runs so that a crash still leaves its reproducer."""
+
+    tc_id: int
+    script: str
+    passes: str
+    mutators: tuple[str, ...]
+
+
+@dataclass
+class ExecResult:
+    """What one execution gave: the kernel's observation and the worker's by-products.
+
+    ``unchanged`` are indices into the pass sequence of passes that changed nothing (or had no
+    contract for the target): a stored sequence goes without them.
+    """
+
+    observation: Observation
+    features: list[str] = field(default_factory=list)
+    unchanged: list[int] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    invalid_mutants: int = 0
+
+
+@dataclass(frozen=True)
+class Result:
+    """A worker's result message."""
+
+    tc_id: int
+    result: ExecResult
+
+
+@dataclass(frozen=True)
+class Ready:
+    """A worker finished setting up and waits for tasks."""
+
+
+@dataclass(frozen=True)
+class Fatal:
+    """A worker cannot set up (a reason restarting cannot change): the campaign stops with it."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Ask a worker to exit."""
+
+
+@dataclass
+class TestCaseInfo:
+    """What the campaign knows about the test case a worker is running."""
+
+    __test__ = False  # not a pytest class
+
+    tc_id: int
+    kind: str  # "fuzz" | "exec"
+    parent: str | None
+    script: str = ""
+    passes: str = "[]"
+    mutators: list[str] = field(default_factory=list)
+    announced: bool = False
+
+
+@dataclass(frozen=True)
+class Death:
+    """A worker process that ended while the campaign did not ask it to.
+
+    ``kind``: ``signal`` (died by a signal it raised or received), ``killed`` (SIGKILL from outside:
+    the OOM killer or an operator, never a TVM bug), ``timeout`` (the campaign killed it because a
+    stage outlived its limit), ``exit`` (it exited by itself). Memory figures are the worker's last
+    sampled resident size and the machine's available memory when the death was seen.
+    """
+
+    kind: str
+    stage: Stage
+    pass_name: str | None
+    message: str
+    signal: int | None = None
+    exitcode: int | None = None
+    rss_mb: float | None = None
+    available_mb: float | None = None
+    log_tail: str = ""
+    seconds: float | None = None
+    during_setup: bool = False
+
+    def observation(self) -> Observation | None:
+        """The death as a test-case observation: a crash or a hang (None for SIGKILL and exits)."""
+        if self.kind == "signal" and self.signal != signal.SIGKILL:
+            return Observation(Symptom.CRASH, self.stage, self.pass_name, self.message + _frames(self.log_tail),
+                               signal=self.signal)
+        if self.kind == "timeout":
+            return Observation(Symptom.HANG, self.stage, self.pass_name, self.message, seconds=self.seconds)
+        return None
+
+
+def _frames(log_tail: str) -> str:
+    """TVM's crash report (the C++ frames it prints on a segfault) from a worker's log tail."""
+    marker = log_tail.rfind("Segfault encountered")
+    if marker < 0:
+        return ""
+    lines = [ln.strip() for ln in log_tail[marker:].splitlines()[1:] if " in " in ln]
+    frames = [ln.split(" in ", 1)[1] for ln in lines if "tvm::" in ln][:8]
+    return ("\n" + "\n".join(f"  at {f}" for f in frames)) if frames else ""
+
+
+@dataclass
+class WorkerEvent:
+    """Something a worker did: announced a test case, returned a result, or died."""
+
+    kind: str  # "tc" | "result" | "death"
+    worker: int
+    tc: TestCaseInfo | None
+    result: ExecResult | None = None
+    death: Death | None = None
