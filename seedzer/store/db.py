@@ -36,13 +36,24 @@ CREATE TABLE IF NOT EXISTS corpus (
 CREATE TABLE IF NOT EXISTS findings (
     signature TEXT PRIMARY KEY, symptom TEXT NOT NULL, stage TEXT, pass TEXT, message TEXT NOT NULL,
     first_seen REAL NOT NULL, last_seen REAL NOT NULL, count INTEGER NOT NULL,
-    status TEXT NOT NULL, dir TEXT NOT NULL);
+    status TEXT NOT NULL, dir TEXT NOT NULL, kind TEXT NOT NULL DEFAULT 'lowlevel',
+    verdict TEXT NOT NULL DEFAULT 'pending', verdict_reason TEXT NOT NULL DEFAULT '', root TEXT);
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY, time REAL NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS models (
     model TEXT PRIMARY KEY, status TEXT NOT NULL, seeds INTEGER NOT NULL, detail TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS coverage_features (feature TEXT PRIMARY KEY, first_seen REAL NOT NULL);
 """
+
+
+MIGRATIONS: tuple[tuple[str, str, str], ...] = (
+    ("snapshots", "coverage_detail", "TEXT NOT NULL DEFAULT '{}'"),
+    ("findings", "kind", "TEXT NOT NULL DEFAULT 'lowlevel'"),
+    ("findings", "verdict", "TEXT NOT NULL DEFAULT 'pending'"),
+    ("findings", "verdict_reason", "TEXT NOT NULL DEFAULT ''"),
+    ("findings", "root", "TEXT"),
+)
+"""Columns added since the first campaign.db format: (table, column, declaration)."""
 
 
 @dataclass
@@ -59,6 +70,10 @@ class FindingRow:
     count: int
     status: str
     dir: str
+    kind: str = "lowlevel"
+    verdict: str = "pending"
+    verdict_reason: str = ""
+    root: str | None = None
 
 
 class CampaignDB:
@@ -78,10 +93,11 @@ class CampaignDB:
             self.set_meta("schema_version", SCHEMA_VERSION)
 
     def _migrate(self) -> None:
-        """Add columns newer than an old campaign.db (kept readable by ``--resume``)."""
-        cols = {r[1] for r in self.conn.execute("PRAGMA table_info(snapshots)")}
-        if "coverage_detail" not in cols:
-            self.conn.execute("ALTER TABLE snapshots ADD COLUMN coverage_detail TEXT NOT NULL DEFAULT '{}'")
+        """Add columns newer than an old campaign.db (kept readable by ``--resume`` and ``recheck``)."""
+        for table, column, decl in MIGRATIONS:
+            cols = {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
+            if column not in cols:
+                self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
 
     def close(self) -> None:
         """Close the connection (checkpointing the WAL)."""
@@ -217,17 +233,32 @@ class CampaignDB:
             if cur.rowcount:
                 return False
             c.execute(
-                "INSERT INTO findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO findings (signature, symptom, stage, pass, message, first_seen, last_seen, count,"
+                " status, dir, kind, verdict, verdict_reason, root) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (row.signature, row.symptom, row.stage, row.pass_name, row.message, row.first_seen,
-                 row.last_seen, row.count, row.status, row.dir),
+                 row.last_seen, row.count, row.status, row.dir, row.kind, row.verdict, row.verdict_reason, row.root),
             )
             return True
+
+    def bump_finding(self, signature: str) -> None:
+        """Count one more occurrence of a known finding."""
+        with self.transaction() as c:
+            c.execute("UPDATE findings SET count = count + 1, last_seen = ? WHERE signature = ?",
+                      (time.time(), signature))
 
     def set_finding_status(self, signature: str, status: str) -> None:
         """Change a finding's status (new, confirmed, unconfirmed, known)."""
         with self.transaction() as c:
             c.execute("UPDATE findings SET status = ? WHERE signature = ?", (status, signature))
 
+    def set_verdict(self, signature: str, verdict: str, reason: str, root: str | None) -> None:
+        """Record the filing gate's verdict on a finding (and the root signature of a bug)."""
+        with self.transaction() as c:
+            c.execute("UPDATE findings SET verdict = ?, verdict_reason = ?, root = ? WHERE signature = ?",
+                      (verdict, reason, root, signature))
+
     def findings(self) -> list[FindingRow]:
         """All findings, oldest first."""
-        return [FindingRow(*r) for r in self.conn.execute("SELECT * FROM findings ORDER BY first_seen")]
+        cols = ("signature, symptom, stage, pass, message, first_seen, last_seen, count, status, dir, kind, verdict,"
+                " verdict_reason, root")
+        return [FindingRow(*r) for r in self.conn.execute(f"SELECT {cols} FROM findings ORDER BY first_seen")]

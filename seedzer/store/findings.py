@@ -1,29 +1,41 @@
-"""findings/<signature>/: one folder per deduplicated finding, written before it is reported."""
+"""findings/<signature>/: one folder per deduplicated finding, written before it is reported.
+
+The folder is named after the finding's raw signature; its ``meta.json`` (:class:`FindingMeta`)
+later receives the filing gate's verdict. The campaign database's ``findings`` table mirrors the
+folders (counts, verdicts, root signatures) for quick summaries.
+"""
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from seedzer.config import KnownIssue
-from seedzer.oracles.signature import ir_names, signature
-from seedzer.outcome import Outcome
+from seedzer.errors import SeedzerError
 from seedzer.store.atomic import write_atomic
 from seedzer.store.db import CampaignDB, FindingRow
+from seedzer.store.meta import FindingMeta
+
+SIGNATURE = re.compile(r"^[0-9a-f]{12}$")
 
 
 @dataclass
 class FindingReport:
-    """What reporting one bug outcome did."""
+    """What recording one finding occurrence did."""
 
     signature: str
     new: bool
     status: str
     dir: Path
+
+
+def finding_folder(root: Path, signature: str) -> Path:
+    """``root/signature``; anything but a 12-hex-digit signature is refused (paths never leave root)."""
+    if not SIGNATURE.match(signature):
+        raise SeedzerError(f"{root}: {signature!r} is not a finding signature")
+    return Path(root) / signature
 
 
 class FindingStore:
@@ -34,56 +46,49 @@ class FindingStore:
         self.db = db
         self.known = [(re.compile(k.pattern), k.note) for k in known]
 
-    def _known_note(self, outcome: Outcome) -> str | None:
-        text = f"{outcome.symptom.value} {outcome.pass_name or ''} {outcome.message}"
+    def known_note(self, meta: FindingMeta) -> str | None:
+        """The note of the first known-issue pattern the finding matches."""
+        obs = meta.observation
+        text = f"{obs.symptom.value} {obs.pass_name or ''} {' '.join(meta.culprit)} {obs.message}"
         for pattern, note in self.known:
             if pattern.search(text):
                 return note or pattern.pattern
         return None
 
-    def report(
-        self,
-        outcome: Outcome,
-        files: dict[str, str],
-        meta: dict[str, Any],
-        status: str = "new",
-    ) -> FindingReport:
-        """Record one bug outcome. A new signature gets its folder (``files`` plus ``meta.json``)
-        written atomically before its database row is committed; a known one just counts. Names the
-        IR in ``files["ir.py"]`` defines do not enter the signature (renamed variants merge)."""
-        sig = signature(outcome, ir_names(files.get("ir.py", "")))
-        folder = self.root / sig
-        note = self._known_note(outcome)
+    def record(self, meta: FindingMeta, files: dict[str, str | bytes]) -> FindingReport:
+        """Record one occurrence. A new signature gets its folder (``files`` and ``meta.json``,
+        atomically, before its database row is committed); a known one just counts."""
+        folder = finding_folder(self.root, meta.signature)
+        note = self.known_note(meta)
         if note is not None:
-            status = "known"
+            meta.status, meta.known_issue = "known", note
         now = time.time()
-        row = FindingRow(sig, outcome.symptom.value, outcome.stage.value if outcome.stage else None,
-                         outcome.pass_name, outcome.message[:2000], now, now, 1, status, str(folder))
+        meta.first_seen = meta.first_seen or now
+        obs = meta.observation
         if not (folder / "meta.json").exists():
-            for name, text in files.items():
-                write_atomic(folder / name, text)
-            full_meta = dict(meta, signature=sig, outcome=outcome.to_dict(), status=status, first_seen=now)
-            if note is not None:
-                full_meta["known_issue"] = note
-            write_atomic(folder / "meta.json", json.dumps(full_meta, indent=2, default=str))
+            for name, data in files.items():
+                write_atomic(folder / name, data)
+            write_atomic(folder / "meta.json", meta.dump(folder / "meta.json"))
+        row = FindingRow(meta.signature, obs.symptom.value, obs.stage.value if obs.stage else None, obs.pass_name,
+                         obs.message[:2000], now, now, 1, meta.status, f"findings/{meta.signature}", meta.kind,
+                         meta.verdict, meta.verdict_reason, meta.root_signature)
         new = self.db.upsert_finding(row)
-        return FindingReport(sig, new, status if new else self._status(sig), folder)
+        return FindingReport(meta.signature, new, meta.status if new else self.status(meta.signature), folder)
 
-    def _status(self, sig: str) -> str:
-        for f in self.db.findings():
-            if f.signature == sig:
-                return f.status
+    def status(self, signature: str) -> str:
+        """The recorded status of a finding (``new`` when unknown)."""
+        for row in self.db.findings():
+            if row.signature == signature:
+                return row.status
         return "new"
 
-    def set_status(self, sig: str, status: str, extra: dict[str, Any] | None = None) -> None:
-        """Update a finding's status in the database and in its meta.json."""
-        self.db.set_finding_status(sig, status)
-        meta_path = self.root / sig / "meta.json"
-        try:
-            meta = json.loads(meta_path.read_text())
-        except (OSError, ValueError):
-            return
-        meta["status"] = status
-        if extra:
-            meta.update(extra)
-        write_atomic(meta_path, json.dumps(meta, indent=2, default=str))
+    def load(self, signature: str) -> FindingMeta:
+        """The ``meta.json`` of a recorded finding."""
+        return FindingMeta.load(finding_folder(self.root, signature))
+
+    def update(self, meta: FindingMeta) -> None:
+        """Write a changed ``meta.json`` (verdict, status) and mirror it in the database."""
+        folder = finding_folder(self.root, meta.signature)
+        write_atomic(folder / "meta.json", meta.dump(folder / "meta.json"))
+        self.db.set_verdict(meta.signature, meta.verdict, meta.verdict_reason, meta.root_signature)
+        self.db.set_finding_status(meta.signature, meta.status)

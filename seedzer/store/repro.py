@@ -1,103 +1,103 @@
-"""Reproducers: a standalone ``repro.py`` per low-level finding (needs only apache-tvm and numpy).
+"""Standalone reproducers: the case's data followed by the kernel's own code, copied verbatim.
 
-The script holds the finding's data (the TVMScript inline, the *expanded* flat pass list, the
-inputs' seed, the expected outcome) followed by the code of :mod:`seedzer.triage.standalone`,
-copied as text (so rendering never imports TVM: the campaign process renders too). It replays
-the passes with plain ``tvm.tirx.transform.X(...)`` calls, builds and runs, and exits 1 while the
-bug is present (a crash dies by its signal, a hang exits 1 once it outlives its time limit), 0
-once it is gone and 2 on a different failure.
+A ``repro.py`` needs only the engines under test (``pip install apache-tvm==<version> numpy``, plus
+``onnx onnxruntime`` for a loader finding). Its code is the text of :mod:`seedzer.kernel.common` and
+of the kernel module of its kind (below their marker lines; their imports are gathered at the top),
+so it runs exactly what the fuzzer, the filing gate and the reducer ran. Rendering only reads text:
+the campaign process renders without importing TVM.
 
-The flat list comes from :mod:`seedzer.triage.expand` (prerequisite repair passes written out);
-:mod:`seedzer.triage.materialize` produces it in a clean process and calls :func:`render_repro`.
+Exit status: 1 while the bug is present (a crash dies by its signal, a hang exits 1 after its time
+limit), 0 once it is gone, 2 on a different failure, 3 when the environment is broken (an import
+fails): a broken interpreter is never mistaken for a fixed or a present bug.
 """
 
 from __future__ import annotations
 
-import json
 import pprint
+import re
 from importlib import resources
 from typing import Any
 
-from seedzer.outcome import Symptom
+from seedzer.kernel import MARKER
+from seedzer.kernel.common import EXIT_BROKEN
 
 TVM_VERSION = "0.27.0.post1"
-MARKER = "# --- reproducer code (everything below is copied into repro.py) ---"
+KERNELS = {"lowlevel": ("common", "lowlevel"), "loader": ("common", "loader")}
+"""Kernel modules a reproducer of each kind carries, in order."""
+NEEDS = {"lowlevel": "numpy", "loader": "numpy onnx onnxruntime"}
+
+_SEEDZER_IMPORT = re.compile(r"^from seedzer\.[\w.]+ import \((?:.|\n)*?\)\n|^from seedzer\.[\w.]+ import .*\n",
+                             re.MULTILINE)
+
+
+def _split(module: str) -> tuple[list[str], str]:
+    """A kernel module's import lines (Seedzer's own removed) and its code below the marker."""
+    text = resources.files("seedzer.kernel").joinpath(f"{module}.py").read_text()
+    head, code = text.split(MARKER + "\n", 1)
+    head = _SEEDZER_IMPORT.sub("", head.split("from __future__ import annotations\n", 1)[1])
+    imports = [ln for ln in head.splitlines() if ln.startswith(("import ", "from "))]
+    return imports, code
+
+
+def kernel_code(kind: str) -> tuple[list[str], str]:
+    """The import lines and the code of the kernel modules a reproducer of ``kind`` carries."""
+    imports: list[str] = []
+    parts = []
+    for module in KERNELS[kind]:
+        lines, code = _split(module)
+        imports.extend(ln for ln in lines if ln not in imports)
+        parts.append(f"# ---- seedzer.kernel.{module} ----\n{code.strip()}\n")
+    return imports, "\n\n".join(parts)
+
+
+def _literal(text: str) -> str:
+    if "'''" not in text and "\\" not in text:
+        return "r'''" + text.rstrip("\n") + "\n'''"
+    return repr(text)
+
 
 _HEADER = '''#!/usr/bin/env python3
 """Seedzer reproducer{finding}: {title}
 
-Needs only: pip install apache-tvm=={tvm_version} numpy
+Needs only: pip install apache-tvm=={tvm} {needs}
 Run: python repro.py
-Exit status: 1 = bug reproduced ({how}), 0 = bug gone, 2 = a different failure.
-Expected: {symptom} at stage {stage}, pass {pass_name}
-{steps} passes applied one by one, each in PassContext(opt_level=3, config=...) with the target
-current; then tvm.compile(..., target=BUILD_TARGET) at opt_level 3{extra}.
+Exit status: 1 = bug reproduced ({how}), 0 = bug gone, 2 = a different failure,
+3 = broken environment (an import failed).
+{about}
 """
+
+from __future__ import annotations
+
+import sys
+
+try:
+{imports}
+except ImportError as exc:  # a broken interpreter says nothing about the bug
+    print(f"broken environment: {{exc}}", file=sys.stderr)
+    sys.exit({broken})
 '''
 
 
-def standalone_code() -> str:
-    """The text of :mod:`seedzer.triage.standalone` from its marker line on."""
-    text = resources.files("seedzer.triage").joinpath("standalone.py").read_text()
-    return text[text.index(MARKER) + len(MARKER) + 1 :]
+def render(kind: str, case: dict[str, Any], *, title: str, about: str = "", finding: str = "",
+           big: dict[str, str] | None = None) -> str:
+    """The text of a standalone ``repro.py`` of ``kind`` for ``case`` (a kernel case's JSON form).
 
-
-def title_of(expected: dict[str, Any]) -> str:
-    """One-line description of an expected outcome, e.g. ``crash at pass in s_tir.NarrowDataType``."""
-    title = f"{expected['symptom']} at {expected.get('stage') or '?'}"
-    if expected.get("pass"):
-        title += f" in {expected['pass']}"
-    return title
-
-
-def _script_literal(script: str) -> str:
-    if "'''" not in script and not script.endswith("\\") and "\\" not in script:
-        return "r'''" + script.rstrip("\n") + "\n'''"
-    return repr(script)
-
-
-def render_repro(case: dict[str, Any], finding: str = "") -> str:
-    """Render the standalone ``repro.py`` of ``case`` (see :mod:`seedzer.triage.standalone`)."""
-    expected = case["expected"]
-    symptom = expected["symptom"]
-    extra = {
-        "mismatch": "; the unoptimized build disables NOPT_DISABLED and the outputs are compared",
-        "perf": "; both builds are timed and compared with the slowdown factor",
-        "illformed": "; TVM's well-formedness verifier runs after every pass",
-        "hang": "; a hang exits 1 after the time limit",
-    }.get(symptom, "")
-    settings = {k: v for k, v in case.items() if k not in ("script", "steps", "expected", "nopt_disabled")}
-    parts = [
-        _HEADER.format(
-            finding=f" for finding {finding}" if finding else "",
-            title=title_of(expected),
-            tvm_version=TVM_VERSION,
-            how=expected_exit(Symptom(symptom)),
-            symptom=symptom,
-            stage=expected.get("stage"),
-            pass_name=expected.get("pass"),
-            steps=len(case["steps"]),
-            extra=extra,
-        ),
-        "# The PrimFunc under test (TVMScript).",
-        "SCRIPT = " + _script_literal(case["script"]),
-        "",
-        "# The passes, in order: name, constructor arguments, PassContext config.",
-        "STEPS = " + pprint.pformat(case["steps"], width=110, sort_dicts=True),
-        "",
-        "# What the fuzzer observed.",
-        "EXPECTED = " + pprint.pformat(expected, width=110, sort_dicts=True),
-        "",
-        "# Targets, input seed, tolerances, time limit.",
-        "SETTINGS = " + pprint.pformat(settings, width=110, sort_dicts=True),
-        "NOPT_DISABLED = " + json.dumps(case.get("nopt_disabled", [])),
-        "CASE = dict(SETTINGS, script=SCRIPT, steps=STEPS, expected=EXPECTED, nopt_disabled=NOPT_DISABLED)",
-        "",
-        standalone_code(),
-    ]
+    ``big`` names case fields printed as separate string literals for readability (e.g. the TVMScript).
+    """
+    imports, code = kernel_code(kind)
+    big = big or {}
+    crash = (case.get("expected") or {}).get("symptom") == "crash"
+    header = _HEADER.format(finding=f" for finding {finding}" if finding else "", title=title.replace('"""', "'''"),
+                            tvm=TVM_VERSION, needs=NEEDS[kind], how="killed by a signal" if crash else "exit status 1",
+                            about=about.replace('"""', "'''").replace("\\", "/"), broken=EXIT_BROKEN,
+                            imports="\n".join("    " + ln for ln in imports))
+    rest = {k: v for k, v in case.items() if k not in big}
+    parts = [header]
+    for field_name, var in big.items():
+        parts.append(f"{var} = {_literal(str(case[field_name]))}\n")
+    parts.append("CASE = " + pprint.pformat(rest, width=110, sort_dicts=False))
+    for field_name, var in big.items():
+        parts.append(f"CASE[{field_name!r}] = {var}")
+    parts.append("\n\n" + code)
+    parts.append('\nif __name__ == "__main__":\n    sys.exit(main(CASE))\n')
     return "\n".join(parts)
-
-
-def expected_exit(symptom: Symptom) -> str:
-    """What a reproducer does while the bug is present."""
-    return "killed by a signal" if symptom is Symptom.CRASH else "exit status 1"

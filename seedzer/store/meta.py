@@ -1,0 +1,140 @@
+"""``meta.json`` of a finding: one typed record used by the store, the gate, triage and the reports.
+
+Reads every version Seedzer has written: the ``outcome`` of older campaigns becomes the
+observation, missing fields take their defaults, unknown ones are kept (``extra``) and written back.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from seedzer.errors import SeedzerError
+from seedzer.kernel.common import Observation
+
+PENDING, BUG, NOT_A_BUG = "pending", "bug", "not-a-bug"
+"""Verdicts of the filing gate."""
+VERDICTS = (PENDING, BUG, NOT_A_BUG)
+
+
+@dataclass
+class FindingSettings:
+    """The campaign settings a finding's reproducer needs: tolerances and stage time limits."""
+
+    rtol: float = 1e-4
+    atol: float = 1e-5
+    timeouts: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class FindingMeta:
+    """Everything known about one finding (one folder under ``findings/``).
+
+    ``signature`` is the raw signature (the folder's name); the gate adds ``verdict``,
+    ``verdict_reason``, the ``culprit`` passes and the ``root_signature`` a bug is filed under.
+    """
+
+    signature: str
+    kind: str
+    observation: Observation
+    status: str = "new"
+    verdict: str = PENDING
+    verdict_reason: str = ""
+    root_signature: str | None = None
+    culprit: list[str] = field(default_factory=list)
+    first_seen: float = 0.0
+    parent: str | None = None
+    origin: str = ""
+    mutators: list[str] = field(default_factory=list)
+    worker: int | None = None
+    testcase: int | None = None
+    model: str | None = None
+    tvm: str = ""
+    seedzer: str = ""
+    settings: FindingSettings = field(default_factory=FindingSettings)
+    known_issue: str | None = None
+    confirm_returncode: int | None = None
+    gate_seconds: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_bug(self) -> bool:
+        """True once the gate (or ``recheck``) judged it a bug."""
+        return self.verdict == BUG
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-friendly form (what ``meta.json`` holds)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("extra", "observation")}
+        data["settings"] = asdict(self.settings)
+        data["observation"] = self.observation.to_json()
+        return {**self.extra, **data}
+
+    def dump(self, path: Path) -> str:
+        """The text of ``meta.json`` (``path`` only names it in errors)."""
+        try:
+            return json.dumps(self.to_json(), indent=2, default=str)
+        except (TypeError, ValueError) as exc:
+            raise SeedzerError(f"{path}: cannot serialize finding metadata ({exc})") from exc
+
+    @staticmethod
+    def from_json(data: dict[str, Any], where: str = "meta.json") -> FindingMeta:
+        """Build from a parsed ``meta.json``; a record that is not a finding is a one-line error."""
+        if not isinstance(data, dict):
+            raise SeedzerError(f"{where}: not a finding's metadata (a JSON object is expected)")
+        raw = data.get("observation") or data.get("outcome")
+        if not isinstance(raw, dict) or "symptom" not in raw:
+            raise SeedzerError(f"{where}: no 'observation' (not a Seedzer finding)")
+        try:
+            observation = Observation.from_json(_legacy(raw) if "outcome" in data and "observation" not in data
+                                                else raw)
+        except (KeyError, ValueError, TypeError) as exc:
+            raise SeedzerError(f"{where}: unreadable observation ({exc})") from exc
+        known = {f.name for f in fields(FindingMeta)}
+        kwargs = {k: v for k, v in data.items() if k in known and k not in ("observation", "settings", "extra")}
+        extra = {k: v for k, v in data.items() if k not in known and k != "outcome"}
+        settings: dict[str, Any] = data["settings"] if isinstance(data.get("settings"), dict) else {}
+        kwargs["settings"] = FindingSettings(float(settings.get("rtol", 1e-4)), float(settings.get("atol", 1e-5)),
+                                             {str(k): float(v) for k, v in (settings.get("timeouts") or {}).items()})
+        kwargs.setdefault("signature", Path(where).parent.name)
+        kwargs.setdefault("kind", "lowlevel")
+        if kwargs.get("verdict") not in VERDICTS:
+            kwargs["verdict"] = PENDING
+        try:
+            return FindingMeta(observation=observation, extra=extra, **kwargs)
+        except TypeError as exc:
+            raise SeedzerError(f"{where}: unreadable finding metadata ({exc})") from exc
+
+    @staticmethod
+    def load(folder: Path) -> FindingMeta:
+        """Read ``folder/meta.json``; a missing or corrupt file is a one-line error naming it."""
+        path = Path(folder) / "meta.json"
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise SeedzerError(f"{path}: not a finding's meta.json ({exc})") from exc
+        return FindingMeta.from_json(data, str(path))
+
+
+_LEGACY_ILLFORMED = re.compile(r"^IR is ill-formed after [\w.]+: \w+: ")
+
+
+def _legacy(outcome: dict[str, Any]) -> dict[str, Any]:
+    """An ``outcome`` written by Seedzer before observations, in the observation's terms: ill-formed
+    messages lose the prefix the old oracle added; a mismatch does not say which builds disagreed."""
+    data = dict(outcome)
+    data["message"] = _LEGACY_ILLFORMED.sub("", str(data.get("message") or ""))
+    if data.get("symptom") == "mismatch":
+        data["pass_name"] = None
+    return data
+
+
+def inside(folder: Path, name: str) -> Path:
+    """``folder/name``, refused (one line) when it would leave ``folder`` (absolute, ``..``, links)."""
+    base = Path(folder).resolve()
+    path = (base / name).resolve()
+    if path != base and base not in path.parents:
+        raise SeedzerError(f"{folder}: the path {name!r} leaves the finding's folder")
+    return path
