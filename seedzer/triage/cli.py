@@ -1,4 +1,4 @@
-"""The ``seedzer triage`` and ``seedzer replay`` verbs."""
+"""The ``seedzer triage``, ``seedzer replay`` and ``seedzer recheck`` verbs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from seedzer.errors import SeedzerError
-from seedzer.triage.materialize import read_meta
+from seedzer.store.meta import FindingMeta
+from seedzer.triage.recheck import RecheckRow, recheck
 from seedzer.triage.registry import TriageOptions, TriageResult, triager_for
 from seedzer.triage.replay import finding_dirs, replay_one
 
@@ -21,15 +22,12 @@ PYTHON_OPTION = click.option(
 
 
 def _triage_one(folder: Path, options: TriageOptions) -> TriageResult:
-    meta = read_meta(folder)
-    kind = str(meta.get("kind", "lowlevel"))
-    outcome = meta["outcome"]
+    meta = FindingMeta.load(folder)
     try:
-        return triager_for(kind)(folder, meta, options)
+        return triager_for(meta.kind)(folder, meta, options)
     except SeedzerError as exc:
-        return TriageResult(folder.name, kind, outcome["symptom"],
-                            f"{outcome.get('stage') or '?'}/{outcome.get('pass_name') or '-'}", "error",
-                            note=str(exc))
+        return TriageResult(folder.name, meta.kind, meta.observation.symptom.value, meta.observation.where(),
+                            "error", note=str(exc))
 
 
 def _fmt(before: int | None, after: int | None) -> str:
@@ -98,3 +96,30 @@ def replay_cmd(path: Path, reduced: bool, python: str) -> None:
                       res.detail)
     Console(width=max(Console().width, 140)).print(table)
     sys.exit(1 if present else 0)
+
+
+@click.command("recheck")
+@click.argument("campaign", type=click.Path(path_type=Path))
+@click.option("--only", "only", multiple=True, help="Re-judge only these signatures (repeatable).")
+def recheck_cmd(campaign: Path, only: tuple[str, ...]) -> None:
+    """Re-judge every finding of a campaign with the current filing gate (also campaigns written by
+    older Seedzer versions) and record each verdict in its meta.json and campaign.db.
+
+    Prints one line per finding: signature, bug or not-a-bug, reason (for a bug: its culprit passes
+    and root signature), then the number of bugs and the not-a-bug counts by reason.
+
+    Example: seedzer recheck campaigns/basic-1
+    """
+    from collections import Counter
+
+    from seedzer.campaign.filing import reason_code
+
+    def line(row: RecheckRow) -> None:
+        why = (f"{' + '.join(row.culprit) or '-'} (root {row.root})" if row.verdict == "bug" else row.reason)
+        click.echo(f"{row.signature}  {row.verdict:<9}  {row.symptom:<9}  {why[:200]}")
+
+    rows = recheck(campaign, only, line)
+    roots = {r.root for r in rows if r.verdict == "bug"}
+    dismissed = Counter(reason_code(r.reason) for r in rows if r.verdict != "bug")
+    click.echo(f"{len(rows)} findings: {len(roots)} distinct bugs ({sum(r.verdict == 'bug' for r in rows)} "
+               f"findings), not bugs: " + (", ".join(f"{k} {v}" for k, v in dismissed.most_common()) or "none"))

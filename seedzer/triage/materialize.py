@@ -1,13 +1,9 @@
-"""Materializing a low-level finding: expand its passes in a clean process, write a standalone repro.
+"""Reproducers of findings: writing a low-level finding's ``repro.py``, and running any reproducer.
 
-``materialize(folder)`` runs :mod:`seedzer.triage.expand` in a subprocess (a crashing or hanging
-pass still leaves the flat prefix up to the step that failed), builds the *case* the standalone
-code runs (:mod:`seedzer.triage.standalone`) and writes ``case.json`` and ``repro.py`` into the
-finding folder. It never imports TVM itself, so the campaign process may call it.
-
-Run as ``python -m seedzer.triage.materialize FOLDER [--confirm]``: with ``--confirm`` it then runs
-the fresh ``repro.py`` in another clean process and writes its exit status to ``confirm.json``
-(the crash confirmation of :mod:`seedzer.campaign.confirm`).
+A low-level finding's reproducer is its kernel case followed by the kernel's code
+(:func:`seedzer.store.repro.render`); rendering only reads text, so the campaign process writes it
+when it files a finding. :func:`run_repro` runs a reproducer in a clean interpreter (``python -I``:
+no Seedzer, no user site) and says how it ended.
 """
 
 from __future__ import annotations
@@ -16,140 +12,76 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from seedzer.errors import SeedzerError
-from seedzer.mutate.pass_catalog import optional_pass_names
-from seedzer.outcome import Outcome
-from seedzer.seed import input_seed
+from seedzer.kernel.common import FUZZED, Case
 from seedzer.store.atomic import write_atomic
-from seedzer.store.repro import render_repro
-
-O0 = {"kind": "llvm", "opt-level": 0}
-O3 = {"kind": "llvm", "opt-level": 3}
-DEFAULT_TIMEOUTS = {"load": 120.0, "mutate": 20.0, "pass": 20.0, "build": 60.0, "run": 20.0, "compare": 20.0}
-EXPAND_TIMEOUT = 300.0
+from seedzer.store.meta import FindingMeta
+from seedzer.store.repro import render
 
 
-def read_meta(folder: Path) -> dict[str, Any]:
-    """A finding's meta.json; a missing or corrupt one is a one-line error naming the file."""
-    path = folder / "meta.json"
-    try:
-        meta = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise SeedzerError(f"{path}: not a finding's meta.json ({exc})") from exc
-    if not isinstance(meta, dict) or "outcome" not in meta:
-        raise SeedzerError(f"{path}: no 'outcome' field (not a Seedzer finding)")
-    return meta
+def render_lowlevel_repro(case: Case, meta: FindingMeta) -> str:
+    """The standalone reproducer of a low-level finding's case."""
+    obs = case.expected or meta.observation
+    fuzzed = [s.label() for s in case.steps if s.role == FUZZED]
+    about = (f"Expected: {obs.headline()[:300]}\n"
+             f"Fuzzed passes inserted into TVM's default pipeline: {', '.join(fuzzed) or 'none'}\n"
+             + (f"Culprit (bisection): {' + '.join(meta.culprit)}\n" if meta.culprit else "")
+             + "Programs: opt = every step; reference = the pipeline alone (what tvm.compile builds); minimal = the "
+             "pipeline without its optional passes.")
+    return render("lowlevel", case.to_json(), title=obs.headline()[:160], about=about, finding=meta.signature,
+                  big={"script": "SCRIPT"})
 
 
-def expected_of(outcome: Outcome) -> dict[str, Any]:
-    """The expected outcome as the standalone code compares it."""
-    return {"symptom": outcome.symptom.value, "stage": outcome.stage.value if outcome.stage else None,
-            "pass": outcome.pass_name, "message": outcome.message[:2000]}
+def lowlevel_files(case: Case, meta: FindingMeta, passes_json: str, log: str) -> dict[str, str | bytes]:
+    """The files of a low-level finding folder (written when it is filed, before the gate runs)."""
+    return {"ir.py": case.script, "passes.json": json.dumps(json.loads(passes_json or "[]"), indent=1),
+            "case.json": json.dumps(case.to_json(), indent=1), "log.txt": log,
+            "repro.py": render_lowlevel_repro(case, meta)}
 
 
-def base_case(script: str, meta: dict[str, Any], steps: list[dict[str, Any]]) -> dict[str, Any]:
-    """The case of a finding: its IR, flat steps, expected outcome and the campaign's settings."""
-    outcome = Outcome.from_dict(meta["outcome"])
-    settings = meta.get("settings") or {}
-    timeouts = dict(DEFAULT_TIMEOUTS, **(settings.get("timeouts") or {}))
-    perf = outcome.symptom.value == "perf"
-    target = O3 if perf else O0
-    stage = outcome.stage.value if outcome.stage else "pass"
-    return {
-        "script": script,
-        "steps": steps,
-        "expected": expected_of(outcome),
-        "target": target,
-        "build_target": target,
-        "input_seed": input_seed(script),
-        "rtol": float(settings.get("rtol", 1e-4)),
-        "atol": float(settings.get("atol", 1e-5)),
-        "timeout": float(timeouts.get(stage, 60.0)),
-        "perf": {"factor": float(outcome.detail.get("factor", 2.0)),
-                 "repeats": int(outcome.detail.get("repeats", 5))},
-        "nopt_disabled": optional_pass_names(),
-    }
+def write_case(folder: Path, case: Case, meta: FindingMeta) -> Path:
+    """Write a low-level finding's ``case.json`` and ``repro.py`` (e.g. the case the gate settled on)."""
+    write_atomic(folder / "case.json", json.dumps(case.to_json(), indent=1))
+    write_atomic(folder / "repro.py", render_lowlevel_repro(case, meta))
+    return folder / "repro.py"
 
 
-def expand_steps(ir_path: Path, passes_path: Path, out: Path, target: dict[str, Any],
-                 python: str = sys.executable, timeout: float = EXPAND_TIMEOUT) -> tuple[list[dict[str, Any]], str]:
-    """Run the expansion in a clean process; return the flat steps and how it ended
-    (``ok``, ``raised``, ``killed by signal N`` or ``timeout``)."""
-    cmd = [python, "-m", "seedzer.triage.expand", str(ir_path), str(passes_path), str(out), json.dumps(target)]
-    try:
-        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              timeout=timeout, check=False)
-        code: int | None = proc.returncode
-    except subprocess.TimeoutExpired:
-        code = None
-    steps, end = [], "timeout" if code is None else f"killed by signal {-code}" if code < 0 else "no end marker"
-    for line in out.read_text().splitlines() if out.exists() else []:
-        item = json.loads(line)
-        if "done" in item:
-            end = item["done"]
-        else:
-            steps.append(item)
-    if code not in (0, None) and code > 0:
-        raise SeedzerError(f"{ir_path.parent}: pass expansion failed ({proc.stderr.decode()[-300:].strip()})")
-    return steps, end
+def ensure_repro(folder: Path, meta: FindingMeta) -> Path:
+    """The finding's ``repro.py``, written from its case first when the folder has none."""
+    path = Path(folder) / "repro.py"
+    if path.exists():
+        return path
+    if meta.kind != "lowlevel":
+        raise SeedzerError(f"{folder}: the {meta.kind} finding has no repro.py")
+    from seedzer.triage.cases import finding_case
+
+    case = finding_case(folder, meta).case
+    return write_case(Path(folder), case, meta)
 
 
-def materialize(folder: Path, python: str = sys.executable) -> dict[str, Any]:
-    """Write ``case.json`` and a standalone ``repro.py`` for a low-level finding; return the case.
+@dataclass
+class ReproRun:
+    """How a reproducer ended in a clean interpreter: exit status (negative: killed by that signal;
+    None: it ran over its time limit), seconds, and the tail of its output."""
 
-    A loader finding gets the standalone ``repro.py`` of its original model instead.
-    """
-    folder = Path(folder)
-    meta = read_meta(folder)
-    if meta.get("kind") == "loader":
-        from seedzer.triage.loader_case import write_original_repro
-
-        return write_original_repro(folder)
-    if meta.get("kind", "lowlevel") != "lowlevel":
-        raise SeedzerError(f"{folder}: a {meta.get('kind')} finding has no reproducer")
-    for name in ("ir.py", "passes.json"):
-        if not (folder / name).exists():
-            raise SeedzerError(f"{folder / name}: missing (not a low-level finding folder)")
-    script = (folder / "ir.py").read_text()
-    case = base_case(script, meta, [])
-    case["steps"], case["expansion"] = expand_steps(folder / "ir.py", folder / "passes.json",
-                                                    folder / "expanded.jsonl", case["target"], python)
-    write_atomic(folder / "case.json", json.dumps(case, indent=1))
-    write_atomic(folder / "repro.py", render_repro(case, meta.get("signature", "")))
-    return case
+    returncode: int | None
+    seconds: float
+    output: str
 
 
-def run_repro(path: Path, python: str = sys.executable, timeout: float = 600.0) -> tuple[int | None, float, str]:
-    """Run a reproducer in a clean process; return (exit status or None on timeout, seconds, output tail)."""
+def run_repro(path: Path, python: str = sys.executable, timeout: float = 600.0) -> ReproRun:
+    """Run a reproducer with ``python -I`` in its folder (a missing interpreter is a one-line error)."""
     start = time.monotonic()
     try:
-        proc = subprocess.run([python, path.name], cwd=path.parent, stdin=subprocess.DEVNULL,
+        proc = subprocess.run([python, "-I", path.name], cwd=path.parent, stdin=subprocess.DEVNULL,
                               capture_output=True, timeout=timeout, check=False)
         code: int | None = proc.returncode
         out = (proc.stdout + proc.stderr).decode(errors="replace")
     except subprocess.TimeoutExpired as exc:
         code, out = None, ((exc.stdout or b"") + (exc.stderr or b"")).decode(errors="replace")
-    return code, time.monotonic() - start, out[-3000:]
-
-
-def main(argv: list[str]) -> int:
-    """Command-line entry point (see the module docstring)."""
-    folder = Path(argv[0])
-    try:
-        case = materialize(folder)
-    except SeedzerError as exc:
-        write_atomic(folder / "confirm.json", json.dumps({"error": str(exc)}))
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if "--confirm" in argv:
-        code, seconds, out = run_repro(folder / "repro.py", timeout=case["timeout"] + 120.0)
-        write_atomic(folder / "confirm.log", out)
-        write_atomic(folder / "confirm.json", json.dumps({"returncode": code, "seconds": seconds}))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    except OSError as exc:
+        raise SeedzerError(f"{python}: cannot run the interpreter ({exc.strerror or exc})") from exc
+    return ReproRun(code, time.monotonic() - start, out[-3000:])

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from seedzer.errors import SeedzerError
+from seedzer.store.meta import FindingMeta
 
 
 @dataclass
@@ -53,7 +54,7 @@ class TriageResult:
         return asdict(self)
 
 
-Triager = Callable[[Path, dict[str, Any], TriageOptions], TriageResult]
+Triager = Callable[[Path, FindingMeta, TriageOptions], TriageResult]
 
 TRIAGERS: dict[str, str] = {
     "lowlevel": "seedzer.triage.reduce:triage_lowlevel",

@@ -1,19 +1,23 @@
-"""Replaying findings: run their ``repro.py`` in a clean process and say whether the bug is still there.
+"""Replaying findings: run their ``repro.py`` in a clean interpreter and say whether the bug is still there.
 
 Works on one finding folder or on every finding of a campaign, with any Python interpreter (e.g. a
-virtualenv holding another TVM version). A reproducer exits 1 (a crash: dies by its signal) while
-the bug is present, 0 once it is gone, anything else is an error (a different failure, a timeout).
+virtualenv holding another TVM version). A reproducer exits 1 (a crash: dies by its signal) while the
+bug is present, 0 once it is gone, 2 on a different failure and 3 when its environment is broken (an
+import failed): only 1 (or the crash's signal) is ``still-present`` and only 0 is ``fixed``; anything
+else is an ``error`` with the reason, never a verdict on the bug.
 """
 
 from __future__ import annotations
 
-import json
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from seedzer.errors import SeedzerError
-from seedzer.triage.materialize import materialize, read_meta, run_repro
+from seedzer.kernel.common import EXIT_BROKEN, EXIT_DIFFERENT, EXIT_GONE, EXIT_PRESENT
+from seedzer.store.meta import FindingMeta
+from seedzer.triage.materialize import ensure_repro, run_repro
 
 
 @dataclass
@@ -40,29 +44,37 @@ def finding_dirs(path: Path) -> list[Path]:
     return found
 
 
-def verdict(symptom: str, returncode: int | None) -> str:
-    """still-present / fixed / error from a reproducer's exit status."""
+def verdict(symptom: str, returncode: int | None) -> tuple[str, str]:
+    """``(still-present | fixed | error, why)`` from a reproducer's exit status."""
     if returncode is None:
-        return "error"
-    if returncode == 1 or (symptom == "crash" and returncode < 0):
-        return "still-present"
-    return "fixed" if returncode == 0 else "error"
+        return "error", "the reproducer ran over its time limit"
+    if returncode == EXIT_PRESENT or (symptom == "crash" and returncode < 0 and -returncode != signal.SIGKILL):
+        return "still-present", ""
+    if returncode == EXIT_GONE:
+        return "fixed", ""
+    if returncode == EXIT_BROKEN:
+        return "error", "broken environment: the interpreter cannot import what the reproducer needs"
+    if returncode == EXIT_DIFFERENT:
+        return "error", "a different failure"
+    if returncode < 0:
+        return "error", f"killed by signal {-returncode}"
+    return "error", f"exit status {returncode}"
 
 
 def replay_one(folder: Path, python: str = sys.executable, reduced: bool = False,
                timeout: float = 900.0) -> ReplayResult:
     """Run one finding's reproducer (``reduced/repro.py`` with ``reduced``); a low-level finding
-    without ``repro.py`` is materialized first."""
-    meta = read_meta(folder)
-    symptom = meta["outcome"]["symptom"]
-    path = folder / "reduced" / "repro.py" if reduced else folder / "repro.py"
-    if not path.exists() and not reduced and meta.get("kind", "lowlevel") == "lowlevel":
-        materialize(folder)
+    without ``repro.py`` gets one written from its case first."""
+    meta = FindingMeta.load(folder)
+    symptom = meta.observation.symptom.value
+    path = folder / "reduced" / "repro.py" if reduced else ensure_repro(folder, meta)
     if not path.exists():
         return ReplayResult(folder.name, symptom, "error", None, 0.0, f"no {path.relative_to(folder)}")
-    case_path = folder / "case.json"
-    if case_path.exists():
-        timeout = max(timeout, json.loads(case_path.read_text()).get("timeout", 0) + 120.0)
-    code, seconds, out = run_repro(path, python, timeout)
-    tail = [ln for ln in out.strip().splitlines() if ln.startswith(("observed", "error", "not reproduced"))]
-    return ReplayResult(folder.name, symptom, verdict(symptom, code), code, seconds, (tail or [""])[-1][:200])
+    run = run_repro(path, python, timeout)
+    outcome, why = verdict(symptom, run.returncode)
+    tail = [ln for ln in run.output.strip().splitlines() if ln.startswith(("observed", "broken", "reproduced"))]
+    detail = why or (tail[-1] if tail else "")
+    return ReplayResult(folder.name, symptom, outcome, run.returncode, run.seconds, detail[:200])
+
+
+__all__ = ["ReplayResult", "finding_dirs", "replay_one", "verdict"]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
+from seedzer.kernel.common import FUZZED, Case, Step
 from seedzer.store.atomic import write_atomic
+from seedzer.store.meta import FindingMeta
 from seedzer.store.repro import TVM_VERSION
 from seedzer.triage.registry import TriageResult
 
@@ -15,8 +15,8 @@ _ACTUAL = {
     "hang": "The {stage} stage does not finish within {timeout:.0f} s.",
     "exception": "TVM raises:\n\n```\n{message}\n```",
     "illformed": "The IR after `{pass_name}` fails TVM's well-formedness verifier:\n\n```\n{message}\n```",
-    "mismatch": "The optimized and unoptimized builds disagree on the same inputs ({message}).",
-    "perf": "The optimized build is slower than the unoptimized one ({message}).",
+    "mismatch": "Two builds of the same PrimFunc disagree on the same inputs ({message}).",
+    "perf": "The build with the passes above is slower than `tvm.compile` alone ({message}).",
 }
 _EXPECTED = {
     "crash": "The pass sequence and the build complete, or TVM raises a diagnostic error.",
@@ -24,19 +24,20 @@ _EXPECTED = {
     "exception": "The passes and the build accept this well-formed PrimFunc (or reject it with a clear "
                  "precondition error).",
     "illformed": "Every pass keeps the IR well-formed.",
-    "mismatch": "Both builds compute the same outputs (the optimizations preserve semantics).",
+    "mismatch": "Every build computes the same outputs (the optimizations preserve semantics).",
     "perf": "The optimizations do not slow the kernel down.",
 }
 
 
-def _passes_snippet(steps: list[dict[str, Any]]) -> str:
+def _passes_snippet(steps: tuple[Step, ...]) -> str:
     out = []
     for s in steps:
-        module, fn = s["pass"].split(".", 1)
-        args = ", ".join(f"{k}={v!r}" for k, v in sorted((s.get("args") or {}).items()))
-        cfg = f"  # config {s['config']}" if s.get("config") else ""
-        out.append(f"tvm.{module}.transform.{fn}({args}){cfg}")
-    return "\n".join(out) or "(no passes: the default build pipeline alone)"
+        module, fn = s.name.split(".", 1)
+        args = ", ".join(f"{k}={v!r}" for k, v in sorted(s.args.items()))
+        cfg = f"  # PassContext config {s.config}" if s.config else ""
+        mark = "  # inserted" if s.role == FUZZED else ""
+        out.append(f"mod = tvm.{module}.transform.{fn}({args})(mod){cfg}{mark}")
+    return "\n".join(out)
 
 
 def _headline(symptom: str, message: str) -> str:
@@ -44,25 +45,31 @@ def _headline(symptom: str, message: str) -> str:
     return f": {line[:120]}" if line and symptom in ("exception", "illformed", "mismatch") else ""
 
 
-def render_report(meta: dict[str, Any], case: dict[str, Any], result: TriageResult | None) -> str:
+def render_report(meta: FindingMeta, case: Case, result: TriageResult | None) -> str:
     """The markdown draft of one low-level finding from its meta, (reduced) case and triage result."""
-    exp = case["expected"]
-    symptom = exp["symptom"]
-    fields = {"message": (exp.get("message") or "").strip()[:1500], "stage": exp.get("stage"),
-              "pass_name": exp.get("pass"), "timeout": float(case.get("timeout", 0))}
-    loose = symptom in ("mismatch", "perf")  # their pass is only the last one that changed the IR
-    culprit = f" in `{exp['pass']}`" if exp.get("pass") and not loose else ""
-    script = "\n".join(ln for ln in case["script"].strip().splitlines() if not ln.startswith("# from "))
+    exp = case.expected or meta.observation
+    symptom = exp.symptom.value
+    fields = {"message": exp.message.strip()[:1500], "stage": exp.stage.value if exp.stage else "?",
+              "pass_name": exp.pass_name, "timeout": float(case.timeout)}
+    culprit = f" in `{' + '.join(meta.culprit)}`" if meta.culprit else ""
+    script = "\n".join(ln for ln in case.script.strip().splitlines() if not ln.startswith("# from "))
+    fuzzed = [s for s in case.steps if s.role == FUZZED]
     sizes = ""
     if result is not None and result.size_after is not None:
         sizes = (f"\nReduced by Seedzer from {result.size_before} to {result.size_after} TVMScript lines and "
-                 f"from {result.passes_before} to {result.passes_after} passes.\n")
+                 f"from {result.passes_before} to {result.passes_after} inserted passes.\n")
+    how = ("`tvm.compile` on this PrimFunc at `opt_level=3` (no other pass involved)." if not fuzzed else
+           "TVM's default pipeline with the passes marked `inserted` added, each pass applied in "
+           "`tvm.transform.PassContext(opt_level=3, config=...)` after `tvm.tirx.transform.BindTarget`, then "
+           "LLVM code generation, as `tvm.tirx.build` does it:")
     return "\n".join([
-        f"# [Bug] {symptom} at {exp.get('stage')}{culprit}" + _headline(symptom, fields["message"]),
+        f"# [Bug] {symptom}{culprit}" + _headline(symptom, exp.message),
         "",
-        f"- TVM version: apache-tvm=={meta.get('tvm', TVM_VERSION)} (pip wheel), Python 3.11, x86-64 Linux",
-        f"- Symptom: **{symptom}** at stage `{exp.get('stage')}`" + (f", pass `{exp['pass']}`" if culprit else ""),
-        f"- Found by: Seedzer (finding `{meta.get('signature', '')}`)",
+        f"- TVM version: apache-tvm=={meta.tvm or TVM_VERSION} (pip wheel), Python 3.11, x86-64 Linux",
+        f"- Symptom: **{symptom}** at stage `{fields['stage']}`"
+        + (f", pass `{exp.pass_name}`" if exp.pass_name else ""),
+        f"- Culprit (bisection over the inserted and the pipeline's passes): {' + '.join(meta.culprit) or '-'}",
+        f"- Found by: Seedzer (finding `{meta.signature}`, root signature `{meta.root_signature or '-'}`)",
         sizes,
         "## Minimal trigger",
         "",
@@ -73,14 +80,9 @@ def render_report(meta: dict[str, Any], case: dict[str, Any], result: TriageResu
         script.strip(),
         "```",
         "",
-        "Passes, applied one by one inside `tvm.transform.PassContext(opt_level=3, config=...)` with "
-        f"`tvm.target.Target({json.dumps(case['target'])})` current, then "
-        f"`tvm.compile(mod, target={json.dumps(case['build_target'])})`:",
+        how,
         "",
-        "```python",
-        _passes_snippet(case["steps"]),
-        "```",
-        "",
+        *(["```python", _passes_snippet(case.steps), "```", ""] if fuzzed else []),
         "The attached `repro.py` runs exactly this with only `pip install apache-tvm numpy` and exits "
         "1 while the bug is present" + (" (here it dies by the signal)." if symptom == "crash" else "."),
         "",
@@ -95,7 +97,7 @@ def render_report(meta: dict[str, Any], case: dict[str, Any], result: TriageResu
     ])
 
 
-def write_report(folder: Path, meta: dict[str, Any], case: dict[str, Any], result: TriageResult | None) -> Path:
+def write_report(folder: Path, meta: FindingMeta, case: Case, result: TriageResult | None) -> Path:
     """Write ``report.md`` into the finding folder; return its path."""
     path = folder / "report.md"
     write_atomic(path, render_report(meta, case, result))

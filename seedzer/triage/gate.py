@@ -1,0 +1,287 @@
+"""The filing gate: before anything is filed, a candidate is re-judged the way a TVM maintainer would.
+
+It runs in a process forked from the zygote (never instrumented by coverage), every test of a case
+in a child forked from it (a candidate may crash), and returns a :class:`Verdict`, in this order:
+
+1. **Alone.** The case runs again alone: it must fail the same way (a hang must outlive a generous
+   limit; a crash must die by a signal, never SIGKILL).
+2. **Oracle.** The re-observed failure goes through the oracles (a pass stating a precondition is
+   an invalid input).
+3. **Contract.** The canonical lowering is inserted right before the failing pass: if the failure
+   disappears, the pass was given IR in a form TVM's pipeline never gives it.
+4. **Parent.** The unmutated parent (then the original seed) with the same steps: if it fails the
+   same way, the finding is filed with that IR (the mutation was not needed).
+5. **Verifier.** Ill-formed IR that TVM's default pipeline itself produces from the input is a
+   verifier issue, counted apart (filed only when ``verifier_issues`` is on).
+6. **Culprit.** Bisection over the fuzzed and pipeline passes (:mod:`seedzer.triage.culprit`)
+   names the passes the failure needs; the root signature keys on them and on the essence of the
+   symptom, so one cause is one finding.
+
+NaN/Inf-only and nondeterministic mismatches are ruled out by the kernel itself (``invalid``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from seedzer.execute.forked import SharedProgress, call_forked
+from seedzer.kernel.common import Observation, Stage, Symptom, ir_names, normalize, reference_steps, same_failure
+from seedzer.kernel.lowlevel import Case, Runner, observe, parse_func, step_label
+from seedzer.mutate.contracts import canonical_lowering, slot_of_step
+from seedzer.oracles.registry import judge, make_oracles
+from seedzer.oracles.signature import root_key
+from seedzer.store.meta import BUG, NOT_A_BUG
+from seedzer.triage.culprit import bisect
+
+NOT_REPRODUCED = "not-reproduced"
+INSTRUMENTATION = "instrumentation-suspect"
+PRECONDITION = "precondition"
+CONTRACT = "contract"
+VERIFIER = "verifier-default-pipeline"
+INVALID = "invalid"
+REASONS = (NOT_REPRODUCED, INSTRUMENTATION, PRECONDITION, CONTRACT, VERIFIER, INVALID)
+"""Why the gate says not-a-bug (the first word of ``Verdict.reason``)."""
+
+
+@dataclass
+class GateSettings:
+    """Limits of the gate: a hang must outlive ``hang_factor`` times its stage limit alone."""
+
+    timeouts: dict[str, float] = field(default_factory=lambda: {"pass": 20.0, "build": 60.0, "run": 20.0,
+                                                                "compare": 20.0, "mutate": 20.0})
+    hang_factor: float = 3.0
+    max_tests: int = 40
+    max_seconds: float = 90.0
+    verifier_issues: bool = False
+    instrumented: bool = False
+    oracles: tuple[str, ...] = ("crash", "hang", "illformed", "exception", "mismatch", "perf")
+
+
+@dataclass
+class GateJob:
+    """One candidate: its case (``expected`` is what the campaign observed) and its ancestors' IR."""
+
+    signature: str
+    case: Case
+    ancestors: list[tuple[str, str]] = field(default_factory=list)
+    """``(label, TVMScript)`` of less mutated versions of the IR, least mutated first."""
+    settings: GateSettings = field(default_factory=GateSettings)
+    legacy: Case | None = None
+    """For a finding filed by an older Seedzer: the program it ran (passes outside their contracts)."""
+
+
+@dataclass
+class Verdict:
+    """The gate's verdict: ``bug`` with its culprit and root signature, or ``not-a-bug`` and why."""
+
+    signature: str
+    verdict: str
+    reason: str
+    case: Case
+    observation: Observation
+    culprit: list[str] = field(default_factory=list)
+    root: str | None = None
+    tests: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+class _Runner(Runner):
+    """The kernel's runner with a parse cache (filled in the gate process, inherited by its children)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parsed: dict[str, Any] = {}
+
+    def parse(self, script: str) -> Any:
+        """The PrimFunc of ``script`` (parsed once)."""
+        if script not in self.parsed:
+            self.parsed[script] = parse_func(script)
+        return self.parsed[script]
+
+
+class Tester:
+    """Runs cases in forked children; a death or a timeout becomes a crash or hang observation."""
+
+    def __init__(self) -> None:
+        self.runner = _Runner()
+        self.progress = SharedProgress()
+        self.tests = 0
+
+    def observe(self, case: Case, timeout: float) -> Observation:
+        """What ``case`` shows when run alone within ``timeout`` seconds."""
+        self.tests += 1
+        try:
+            self.runner.parse(case.script)
+        except Exception as exc:  # unparsable script: the child would fail the same way
+            return Observation(Symptom.INVALID, Stage.MUTATE, None, f"unusable test case: {exc}")
+        progress = self.progress
+
+        def on_step(stage: Stage, name: str, program: str) -> None:
+            progress.set(stage.value, step_label(name, program))
+
+        self.runner.on_step = on_step
+        res = call_forked(observe, case, self.runner, timeout=timeout, progress=progress)
+        stage = Stage(res.stage) if res.stage in {s.value for s in Stage} else None
+        if res.ok:
+            return res.value  # type: ignore[no-any-return]
+        if res.timed_out:
+            phase = "kernel" if stage is Stage.RUN else "compile"
+            return Observation(Symptom.HANG, stage, res.step, f"{stage.value if stage else 'start'} stage ran over "
+                               f"{timeout:.0f}s alone (the {phase} is slow)", seconds=res.seconds)
+        if res.signal is not None:
+            return Observation(Symptom.CRASH, stage, res.step, res.describe(), signal=res.signal)
+        return Observation(Symptom.INVALID, stage, res.step, f"the gate's child failed: {res.describe()}")
+
+
+def _timeout(job: GateJob, expected: Observation) -> float:
+    limits = job.settings.timeouts
+    if expected.symptom is Symptom.HANG:
+        stage = expected.stage.value if expected.stage else "build"
+        return job.settings.hang_factor * float(limits.get(stage, 60.0))
+    return 2.0 * sum(float(v) for v in limits.values())
+
+
+def _reproduces_legacy(expected: Observation, got: Observation, names: frozenset[str]) -> bool:
+    """Whether a program of an older Seedzer still fails as it recorded (older versions named a build
+    error after the pipeline's last pass and a nested pass by its inner name: the message decides)."""
+    if expected.symptom in (Symptom.EXCEPTION, Symptom.ILLFORMED):
+        return got.symptom is expected.symptom and normalize(got.message, names) == normalize(expected.message, names)
+    return _reproduces(expected, got, names)
+
+
+def _reproduces(expected: Observation, got: Observation, names: frozenset[str]) -> bool:
+    if expected.symptom is Symptom.CRASH:
+        return got.symptom is Symptom.CRASH and got.pass_name == expected.pass_name
+    if expected.symptom is Symptom.HANG:
+        return got.symptom is Symptom.HANG
+    return same_failure(expected, got, names)
+
+
+class Gate:
+    """Judges one candidate (see the module docstring)."""
+
+    def __init__(self, job: GateJob) -> None:
+        self.job = job
+        self.tester = Tester()
+        self.start = time.monotonic()
+        self.notes: list[str] = []
+
+    def verdict(self, verdict: str, reason: str, case: Case, observation: Observation,
+                culprit: list[str] | None = None, root: str | None = None) -> Verdict:
+        """A verdict with the gate's cost so far."""
+        return Verdict(self.job.signature, verdict, reason, case, observation, culprit or [], root,
+                       self.tester.tests, time.monotonic() - self.start, self.notes)
+
+    def run(self) -> Verdict:
+        """Judge the candidate."""
+        case = self.job.case
+        expected = case.expected
+        assert expected is not None, "a gate job's case carries the observation to confirm"
+        names = ir_names(case.script)
+        timeout = _timeout(self.job, expected)
+        if self.job.legacy is not None:
+            legacy = dataclasses.replace(self.job.legacy, checks=dataclasses.replace(
+                self.job.legacy.checks, illformed=expected.symptom is Symptom.ILLFORMED))
+            old = self.tester.observe(legacy, timeout)
+            if not _reproduces_legacy(expected, old, names):
+                return self._not_reproduced(legacy, expected, old)
+            got = self.tester.observe(case, timeout)
+            if got.symptom is Symptom.OK:
+                return self.verdict(NOT_A_BUG, f"{CONTRACT}: it happens only when passes run outside their "
+                                    "contracts (within them every check passes)", case, got)
+            if got.symptom.is_bug and not _reproduces(old, got, names):
+                self.notes.append(f"within the pass contracts it shows as: {got.headline()[:200]}")
+            expected = got
+        else:
+            got = self.tester.observe(case, timeout)
+        if not _reproduces(expected, got, names):
+            return self._not_reproduced(case, expected, got)
+        if got.symptom is Symptom.HANG:
+            return self._hang(case, got)
+        judged = judge(make_oracles(self.job.settings.oracles), got)
+        if judged.symptom is Symptom.INVALID:
+            return self.verdict(NOT_A_BUG, f"{PRECONDITION}: {judged.message[:300]}", case, judged)
+        case = dataclasses.replace(case, expected=got)
+        if got.stage is Stage.PASS and got.step_index is not None and not self._canonical(case, got, names, timeout):
+            return self.verdict(NOT_A_BUG, f"{CONTRACT}: {got.pass_name} fails only on IR its pipeline position "
+                                "never has (the canonical lowering inserted before it makes the failure disappear)",
+                                case, got)
+        case = self._ancestor(case, got, names, timeout)
+        names = names | ir_names(case.script)
+        if got.symptom is Symptom.ILLFORMED and self._pipeline_itself(case, got, names, timeout):
+            after = self.tester.observe(dataclasses.replace(case, checks=dataclasses.replace(
+                case.checks, illformed=False)), timeout)
+            if after.symptom is Symptom.OK:
+                reason = (f"{VERIFIER}: TVM's default pipeline itself produces this IR from the input, and the "
+                          "build then runs correctly")
+                if not self.job.settings.verifier_issues:
+                    return self.verdict(NOT_A_BUG, reason, case, got)
+                self.notes.append(reason)
+            else:
+                self.notes.append(f"the default pipeline makes this IR, and the build then fails: {after.headline()}")
+        found = bisect(case, lambda c: self.tester.observe(c, timeout), names, self.job.settings.max_tests,
+                       max(5.0, self.job.settings.max_seconds - (time.monotonic() - self.start)))
+        if not found.complete:
+            self.notes.append(f"culprit bisection stopped after {found.tests} tests (budget)")
+        return self._bug(case, got, found.names())
+
+    def _hang(self, case: Case, got: Observation) -> Verdict:
+        """A hang that outlived the generous limit alone: a bug unless even the minimal lowering is slow
+        (then the IR itself asks for the work). Hangs are not bisected: every test would take the limit."""
+        where = got.pass_name or ""
+        lines = sum(1 for ln in case.script.splitlines() if ln.strip())
+        if where.startswith("<minimal>"):
+            return self.verdict(NOT_A_BUG, f"{INVALID}: even the minimal lowering is this slow ({where}; the IR has "
+                                f"{lines} lines): the test case asks for the work", case, got)
+        self.notes.append(f"the {'kernel' if got.stage is Stage.RUN else 'compilation'} was slow at {where} "
+                          f"(IR of {lines} lines)")
+        return self._bug(case, got, [where.split(":", 1)[-1]] if where else [])
+
+    def _bug(self, case: Case, got: Observation, culprit: list[str]) -> Verdict:
+        root = root_key("lowlevel", got, culprit, ir_names(case.script)).digest()
+        return self.verdict(BUG, "bug", case, got, culprit, root)
+
+    def _not_reproduced(self, case: Case, expected: Observation, got: Observation) -> Verdict:
+        if got.symptom is Symptom.INVALID:
+            return self.verdict(NOT_A_BUG, f"{INVALID}: {got.message[:300]}", case, got)
+        if expected.symptom is Symptom.CRASH and self.job.settings.instrumented:
+            return self.verdict(NOT_A_BUG, f"{INSTRUMENTATION}: the crash does not happen without coverage "
+                                f"instrumentation (observed {got.headline()[:200]})", case, got)
+        return self.verdict(NOT_A_BUG, f"{NOT_REPRODUCED}: run alone it gives {got.headline()[:300]}", case, got)
+
+    def _canonical(self, case: Case, got: Observation, names: frozenset[str], timeout: float) -> bool:
+        """Whether the failure survives the canonical lowering inserted right before the failing step."""
+        index = got.step_index
+        assert index is not None
+        lowering = canonical_lowering(slot_of_step(case.steps, index))
+        if not lowering:
+            return True
+        steps = list(case.steps[:index]) + lowering + list(case.steps[index:])
+        again = self.tester.observe(case.with_steps(steps), timeout)
+        return _reproduces(dataclasses.replace(got, step_index=None), again, names)
+
+    def _ancestor(self, case: Case, got: Observation, names: frozenset[str], timeout: float) -> Case:
+        """The least mutated IR (the original seed first, then the parent) that fails the same way."""
+        for label, script in self.job.ancestors:
+            if not script or script == case.script:
+                continue
+            again = self.tester.observe(case.with_steps(case.steps, script=script), timeout)
+            if _reproduces(got, again, names | ir_names(script)):
+                self.notes.append(f"{label} fails the same way: filed with its IR")
+                return case.with_steps(case.steps, script=script)
+        return case
+
+    def _pipeline_itself(self, case: Case, got: Observation, names: frozenset[str], timeout: float) -> bool:
+        """Whether TVM's default pipeline alone makes the same ill-formed IR from the input."""
+        pipeline_only = case.with_steps(reference_steps(case.steps))
+        again = self.tester.observe(pipeline_only, timeout)
+        return _reproduces(dataclasses.replace(got, step_index=None), again, names)
+
+
+def run_gate(job: GateJob) -> Verdict:
+    """The gate's entry point (a module-level function, so a forked process can run it)."""
+    return Gate(job).run()

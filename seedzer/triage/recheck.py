@@ -1,0 +1,109 @@
+"""``seedzer recheck``: re-judge every finding of a campaign directory with the current filing gate.
+
+Works on campaigns written by any Seedzer version (their ``findings/<sig>/`` folders and
+``campaign.db``): a low-level finding is gated as filed (its older program first, when an older
+Seedzer ran its passes outside their contracts), a loader finding by the loader gate, each in a
+process forked from the zygote. The verdict goes into the finding's ``meta.json`` (``verdict``,
+``verdict_reason``, ``culprit``, ``root_signature``) and into campaign.db, under the campaign's
+lock (a live campaign is refused).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from seedzer.config import Config, config_from_dict
+from seedzer.errors import CampaignError, ConfigError, SeedzerError
+from seedzer.execute.isolated import run_isolated
+from seedzer.kernel.common import Stage
+from seedzer.store.db import CampaignDB
+from seedzer.store.findings import FindingStore
+from seedzer.store.lock import DirLock
+from seedzer.store.meta import BUG, FindingMeta
+from seedzer.triage.cases import ancestors, finding_case
+from seedzer.triage.gate import GateJob, GateSettings, Verdict, run_gate
+from seedzer.triage.loader_gate import LoaderGateJob, run_loader_gate
+from seedzer.triage.materialize import write_case
+from seedzer.triage.replay import finding_dirs
+
+
+@dataclass
+class RecheckRow:
+    """One finding's new verdict."""
+
+    signature: str
+    symptom: str
+    verdict: str
+    reason: str
+    root: str | None
+    culprit: list[str]
+    seconds: float
+
+
+def campaign_config(db: CampaignDB) -> Config:
+    """The configuration a campaign recorded (defaults where it recorded none or an older schema)."""
+    try:
+        return config_from_dict(db.get_meta("config") or {}, f"{db.path} (recorded config)")
+    except ConfigError:
+        return Config()
+
+
+def gate_settings(cfg: Config) -> GateSettings:
+    """The gate's settings for a campaign's configuration."""
+    from seedzer.campaign.filing import FilingSettings
+
+    return FilingSettings.of(cfg).gate
+
+
+def _judge(folder: Path, meta: FindingMeta, settings: GateSettings, parents: dict[str, str | None],
+           campaign: Path) -> Verdict:
+    if meta.kind == "loader":
+        job: object = LoaderGateJob.from_folder(folder)
+        fn: Callable[..., Verdict] = run_loader_gate
+    else:
+        found = finding_case(folder, meta)
+        job = GateJob(meta.signature, found.case, ancestors(campaign, meta.parent, parents), settings, found.legacy)
+        fn = run_gate
+    res = run_isolated(fn, job, timeout=settings.max_seconds * 4 + 900.0, stage=Stage.PASS)
+    if res.outcome is not None:
+        raise SeedzerError(f"{folder}: the gate could not judge it ({res.outcome.message.splitlines()[0][:200]})")
+    verdict: Verdict = res.value
+    return verdict
+
+
+def recheck(campaign: Path, only: tuple[str, ...] = (),
+            on_row: Callable[[RecheckRow], None] = lambda row: None) -> list[RecheckRow]:
+    """Re-judge the findings of ``campaign`` (all, or the signatures in ``only``); see the module doc."""
+    campaign = Path(campaign)
+    if not (campaign / "campaign.db").is_file():
+        raise CampaignError(f"{campaign}: not a campaign directory (no campaign.db)")
+    folders = [f for f in finding_dirs(campaign) if not only or f.name in only]
+    rows: list[RecheckRow] = []
+    with DirLock(campaign, what="campaign"):
+        db = CampaignDB(campaign / "campaign.db")
+        try:
+            store = FindingStore(campaign / "findings", db, [])
+            settings = gate_settings(campaign_config(db))
+            parents = {r["id"]: r["parent"] for r in db.corpus_rows()}
+            for folder in folders:
+                start = time.monotonic()
+                meta = FindingMeta.load(folder)
+                verdict = _judge(folder, meta, settings, parents, campaign)
+                meta.verdict, meta.verdict_reason = verdict.verdict, verdict.reason
+                meta.culprit, meta.root_signature = verdict.culprit, verdict.root
+                meta.gate_seconds = verdict.seconds
+                meta.extra["gate_notes"] = verdict.notes
+                if verdict.verdict == BUG and meta.kind == "lowlevel":
+                    write_case(folder, dataclasses.replace(verdict.case, expected=verdict.observation), meta)
+                store.update(meta)
+                row = RecheckRow(meta.signature, meta.observation.symptom.value, verdict.verdict, verdict.reason,
+                                 verdict.root, verdict.culprit, time.monotonic() - start)
+                rows.append(row)
+                on_row(row)
+        finally:
+            db.close()
+    return rows
