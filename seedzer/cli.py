@@ -209,7 +209,7 @@ def _register_verbs() -> None:
     from seedzer.generate.cli import generate_cmd, pool_group
     from seedzer.load.cli import load_cmd
     from seedzer.report.cli import report_cmd
-    from seedzer.triage.cli import replay_cmd, triage_cmd
+    from seedzer.triage.cli import recheck_cmd, replay_cmd, triage_cmd
 
     main.add_command(generate_cmd, "generate")
     main.add_command(pool_group, "pool")
@@ -219,6 +219,7 @@ def _register_verbs() -> None:
     main.add_command(coverage_group, "coverage")
     main.add_command(triage_cmd, "triage")
     main.add_command(replay_cmd, "replay")
+    main.add_command(recheck_cmd, "recheck")
 
 
 _register_verbs()

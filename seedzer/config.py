@@ -57,12 +57,14 @@ class OracleConfig:
     """Which oracles judge executions and their tolerances."""
 
     enabled: list[str] = _f(list(ORACLES), f"Oracles to run ({', '.join(ORACLES)}).")
-    rtol: float = _f(1e-4, "Relative tolerance of the opt-vs-nopt comparison for floats.")
-    atol: float = _f(1e-5, "Absolute tolerance of the opt-vs-nopt comparison for floats.")
-    confirm_crashes: bool = _f(True, "Re-run every new crash from its repro.py in a clean process.")
+    rtol: float = _f(1e-4, "Relative tolerance when builds of one test case are compared (floats).")
+    atol: float = _f(1e-5, "Absolute tolerance when builds of one test case are compared (floats).")
+    confirm_crashes: bool = _f(True, "Re-run every crash the gate files from its repro.py in a clean interpreter.")
     perf_rate: float = _f(0.05, "Share of passing test cases the perf oracle times (O3 builds, costly).")
-    perf_factor: float = _f(2.0, "perf: optimized slower than unoptimized by more than this factor is a bug.")
+    perf_factor: float = _f(2.0, "perf: optimized slower than TVM's own pipeline by more than this factor is a bug.")
     perf_repeats: int = _f(3, "perf: alternating timing repeats that must all show the slowdown.")
+    verifier_issues: bool = _f(False, "File ill-formed IR that TVM's default pipeline itself produces (and then "
+                               "builds correctly) as bugs; the gate counts it apart otherwise.")
 
 
 @dataclass

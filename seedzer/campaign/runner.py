@@ -1,35 +1,46 @@
-"""The campaign process: owns the store, the corpus and coverage totals, feeds workers, never runs TVM."""
+"""The campaign process: owns the store, the corpus and coverage totals, feeds workers, never runs TVM.
+
+Its parts come in through small interfaces so that the keep/feedback/judging logic is tested with
+cheap stand-ins: the executor (workers, :class:`~seedzer.execute.executor.Executor`), the seed loader
+(ONNX models to initial seeds) and the filing gate's runner (:mod:`seedzer.campaign.filing`).
+"""
 
 from __future__ import annotations
 
-import json
 import random
 import signal
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 from seedzer import __version__
-from seedzer.campaign.confirm import Confirmer
+from seedzer.campaign.filing import Filing, FilingSettings, GateRunner
+from seedzer.campaign.loading import SeedLoader, load_seeds
 from seedzer.campaign.monitor import Monitor, QuietMonitor
 from seedzer.campaign.scheduler import make_scheduler
-from seedzer.campaign.seeds import list_pool, load_for_campaign
+from seedzer.campaign.seeds import list_pool
 from seedzer.campaign.stats import CampaignStats
 from seedzer.config import Config, OracleConfig, to_dict
 from seedzer.coverage import make_backend
 from seedzer.coverage.native import prepare_collector
-from seedzer.errors import CampaignError, PoolError
-from seedzer.execute.pool import TestCaseInfo, WorkerEvent, WorkerPool
+from seedzer.errors import CampaignError
+from seedzer.execute.executor import Executor, WorkerSlot
+from seedzer.execute.pool import WorkerPool
+from seedzer.execute.records import Death, ExecTask, FuzzTask, TestCaseInfo, WorkerEvent
 from seedzer.execute.settings import ExecSettings, WorkerSettings
+from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.oracles import judge, make_oracles
-from seedzer.outcome import Outcome, Stage, Symptom
 from seedzer.seed import JointSeed, drop_passes, passes_from_json, passes_to_json
 from seedzer.store.corpus import Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
 from seedzer.store.findings import FindingStore
+from seedzer.store.lock import DirLock
 from seedzer.store.repro import TVM_VERSION
+
+ExecutorFactory = Callable[[int, WorkerSettings, dict[Stage, float]], Executor]
+"""Builds the campaign's executor: (jobs, worker settings, stage time limits) -> executor."""
 
 
 def prepare_dir(out: Path, resume: bool) -> None:
@@ -40,8 +51,8 @@ def prepare_dir(out: Path, resume: bool) -> None:
     if not resume and db.exists():
         raise CampaignError(f"{out}: a campaign already exists here (use --resume to continue it)")
     try:
-        (out / "corpus").mkdir(parents=True, exist_ok=True)
-        (out / "findings").mkdir(exist_ok=True)
+        for sub in ("corpus", "findings", "logs"):
+            (out / sub).mkdir(parents=True, exist_ok=True)
         probe = out / ".write-probe"
         probe.write_text("ok")
         probe.unlink()
@@ -50,41 +61,57 @@ def prepare_dir(out: Path, resume: bool) -> None:
 
 
 def exec_settings(oracles: OracleConfig, coverage: str) -> ExecSettings:
-    """What workers must measure for the enabled oracles (costly checks only when asked for).
+    """What workers must check for the enabled oracles (costly checks only when asked for).
 
-    The build pipeline's pass features are detailed (node histograms) only when ``passes`` is the
-    coverage that decides what is kept: the histograms triple the cost of a build.
+    The ``passes`` features describe how each step changed the IR only when ``passes`` is the
+    coverage that decides what is kept (that detail triples the cost of a build).
     """
     on = set(oracles.enabled)
-    return ExecSettings(rtol=oracles.rtol, atol=oracles.atol, compare="mismatch" in on,
+    return ExecSettings(rtol=oracles.rtol, atol=oracles.atol, compare="mismatch" in on, pipeline="mismatch" in on,
                         illformed="illformed" in on, perf_rate=oracles.perf_rate if "perf" in on else 0.0,
                         perf_factor=oracles.perf_factor, perf_repeats=oracles.perf_repeats,
                         detailed_build_coverage=coverage == "passes")
 
 
-class Campaign:
-    """One fuzzing campaign in one directory (resumable)."""
+def stage_limits(cfg: Config) -> dict[Stage, float]:
+    """The configured time limit of every stage."""
+    t = cfg.timeouts
+    return {Stage.LOAD: t.load, Stage.MUTATE: t.mutate, Stage.PASS: t.passes, Stage.BUILD: t.build,
+            Stage.RUN: t.run, Stage.COMPARE: t.compare}
 
-    def __init__(self, out: Path, pool: Path, cfg: Config, *, resume: bool = False,
-                 monitor: Monitor | None = None) -> None:
+
+class Campaign:
+    """One fuzzing campaign in one directory (resumable; one writer at a time)."""
+
+    def __init__(self, out: Path, pool: Path, cfg: Config, *, resume: bool = False, monitor: Monitor | None = None,
+                 executor: ExecutorFactory = WorkerPool, seed_loader: SeedLoader | None = None,
+                 gate: GateRunner | None = None) -> None:
         self.out, self.pool, self.cfg, self.resume = Path(out), Path(pool), cfg, resume
         self.monitor = monitor or QuietMonitor()
         self.models = list_pool(self.pool)  # fails early, before anything is created
-        prepare_dir(self.out, resume)
-        self.db = CampaignDB(self.out / "campaign.db")
+        self.lock = DirLock(self.out, what="campaign").acquire()
+        try:
+            prepare_dir(self.out, resume)
+            self.db = CampaignDB(self.out / "campaign.db")
+        except BaseException:
+            self.lock.release()
+            raise
         self.corpus = Corpus(self.out / "corpus", self.db)
         self.findings = FindingStore(self.out / "findings", self.db, cfg.known_issues)
         self.coverage = make_backend(cfg.fuzz.coverage)
         self.oracles = make_oracles(cfg.oracles.enabled)
         self.scheduler = make_scheduler(cfg.fuzz.scheduler)
-        self.confirmer = Confirmer(coverage=cfg.fuzz.coverage)
         self.rng = random.Random(cfg.fuzz.seed)
         self.stats = CampaignStats(budget=cfg.fuzz.minutes * 60)
+        self.filing = Filing(self.findings, self.corpus, FilingSettings.of(cfg), self.stats, self.monitor, gate,
+                             log_dir=self.out / "logs")
+        self.executor_factory = executor
+        self.seed_loader = seed_loader
         self.pending: deque[CorpusEntry] = deque()
         self.exec_counts: Counter[tuple[str, str]] = Counter()
         self.tc_counter = 0
         self._stop = False
-        self._pool: WorkerPool | Any = None
+        self._executor: Executor | None = None
 
     # --- set-up -------------------------------------------------------------------------
     def _restore(self) -> None:
@@ -95,58 +122,9 @@ class Campaign:
         if restore is not None:
             restore(self.db.features())
         self.corpus.restore()
-        for f in self.db.findings():
-            self.stats.unique[f.symptom] += 1
-            self.stats.findings[f.symptom] += f.count
-            crash = f.status == "new" and f.symptom == Symptom.CRASH.value and self.cfg.oracles.confirm_crashes
-            folder = Path(f.dir)
-            if crash or ((folder / "meta.json").exists() and not (folder / "repro.py").exists()):
-                self.confirmer.submit(f.signature, folder, confirm=crash)
+        self.filing.restore()
         self.db.add_event("resume", {"elapsed": self.stats.elapsed, "corpus": len(self.corpus)})
 
-    def load_seeds(self) -> None:
-        """Load every pool model not loaded before; loader failures are findings, never fatal."""
-        done = self.db.loaded_models()
-        self.stats.phase = "loading"
-        for model in self.models:
-            if self._stop:  # Ctrl-C while loading: the models not loaded yet are loaded on --resume
-                return
-            if model.name in done:
-                continue
-            got = load_for_campaign(model, self.cfg.fuzz.differential_load, self.cfg.timeouts.load,
-                                    self.cfg.fuzz.max_seeds_per_model)
-            outcomes = got.outcomes
-            for outcome in outcomes:
-                if outcome.symptom.is_bug:
-                    self._report_loader(model, outcome)
-            added = 0
-            for script, op in got.seeds:
-                entry = CorpusEntry(JointSeed(script).seed_id, script, "[]", model.name, None, op)
-                if self.corpus.add(entry, 0, ["initial"]):
-                    self.pending.append(entry)
-                    added += 1
-            status = "ok" if got.seeds else "failed"
-            detail = {"outcomes": [o.to_dict() for o in outcomes]}
-            self.db.set_model(model.name, status, added, detail)
-            if got.seeds:
-                self.stats.loaded_models += 1
-            else:
-                self.stats.failed_models += 1
-                first = outcomes[0].message.splitlines()[0] if outcomes and outcomes[0].message else "no seeds"
-                self.monitor.message(f"warning: {model}: skipped, cannot be loaded ({first[:160]})")
-            self.stats.corpus = len(self.corpus)
-            self.monitor.update(self.stats)
-        if not self.corpus.entries:
-            raise PoolError(f"{self.pool}: no usable seeds ({len(self.models)} models, none could be loaded)")
-
-    def _report_loader(self, model: Path, outcome: Outcome) -> None:
-        files = {"log.txt": outcome.message + "\n" + str(outcome.detail.get("traceback", ""))}
-        rep = self.findings.report(outcome, files, {"model": str(model.resolve()), "kind": "loader"})
-        self._count_finding(rep.new, outcome, rep.signature)
-        if rep.new:  # the original model's standalone repro.py, written in the background
-            self.confirmer.submit(rep.signature, rep.dir, confirm=False)
-
-    # --- the loop -------------------------------------------------------------------------
     def _install_signals(self) -> None:
         def stop(signum: int, _frame: FrameType | None) -> None:
             self._stop = True
@@ -154,8 +132,23 @@ class Campaign:
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
 
+    def _worker_settings(self) -> WorkerSettings:
+        # The coverage collector first: a backend that cannot work here fails before seeds load.
+        return WorkerSettings(
+            exec=exec_settings(self.cfg.oracles, self.cfg.fuzz.coverage),
+            tolerance=self.cfg.fuzz.tolerance, max_passes=self.cfg.fuzz.max_passes,
+            collector=prepare_collector(self.cfg.fuzz.coverage, self.out, self.db.features(),
+                                        self.cfg.fuzz.block_cache, self.cfg.fuzz.block_granularity),
+            log_dir=str(self.out / "logs"))
+
     def run(self) -> CampaignStats:
         """Load (or restore) seeds and fuzz until the budget is spent or a stop is requested."""
+        try:
+            return self._run()
+        finally:
+            self.lock.release()
+
+    def _run(self) -> CampaignStats:
         if self.resume:
             self._restore()
         else:
@@ -164,51 +157,43 @@ class Campaign:
             self.db.set_meta("versions", {"seedzer": __version__, "tvm": TVM_VERSION})
             self.db.set_meta("created", time.time())
         self._install_signals()
-        # The coverage collector first: a backend that cannot work here fails before seeds load.
-        settings = WorkerSettings(
-            exec=exec_settings(self.cfg.oracles, self.cfg.fuzz.coverage),
-            tolerance=self.cfg.fuzz.tolerance, max_passes=self.cfg.fuzz.max_passes,
-            collector=prepare_collector(self.cfg.fuzz.coverage, self.out, self.db.features(),
-                                        self.cfg.fuzz.block_cache, self.cfg.fuzz.block_granularity))
-        self.load_seeds()
+        settings = self._worker_settings()
+        self.stats.phase = "loading"
+        load_seeds(self, self.seed_loader)
         self.pending.extend(e for e in self.corpus.entries if not e.executed and e not in self.pending)
-        timeouts = {Stage.LOAD: self.cfg.timeouts.load, Stage.MUTATE: self.cfg.timeouts.mutate,
-                     Stage.PASS: self.cfg.timeouts.passes, Stage.BUILD: self.cfg.timeouts.build,
-                     Stage.RUN: self.cfg.timeouts.run, Stage.COMPARE: self.cfg.timeouts.compare}
         self.stats.phase = "fuzzing"
-        pool = WorkerPool(self.cfg.fuzz.jobs, settings, timeouts)
-        self._pool = pool
-        self.db.add_event("workers", {"pids": pool.pids()})
+        executor = self.executor_factory(self.cfg.fuzz.jobs, settings, stage_limits(self.cfg))
+        self._executor = executor
+        self.db.add_event("workers", {"pids": executor.pids()})
         start = time.monotonic()
         base_elapsed = self.stats.elapsed
         next_snap = 0.0
         try:
             while not self._stop and self.stats.elapsed < self.stats.budget:
                 busy = time.perf_counter()
-                for w in pool.idle():
+                for w in executor.idle():
                     self._feed(w)
                 book = time.perf_counter() - busy
-                events = pool.poll(0.05)  # waiting for workers: not the fuzzer's own work
+                events = executor.poll(0.05)  # waiting for workers: not the fuzzer's own work
                 busy = time.perf_counter()
                 for ev in events:
                     self._on_event(ev)
-                for verdict in self.confirmer.poll():
-                    self._on_confirmation(verdict.signature, verdict.status, verdict.returncode)
+                self.filing.poll()
                 now = time.monotonic()
                 self.stats.session_seconds = now - start
                 self.stats.elapsed = base_elapsed + self.stats.session_seconds
-                self.stats.restarts = pool.restarts
+                self.stats.restarts = executor.restarts
                 if now >= next_snap:
                     self.snapshot()
                     next_snap = now + self.cfg.fuzz.snapshot_period
                 self.monitor.update(self.stats)
                 self.stats.add_timings({"bookkeeping": book + time.perf_counter() - busy})
         finally:
-            pool.close()
+            executor.close()
             self.stats.phase = "finishing"
             self.snapshot()
-            for verdict in self.confirmer.drain(60.0):
-                self._on_confirmation(verdict.signature, verdict.status, verdict.returncode)
+            self.filing.drain(60.0)
+            self.snapshot()
             self.monitor.update(self.stats)
             self.monitor.close()
             self.db.close()
@@ -219,54 +204,65 @@ class Campaign:
         """Ask the loop to finish after the current poll."""
         self._stop = True
 
-    def _feed(self, w: Any) -> None:
+    # --- the loop -------------------------------------------------------------------------
+    def _feed(self, w: WorkerSlot) -> None:
         self.tc_counter += 1
+        submit = w.submit
         if self.pending:
             entry = self.pending.popleft()
-            info = TestCaseInfo(self.tc_counter, "exec", entry.seed_id, entry.script, entry.passes)
-            w.submit(("exec", self.tc_counter, entry.script, entry.passes), info)
+            submit(ExecTask(self.tc_counter, entry.script, entry.passes),
+                   TestCaseInfo(self.tc_counter, "exec", entry.seed_id, entry.script, entry.passes))
             return
         entry = self.scheduler.choose(self.corpus.entries, self.rng)
         other = self.rng.choice(self.corpus.entries).passes
-        seed = {"script": entry.script, "passes": entry.passes, "failures": entry.failures}
-        info = TestCaseInfo(self.tc_counter, "fuzz", entry.seed_id)
-        w.submit(("fuzz", self.tc_counter, seed, other, self.rng.getrandbits(62)), info)
+        task = FuzzTask(self.tc_counter, entry.script, entry.passes, entry.failures, other, self.rng.getrandbits(62))
+        submit(task, TestCaseInfo(self.tc_counter, "fuzz", entry.seed_id))
+
+    def _on_death(self, ev: WorkerEvent, death: Death) -> None:
+        tc = ev.tc
+        detail = {"worker": ev.worker, "kind": death.kind, "stage": death.stage.value, "pass": death.pass_name,
+                  "message": death.message, "signal": death.signal, "exitcode": death.exitcode,
+                  "rss_mb": death.rss_mb, "available_mb": death.available_mb, "during_setup": death.during_setup,
+                  "testcase": tc.tc_id if tc else None}
+        self.db.add_event("worker_killed" if death.kind == "killed" else "worker_restart", detail)
+        if death.kind == "killed":
+            memory = (f"; available memory {death.available_mb:.0f} MiB, worker peak {death.rss_mb:.0f} MiB"
+                      if death.available_mb is not None and death.rss_mb is not None else "")
+            self.monitor.message(f"worker {ev.worker} was killed by SIGKILL (the OOM killer or an operator, "
+                                 f"not a TVM bug{memory}); restarted")
+        else:
+            self.monitor.message(f"worker {ev.worker} {death.message} during {death.stage.value}; restarted")
+        self.db.add_event("workers", {"pids": self._executor.pids() if self._executor else []})
+        obs = death.observation()
+        if obs is None or tc is None or not tc.announced:
+            return
+        self._judged(ev, obs, [], tc, death.log_tail)
 
     def _on_event(self, ev: WorkerEvent) -> None:
         if ev.kind == "tc":
             return
-        tc = ev.tc
         if ev.kind == "death":
-            death = ev.record["death"]
-            self.db.add_event("worker_restart", {"worker": ev.worker, **death,
-                                                 "testcase": tc.tc_id if tc else None})
-            self.monitor.message(f"worker {ev.worker} {death['message']} during {death['stage']}; restarted")
-            self.db.add_event("workers", {"pids": self._pool.pids()})
-            if tc is None or not tc.announced:
-                return
-        assert tc is not None
-        outcome = judge(self.oracles, ev.record)
-        self.stats.execs += 1
-        self.stats.session_execs += 1
-        self.exec_counts[(outcome.symptom.value, outcome.stage.value if outcome.stage else "")] += 1
-        self.stats.add_timings(ev.timings)
-        gain = self.coverage.new_since_last(ev.record.get("features", ()))
+            assert ev.death is not None
+            self._on_death(ev, ev.death)
+            return
+        assert ev.tc is not None and ev.result is not None
+        result = ev.result
+        self.stats.add_timings(result.timings)
+        gain = self.coverage.new_since_last(result.features)
         self.stats.coverage = self.coverage.total()
-        if outcome.symptom is Symptom.INVALID:
-            self.stats.invalid += 1
-        if outcome.symptom.is_bug:
-            self._report(outcome, tc, ev)
+        verdict = self._judged(ev, result.observation, result.unchanged, ev.tc, "")
+        tc = ev.tc
         parent = self.corpus.by_id.get(tc.parent or "")
         if tc.kind == "exec":
             if parent is not None:
                 parent.executed = True
             return
-        if gain > 0 and outcome.symptom is Symptom.OK:
+        if gain > 0 and verdict is Symptom.OK:
             # Passes that left the IR unchanged add nothing: the stored sequence goes without them.
-            passes = drop_passes(passes_from_json(tc.passes), ev.record.get("noop_passes", ()))
-            entry = CorpusEntry(JointSeed(tc.script, passes).seed_id, tc.script,
-                                passes_to_json(passes), parent.origin if parent else "", tc.parent,
-                                parent.op if parent else "", executed=True)
+            passes = drop_passes(passes_from_json(tc.passes), result.unchanged)
+            entry = CorpusEntry(JointSeed(tc.script, passes).seed_id, tc.script, passes_to_json(passes),
+                                parent.origin if parent else "", tc.parent, parent.op if parent else "",
+                                executed=True)
             self.corpus.add(entry, gain, tc.mutators)
             self.stats.corpus = len(self.corpus)
             if parent is not None:
@@ -274,37 +270,17 @@ class Campaign:
         elif parent is not None:
             parent.failures += 1
 
-    def _count_finding(self, new: bool, outcome: Outcome, sig: str) -> None:
-        self.stats.findings[outcome.symptom.value] += 1
-        if new:
-            self.stats.unique[outcome.symptom.value] += 1
-            where = f"{outcome.stage.value if outcome.stage else '?'}/{outcome.pass_name or '-'}"
-            self.monitor.message(f"new finding {sig}: {outcome.symptom.value} at {where}: "
-                                 f"{outcome.message.splitlines()[0][:120] if outcome.message else ''}")
-
-    def _report(self, outcome: Outcome, tc: TestCaseInfo, ev: WorkerEvent) -> None:
-        err = (ev.record.get("error") or ev.record.get("death") or ev.record.get("compare")
-               or ev.record.get("illformed") or ev.record.get("perf") or {})
-        files = {"ir.py": tc.script, "passes.json": json.dumps(json.loads(tc.passes), indent=1),
-                 "log.txt": json.dumps(err, indent=1, default=str)}
-        t = self.cfg.timeouts
-        settings = {"rtol": self.cfg.oracles.rtol, "atol": self.cfg.oracles.atol,
-                    "timeouts": {"mutate": t.mutate, "pass": t.passes, "build": t.build, "run": t.run,
-                                 "compare": t.compare}}
-        meta = {"parent": tc.parent, "mutators": tc.mutators, "worker": ev.worker, "testcase": tc.tc_id,
-                "tvm": TVM_VERSION, "seedzer": __version__, "kind": "lowlevel", "settings": settings}
-        rep = self.findings.report(outcome, files, meta)
-        self._count_finding(rep.new, outcome, rep.signature)
-        if rep.new:  # the standalone repro.py is written in the background (seedzer.triage.materialize)
-            crash = outcome.symptom is Symptom.CRASH and self.cfg.oracles.confirm_crashes
-            self.confirmer.submit(rep.signature, rep.dir, confirm=crash)
-
-    def _on_confirmation(self, sig: str, status: str | None, code: int | None) -> None:
-        if status is None:
-            self.db.add_event("repro", {"signature": sig})
-            return
-        self.findings.set_status(sig, status, {"confirm_returncode": code})
-        self.db.add_event("confirmation", {"signature": sig, "status": status, "returncode": code})
+    def _judged(self, ev: WorkerEvent, observation: Observation, unchanged: list[int], tc: TestCaseInfo,
+                log: str) -> Symptom:
+        obs = judge(self.oracles, observation)
+        self.stats.execs += 1
+        self.stats.session_execs += 1
+        self.exec_counts[(obs.symptom.value, obs.stage.value if obs.stage else "")] += 1
+        if obs.symptom is Symptom.INVALID:
+            self.stats.invalid += 1
+        if obs.symptom.is_bug:
+            self.filing.lowlevel(obs, tc, ev.worker, unchanged, log)
+        return obs.symptom
 
     def snapshot(self) -> None:
         """Write one snapshot row and flush batched counters and fresh coverage features."""
@@ -321,4 +297,3 @@ class Campaign:
             "coverage_detail": getattr(self.coverage, "detail", dict)(),
         })
         self.db.set_meta("elapsed", self.stats.elapsed)
-

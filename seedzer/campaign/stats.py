@@ -18,6 +18,8 @@ class CampaignStats:
     corpus: int = 0
     findings: Counter[str] = field(default_factory=Counter)
     unique: Counter[str] = field(default_factory=Counter)
+    not_a_bug: Counter[str] = field(default_factory=Counter)
+    pending: int = 0
     restarts: int = 0
     elapsed: float = 0.0
     budget: float = 0.0
@@ -43,7 +45,11 @@ class CampaignStats:
         return max(0.0, self.budget - self.elapsed)
 
     def findings_line(self) -> str:
-        """Unique findings by symptom, e.g. ``crash 1, exception 3``."""
-        if not self.unique:
-            return "none"
-        return ", ".join(f"{k} {v}" for k, v in sorted(self.unique.items()))
+        """Bugs (unique root causes) by symptom, then candidates the gate has not judged yet and
+        not-a-bug verdicts, e.g. ``crash 1, exception 3 (2 pending, 5 not bugs)``."""
+        text = ", ".join(f"{k} {v}" for k, v in sorted(self.unique.items()) if v) or "none"
+        extra = [f"{self.pending} pending"] if self.pending else []
+        dismissed = sum(self.not_a_bug.values())
+        if dismissed:
+            extra.append(f"{dismissed} not bugs")
+        return text + (f" ({', '.join(extra)})" if extra else "")

@@ -1,0 +1,256 @@
+"""Filing findings: every candidate is written, then judged by the filing gate before it counts as a bug.
+
+A bug observation from a worker is grouped by its raw signature (:func:`seedzer.oracles.signature.raw_key`).
+The first occurrence of a raw signature gets its finding folder (IR, passes, the kernel case, a
+``repro.py``, ``meta.json`` with verdict ``pending``) and goes to the gate, which runs in a process
+forked from the zygote while the campaign goes on (:mod:`seedzer.triage.gate`). The gate's verdict is
+written into ``meta.json`` and campaign.db; a bug is counted under its root signature (one root cause,
+one finding), a not-a-bug by its reason. A crash the gate confirms is re-run once more from its
+``repro.py`` in a clean interpreter (independence from Seedzer). Pending candidates of a killed
+campaign are judged when it resumes: nothing is lost.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from seedzer import __version__
+from seedzer.campaign.confirm import Confirmer
+from seedzer.campaign.monitor import Monitor
+from seedzer.campaign.stats import CampaignStats
+from seedzer.config import Config
+from seedzer.execute.background import Background, JobResult
+from seedzer.execute.records import TestCaseInfo
+from seedzer.kernel.common import Case, Observation, Symptom, ir_names
+from seedzer.load.loader import LoaderFailure
+from seedzer.oracles.signature import raw_key
+from seedzer.seed import passes_from_json
+from seedzer.store.corpus import Corpus, CorpusEntry
+from seedzer.store.findings import FindingStore
+from seedzer.store.meta import BUG, NOT_A_BUG, PENDING, FindingMeta, FindingSettings
+from seedzer.store.repro import TVM_VERSION
+from seedzer.triage.cases import new_case
+from seedzer.triage.gate import GateJob, GateSettings, Verdict, run_gate
+from seedzer.triage.loader_finding import loader_finding
+from seedzer.triage.loader_gate import LoaderGateJob, run_loader_gate
+from seedzer.triage.materialize import lowlevel_files, write_case
+
+INSTRUMENTED_BACKENDS = frozenset({"breakpoints"})
+"""Coverage backends that patch TVM's code: a crash may be theirs rather than TVM's."""
+
+
+class GateRunner(Protocol):
+    """Runs gate jobs away from the campaign loop and returns finished ones."""
+
+    def submit(self, key: str, fn: Callable[..., Any], *args: Any) -> None:
+        """Queue ``fn(*args)``."""
+        ...
+
+    def poll(self) -> list[JobResult]:
+        """Jobs that finished since the last call."""
+        ...
+
+    def pending(self) -> int:
+        """Jobs not finished yet."""
+        ...
+
+    def drain(self, budget: float) -> list[JobResult]:
+        """Wait up to ``budget`` seconds for outstanding jobs."""
+        ...
+
+    def close(self) -> None:
+        """Stop a running job (it is re-run on resume)."""
+        ...
+
+
+def reason_code(reason: str) -> str:
+    """The first word of a verdict's reason (``contract``, ``not-reproduced``...)."""
+    return re.split(r"[:\s]", reason, maxsplit=1)[0] or "other"
+
+
+@dataclass
+class FilingSettings:
+    """What filing needs from the campaign's configuration."""
+
+    settings: FindingSettings
+    gate: GateSettings
+    perf_factor: float
+    perf_repeats: int
+    confirm_crashes: bool
+
+    @staticmethod
+    def of(cfg: Config) -> FilingSettings:
+        """From the campaign configuration."""
+        t = cfg.timeouts
+        timeouts = {"mutate": t.mutate, "pass": t.passes, "build": t.build, "run": t.run, "compare": t.compare}
+        gate = GateSettings(timeouts=dict(timeouts), instrumented=cfg.fuzz.coverage in INSTRUMENTED_BACKENDS,
+                            verifier_issues=cfg.oracles.verifier_issues, oracles=tuple(cfg.oracles.enabled))
+        return FilingSettings(FindingSettings(cfg.oracles.rtol, cfg.oracles.atol, timeouts), gate,
+                              cfg.oracles.perf_factor, cfg.oracles.perf_repeats, cfg.oracles.confirm_crashes)
+
+
+class Filing:
+    """Records candidates, runs the gate on new ones and applies its verdicts (see the module docstring)."""
+
+    def __init__(self, findings: FindingStore, corpus: Corpus, settings: FilingSettings, stats: CampaignStats,
+                 monitor: Monitor, gate: GateRunner | None = None, confirmer: Confirmer | None = None,
+                 log_dir: Path | None = None) -> None:
+        self.findings = findings
+        self.corpus = corpus
+        self.settings = settings
+        self.stats = stats
+        self.monitor = monitor
+        self.gate: GateRunner = gate or Background("gate", str(log_dir) if log_dir else None)
+        self.confirmer = confirmer or Confirmer()
+        self.verdicts: dict[str, tuple[str, str | None]] = {}  # raw signature -> (verdict, root)
+        self.roots: set[str] = set()
+
+    # --- the campaign's view ------------------------------------------------------------------
+    def restore(self) -> None:
+        """Reload verdicts from campaign.db; queue the gate for candidates still pending."""
+        for row in self.findings.db.findings():
+            self.verdicts[row.signature] = (row.verdict, row.root)
+            if row.verdict == BUG and row.root:
+                if row.root not in self.roots:
+                    self.roots.add(row.root)
+                    self.stats.unique[row.symptom] += 1
+                self.stats.findings[row.symptom] += row.count
+            elif row.verdict == NOT_A_BUG:
+                self.stats.not_a_bug[reason_code(row.verdict_reason)] += 1
+            else:
+                try:
+                    meta = self.findings.load(row.signature)
+                except Exception as exc:  # a folder damaged outside Seedzer: say so, keep going
+                    self.monitor.message(f"warning: finding {row.signature}: {exc}")
+                    continue
+                self.submit(meta)
+
+    def lowlevel(self, obs: Observation, tc: TestCaseInfo, worker: int, unchanged: list[int], log: str = "") -> None:
+        """File one bug observation of a fuzzer test case."""
+        passes = passes_from_json(tc.passes)
+        changed = [p.name for i, p in enumerate(passes) if i not in set(unchanged)]
+        names = ir_names(tc.script)
+        signature = raw_key("lowlevel", obs, names, changed).digest()
+        if self._occurrence(signature, obs):
+            return
+        parent = self.corpus.by_id.get(tc.parent or "")
+        meta = FindingMeta(signature, "lowlevel", obs, parent=tc.parent, origin=parent.origin if parent else "",
+                           mutators=list(tc.mutators), worker=worker, testcase=tc.tc_id, tvm=TVM_VERSION,
+                           seedzer=__version__, settings=self.settings.settings)
+        case = new_case(tc.script, tc.passes, obs, self.settings.settings, self.settings.perf_factor,
+                        self.settings.perf_repeats)
+        report = self.findings.record(meta, lowlevel_files(case, meta, tc.passes, log or obs.message))
+        self.verdicts[signature] = (PENDING, None)
+        if report.new and meta.status != "known":
+            self.stats.pending += 1
+            self.submit(meta, case)
+
+    def loader(self, model: Path, failure: LoaderFailure) -> None:
+        """File one failure of loading a pool model (the one loader-finding path)."""
+        meta, files = loader_finding(model, failure)
+        if self._occurrence(meta.signature, meta.observation):
+            return
+        report = self.findings.record(meta, files)
+        self.verdicts[meta.signature] = (PENDING, None)
+        if report.new and meta.status != "known":
+            self.stats.pending += 1
+            self.submit(meta)
+
+    def _occurrence(self, signature: str, obs: Observation) -> bool:
+        """Count a repeat of a known raw signature; False when the signature is new."""
+        known = self.verdicts.get(signature)
+        if known is None:
+            return False
+        self.findings.db.bump_finding(signature)
+        if known[0] == BUG:
+            self.stats.findings[obs.symptom.value] += 1
+        return True
+
+    def submit(self, meta: FindingMeta, case: Case | None = None) -> None:
+        """Queue the gate for a candidate (its kind's gate)."""
+        folder = self.findings.root / meta.signature
+        if meta.kind == "loader":
+            self.gate.submit(meta.signature, run_loader_gate, LoaderGateJob.from_folder(folder))
+            return
+        if case is None:
+            from seedzer.triage.cases import finding_case
+
+            case = finding_case(folder, meta).case
+        ancestors = self._ancestors(meta.parent)
+        self.gate.submit(meta.signature, run_gate, GateJob(meta.signature, case, ancestors, self.settings.gate))
+
+    def _ancestors(self, parent: str | None) -> list[tuple[str, str]]:
+        chain: list[CorpusEntry] = []
+        entry = self.corpus.by_id.get(parent or "")
+        while entry is not None and len(chain) < 10_000:
+            chain.append(entry)
+            entry = self.corpus.by_id.get(entry.parent or "")
+        if not chain:
+            return []
+        out = [("the original seed", chain[-1].script)]
+        if len(chain) > 1:
+            out.append(("the unmutated parent", chain[0].script))
+        return out
+
+    # --- verdicts ------------------------------------------------------------------------------
+    def poll(self) -> None:
+        """Apply finished gate verdicts and crash confirmations."""
+        for job in self.gate.poll():
+            self._apply(job)
+        for done in self.confirmer.poll():
+            meta = self.findings.load(done.signature)
+            meta.status, meta.confirm_returncode = done.status, done.returncode
+            self.findings.update(meta)
+            self.findings.db.add_event("confirmation", {"signature": done.signature, "status": done.status,
+                                                        "returncode": done.returncode})
+
+    def drain(self, budget: float) -> None:
+        """At the end of a campaign: wait up to ``budget`` seconds for outstanding verdicts."""
+        for job in self.gate.drain(budget):
+            self._apply(job)
+        for done in self.confirmer.drain(min(budget, 60.0)):
+            meta = self.findings.load(done.signature)
+            meta.status, meta.confirm_returncode = done.status, done.returncode
+            self.findings.update(meta)
+        self.gate.close()
+
+    def _apply(self, job: JobResult) -> None:
+        self.stats.add_timings({"gate": job.cpu_seconds})
+        if job.error is not None or not isinstance(job.value, Verdict):
+            self.findings.db.add_event("gate_error", {"signature": job.key, "error": (job.error or "")[:2000]})
+            self.monitor.message(f"warning: the gate could not judge {job.key} ({(job.error or '').splitlines()[0]}"
+                                 "); it stays pending and is judged again on --resume")
+            return
+        self.stats.pending = max(0, self.stats.pending - 1)
+        verdict = job.value
+        meta = self.findings.load(verdict.signature)
+        meta.verdict, meta.verdict_reason = verdict.verdict, verdict.reason
+        meta.culprit, meta.root_signature, meta.gate_seconds = verdict.culprit, verdict.root, verdict.seconds
+        meta.extra["gate_notes"] = verdict.notes
+        meta.extra["gate_tests"] = verdict.tests
+        self.verdicts[meta.signature] = (meta.verdict, meta.root_signature)
+        folder = self.findings.root / meta.signature
+        if verdict.verdict == BUG and meta.kind == "lowlevel":
+            write_case(folder, dataclasses.replace(verdict.case, expected=verdict.observation), meta)
+        if verdict.verdict == BUG:
+            self._count_bug(meta)
+            if meta.observation.symptom is Symptom.CRASH and self.settings.confirm_crashes:
+                self.confirmer.submit(meta.signature, folder / "repro.py", 900.0)
+        else:
+            self.stats.not_a_bug[reason_code(meta.verdict_reason)] += 1
+        self.findings.update(meta)
+
+    def _count_bug(self, meta: FindingMeta) -> None:
+        symptom = meta.observation.symptom.value
+        self.stats.findings[symptom] += 1
+        if meta.root_signature and meta.root_signature not in self.roots:
+            self.roots.add(meta.root_signature)
+            self.stats.unique[symptom] += 1
+            culprit = " + ".join(meta.culprit) or "-"
+            self.monitor.message(f"new bug {meta.root_signature}: {symptom} in {culprit}: "
+                                 f"{meta.observation.headline()[:140]} (findings/{meta.signature}/repro.py)")

@@ -1,0 +1,57 @@
+"""Turning a campaign's seed pool into initial corpus entries, and loader failures into findings.
+
+Every pool model not loaded before is loaded (raw, then constant-folded, each attempt in a child
+forked from the zygote): its PrimFuncs become corpus entries with empty pass sequences, its failures
+loader findings (filed and gated like every finding). Ctrl-C stops at the next model; ``--resume``
+loads the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from seedzer.campaign.seeds import ModelSeeds, load_for_campaign
+from seedzer.errors import PoolError
+from seedzer.seed import JointSeed
+from seedzer.store.corpus import CorpusEntry
+
+if TYPE_CHECKING:
+    from seedzer.campaign.runner import Campaign
+
+SeedLoader = Callable[[Path, bool, float, int], ModelSeeds]
+"""(model, differential check, time limit per attempt, most seeds kept) -> what loading gave."""
+
+
+def load_seeds(campaign: Campaign, loader: SeedLoader | None = None) -> None:
+    """Load every pool model of ``campaign`` not loaded before; loader failures are findings, never fatal."""
+    load = loader or load_for_campaign
+    cfg = campaign.cfg
+    done = campaign.db.loaded_models()
+    for model in campaign.models:
+        if campaign._stop:  # Ctrl-C while loading: the models not loaded yet are loaded on --resume
+            return
+        if model.name in done:
+            continue
+        got = load(model, cfg.fuzz.differential_load, cfg.timeouts.load, cfg.fuzz.max_seeds_per_model)
+        for failure in got.failures:
+            campaign.filing.loader(model, failure)
+        added = 0
+        for script, op in got.seeds:
+            entry = CorpusEntry(JointSeed(script).seed_id, script, "[]", model.name, None, op)
+            if campaign.corpus.add(entry, 0, ["initial"]):
+                campaign.pending.append(entry)
+                added += 1
+        detail = {"observations": [o.to_json() for o in got.observations]}
+        campaign.db.set_model(model.name, "ok" if got.seeds else "failed", added, detail)
+        if got.seeds:
+            campaign.stats.loaded_models += 1
+        else:
+            campaign.stats.failed_models += 1
+            first = next((o.headline() for o in got.observations), "no seeds")
+            campaign.monitor.message(f"warning: {model}: skipped, cannot be loaded ({first[:160]})")
+        campaign.stats.corpus = len(campaign.corpus)
+        campaign.monitor.update(campaign.stats)
+    if not campaign.corpus.entries:
+        raise PoolError(f"{campaign.pool}: no usable seeds ({len(campaign.models)} models, none could be loaded)")
