@@ -1,4 +1,5 @@
-"""Shared machinery of the IR mutators: the base class and site replacement with block fix-ups."""
+"""Shared machinery of the IR mutators: the base class, site replacement with block fix-ups, and
+the check that a replacement keeps its parent operation finite."""
 
 from __future__ import annotations
 
@@ -9,8 +10,22 @@ from typing import Any, ClassVar
 import tvm
 from tvm import s_tir, tirx
 
-from seedzer.mutate.ir import Path, const, const_shape, get_at, replace_at, replace_fields, shape_index_dtype
-from seedzer.mutate.nodes import Analysis, Site, analyze
+from seedzer.mutate import exprgen, ub
+from seedzer.mutate.ir import (
+    Interval,
+    Path,
+    const,
+    const_shape,
+    dtype_of,
+    get_at,
+    is_float,
+    replace_at,
+    replace_fields,
+    shape_index_dtype,
+)
+from seedzer.mutate.nodes import MATH_OPS, Analysis, Site, analyze
+
+FLOAT_ARITH = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Min, tirx.Max)
 
 
 class BaseIRMutator:
@@ -98,3 +113,22 @@ def widen_reads(block: Any, buffers: list[Any]) -> Any:
             seen.append(b)
             keep.append(full_region(b))
     return replace_fields(block, reads=keep)
+
+
+def fits(a: Analysis, site: Site, new: Interval) -> bool:
+    """Whether a value ranging over ``new`` may replace ``site``'s expression without making its
+    parent (a float ``+ - * /``, ``min``/``max`` or math call) undefined or non-finite on the
+    harness inputs. Only the parent is looked at; :func:`seedzer.mutate.ub.check` sees the rest."""
+    p = site.parent
+    if p is None or site.is_stmt:
+        return True
+    dt = dtype_of(p)
+    if isinstance(p, FLOAT_ARITH) and is_float(dt) and site.role in ("a", "b"):
+        other = ub.value_range(a.func, p.b if site.role == "a" else p.a)
+        lhs, rhs = (new, other) if site.role == "a" else (other, new)
+        return bool(exprgen.safe_binops([type(p)], lhs, rhs, dt))
+    name = getattr(getattr(p, "op", None), "name", None)
+    if isinstance(p, tvm.ir.Call) and name in MATH_OPS:
+        args = [new if site.role == f"args{i}" else ub.value_range(a.func, x) for i, x in enumerate(p.args)]
+        return bool(exprgen.safe_math([str(name)], args, dt))
+    return True

@@ -3,11 +3,15 @@
 TVM 0.27 has no Python ``StmtExprMutator``; nodes are tvm-ffi objects whose fields are reflected.
 A position in a PrimFunc body is a :data:`Path` of ``(field, index)`` steps (``index`` is -1 for a
 non-array field). :func:`replace_at` rebuilds the spine from the root with shallow copies, so the
-input function is never modified and untouched subtrees stay shared.
+input function is never modified and untouched subtrees stay shared. The value intervals at the
+end (dtype limits and interval arithmetic) serve the UB analysis (:mod:`seedzer.mutate.ub`).
 """
 
 from __future__ import annotations
 
+import math
+import sys
+from collections.abc import Iterable
 from typing import Any
 
 import tvm
@@ -136,3 +140,106 @@ def const(value: Any, dtype: str) -> Any:
 def cast_to(expr: Any, dtype: str) -> Any:
     """``expr`` converted to ``dtype`` (no node when the dtype already matches)."""
     return expr if dtype_of(expr) == dtype else tirx.Cast(dtype, expr)
+
+
+# -- value intervals (closed ranges ``(lo, hi)``, bounds may be infinite; None is empty) --------
+
+Interval = tuple[float, float]
+TOP: Interval = (-math.inf, math.inf)
+BOOL: Interval = (0.0, 1.0)
+Cells = dict[int, Interval | None]
+"""Intervals by key (e.g. of the buffers a loop carries)."""
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}
+_FLOAT_TINY = {"float16": 6.2e-5, "bfloat16": 1.2e-38, "float32": 1.2e-38, "float64": 2.3e-308}
+
+
+def dtype_limits(dtype: str) -> Interval:
+    """The finite range of a scalar (or vector element) dtype; TOP when unknown."""
+    base = dtype.split("x", 1)[0]
+    if base.startswith(FLOAT_PREFIXES):
+        m = _FLOAT_MAX.get(base, sys.float_info.max)
+        return -m, m
+    if base == "bool":
+        return BOOL
+    for prefix, signed in (("uint", False), ("int", True)):
+        if base.startswith(prefix) and base[len(prefix) :].isdigit():
+            bits = int(base[len(prefix) :])
+            return (-(2.0 ** (bits - 1)), 2.0 ** (bits - 1) - 1) if signed else (0.0, 2.0**bits - 1)
+    return TOP
+
+
+def hull(values: Iterable[float]) -> Interval:
+    """The smallest interval holding ``values`` (TOP if one is NaN, e.g. from ``inf - inf``)."""
+    vals = list(values)
+    return TOP if any(v != v for v in vals) else (min(vals), max(vals))
+
+
+def join(a: Interval | None, b: Interval | None) -> Interval | None:
+    """Interval union (None is the empty interval)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return min(a[0], b[0]), max(a[1], b[1])
+
+
+def within(iv: Interval, dtype: str) -> bool:
+    """Whether every value of ``iv`` is finite and representable in ``dtype``."""
+    lo, hi = dtype_limits(dtype)
+    return lo <= iv[0] and iv[1] <= hi
+
+
+def flush(iv: Interval, dtype: str) -> Interval:
+    """``iv`` with bounds nearer 0 than ``dtype``'s smallest normal number moved to 0 (they may round
+    to 0: a value the intervals call positive may still be a zero divisor or a log operand)."""
+    tiny = _FLOAT_TINY.get(dtype.split("x", 1)[0], 0.0)
+    return (0.0 if 0.0 < iv[0] < tiny else iv[0]), (0.0 if -tiny < iv[1] < 0.0 else iv[1])
+
+
+def has_zero(iv: Interval) -> bool:
+    """Whether ``iv`` contains 0."""
+    return iv[0] <= 0.0 <= iv[1]
+
+
+def arith(op: str, a: Interval, b: Interval) -> Interval:
+    """Range of ``a op b`` for op in add/sub/mul/div/min/max (a divisor range holding 0 gives TOP)."""
+    if op == "add":
+        return hull((a[0] + b[0], a[1] + b[1]))
+    if op == "sub":
+        return hull((a[0] - b[1], a[1] - b[0]))
+    if op == "mul":  # 0 * unbounded is 0: bounds are limits of real values, not infinities
+        return hull([0.0 if x == 0.0 or y == 0.0 else x * y for x in a for y in b])
+    if op == "div":
+        return TOP if has_zero(b) else hull([x / y for x in a for y in b])
+    return (min(a[0], b[0]), min(a[1], b[1])) if op == "min" else (max(a[0], b[0]), max(a[1], b[1]))
+
+
+def linear(a: Cells, b: Cells, c: Cells) -> bool:
+    """Whether every cell moved by the same amount from ``a`` to ``b`` as from ``b`` to ``c``."""
+    for k, iv in c.items():
+        pa, pb = a[k], b[k]
+        if pa is None or pb is None or iv is None:
+            return False
+        if not all(math.isclose(pb[i] - pa[i], iv[i] - pb[i], rel_tol=1e-9, abs_tol=1e-12) for i in (0, 1)):
+            return False
+    return True
+
+
+def extrapolate(b: Cells, c: Cells, steps: float) -> Cells:
+    """Cells ``steps`` more linear steps on from ``c`` (padded outwards against rounding)."""
+    out: Cells = {}
+    for k, iv in c.items():
+        prev = b[k]
+        assert iv is not None and prev is not None
+        d0, d1 = (iv[0] - prev[0]) * steps, (iv[1] - prev[1]) * steps
+        out[k] = hull((iv[0] + d0 - abs(d0) * 1e-6, iv[1] + d1 + abs(d1) * 1e-6))
+    return out
+
+
+def widen(b: Cells, c: Cells) -> Cells:
+    """Cells of ``c`` with every bound that still moved away from ``b`` sent to infinity."""
+    out: Cells = {}
+    for k, iv in c.items():
+        old = b[k] or iv
+        if iv is not None and old is not None:
+            iv = (-math.inf if iv[0] < old[0] else iv[0]), (math.inf if iv[1] > old[1] else iv[1])
+        out[k] = iv
+    return out

@@ -1,7 +1,11 @@
 """Tzer's general-purpose IR mutators, ported to TVM 0.27: Insertor, Deletor, Flipper, Nilizer.
 
 All of them act only on the sites of :mod:`seedzer.mutate.nodes` (value positions and statements),
-so they never touch an index, a bound or a guard.
+so they never touch an index, a bound or a guard. They keep float arithmetic defined and finite on
+the harness inputs where they can see it: math intrinsics are chosen among those safe on the
+operand's range (:func:`seedzer.mutate.exprgen.safe_math`), operators and constants among those
+that keep their operation finite (:func:`seedzer.mutate.base.fits`), and no statement that stores
+is duplicated (a second write of one location). :func:`seedzer.mutate.ub.check` catches the rest.
 """
 
 from __future__ import annotations
@@ -10,12 +14,15 @@ import random
 from typing import Any, ClassVar
 
 import tvm
+import tvm_ffi
 from tvm import tirx
 from tvm.ir.prim import expr as prim_expr
 
-from seedzer.mutate import exprgen
-from seedzer.mutate.base import BaseIRMutator, replace_site, splice
+from seedzer.mutate import exprgen, ub
+from seedzer.mutate.base import BaseIRMutator, fits, replace_site, splice
 from seedzer.mutate.ir import (
+    TOP,
+    Interval,
     dtype_of,
     free_vars,
     is_bool,
@@ -62,26 +69,33 @@ def math_name(node: Any) -> str | None:
     return None
 
 
-def wrap_binop(e: Any, dtype: str, scope: Any, rng: random.Random) -> Any | None:
-    """``e`` combined with a fresh constant (or an in-scope integer) by a dtype-preserving operator."""
+def wrap_binop(e: Any, dtype: str, scope: Any, rng: random.Random, e_range: Interval = TOP) -> Any | None:
+    """``e`` combined with a fresh constant (or an in-scope integer) by a dtype-preserving operator;
+    for floats, one that stays defined and finite given ``e``'s range (None if there is none)."""
     if is_bool(dtype):
         other = exprgen.random_cond(scope, rng)
         return rng.choice(LOGIC)(e, other)
-    if is_float(dtype):
-        op: Any = rng.choice(FLOAT_BINOPS)
-        ints = exprgen.int_vars(scope)
-        if ints and rng.random() < 0.3:
-            operand = tirx.Cast(dtype, rng.choice(ints).var)
-        else:
-            operand = exprgen.random_const(dtype, rng, nonzero=op is tirx.Div)
-    elif is_int(dtype):
-        op = rng.choice(INT_BINOPS)
+    if is_int(dtype):
+        op: Any = rng.choice(INT_BINOPS)
         operand = exprgen.random_const(dtype, rng)
-    else:
+        return op(e, operand) if rng.random() < 0.5 else op(operand, e)
+    if not is_float(dtype):
         return None
-    if op is tirx.Div and _is_zero(e):
-        return op(e, operand)
-    return op(e, operand) if rng.random() < 0.5 else op(operand, e)
+    ints = exprgen.ranged_vars(scope)
+    if ints and rng.random() < 0.3:
+        v = rng.choice(ints)
+        assert v.lo is not None and v.hi is not None
+        operand, o_range = tirx.Cast(dtype, v.var), (float(v.lo), float(v.hi - 1))
+    else:
+        operand = exprgen.random_const(dtype, rng)
+        o_range = (float(operand.value), float(operand.value))
+    first = rng.random() < 0.5
+    lhs, rhs = (o_range, e_range) if first else (e_range, o_range)
+    ops = exprgen.safe_binops(FLOAT_BINOPS, lhs, rhs, dtype)
+    if not ops:
+        return None
+    op = rng.choice(ops)
+    return op(operand, e) if first else op(e, operand)
 
 
 def _is_zero(e: Any) -> bool:
@@ -109,10 +123,12 @@ class Insertor(BaseIRMutator):
         site = choose(a.expr_sites(), rng)
         if site is None:
             return None
-        if is_float(site.dtype) and rng.random() < 0.3:
-            new = getattr(tirx, rng.choice(UNARY_MATH))(site.node)
+        rng_e = ub.value_range(a.func, site.node)
+        names = exprgen.safe_math(UNARY_MATH, [rng_e], site.dtype) if is_float(site.dtype) else []
+        if names and rng.random() < 0.3:
+            new = getattr(tirx, rng.choice(names))(site.node)
         else:
-            new = wrap_binop(site.node, site.dtype, site.scope, rng)
+            new = wrap_binop(site.node, site.dtype, site.scope, rng, rng_e)
         return None if new is None else replace_site(a, site.path, new)
 
     def _bind(self, a: Analysis, rng: random.Random) -> Any | None:
@@ -135,7 +151,7 @@ class Insertor(BaseIRMutator):
             [
                 s
                 for s in a.stmt_sites()
-                if not s.defines and isinstance(s.node, (tirx.BufferStore, tirx.IfThenElse, tirx.SeqStmt))
+                if not s.defines and isinstance(s.node, (tirx.IfThenElse, tirx.SeqStmt)) and not _stores(s.node)
             ],
             rng,
         )
@@ -145,6 +161,13 @@ class Insertor(BaseIRMutator):
 
 
 _ATOMS = (tvm.ir.Var, tirx.IntImm, tirx.FloatImm)
+
+
+def _stores(node: Any) -> bool:
+    """Whether a statement contains a BufferStore (duplicating it would write a location twice)."""
+    found: list[Any] = []
+    tvm_ffi.structural_walk(node, (tirx.BufferStore, found.append))
+    return bool(found)
 
 
 class Deletor(BaseIRMutator):
@@ -159,8 +182,8 @@ class Deletor(BaseIRMutator):
         """Pick a deletable site by size and replace it by one of its compatible children."""
         options = {id(s): (s, self._children(a, s)) for s in a.sites}
         for s, kids in options.values():
-            if isinstance(s.parent, tirx.Div) and s.role == "b":
-                kids[:] = [k for k in kids if not _is_zero(k)]
+            if not s.is_stmt and kids:  # the child replacing s must keep s's parent finite
+                kids[:] = [k for k in kids if fits(a, s, ub.value_range(a.func, k))]
         site = choose([s for s, kids in options.values() if kids], rng)
         if site is None:
             return None
@@ -216,7 +239,7 @@ class Flipper(BaseIRMutator):
         site = choose(cands, rng)
         if site is None:
             return None
-        new = self._flip(site, rng)
+        new = self._flip(a, site, rng)
         return None if new is None else replace_site(a, site.path, new)
 
     @staticmethod
@@ -230,7 +253,7 @@ class Flipper(BaseIRMutator):
             or math_name(n) is not None
         )
 
-    def _flip(self, site: Site, rng: random.Random) -> Any | None:
+    def _flip(self, a: Analysis, site: Site, rng: random.Random) -> Any | None:
         n = site.node
         if isinstance(n, tirx.AttrStmt):
             key = rng.choice(PRAGMA_KEYS)
@@ -238,16 +261,22 @@ class Flipper(BaseIRMutator):
             return tirx.AttrStmt(n.node, key, tirx.const(value, "int32"), n.body)
         if isinstance(n, (tirx.IntImm, tirx.FloatImm)):
             # TVM rejects a division by a literal zero at compile time: keep divisors non-zero.
-            return exprgen.other_const(n, rng, nonzero=isinstance(site.parent, tirx.Div) and site.role == "b")
+            for _ in range(4):
+                new = exprgen.other_const(n, rng, nonzero=isinstance(site.parent, tirx.Div) and site.role == "b")
+                if new is None or not is_float(site.dtype) or fits(a, site, (new.value, new.value)):
+                    return new
+            return None
         name = math_name(n)
+        args = [ub.value_range(a.func, x) for x in getattr(n, "args", ())]
         if name is not None:
             pool = UNARY_MATH if name in UNARY_MATH else BINARY_MATH
-            new_name = rng.choice([x for x in pool if x != name])
-            return getattr(tirx, new_name)(*n.args)
+            names = exprgen.safe_math([x for x in pool if x != name], args, site.dtype)
+            return getattr(tirx, rng.choice(names))(*n.args) if names else None
         fam = op_family(n)
         assert fam is not None
-        zero_b = _is_zero(n.b)
-        ops = [op for op in fam if not isinstance(n, op) and not (zero_b and op is tirx.Div)]
+        ops = [op for op in fam if not isinstance(n, op) and not (_is_zero(n.b) and op is tirx.Div)]
+        if is_float(site.dtype):
+            ops = exprgen.safe_binops(ops, ub.value_range(a.func, n.a), ub.value_range(a.func, n.b), site.dtype)
         return rng.choice(ops)(n.a, n.b) if ops else None
 
 
@@ -266,7 +295,10 @@ class Nilizer(BaseIRMutator):
             return None
         if site.is_stmt:
             return replace_site(a, site.path, tirx.Evaluate(tirx.const(0, "int32")))
-        return replace_site(a, site.path, exprgen.neutral(site.dtype, site.role, site.parent))
+        value = exprgen.neutral(site.dtype, site.role, site.parent)
+        if is_float(site.dtype) and not fits(a, site, (value.value, value.value)):
+            return None
+        return replace_site(a, site.path, value)
 
 
 def _is_nop(node: Any) -> bool:

@@ -8,8 +8,8 @@ those. Mutating only sites therefore cannot create an out-of-bounds access or a 
 
 Each statement site also records what removing or skipping it would do: whether it writes a
 buffer the function allocates itself (skipping such a write makes later reads see uninitialised
-memory, a false alarm for the differential oracle) and whether it defines variables (it cannot be
-duplicated then).
+memory, a false alarm for the differential oracle; the statements of a reduction's ``init`` count
+as such writes) and whether it defines variables (it cannot be duplicated then).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ __all__ = [
 ]
 
 _CACHE: list[Analysis] = []
+_INIT = ("init", -1)
 
 
 def analyze(func: Any) -> Analysis:
@@ -50,6 +51,9 @@ def analyze(func: Any) -> Analysis:
     w.collect_protected()
     closure(w)
     sites = [s for s in w.sites if s.is_stmt or not (s.def_var in w.prot_vars or s.store_buffer in w.prot_bufs)]
+    for s in sites:
+        if s.is_stmt and _INIT in s.path:  # a reduction's init: never skipped, like an allocated write
+            s.writes_alloc = True
     result = Analysis(
         func=func,
         sites=sites,

@@ -4,7 +4,8 @@ Semantics-preserving where skipping would read uninitialised memory: a statement
 buffer the function allocates is only wrapped in an ``if`` whose condition always holds (or whose
 else branch repeats it). Loops are only split exactly (or with a guard), made parallel/vectorized
 only when they are bound to data-parallel block iterators of a single block, and unrolled only when
-the unrolled code stays small.
+the unrolled code stays small. Values put in place of an expression (a select's constant, a load)
+must keep the operation above it finite on the harness inputs (:func:`seedzer.mutate.base.fits`).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Any, ClassVar
 import tvm
 from tvm import s_tir, tirx
 
-from seedzer.mutate import exprgen
-from seedzer.mutate.base import BaseIRMutator, replace_site, scoping, splice
-from seedzer.mutate.ir import const, dtype_of, is_float, is_int, replace_fields, substitute
+from seedzer.mutate import exprgen, ub
+from seedzer.mutate.base import BaseIRMutator, fits, replace_site, scoping, splice
+from seedzer.mutate.ir import arith, const, dtype_of, is_float, is_int, join, replace_fields, substitute
 from seedzer.mutate.nodes import Analysis, LoopInfo, Site, choose
 
 MAX_UNROLL = 64
@@ -65,6 +66,10 @@ class WrapSelect(BaseIRMutator):
             return None
         cond = exprgen.random_cond(site.scope, rng)
         other = exprgen.random_const(site.dtype, rng)
+        if is_float(site.dtype):  # the select may yield the constant: its parent must stay finite
+            span = join(ub.value_range(a.func, site.node), (other.value, other.value))
+            if span is None or not fits(a, site, span):
+                return None
         t, f = (site.node, other) if rng.random() < 0.5 else (other, site.node)
         return replace_site(a, site.path, tirx.Select(cond, t, f))
 
@@ -248,6 +253,10 @@ class BufferLoad(BaseIRMutator):
         if load is None:
             return None
         value = load if buf.dtype == site.dtype else tirx.Cast(site.dtype, load)
+        span = (-1.0, 1.0) if is_float(buf.dtype) else (0.0, 0.0)  # what the harness stores in inputs
         if rng.random() < 0.4:
             value = tirx.Add(site.node, value)
+            span = arith("add", ub.value_range(a.func, site.node), span)
+        if is_float(site.dtype) and not fits(a, site, span):
+            return None
         return replace_site(a, site.path, value, loaded=[buf])
