@@ -17,10 +17,11 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from seedzer.execute.loader import OnnxLoader
 from seedzer.load.cli import resolve_models
-from seedzer.load.loader import LoadOptions, ModelLoad, OnnxLoader, load_all
-from seedzer.load.output import write_all
-from seedzer.load.report import build_report, render
+from seedzer.load.loader import LoadOptions, ModelLoad, load_all
+from seedzer.triage.loader_funnel import build_report, render
+from seedzer.triage.loader_output import write_all
 
 
 @click.command()
@@ -32,7 +33,7 @@ from seedzer.load.report import build_report, render
 @click.option("--json", "json_path", type=click.Path(path_type=Path), default=None, help="Write the report JSON.")
 def main(pool: Path, no_diff: bool, jobs: int, timeout: float, out: Path | None, json_path: Path | None) -> None:
     """Load every model of POOL and print the load report."""
-    models = resolve_models(pool)
+    models = [path for path, _ in resolve_models(pool)]
     options = LoadOptions(differential=not no_diff, timeout=timeout)
     console = Console(width=220)
     start = time.perf_counter()

@@ -5,9 +5,9 @@ Usage::
     python benchmarks/triage_loader.py POOL_DIR --out DIR [--no-diff] [--seconds S] [--json FILE]
 
 Loads every model of POOL_DIR as a campaign does (isolated, raw then folded), files each bug
-outcome as a campaign-style loader finding under ``DIR/<model>-<signature>/`` (once per model and
-signature) and triages it (reduction, standalone ``repro.py`` verified in a clean process,
-``report.md``). Unlike a campaign,
+observation through the one loader-finding path (:func:`seedzer.triage.loader_finding.loader_finding`)
+under ``DIR/<model>-<signature>/`` (once per model and signature) and triages it (reduction,
+standalone ``repro.py`` verified in a clean process, ``report.md``). Unlike a campaign,
 findings are not deduplicated across models, so every failing model gives a data point. Prints one
 row per finding and the median node counts before and after.
 """
@@ -23,25 +23,23 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from seedzer.execute.loader import OnnxLoader
 from seedzer.load.cli import resolve_models
-from seedzer.load.loader import LoadOptions, OnnxLoader
-from seedzer.oracles.signature import signature
+from seedzer.load.loader import LoadOptions
 from seedzer.triage.loader_case import LoaderTriageOptions, triage_loader
+from seedzer.triage.loader_finding import loader_finding, write_loader_finding
 
 
 def file_findings(pool: Path, out: Path, differential: bool) -> list[Path]:
-    """Load every model of ``pool`` and write one loader finding folder per bug outcome."""
+    """Load every model of ``pool`` and write one loader finding folder per bug observation."""
     loader = OnnxLoader(LoadOptions(differential=differential, timeout=120.0))
-    folders = []
-    for model in resolve_models(pool):
-        for outcome in loader.load(model).findings():
-            folder = out / f"{model.stem}-{signature(outcome)}"
-            if folder in folders:  # the raw and the folded attempt can fail the same way
-                continue
-            folder.mkdir(parents=True, exist_ok=True)
-            meta = {"model": str(model.resolve()), "kind": "loader", "outcome": outcome.to_dict()}
-            (folder / "meta.json").write_text(json.dumps(meta, indent=1))
-            folders.append(folder)
+    folders: list[Path] = []
+    for model, _ in resolve_models(pool):
+        for failure in loader.load(model).failures():
+            meta, files = loader_finding(model, failure)
+            folder = out / f"{model.stem}-{meta.signature}"
+            if folder not in folders:  # the raw and the folded attempt can fail the same way
+                folders.append(write_loader_finding(folder, meta, files))
     return folders
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from seedzer.kernel.common import Observation
 from seedzer.outcome import Outcome
 from seedzer.seed import JointSeed, PassSpec
 
@@ -59,11 +60,11 @@ class LoadedSeed:
 
 @dataclass
 class LoadResult:
-    """Everything the loader learned about one model: seeds and loader findings (never hidden)."""
+    """Everything the loader learned about one model: seeds and what went wrong (never hidden)."""
 
     model: str
     seeds: list[LoadedSeed] = field(default_factory=list)
-    outcomes: list[Outcome] = field(default_factory=list)
+    observations: list[Observation] = field(default_factory=list)
     folded: bool = False
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -73,7 +74,7 @@ class Loader(Protocol):
     """Lowers one ONNX model file to PrimFunc joint seeds."""
 
     def load(self, path: Path) -> LoadResult:
-        """Load ``path``; failures become outcomes in the result, not exceptions."""
+        """Load ``path``; failures become observations in the result, not exceptions."""
         ...
 
 

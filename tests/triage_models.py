@@ -46,6 +46,18 @@ def prelu_scalar_model() -> onnx.ModelProto:
     return _model(nodes, [x], [y, z], inits)
 
 
+def prelu_rank0_model() -> onnx.ModelProto:
+    """Two nodes: ReduceMean over every axis of ``x`` (a rank-0 result), then PRelu on it.
+
+    TVM 0.27's importer rejects the PRelu ("the input axis -1 is out of range"): a real importer bug.
+    """
+    f = TensorProto.FLOAT
+    nodes = [helper.make_node("ReduceMean", ["x"], ["s"], name="mean", keepdims=0),
+             helper.make_node("PRelu", ["s", "slope"], ["y"], name="prelu")]
+    return _model(nodes, [helper.make_tensor_value_info("x", f, [2, 3])], [helper.make_tensor_value_info("y", f, [])],
+                  [numpy_helper.from_array(np.array(0.25, "float32"), "slope")])
+
+
 def chain_model() -> onnx.ModelProto:
     """x -> Relu -> Neg -> Abs -> y on [2, 3]; every node keeps type and shape."""
     f = TensorProto.FLOAT
@@ -53,6 +65,16 @@ def chain_model() -> onnx.ModelProto:
     y = helper.make_tensor_value_info("y", f, [2, 3])
     nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Neg", ["a"], ["b"]),
              helper.make_node("Abs", ["b"], ["y"])]
+    return _model(nodes, [x], [y])
+
+
+def foldable_model() -> onnx.ModelProto:
+    """y = x + (2 * 3) on [2, 3] with the product computed by nodes from Constants (folding removes three)."""
+    f = TensorProto.FLOAT
+    nodes = [helper.make_node("Constant", [], ["a"], value=numpy_helper.from_array(np.array(2.0, "float32"), "av")),
+             helper.make_node("Constant", [], ["b"], value=numpy_helper.from_array(np.array(3.0, "float32"), "bv")),
+             helper.make_node("Mul", ["a", "b"], ["c"]), helper.make_node("Add", ["x", "c"], ["y"])]
+    x, y = helper.make_tensor_value_info("x", f, [2, 3]), helper.make_tensor_value_info("y", f, [2, 3])
     return _model(nodes, [x], [y])
 
 

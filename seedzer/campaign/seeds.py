@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from seedzer.errors import PoolError, shown
-from seedzer.load.loader import LoadOptions, ModelLoad, OnnxLoader
+from seedzer.execute.loader import OnnxLoader
+from seedzer.kernel.common import Observation
+from seedzer.load.loader import LoaderFailure, LoadOptions, ModelLoad
 from seedzer.load.loader import pool_models as _pool_models
-from seedzer.outcome import Outcome
 
 
 def list_pool(pool: Path) -> list[Path]:
@@ -40,11 +41,17 @@ def list_pool(pool: Path) -> list[Path]:
 
 @dataclass
 class ModelSeeds:
-    """The outcome of loading one model for a campaign."""
+    """What loading one model for a campaign gave.
+
+    ``observations`` are every attempt's failures and notes (``invalid`` ones included);
+    ``failures`` are the bug observations with what their finding folders need (file each with
+    :func:`seedzer.triage.loader_finding.loader_finding`); ``seeds`` are ``(script, op)`` pairs.
+    """
 
     model: Path
-    outcomes: list[Outcome] = field(default_factory=list)
-    seeds: list[tuple[str, str]] = field(default_factory=list)  # (script, op)
+    observations: list[Observation] = field(default_factory=list)
+    seeds: list[tuple[str, str]] = field(default_factory=list)
+    failures: list[LoaderFailure] = field(default_factory=list)
 
 
 def spread(items: list[tuple[str, str, bool]], limit: int) -> list[tuple[str, str]]:
@@ -60,8 +67,9 @@ def spread(items: list[tuple[str, str, bool]], limit: int) -> list[tuple[str, st
 
 
 def load_for_campaign(model: Path, differential: bool, timeout: float, max_seeds: int) -> ModelSeeds:
-    """Load ``model`` (raw, then constant-folded); crashes and hangs of the importer are outcomes."""
+    """Load ``model`` (raw, then constant-folded), each attempt in a child forked from the zygote;
+    crashes and hangs of the importer are observations."""
     loader = OnnxLoader(LoadOptions(differential=differential, timeout=timeout), isolate=True)
     result: ModelLoad = loader.load(model)
     items = [(s.seed.script, s.op, s.fused) for s in result.seeds]
-    return ModelSeeds(model, list(result.outcomes), spread(items, max_seeds))
+    return ModelSeeds(model, list(result.observations), spread(items, max_seeds), result.failures())

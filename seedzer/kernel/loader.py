@@ -1,18 +1,13 @@
 """The loader kernel: an ONNX model through TVM's importer, lowering, build and run, against onnxruntime.
 
 A :class:`LoaderCase` holds the model (embedded or a file beside ``repro.py``), its input specs and
-how to check it. :func:`observe_all` runs its steps in order and returns every failure:
-
-1. ``import``: ``tvm.relax.frontend.onnx.from_onnx`` with the specs' shapes and dtypes (an operator
-   the importer does not support is ``invalid``; any other error ends the case);
-2. ``legalize``: ``relax.transform.LegalizeOps`` (one PrimFunc per operator);
-3. ``fuse``: the default pipeline's library dispatch and legalization passes for the CPU backend
-   (``FuseOps``/``FuseTIR`` included); after 2 and 3 every new PrimFunc is printed as TVMScript
-   (named ``main``) and parsed back: the scripts that survive are the fuzzer's seeds;
-4. ``build`` (``tvm.compile``; an error ends the case), ``run`` (Relax VM), ``reference``
-   (onnxruntime, graph optimizations off, one thread; else ``onnx.reference``; else outputs stored
-   in the reference ``.npz``) and ``compare`` (:func:`seedzer.kernel.common.compare` with
-   NNSmith's :data:`TOLERANCES`), only for a differential case.
+how to check it. :func:`observe_all` runs its steps in order and returns every failure: ``import``
+(``from_onnx``; an unsupported operator is ``invalid``; an error ends the case), ``legalize``
+(``LegalizeOps``), ``fuse`` (the default pipeline's dispatch and legalization passes for the CPU
+backend), each followed by a TVMScript round trip of every new PrimFunc (the scripts that parse back
+are the fuzzer's seeds); then, for a differential case, ``build`` (``tvm.compile``; an error ends the
+case), ``run`` (Relax VM), ``reference`` (onnxruntime, else ``onnx.reference``, else stored outputs)
+and ``compare`` (:func:`seedzer.kernel.common.compare` with NNSmith's :data:`TOLERANCES`).
 
 The fuzzer's loading attempts, the loader gate, the reducer and every loader ``repro.py`` run these
 functions. Depends on tvm, onnx, onnxruntime, numpy and :mod:`seedzer.kernel.common` only (copied
@@ -22,7 +17,6 @@ verbatim into repro.py).
 from __future__ import annotations
 
 import base64
-import contextlib
 import dataclasses
 import faulthandler
 import io
@@ -31,7 +25,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -57,17 +51,11 @@ from seedzer.kernel.common import (
 )
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
-TOLERANCES: dict[str, tuple[float, float]] = {
-    "float16": (1e-2, 1e-2),
-    "bfloat16": (1e-2, 1e-2),
-    "float32": (1e-2, 1e-3),
-    "float64": (1e-5, 1e-7),
-}
+TOLERANCES: dict[str, tuple[float, float]] = {"float16": (1e-2, 1e-2), "bfloat16": (1e-2, 1e-2),
+                                               "float32": (1e-2, 1e-3), "float64": (1e-5, 1e-7)}
 """``dtype -> (rtol, atol)`` of floating outputs (NNSmith's); integers and booleans must be equal."""
 INPUT_SEED = 20240601
 """Default seed of the random inputs."""
-STEPS = ("import", "legalize", "fuse", "build", "run", "reference", "compare")
-"""The steps of :func:`observe_all`, in order."""
 DIFFERENTIAL_STEPS = frozenset({"build", "run", "reference", "compare"})
 """Steps that run only for a differential case."""
 
@@ -140,15 +128,9 @@ def random_inputs(specs: Sequence[Spec], seed: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
     feeds: dict[str, np.ndarray] = {}
     for name, dtype, shape in specs:
-        kind = np.dtype(dtype).kind
-        if kind == "b":
-            value: Any = rng.random(list(shape)) < 0.5
-        elif kind == "u":
-            value = rng.integers(0, 4, size=list(shape))
-        elif kind == "i":
-            value = rng.integers(-3, 4, size=list(shape))
-        else:
-            value = rng.uniform(-2.0, 2.0, size=list(shape))
+        kind, size = np.dtype(dtype).kind, list(shape)
+        value = (rng.random(size) < 0.5 if kind == "b" else rng.integers(0, 4, size=size) if kind == "u"
+                 else rng.integers(-3, 4, size=size) if kind == "i" else rng.uniform(-2.0, 2.0, size=size))
         feeds[name] = np.asarray(value).astype(dtype)
     return feeds
 
@@ -159,13 +141,11 @@ def make_feeds(case: LoaderCase, stored: dict[str, np.ndarray]) -> tuple[dict[st
     notes = []
     for name, dtype, shape in case.specs:
         given = stored.get("input:" + name)
-        if given is None:
-            continue
-        if tuple(given.shape) != tuple(shape):
+        if given is not None and tuple(given.shape) != tuple(shape):
             notes.append(Observation(Symptom.INVALID, Stage.LOAD, "reference", f"reference input {name!r} has "
                                      f"shape {tuple(given.shape)}, the model takes {tuple(shape)}"))
-            continue
-        feeds[name] = given.astype(dtype, copy=False)
+        elif given is not None:
+            feeds[name] = given.astype(dtype, copy=False)
     return feeds, notes
 
 
@@ -194,8 +174,7 @@ def legalize(mod: Any) -> Any:
 def fuse(mod: Any, target: Any = "llvm") -> Any:
     """The default pipeline's library dispatch and legalization passes (fusion included) for the
     CPU backend, stopping before dataflow lowering and VM code generation."""
-    tgt = make_target(target)
-    backend = relax.backend.cpu_generic
+    tgt, backend = make_target(target), relax.backend.cpu_generic
     with tgt:
         return tvm.transform.Sequential(backend.library_dispatch_passes(tgt) + backend.legalize_passes(tgt))(mod)
 
@@ -234,10 +213,7 @@ def flatten(value: Any) -> list[np.ndarray]:
         return [np.asarray(value.numpy())]
     if isinstance(value, (int, float, bool, np.generic)):
         return [np.asarray(value)]
-    out: list[np.ndarray] = []
-    for item in value:
-        out.extend(flatten(item))
-    return out
+    return [array for item in value for array in flatten(item)]
 
 
 def run(executable: Any, specs: Sequence[Spec], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -263,11 +239,6 @@ def onnx_reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray])
     return [np.asarray(v) for v in ReferenceEvaluator(model).run(None, feeds)]
 
 
-def _one_line(exc: BaseException) -> str:
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    return f"{type(exc).__name__}: {lines[0] if lines else ''}"
-
-
 def reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray], stored: dict[str, np.ndarray] | None = None
                       ) -> tuple[list[np.ndarray] | None, str | None, dict[str, str]]:
     """The first reference that runs: onnxruntime, ``onnx.reference``, then the stored outputs.
@@ -277,7 +248,7 @@ def reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray], stor
         try:
             return fn(model, feeds), engine, errors
         except Exception as exc:  # both engines raise many types
-            errors[engine] = _one_line(exc)
+            errors[engine] = f"{type(exc).__name__}: {key_line(str(exc))}"
     names = ["output:" + o.name for o in model.graph.output]
     if stored and all(n in stored for n in names):
         return [stored[n] for n in names], "stored", errors
@@ -299,21 +270,22 @@ class Trace:
     notes: list[Observation] = dataclasses.field(default_factory=list)
     tracebacks: dict[str, str] = dataclasses.field(default_factory=dict)
 
-    @contextlib.contextmanager
-    def step(self, name: str) -> Iterator[None]:
-        """Announce and time step ``name``."""
+    def call(self, step: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """Announce, time and run step ``step`` (``fn(*args)``): its value, or the :class:`Observation`
+        of the error it raised (traceback kept; an unsupported operator at import is ``invalid``)."""
         if self.on_step is not None:
-            self.on_step(name)
+            self.on_step(step)
         start = time.perf_counter()
         try:
-            yield
+            value = fn(*args)
+        except Exception as exc:  # TVM and the engines raise many types
+            self.tracebacks[step] = traceback.format_exc()[-4000:]
+            symptom = Symptom.INVALID if step == "import" and is_unsupported(exc) else Symptom.EXCEPTION
+            return Observation(symptom, Stage.LOAD, step, error_text(exc)[:4000])
         finally:
-            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
-
-    def failed(self, step: str, exc: BaseException, symptom: Symptom = Symptom.EXCEPTION) -> Observation:
-        """The observation of ``exc`` raised in ``step`` (its traceback kept)."""
-        self.tracebacks[step] = traceback.format_exc()[-4000:]
-        return Observation(symptom, Stage.LOAD, step, error_text(exc)[:4000])
+            self.timings[step] = self.timings.get(step, 0.0) + time.perf_counter() - start
+        self.reached.append(step)
+        return value
 
 
 OnScripts = Callable[[str, bool, list[tuple[str, str]]], None]
@@ -327,69 +299,50 @@ def observe_all(case: LoaderCase, on_scripts: OnScripts | None = None, trace: Tr
     """
     trace = trace if trace is not None else Trace()
     model = onnx.load_model_from_string(model_bytes(case))
+    mod = trace.call("import", import_model, model, case.specs)
+    if isinstance(mod, Observation):
+        return [mod]
     failures: list[Observation] = []
-    with trace.step("import"):
-        try:
-            mod = import_model(model, case.specs)
-        except Exception as exc:  # the importer raises many types
-            return [trace.failed("import", exc, Symptom.INVALID if is_unsupported(exc) else Symptom.EXCEPTION)]
-    trace.reached.append("import")
     seen: set[str] = set()
-    for step in ("legalize", "fuse"):
-        with trace.step(step):
-            try:
-                scripts, broken = round_trip(legalize(mod) if step == "legalize" else fuse(mod, case.target), seen,
-                                             case.roundtrip)
-            except Exception as exc:  # any TVM error here is a failure of this step
-                failures.append(trace.failed(step, exc))
-                continue
-        trace.reached.append(step)
-        failures.extend(Observation(Symptom.EXCEPTION, Stage.LOAD, step, message) for message in broken)
+    for step, lower in (("legalize", legalize), ("fuse", lambda m: fuse(m, case.target))):
+        got = trace.call(step, lambda: round_trip(lower(mod), seen, case.roundtrip))  # noqa: B023 - called at once
+        if isinstance(got, Observation):
+            failures.append(got)
+            continue
+        failures.extend(Observation(Symptom.EXCEPTION, Stage.LOAD, step, message) for message in got[1])
         if on_scripts is not None:
-            on_scripts(step, step == "fuse", scripts)
-    if not case.differential:
-        return failures
-    return failures + _differential(case, model, mod, trace)
+            on_scripts(step, step == "fuse", got[0])
+    return failures + _differential(case, model, mod, trace) if case.differential else failures
 
 
 def _differential(case: LoaderCase, model: onnx.ModelProto, mod: Any, trace: Trace) -> list[Observation]:
     """Build, run, reference and compare; the failures."""
-    with trace.step("build"):
-        try:
-            executable = build(mod, case.target)
-        except Exception as exc:  # TVM raises many types
-            return [trace.failed("build", exc)]
-    trace.reached.append("build")
+    executable = trace.call("build", build, mod, case.target)
+    if isinstance(executable, Observation):
+        return [executable]
     stored = reference_arrays(case)
     feeds, notes = make_feeds(case, stored)
     trace.notes.extend(notes)
-    with trace.step("run"):
-        try:
-            actual = run(executable, case.specs, feeds)
-        except Exception as exc:  # a kernel that raises at run time
-            return [trace.failed("run", exc)]
-    trace.reached.append("run")
-    with trace.step("reference"):
-        expected, engine, errors = reference_outputs(model, feeds, stored)
+    actual = trace.call("run", run, executable, case.specs, feeds)
+    if isinstance(actual, Observation):
+        return [actual]
+    expected, engine, errors = trace.call("reference", reference_outputs, model, feeds, stored)
     if expected is None:
+        trace.reached.remove("reference")
         failed = "; ".join(f"{k}: {v}" for k, v in errors.items())
         return [Observation(Symptom.INVALID, Stage.LOAD, "reference", f"no reference could run the model ({failed})")]
     if "onnxruntime" in errors:
         trace.notes.append(Observation(Symptom.INVALID, Stage.LOAD, "reference", f"onnxruntime cannot run the "
                                        f"model ({errors['onnxruntime']}); the reference is {engine}"))
-    trace.reached.append("reference")
     trace.reference = engine
-    with trace.step("compare"):
-        diff = compare(expected, actual, TOLERANCES)
-        again = run(executable, case.specs, feeds) if diff is not None and not diff.nonfinite_reference else None
-    trace.reached.append("compare")
+    diff = trace.call("compare", compare, expected, actual, TOLERANCES)
     trace.matched = diff is None
     if diff is None:
         return []
     if diff.nonfinite_reference:
         return [Observation(Symptom.INVALID, Stage.COMPARE, "compare",
                             f"outputs differ only where the reference is NaN/Inf: {diff.describe()}")]
-    if again is not None and compare(actual, again, {}) is not None:
+    if compare(actual, run(executable, case.specs, feeds), {}) is not None:
         return [Observation(Symptom.INVALID, Stage.COMPARE, "compare", "the TVM build is nondeterministic")]
     return [Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", diff.describe(), comparison=MODEL_VS_ONNXRUNTIME,
                         difference=diff)]

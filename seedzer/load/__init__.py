@@ -1,8 +1,9 @@
 """Loading ONNX models into TVM IR (Relax, then TIR PrimFunc seeds), with fidelity checks.
 
-Importing this package does not import TVM: the TVM work happens in isolated worker processes.
+Importing this package does not import TVM: the TVM work (the loader kernel,
+:mod:`seedzer.kernel.loader`) happens in isolated processes (:mod:`seedzer.execute.loader`).
 """
 
-from seedzer.load.loader import LoadOptions, ModelLoad, OnnxLoader, load_all, pool_models
+from seedzer.load.loader import AttemptResult, LoaderFailure, LoadOptions, ModelLoad, load_all, pool_models
 
-__all__ = ["LoadOptions", "ModelLoad", "OnnxLoader", "load_all", "pool_models"]
+__all__ = ["AttemptResult", "LoadOptions", "LoaderFailure", "ModelLoad", "load_all", "pool_models"]

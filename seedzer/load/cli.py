@@ -19,9 +19,10 @@ import click
 from rich.console import Console
 
 from seedzer.errors import ModelError, PoolError, UsageError, shown
-from seedzer.load.loader import DEFAULT_INPUT_SEED, LoadOptions, ModelLoad, OnnxLoader, load_all
-from seedzer.load.report import build_report, render
-from seedzer.load.output import prepare, write_all
+from seedzer.execute.loader import OnnxLoader
+from seedzer.load.loader import DEFAULT_INPUT_SEED, LoadOptions, ModelLoad, load_all
+from seedzer.triage.loader_funnel import build_report, render
+from seedzer.triage.loader_output import prepare, write_all
 
 MAX_TIMEOUT = 24 * 3600.0
 

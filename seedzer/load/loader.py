@@ -1,40 +1,45 @@
-"""The ONNX loader: raw model first, constant-folded model on failure, each attempt isolated.
+"""What loading ONNX models gives: options, one attempt's typed result, one model's result.
 
-The campaign-side half: it never imports TVM (nor onnx). Every attempt runs
-:func:`seedzer.load.worker.run_attempt` in a process forked from the zygote, so a segfault or a hang
-in TVM's importer becomes a loader finding instead of a dead campaign.
+A model is loaded raw first and, when that yields no seeds, once more after ONNX constant folding
+(:mod:`seedzer.load.folding`). Each attempt runs :func:`seedzer.load.attempt.run_attempt` (the
+loader kernel's steps, :mod:`seedzer.kernel.loader`) in an isolated process
+(:class:`seedzer.execute.loader.OnnxLoader`) and returns an :class:`AttemptResult`; a
+:class:`ModelLoad` gathers the attempts of one model. This module imports neither TVM nor onnx:
+the campaign process reads these results.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from seedzer.execute.isolated import run_isolated
-from seedzer.load.compare import INPUT_SEED
-from seedzer.load.worker import LOG_FILE, PARTIAL_FILE, STEP_FILE, finding, run_attempt
-from seedzer.outcome import Outcome, Stage
+from seedzer.kernel.common import Observation
 from seedzer.protocols import LoadedSeed, LoadResult
 from seedzer.seed import JointSeed
 
-DEFAULT_INPUT_SEED = INPUT_SEED
-"""Seed of the random inputs of the differential check."""
+DEFAULT_INPUT_SEED = 20240601
+"""Seed of the random inputs of the differential check (the loader kernel's ``INPUT_SEED``)."""
+
+STEPS = ("parse", "fold", "import", "legalize", "fuse", "build", "run", "reference", "compare")
+"""Steps of an attempt, in order: reading (and folding) the model, then the loader kernel's steps."""
+
+SUBSTAGE = {"parse": "import", "fold": "import", "import": "import", "legalize": "legalize", "fuse": "legalize",
+            "build": "build", "run": "run", "reference": "compare", "compare": "compare"}
+"""The part of loading (import/legalize/build/run/compare) each step belongs to."""
+
+MODEL_FILE = "model.onnx"
+"""Name of the model in a loader finding's folder (what an attempt's case refers to)."""
 
 
 @dataclass(frozen=True)
 class LoadOptions:
-    """How to load: differential check on/off, folding retry, target, input seed, limits.
-
-    ``target`` is a TVM target kind (``llvm``) or a JSON dict string, e.g.
-    ``{"kind": "llvm", "opt-level": 0}`` for faster builds.
-    """
+    """How to load: differential check on/off, folding retry, TVMScript round trip, target, input
+    seed, limits. ``target`` is a kind (``llvm``) or a JSON object text such as
+    ``{"kind": "llvm", "opt-level": 0}`` (faster builds)."""
 
     differential: bool = True
     fold: bool = True
@@ -44,144 +49,141 @@ class LoadOptions:
     timeout: float = 300.0
     max_fold_bytes: int = 256 << 20  # folding.DEFAULT_MAX_FOLDED_BYTES (not imported: it loads onnx)
 
-    def worker_options(self) -> dict[str, Any]:
-        """The options the worker reads, as plain data."""
-        return {
-            "differential": self.differential,
-            "roundtrip": self.roundtrip,
-            "target": self.target,
-            "input_seed": self.input_seed,
-            "max_fold_bytes": self.max_fold_bytes,
-        }
+
+@dataclass(frozen=True)
+class ScriptSeed:
+    """One PrimFunc as TVMScript (named ``main``), the Relax function it was, and whether fused."""
+
+    script: str
+    op: str
+    fused: bool
+
+
+@dataclass
+class AttemptResult:
+    """One loading attempt (``raw`` or ``folded``) of one model.
+
+    ``observations`` are its failures and ``invalid`` notes in step order; ``case`` is the loader
+    kernel's case of this attempt in JSON form (:class:`seedzer.kernel.loader.LoaderCase`, the model
+    named :data:`MODEL_FILE`, no expected failure): what a finding's ``case.json`` is made from;
+    ``model`` holds the model the attempt imported when it is not the file (the folded one);
+    ``tracebacks`` the traceback of each failed step, ``log`` the output of an attempt that died.
+    """
+
+    attempt: str
+    observations: list[Observation] = field(default_factory=list)
+    seeds: list[ScriptSeed] = field(default_factory=list)
+    reached: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    retryable: bool = True
+    folded_nodes: int = 0
+    nothing_to_fold: bool = False
+    bound_dims: dict[str, list[int]] = field(default_factory=dict)
+    matched: bool | None = None
+    reference: str | None = None
+    case: dict[str, Any] | None = None
+    tracebacks: dict[str, str] = field(default_factory=dict)
+    log: str = ""
+    died: bool = False
+    model: bytes | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form (the checkpoint an attempt leaves behind; ``model`` is not included)."""
+        data = {k: v for k, v in self.__dict__.items() if k not in ("model", "observations", "seeds")}
+        data["observations"] = [o.to_json() for o in self.observations]
+        data["seeds"] = [[s.script, s.op, s.fused] for s in self.seeds]
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> AttemptResult:
+        """Inverse of :meth:`to_json`."""
+        known = set(AttemptResult.__dataclass_fields__) - {"model", "observations", "seeds"}
+        out = AttemptResult(**{k: v for k, v in data.items() if k in known})
+        out.observations = [Observation.from_json(o) for o in data.get("observations", [])]
+        out.seeds = [ScriptSeed(str(s), str(op), bool(f)) for s, op, f in data.get("seeds", [])]
+        return out
+
+
+@dataclass(frozen=True)
+class LoaderFailure:
+    """A bug observation of an attempt with what its finding folder needs: the attempt's case
+    (JSON), the model it imported when that is not the file itself (folded) and its log."""
+
+    observation: Observation
+    attempt: str
+    case: dict[str, Any]
+    model: bytes | None = None
+    log: str = ""
 
 
 @dataclass
 class ModelLoad(LoadResult):
-    """A :class:`LoadResult` plus what the load report needs about each attempt.
-
-    ``reached`` maps an attempt (``raw``/``folded``) to the steps it completed; ``matched`` is the
-    differential verdict of the attempt that produced the seeds (None when not checked);
-    ``folded_model`` holds the folded ONNX bytes only when a mismatch needs them for a reproducer.
-    """
+    """A :class:`LoadResult` plus each attempt's result (``runs``) and what the load report needs:
+    ``matched`` is the differential verdict of the last attempt (None when not checked)."""
 
     path: str = ""
-    attempts: list[str] = field(default_factory=list)
-    reached: dict[str, list[str]] = field(default_factory=dict)
+    runs: list[AttemptResult] = field(default_factory=list)
     matched: bool | None = None
     reference: str | None = None
     folded_nodes: int = 0
     bound_dims: dict[str, list[int]] = field(default_factory=dict)
-    folded_model: bytes | None = None
+
+    @property
+    def attempts(self) -> list[str]:
+        """The attempts made, in order (``raw``, then ``folded``)."""
+        return [r.attempt for r in self.runs]
+
+    @property
+    def reached(self) -> dict[str, list[str]]:
+        """Steps each attempt completed."""
+        return {r.attempt: r.reached for r in self.runs}
 
     @property
     def final_attempt(self) -> str:
         """The attempt whose result counts: the last one made (``raw`` if none)."""
-        return self.attempts[-1] if self.attempts else "raw"
+        return self.attempts[-1] if self.runs else "raw"
 
     def final_reached(self) -> list[str]:
         """Steps the final attempt completed."""
         return self.reached.get(self.final_attempt, [])
 
-    def findings(self) -> list[Outcome]:
-        """Outcomes that are bugs (exception, crash, hang, mismatch), leaving out invalid inputs."""
-        return [o for o in self.outcomes if o.symptom.is_bug]
+    def findings(self) -> list[Observation]:
+        """Observations that are bugs (exception, crash, hang, mismatch), leaving out invalid inputs."""
+        return [o for o in self.observations if o.symptom.is_bug]
+
+    def failures(self) -> list[LoaderFailure]:
+        """Every bug observation with its attempt's case, model and log (what a finding is made of);
+        an attempt that died before it had a case (while reading the model) gives none."""
+        out = []
+        for run in self.runs:
+            for obs in run.observations:
+                if obs.symptom.is_bug and run.case is not None:
+                    log = "\n".join(x for x in (run.tracebacks.get(obs.pass_name or ""), run.log) if x)
+                    out.append(LoaderFailure(obs, run.attempt, run.case, run.model, log))
+        return out
+
+    def merge(self, run: AttemptResult) -> None:
+        """Add one attempt's result."""
+        self.runs.append(run)
+        self.observations.extend(run.observations)
+        for step, secs in run.timings.items():
+            self.timings[step] = self.timings.get(step, 0.0) + float(secs)
+        seen = {s.seed.script for s in self.seeds}
+        for s in run.seeds:
+            if s.script not in seen:
+                seen.add(s.script)
+                self.seeds.append(LoadedSeed(JointSeed(s.script, [], self.model), op=s.op, fused=s.fused))
+        self.matched, self.reference = run.matched, run.reference
+        self.folded_nodes = max(self.folded_nodes, run.folded_nodes)
+        self.bound_dims = dict(run.bound_dims or self.bound_dims)
 
 
-def _read_text(path: Path, limit: int) -> str:
-    try:
-        return path.read_text(errors="replace")[-limit:]
-    except OSError:
-        return ""
-
-
-def _died(outcome: Outcome, attempt: str, workdir: Path) -> dict[str, Any]:
-    """Attempt data for a worker that crashed, hung or raised outside its own error handling."""
-    data: dict[str, Any] = {"attempt": attempt, "seeds": [], "outcomes": [], "timings": {}, "reached": []}
-    partial = workdir / PARTIAL_FILE
-    if partial.is_file():
-        with contextlib.suppress(ValueError, OSError):
-            data = json.loads(partial.read_text())
-    step = _read_text(workdir / STEP_FILE, 100).strip() or "parse"
-    detail = {k: v for k, v in outcome.detail.items() if k == "traceback"}
-    detail["log"] = _read_text(workdir / LOG_FILE, 3000)
-    data.setdefault("outcomes", []).append(finding(outcome.symptom.value, step, attempt, outcome.message, **detail))
-    data["retryable"] = True
-    data["died"] = True
-    return data
-
-
-class OnnxLoader:
-    """Loads ONNX models into PrimFunc joint seeds (implements the ``Loader`` protocol).
-
-    With ``isolate`` (the default) each attempt runs in a forked child; without it, in this process
-    (only for debugging: a TVM crash then kills the caller). ``attempt_fn`` replaces
-    :func:`~seedzer.load.worker.run_attempt` (same signature, module-level so it pickles); tests use
-    it to exercise crashes and hangs.
-    """
-
-    def __init__(
-        self,
-        options: LoadOptions | None = None,
-        isolate: bool = True,
-        attempt_fn: Callable[[str, str, dict[str, Any], str | None], dict[str, Any]] = run_attempt,
-    ) -> None:
-        self.options = options or LoadOptions()
-        self.isolate = isolate
-        self.attempt_fn = attempt_fn
-
-    def _attempt(self, path: Path, attempt: str) -> dict[str, Any]:
-        opts = self.options.worker_options()
-        if not self.isolate:
-            return self.attempt_fn(str(path), attempt, opts, None)
-        workdir = Path(tempfile.mkdtemp(prefix="seedzer-load-"))
-        try:
-            res = run_isolated(
-                self.attempt_fn, str(path), attempt, opts, str(workdir), timeout=self.options.timeout, stage=Stage.LOAD
-            )
-            if res.outcome is not None:
-                return _died(res.outcome, attempt, workdir)
-            value: dict[str, Any] = res.value
-            return value
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+class ModelLoader(Protocol):
+    """Anything that loads one model path into a :class:`ModelLoad`."""
 
     def load(self, path: Path) -> ModelLoad:
-        """Load one model: raw first; if that yields no seeds, retry on the constant-folded model."""
-        path = Path(path)
-        result = ModelLoad(model=path.name, path=str(path))
-        raw = self._attempt(path, "raw")
-        _merge(result, raw, path.name)
-        if result.seeds or not self.options.fold or not raw.get("retryable", True):
-            return result
-        folded = self._attempt(path, "folded")
-        if folded.get("nothing_to_fold"):
-            result.timings["fold"] = result.timings.get("fold", 0.0) + folded.get("timings", {}).get("fold", 0.0)
-            return result
-        _merge(result, folded, path.name)
-        result.folded = True
-        return result
-
-
-def _merge(result: ModelLoad, data: dict[str, Any], origin: str) -> None:
-    """Fold one attempt's plain-data result into ``result``."""
-    attempt = str(data.get("attempt", "raw"))
-    result.attempts.append(attempt)
-    result.reached[attempt] = list(data.get("reached", []))
-    result.outcomes.extend(Outcome.from_dict(o) for o in data.get("outcomes", []))
-    for step, secs in data.get("timings", {}).items():
-        result.timings[step] = result.timings.get(step, 0.0) + float(secs)
-    seen = {s.seed.script for s in result.seeds}
-    for s in data.get("seeds", []):
-        if s["script"] in seen:
-            continue
-        seen.add(s["script"])
-        result.seeds.append(LoadedSeed(JointSeed(s["script"], [], origin), op=s["op"], fused=bool(s["fused"])))
-    result.matched = data.get("matched")
-    result.reference = data.get("reference")
-    result.folded_nodes = max(result.folded_nodes, int(data.get("folded_nodes", 0)))
-    result.bound_dims = dict(data.get("bound_dims") or result.bound_dims)
-    if data.get("folded_model"):
-        result.folded_model = data["folded_model"]
+        """Load ``path``."""
+        ...
 
 
 def pool_models(pool: Path) -> list[Path]:
@@ -202,12 +204,8 @@ def pool_models(pool: Path) -> list[Path]:
     return sorted(pool.glob("*.onnx"))
 
 
-def load_all(
-    loader: OnnxLoader,
-    paths: Iterable[Path],
-    jobs: int = 1,
-    on_result: Callable[[ModelLoad], None] | None = None,
-) -> list[ModelLoad]:
+def load_all(loader: ModelLoader, paths: Iterable[Path], jobs: int = 1,
+             on_result: Callable[[ModelLoad], None] | None = None) -> list[ModelLoad]:
     """Load every path with up to ``jobs`` isolated attempts in parallel; results in input order."""
     paths = list(paths)
     if jobs <= 1:

@@ -33,9 +33,9 @@ class InputSpec:
     dtype: str
     shape: tuple[int, ...]
 
-    def as_tuple(self) -> tuple[str, str, list[int]]:
-        """``(name, dtype, shape)`` as plain data (what :func:`compare.random_inputs` takes)."""
-        return (self.name, self.dtype, list(self.shape))
+    def as_tuple(self) -> tuple[str, str, tuple[int, ...]]:
+        """``(name, dtype, shape)``: the loader kernel's form of one input."""
+        return (self.name, self.dtype, tuple(self.shape))
 
 
 def _first_line(text: str) -> str:
@@ -117,18 +117,12 @@ def input_specs(
     return specs, bound
 
 
-def is_unsupported_op_error(exc: BaseException) -> bool:
-    """True for the importer's "operators are not supported" error (an importer limitation)."""
-    return type(exc).__name__ == "OpNotImplemented" or "not supported for frontend ONNX" in str(exc)
-
-
 def import_relax(model: onnx.ModelProto, specs: list[InputSpec]) -> Any:
-    """Import ``model`` into a Relax ``IRModule`` with the given concrete input shapes and dtypes."""
-    from tvm.relax.frontend.onnx import from_onnx
+    """Import ``model`` into a Relax ``IRModule`` with the given concrete input shapes and dtypes
+    (the loader kernel's importer step; imports TVM)."""
+    from seedzer.kernel.loader import import_model
 
-    shapes = {s.name: list(s.shape) for s in specs}
-    dtypes = {s.name: s.dtype for s in specs}
-    return from_onnx(model, shape_dict=shapes, dtype_dict=dtypes)
+    return import_model(model, [s.as_tuple() for s in specs])
 
 
 def opset_of(model: onnx.ModelProto) -> int:

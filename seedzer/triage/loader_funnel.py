@@ -1,4 +1,8 @@
-"""The load report of a pool: how far models got, failures grouped by signature, time per step."""
+"""The load report of a pool: how far models got, failures grouped by signature, time per step.
+
+A group's signature is the raw signature its loader finding is filed under
+(:func:`seedzer.triage.loader_finding.loader_signature`).
+"""
 
 from __future__ import annotations
 
@@ -11,9 +15,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from seedzer.load.loader import ModelLoad
-from seedzer.load.signature import normalize_message, signature
-from seedzer.load.worker import STEPS
+from seedzer.kernel.common import Observation, normalize
+from seedzer.load.loader import STEPS, SUBSTAGE, ModelLoad
+from seedzer.triage.loader_finding import loader_signature
 
 COUNT_KEYS = ("imported", "legalized", "primfuncs", "built", "ran", "checked", "matched")
 """Funnel counters: import ok, LegalizeOps ok, >= 1 PrimFunc seed, built, ran, compared, matched."""
@@ -34,7 +38,7 @@ def funnel(reached: list[str], seeds: int, matched: bool | None) -> dict[str, bo
 
 @dataclass
 class FailureGroup:
-    """Loader outcomes sharing one signature."""
+    """Loader observations sharing one signature."""
 
     signature: str
     symptom: str
@@ -97,34 +101,15 @@ def build_report(results: list[ModelLoad], differential: bool = True) -> LoadRep
         if "folded" in r.attempts:
             folded_attempts += 1
             rescued += bool(r.seeds)
-        invalid += any(o.detail.get("step") == "parse" and o.symptom.value == "invalid" for o in r.outcomes)
+        invalid += any(o.pass_name == "parse" and o.symptom.value == "invalid" for o in r.observations)
         seeds["total"] += len(r.seeds)
         seeds["fused"] += sum(s.fused for s in r.seeds)
         seeds["op"] += sum(not s.fused for s in r.seeds)
         for step, secs in r.timings.items():
             totals.setdefault(step, []).append(secs)
-        for o in r.outcomes:
-            sig = signature(o)
-            g = groups.get(sig)
-            if g is None:
-                g = groups[sig] = FailureGroup(
-                    sig,
-                    o.symptom.value,
-                    str(o.detail.get("substage", "")),
-                    [],
-                    {},
-                    0,
-                    o.message,
-                    normalize_message(o.message),
-                )
-            g.count += 1
-            step = str(o.detail.get("step", ""))
-            if step not in g.steps:
-                g.steps.append(step)
-            attempt = str(o.detail.get("attempt", ""))
-            g.attempts[attempt] = g.attempts.get(attempt, 0) + 1
-            if r.model not in g.models:
-                g.models.append(r.model)
+        for run in r.runs:
+            for o in run.observations:
+                _group(groups, o, run.attempt, r.model)
         per_model.append(_model_row(r, final))
     order = {s: i for i, s in enumerate(STEPS)}
     timings = {
@@ -146,6 +131,22 @@ def build_report(results: list[ModelLoad], differential: bool = True) -> LoadRep
     )
 
 
+def _group(groups: dict[str, FailureGroup], o: Observation, attempt: str, model: str) -> None:
+    """Count observation ``o`` of ``model``'s ``attempt`` in its signature's group."""
+    sig = loader_signature(o)
+    step = o.pass_name or ""
+    g = groups.get(sig)
+    if g is None:
+        g = groups[sig] = FailureGroup(sig, o.symptom.value, SUBSTAGE.get(step, step), [], {}, 0, o.message,
+                                       normalize(o.message))
+    g.count += 1
+    if step not in g.steps:
+        g.steps.append(step)
+    g.attempts[attempt] = g.attempts.get(attempt, 0) + 1
+    if model not in g.models:
+        g.models.append(model)
+
+
 def _model_row(r: ModelLoad, final: dict[str, bool]) -> dict[str, Any]:
     return {
         "model": r.model,
@@ -158,7 +159,8 @@ def _model_row(r: ModelLoad, final: dict[str, bool]) -> dict[str, Any]:
         "reference": r.reference,
         "bound_dims": r.bound_dims,
         "funnel": final,
-        "outcomes": [{**o.to_dict(), "signature": signature(o)} for o in r.outcomes],
+        "observations": [{**o.to_json(), "attempt": run.attempt, "signature": loader_signature(o)}
+                         for run in r.runs for o in run.observations],
         "timings": r.timings,
     }
 
@@ -184,7 +186,7 @@ def render(report: LoadReport, console: Console | None = None, max_models: int =
         f"invalid inputs: {report.invalid_inputs}, seeds: {report.seeds['total']} "
         f"({report.seeds['op']} per-op, {report.seeds['fused']} fused)"
     )
-    fail_t = Table(title=f"Outcomes by signature ({len(report.groups)})")
+    fail_t = Table(title=f"Failures by signature ({len(report.groups)})")
     for col in ("signature", "n", "symptom", "substage", "attempts", "message", "models"):
         fail_t.add_column(col, overflow="fold")
     for g in report.groups:

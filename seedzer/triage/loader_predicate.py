@@ -1,73 +1,57 @@
-"""The reduction predicate of a loader finding: loading a candidate gives the finding back.
+"""The reduction predicate of a loader finding: the candidate model still fails the finding's way.
 
-A candidate is written to a scratch file and loaded by the campaign's own loader
-(:class:`~seedzer.load.loader.OnnxLoader`, every attempt in a process forked from the zygote, so
-a segfault or a hang of the importer is an outcome, not a dead reducer), with the options the
-finding needs: the constant-folding retry when the finding came from the folded attempt, the
-differential check when it happened at build, run or compare. The finding holds when one outcome
-has the finding's signature (:func:`seedzer.oracles.signature.signature`, as the campaign files it)
-and happened at the same step (a crash's signature alone does not say where). The campaign side
-never imports TVM, and neither does this module.
+A candidate becomes the finding's case (``case.json``: input seed, target, differential check,
+reference ``.npz``) with the candidate embedded and its own input specs, and runs through the loader
+kernel (:func:`seedzer.kernel.loader.observe_all`) in a child forked from the reducer's process
+(:func:`seedzer.triage.loader_check.observe_forked`: a segfault or a hang of the importer is an
+observation, not a dead reducer). It holds when one observation is the finding's failure by the
+kernel's own :func:`~seedzer.kernel.loader.same_loader_failure`: what ``repro.py`` and the loader
+gate judge by. Creating a predicate imports TVM in this process, once, so that every child forked
+afterwards starts with it.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import dataclasses
+from typing import Any
 
 import onnx
 
-from seedzer.load.compare import INPUT_SEED
-from seedzer.load.loader import LoadOptions, OnnxLoader
-from seedzer.oracles.signature import signature
-from seedzer.outcome import Outcome, Symptom
+from seedzer.kernel.common import Observation
+from seedzer.load.onnx_import import InvalidModel, input_specs
+from seedzer.triage.loader_check import matching, observe_forked, preload
 from seedzer.triage.onnx_graph import export
-
-DIFFERENTIAL_STEPS = frozenset({"build", "run", "reference", "compare"})
-"""Steps of a loader attempt that only run with the differential check on."""
-
-
-def step_of(outcome: Outcome) -> str:
-    """The attempt step a loader outcome happened in (``import`` when not recorded)."""
-    return str(outcome.detail.get("step") or outcome.detail.get("substage") or "import")
-
-
-def load_options(outcome: Outcome, timeout: float) -> LoadOptions:
-    """Loader options under which ``outcome`` can happen again, each attempt limited to ``timeout`` s."""
-    differential = outcome.symptom is Symptom.MISMATCH or step_of(outcome) in DIFFERENTIAL_STEPS
-    return LoadOptions(
-        differential=differential,
-        fold=outcome.detail.get("attempt") == "folded",
-        target=str(outcome.detail.get("target", "llvm")),
-        input_seed=int(outcome.detail.get("input_seed", INPUT_SEED)),
-        timeout=timeout,
-    )
-
-
-def same_finding(original: Outcome, got: Outcome) -> bool:
-    """True when ``got`` is the finding ``original``: same signature, same step."""
-    return signature(got) == signature(original) and step_of(got) == step_of(original)
 
 
 class LoaderPredicate:
-    """Callable on an ONNX model: does loading it reproduce ``outcome``? (see module doc)."""
+    """Callable on an ONNX model: does loading it reproduce ``expected``? (see the module docstring)."""
 
-    def __init__(self, outcome: Outcome, scratch: Path, timeout: float = 60.0) -> None:
-        self.outcome = outcome
-        self.scratch = Path(scratch)
-        self.scratch.mkdir(parents=True, exist_ok=True)
-        self.loader = OnnxLoader(load_options(outcome, timeout), isolate=True)
-        self.last_match: Outcome | None = None
+    def __init__(self, expected: Observation, case: dict[str, Any], timeout: float = 60.0) -> None:
+        preload()
+        from seedzer.kernel.loader import LoaderCase, reference_arrays
 
-    def outcomes(self, model: onnx.ModelProto) -> list[Outcome]:
-        """Every outcome of loading ``model`` as the campaign would."""
-        path = self.scratch / "candidate.onnx"
-        path.write_bytes(export(model))
-        return list(self.loader.load(path).outcomes)
+        self.expected = expected
+        self.base = dataclasses.replace(LoaderCase.from_json(case), expected=expected)
+        self.given = {k[len("input:"):]: v for k, v in reference_arrays(self.base).items() if k.startswith("input:")}
+        self.timeout = timeout
+        self.last_match: Observation | None = None
+
+    def case_for(self, model: onnx.ModelProto) -> Any:
+        """The finding's case with ``model`` embedded and its input specs (a ``LoaderCase``);
+        raises :class:`~seedzer.load.onnx_import.InvalidModel` for a model whose inputs have no shape."""
+        specs, _ = input_specs(model, "candidate", self.given)
+        case = dataclasses.replace(self.base, specs=tuple(s.as_tuple() for s in specs))
+        return case.with_model(export(model))
+
+    def observations(self, model: onnx.ModelProto) -> list[Observation]:
+        """Every failure of loading ``model`` as the finding's case does."""
+        try:
+            case = self.case_for(model)
+        except InvalidModel:
+            return []
+        return observe_forked(case, self.timeout)
 
     def __call__(self, model: onnx.ModelProto) -> bool:
-        """True when loading ``model`` gives an outcome that is the same finding; remembers that outcome."""
-        for got in self.outcomes(model):
-            if same_finding(self.outcome, got):
-                self.last_match = got
-                return True
-        return False
+        """True when loading ``model`` fails the finding's way; remembers the matching observation."""
+        self.last_match = matching(self.expected, self.observations(model))
+        return self.last_match is not None

@@ -15,11 +15,10 @@ from importlib import metadata
 import onnx
 import onnx.printer
 
-from seedzer.load.compare import TOLERANCES
-from seedzer.outcome import Outcome, Symptom
+from seedzer.kernel.common import Observation, Symptom, key_line
 from seedzer.store.repro import TVM_VERSION
+from seedzer.triage.loader_finding import short_message
 
-_OP_REPR = re.compile(r"In ir\.Op\(.*?name=\"([\w.]+)\".*?support_level=\d+\),?")
 _SITE = re.compile(r"(?<=File \")[^\"]*/site-packages/")
 MAX_TITLE = 120
 MAX_TRIGGER_LINES = 60
@@ -30,7 +29,7 @@ class LoaderReportInput:
     """What a loader report draft is made of."""
 
     signature: str
-    outcome: Outcome  # the finding as the reduced model shows it
+    observation: Observation  # the finding as the reduced model shows it
     model_name: str  # the original model's file name
     original: onnx.ModelProto
     reduced: onnx.ModelProto
@@ -38,27 +37,23 @@ class LoaderReportInput:
     evaluations: int
     seconds: float
     verified: str  # how the standalone repro.py behaved in a clean process
-
-
-def short_message(message: str) -> str:
-    """The first line of an error, with TVM's long ``In ir.Op(...)`` operator repr shortened."""
-    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
-    return _OP_REPR.sub(r"In \1:", lines[0] if lines else "").strip()
+    tolerance: tuple[float, float]  # float32 (rtol, atol) of the comparison with onnxruntime
+    log: str = ""  # the finding's log (tracebacks)
 
 
 def _ops(model: onnx.ModelProto) -> list[str]:
     return list(dict.fromkeys(n.op_type for n in model.graph.node))
 
 
-def title(outcome: Outcome, reduced: onnx.ModelProto) -> str:
+def title(observation: Observation, reduced: onnx.ModelProto) -> str:
     """An issue title: component, the trigger's operators, what goes wrong."""
     ops = ", ".join(_ops(reduced)) or "empty graph"
-    step = str(outcome.detail.get("step", "import"))
+    step = observation.pass_name or "import"
     what = {
-        Symptom.CRASH: f"crashes ({short_message(outcome.message)}) at {step}",
+        Symptom.CRASH: f"crashes ({short_message(observation.message)}) at {step}",
         Symptom.HANG: f"hangs at {step}",
         Symptom.MISMATCH: "result differs from onnxruntime",
-    }.get(outcome.symptom, short_message(outcome.message))
+    }.get(observation.symptom, short_message(observation.message))
     text = f"[Bug][Relax][Frontend][ONNX] {ops}: {what}"
     return text if len(text) <= MAX_TITLE else text[: MAX_TITLE - 3] + "..."
 
@@ -78,24 +73,23 @@ def environment() -> str:
     return "\n".join(f"- {name}: {value}" for name, value in rows)
 
 
-def _expected_actual(o: Outcome) -> tuple[str, str]:
-    rtol, atol = TOLERANCES["float32"]
+def _expected_actual(o: Observation, log: str, tolerance: tuple[float, float]) -> tuple[str, str]:
+    rtol, atol = tolerance
     expected = (
         "`tvm.relax.frontend.onnx.from_onnx` imports the model, `LegalizeOps` and the default pipeline "
         "lower it, `tvm.compile` builds it for `llvm`, and its outputs match onnxruntime's "
         f"(float32 within rtol={rtol}, atol={atol})."
     )
-    step = str(o.detail.get("step", "import"))
+    step = o.pass_name or "import"
     if o.symptom is Symptom.MISMATCH:
-        problems = o.detail.get("problems") or [o.message]
-        actual = "TVM's outputs differ from onnxruntime's:\n\n```\n" + "\n".join(map(str, problems[:10])) + "\n```"
+        actual = f"TVM's outputs differ from onnxruntime's:\n\n```\n{o.message.strip()}\n```"
     elif o.symptom is Symptom.CRASH:
         actual = f"The process dies during `{step}`: {o.message}."
     elif o.symptom is Symptom.HANG:
         actual = f"`{step}` does not finish: {o.message}."
     else:
-        actual = f"`{step}` raises:\n\n```\n{o.message.strip()}\n```"
-    trace = str(o.detail.get("traceback") or "").strip().splitlines()
+        actual = f"`{step}` raises:\n\n```\n{key_line(o.message)}\n```"
+    trace = log.strip().splitlines()
     frames = [_SITE.sub("", ln.strip()) for ln in trace if ln.strip().startswith("File ")][-4:]
     if frames:
         actual += "\n\nLast frames:\n\n```\n" + "\n".join(frames) + "\n```"
@@ -111,10 +105,10 @@ def _trigger(model: onnx.ModelProto) -> str:
 
 def render_report(r: LoaderReportInput) -> str:
     """The markdown draft."""
-    expected, actual = _expected_actual(r.outcome)
+    expected, actual = _expected_actual(r.observation, r.log, r.tolerance)
     before, after = len(r.original.graph.node), len(r.reduced.graph.node)
     status = "finished" if r.complete else "stopped at its time limit (a smaller trigger may exist)"
-    return f"""# {title(r.outcome, r.reduced)}
+    return f"""# {title(r.observation, r.reduced)}
 
 ## Environment
 
@@ -122,7 +116,7 @@ def render_report(r: LoaderReportInput) -> str:
 
 ## Symptom
 
-{r.outcome.symptom.value} at step `{r.outcome.detail.get("step", "import")}` of loading an ONNX model
+{r.observation.symptom.value} at step `{r.observation.pass_name or "import"}` of loading an ONNX model
 (import, legalization/fusion, build, run, comparison with onnxruntime).
 
 ## Minimal trigger

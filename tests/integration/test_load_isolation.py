@@ -7,7 +7,6 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import onnx
@@ -15,27 +14,31 @@ import pytest
 from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
 
+from seedzer.execute.loader import OnnxLoader
+from seedzer.kernel.common import Stage, Symptom
 from seedzer.load.cli import load_cmd
-from seedzer.load.loader import LoadOptions, OnnxLoader
-from seedzer.outcome import Stage, Symptom
+from seedzer.load.loader import AttemptResult, LoadOptions
 
 pytestmark = pytest.mark.integration
 
 
-def segfault_in_legalize(path: str, attempt: str, options: dict[str, Any], workdir: str | None) -> dict[str, Any]:
-    """An attempt that dies like a TVM pass crashing in its visitor."""
+def segfault_in_legalize(path: str, attempt: str, options: LoadOptions, workdir: str | None) -> AttemptResult:
+    """An attempt that dies like a TVM pass crashing in its visitor, after checkpointing its case."""
     assert workdir is not None
+    case = {"specs": [["x", "float32", [2, 2]]], "model_file": "model.onnx", "expected": None}
+    partial = AttemptResult(attempt, reached=["parse", "import"], case=case)
+    (Path(workdir) / "partial.json").write_text(json.dumps(partial.to_json()))
     (Path(workdir) / "step").write_text("legalize")
     os.kill(os.getpid(), signal.SIGSEGV)
-    return {}
+    return partial
 
 
-def hang_in_build(path: str, attempt: str, options: dict[str, Any], workdir: str | None) -> dict[str, Any]:
+def hang_in_build(path: str, attempt: str, options: LoadOptions, workdir: str | None) -> AttemptResult:
     """An attempt that never finishes."""
     assert workdir is not None
     (Path(workdir) / "step").write_text("build")
     time.sleep(120)
-    return {}
+    return AttemptResult(attempt)
 
 
 def _model(path: Path) -> Path:
@@ -55,10 +58,13 @@ def test_segfault_becomes_a_crash_finding_for_both_attempts(tmp_path: Path) -> N
     loader = OnnxLoader(LoadOptions(timeout=60), attempt_fn=segfault_in_legalize)
     result = loader.load(_model(tmp_path / "m.onnx"))
     assert result.attempts == ["raw", "folded"] and result.seeds == []
-    for outcome, attempt in zip(result.outcomes, ("raw", "folded"), strict=True):
-        assert outcome.symptom is Symptom.CRASH and outcome.stage is Stage.LOAD
+    for run, attempt in zip(result.runs, ("raw", "folded"), strict=True):
+        (outcome,) = run.observations
+        assert outcome.symptom is Symptom.CRASH and outcome.stage is Stage.LOAD and outcome.signal == signal.SIGSEGV
         assert "SIGSEGV" in outcome.message
-        assert outcome.detail["substage"] == "legalize" and outcome.detail["attempt"] == attempt
+        assert outcome.pass_name == "legalize" and run.attempt == attempt and run.died
+        assert run.reached == ["parse", "import"]
+    assert [f.attempt for f in result.failures()] == ["raw", "folded"]  # each with its checkpointed case
 
 
 def test_hang_becomes_a_hang_finding(tmp_path: Path) -> None:
@@ -66,8 +72,8 @@ def test_hang_becomes_a_hang_finding(tmp_path: Path) -> None:
     start = time.monotonic()
     result = loader.load(_model(tmp_path / "m.onnx"))
     assert time.monotonic() - start < 30
-    (outcome,) = result.outcomes
-    assert outcome.symptom is Symptom.HANG and outcome.detail["substage"] == "build"
+    (outcome,) = result.observations
+    assert outcome.symptom is Symptom.HANG and outcome.pass_name == "build"
 
 
 def test_load_command_on_a_pool_writes_seeds_and_report(tmp_path: Path) -> None:
@@ -78,10 +84,11 @@ def test_load_command_on_a_pool_writes_seeds_and_report(tmp_path: Path) -> None:
     (pool / "manifest.json").write_text(json.dumps({"models": [{"file": "broken.onnx"}, {"file": "good.onnx"}]}))
     out = tmp_path / "out"
     run = CliRunner().invoke(load_cmd, [str(pool), "--out", str(out), "--jobs", "2", "--no-diff"])
-    assert run.exit_code == 0, run.output
+    # the command refuses the broken model before loading (exit status 1) and loads the good one
+    assert run.exit_code == 1, run.output
     assert run.output.index("broken.onnx") < run.output.index("good.onnx")
     report = json.loads((out / "load_report.json").read_text())
-    assert report["models"] == 2 and report["counts"]["primfuncs"] == 1 and report["invalid_inputs"] == 1
+    assert report["models"] == 1 and report["counts"]["primfuncs"] == 1
     assert not report["differential"]
     lines = [json.loads(line) for line in (out / "seeds.jsonl").read_text().splitlines()]
     assert lines and all((out / e["file"]).read_text().startswith("# from tvm.script") for e in lines)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,16 +13,17 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from seedzer.load import differential
-from seedzer.load.loader import LoadOptions, ModelLoad, OnnxLoader
-from seedzer.load.output import write_findings
-from seedzer.load.repro import repro_script
-from seedzer.outcome import Stage, Symptom
+from seedzer.execute.loader import OnnxLoader
+from seedzer.kernel import loader as kernel
+from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, Stage, Symptom
+from seedzer.load.loader import LoadOptions, ModelLoad
+from seedzer.triage.loader_output import write_findings
 
 pytestmark = pytest.mark.integration
 
 
-def _save(path: Path, nodes, inputs, outputs, inits=(), opset: int = 17) -> Path:
+def _save(path: Path, nodes: Sequence[onnx.NodeProto], inputs: Sequence[onnx.ValueInfoProto],
+          outputs: Sequence[onnx.ValueInfoProto], inits: Sequence[onnx.TensorProto] = (), opset: int = 17) -> Path:
     graph = helper.make_graph(list(nodes), "g", list(inputs), list(outputs), list(inits))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
     onnx.checker.check_model(model)
@@ -29,11 +31,11 @@ def _save(path: Path, nodes, inputs, outputs, inits=(), opset: int = 17) -> Path
     return path
 
 
-def _vi(name: str, shape, dtype: int = TensorProto.FLOAT) -> onnx.ValueInfoProto:
+def _vi(name: str, shape: Sequence[int | str], dtype: int = TensorProto.FLOAT) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, dtype, shape)
 
 
-def small_model(path: Path, shape=(2, 3)) -> Path:
+def small_model(path: Path, shape: tuple[int, ...] = (2, 3)) -> Path:
     """y = relu(x + w) * 2, z = relu(x): two outputs, a fusable chain, a repeated op."""
     w = numpy_helper.from_array(np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3), "w")
     two = numpy_helper.from_array(np.array(2.0, np.float32), "two")
@@ -80,7 +82,7 @@ def test_good_model_gives_op_and_fused_seeds_and_matches(tmp_path: Path, loader:
 
     result = loader.load(small_model(tmp_path / "small.onnx"))
     assert isinstance(result, ModelLoad)
-    assert result.outcomes == [] and result.attempts == ["raw"] and not result.folded
+    assert result.observations == [] and result.attempts == ["raw"] and not result.folded
     assert result.matched is True and result.reference == "onnxruntime"
     assert result.final_reached()[-1] == "compare"
     scripts = [s.seed.script for s in result.seeds]
@@ -96,9 +98,9 @@ def test_good_model_gives_op_and_fused_seeds_and_matches(tmp_path: Path, loader:
 def test_constant_pad_chain_fails_raw_and_loads_after_folding(tmp_path: Path, loader: OnnxLoader) -> None:
     result = loader.load(pad_chain_model(tmp_path / "pad.onnx"))
     assert result.attempts == ["raw", "folded"] and result.folded and result.seeds
-    (raw_failure,) = result.outcomes
+    (raw_failure,) = result.observations
     assert raw_failure.symptom is Symptom.EXCEPTION and raw_failure.stage is Stage.LOAD
-    assert raw_failure.detail["substage"] == "import" and raw_failure.detail["attempt"] == "raw"
+    assert raw_failure.pass_name == "import" and raw_failure in result.runs[0].observations
     assert "pads" in raw_failure.message.lower()
     assert result.folded_nodes > 0 and result.matched is True
     assert result.reached["raw"] == ["parse"]
@@ -107,8 +109,8 @@ def test_constant_pad_chain_fails_raw_and_loads_after_folding(tmp_path: Path, lo
 def test_unsupported_op_is_classified_invalid(tmp_path: Path, loader: OnnxLoader) -> None:
     path = _save(tmp_path / "celu.onnx", [helper.make_node("Celu", ["x"], ["y"])], [_vi("x", [4])], [_vi("y", [4])])
     result = loader.load(path)
-    (outcome,) = result.outcomes
-    assert outcome.symptom is Symptom.INVALID and outcome.detail["substage"] == "import"
+    (outcome,) = result.observations
+    assert outcome.symptom is Symptom.INVALID and outcome.pass_name == "import"
     assert "Celu" in outcome.message
     assert result.seeds == [] and result.attempts == ["raw"]  # nothing to fold: no second attempt
 
@@ -118,8 +120,8 @@ def test_truncated_model_is_invalid_with_a_one_line_message(tmp_path: Path, load
     path = tmp_path / "cut.onnx"
     path.write_bytes(good[: len(good) // 3])
     result = loader.load(path)
-    (outcome,) = result.outcomes
-    assert outcome.symptom is Symptom.INVALID and outcome.detail["step"] == "parse"
+    (outcome,) = result.observations
+    assert outcome.symptom is Symptom.INVALID and outcome.pass_name == "parse"
     assert "cut.onnx" in outcome.message and "\n" not in outcome.message
     assert result.attempts == ["raw"] and result.seeds == []
 
@@ -130,7 +132,7 @@ def test_symbolic_dims_are_bound_to_one(tmp_path: Path, loader: OnnxLoader) -> N
     )
     result = loader.load(path)
     assert result.bound_dims == {"x": [1, 3]}
-    assert result.outcomes == [] and result.matched is True and result.seeds
+    assert result.observations == [] and result.matched is True and result.seeds
     assert "T.Buffer((T.int64(1), T.int64(3))" in result.seeds[0].seed.script
 
 
@@ -139,7 +141,7 @@ def test_reference_npz_supplies_inputs_and_dims(tmp_path: Path, loader: OnnxLoad
         tmp_path / "dyn.onnx", [helper.make_node("Exp", ["x"], ["y"])], [_vi("x", ["N", 3])], [_vi("y", ["N", 3])]
     )
     x = np.full((4, 3), 0.5, np.float32)
-    np.savez(tmp_path / "dyn.npz", **{"input:x": x, "output:y": np.exp(x)})
+    np.savez(tmp_path / "dyn.npz", **{"input:x": x, "output:y": np.exp(x)})  # type: ignore[arg-type]
     result = loader.load(path)
     assert result.bound_dims == {"x": [4, 3]} and result.matched is True
 
@@ -153,9 +155,9 @@ def test_onnxruntime_failure_falls_back_to_onnx_reference(tmp_path: Path, loader
         [_vi("y", [5], TensorProto.DOUBLE)],
     )
     result = loader.load(path)
-    (outcome,) = result.outcomes
-    assert outcome.symptom is Symptom.INVALID and outcome.detail["substage"] == "compare"
-    assert "onnxruntime" in outcome.message and outcome.detail["fallback"] == "onnx.reference"
+    (outcome,) = result.observations
+    assert outcome.symptom is Symptom.INVALID and outcome.pass_name == "reference"
+    assert "onnxruntime" in outcome.message and outcome.message.endswith("the reference is onnx.reference")
     assert result.reference == "onnx.reference" and result.matched is True
 
 
@@ -165,54 +167,86 @@ def test_no_diff_stops_after_lowering(tmp_path: Path) -> None:
     assert "build" not in result.final_reached() and "fuse" in result.final_reached()
 
 
-def test_mismatch_outcome_and_reproducer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = differential.onnxruntime_outputs
+def _skew(monkeypatch: pytest.MonkeyPatch) -> None:
+    """onnxruntime's first output off by one (the loader kernel looks the engine up when it runs)."""
+    real = kernel.onnxruntime_outputs
 
     def skewed(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
         outs = real(model, feeds)
         return [outs[0] + np.float32(1.0), *outs[1:]]
 
-    monkeypatch.setattr(differential, "onnxruntime_outputs", skewed)
+    monkeypatch.setattr(kernel, "onnxruntime_outputs", skewed)
+
+
+def test_mismatch_observation_and_reproducer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _skew(monkeypatch)
     path = small_model(tmp_path / "small.onnx")
     result = OnnxLoader(LoadOptions(), isolate=False).load(path)
-    (outcome,) = result.outcomes
-    assert outcome.symptom is Symptom.MISMATCH and outcome.stage is Stage.COMPARE
-    assert outcome.detail["substage"] == "compare" and outcome.detail["deterministic"] is True
-    assert outcome.message.startswith("output 0: 6/6 elements out of tolerance")
-    assert outcome.detail["max_abs_error"] == pytest.approx(1.0)
+    (outcome,) = result.observations
+    assert outcome.symptom is Symptom.MISMATCH and outcome.stage is Stage.COMPARE and outcome.pass_name == "compare"
+    assert outcome.comparison == MODEL_VS_ONNXRUNTIME  # deterministic: a rerun gave the same outputs
+    assert outcome.message.startswith("output 0: 6/6 elements differ (values, rtol=0.01, atol=0.001)")
+    assert outcome.difference is not None and outcome.difference.max_abs_err == pytest.approx(1.0)
     assert result.matched is False and result.seeds
     (folder,) = write_findings(tmp_path / "out", [result])
     # The reproducer uses the real onnxruntime, so against the unskewed reference the outputs agree.
     run = subprocess.run([sys.executable, "repro.py"], cwd=folder, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "outputs agree" in run.stdout
+    assert "the outputs agree with onnxruntime" in run.stdout
 
 
-def test_reproducer_exits_nonzero_while_outputs_disagree(tmp_path: Path) -> None:
-    small_model(tmp_path / "model.onnx")
-    x = np.random.default_rng(0).uniform(-2, 2, (2, 3)).astype(np.float32)
+def test_the_kernel_exits_one_while_outputs_disagree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = small_model(tmp_path / "model.onnx").read_bytes()
+    case = kernel.LoaderCase((("x", "float32", (2, 3)),)).with_model(model)
+    assert kernel.main(case.to_json()) == 0  # no failure expected, none seen: the bug is gone
+    _skew(monkeypatch)
+    (mismatch,) = kernel.observe_all(case)
+    assert mismatch.symptom is Symptom.MISMATCH
+    expecting = {**case.to_json(), "expected": mismatch.to_json()}
+    assert kernel.main(expecting) == 1
+    monkeypatch.undo()
+    assert kernel.main(expecting) == 0
+
+
+def test_stored_outputs_are_the_last_resort_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        raise RuntimeError("engine down")
+
+    monkeypatch.setattr(kernel, "onnxruntime_outputs", broken)
+    monkeypatch.setattr(kernel, "onnx_reference_outputs", broken)
+    path = small_model(tmp_path / "m.onnx")
+    x = np.full((2, 3), 0.5, np.float32)
     w = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
     right = {"input:x": x, "output:y": np.maximum(x + w, 0) * 2, "output:z": np.maximum(x, 0)}
-    specs = [("x", "float32", [2, 3])]
-    (tmp_path / "repro.py").write_text(
-        repro_script("model.onnx", specs, input_seed=0, inputs_npz="ref.npz", reference="stored")
-    )
-    np.savez(tmp_path / "ref.npz", **{**right, "output:z": right["output:z"] + 1})
-    bad = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert bad.returncode == 1 and "MISMATCH output 1" in bad.stdout
-    np.savez(tmp_path / "ref.npz", **right)
-    good = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    assert good.returncode == 0, good.stdout + good.stderr
+    skewed = {**right, "output:z": right["output:z"] + 1}
+    np.savez(tmp_path / "m.npz", **skewed)  # type: ignore[arg-type]
+    bad = OnnxLoader(LoadOptions(), isolate=False).load(path)
+    assert bad.reference == "stored" and bad.matched is False
+    assert [o.symptom for o in bad.observations] == [Symptom.INVALID, Symptom.MISMATCH]  # the fallback note
+    assert bad.observations[1].message.startswith("output 1:")
+    np.savez(tmp_path / "m.npz", **right)  # type: ignore[arg-type]
+    good = OnnxLoader(LoadOptions(), isolate=False).load(path)
+    assert good.reference == "stored" and good.matched is True
 
 
 def test_no_working_reference_is_invalid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def broken(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
         raise RuntimeError("engine down")
 
-    monkeypatch.setattr(differential, "onnxruntime_outputs", broken)
-    monkeypatch.setattr(differential, "onnx_reference_outputs", broken)
+    monkeypatch.setattr(kernel, "onnxruntime_outputs", broken)
+    monkeypatch.setattr(kernel, "onnx_reference_outputs", broken)
     result = OnnxLoader(LoadOptions(), isolate=False).load(small_model(tmp_path / "s.onnx"))
-    messages = [o.message for o in result.outcomes]
-    assert all(o.symptom is Symptom.INVALID for o in result.outcomes)
+    messages = [o.message for o in result.observations]
+    assert all(o.symptom is Symptom.INVALID for o in result.observations)
     assert any(m.startswith("no reference could run the model") for m in messages)
-    assert result.matched is None and result.seeds
+    assert result.matched is None and result.seeds and result.failures() == []
+
+
+def test_the_seeds_are_the_kernels_round_tripped_scripts(tmp_path: Path) -> None:
+    seen: list[tuple[str, bool, list[tuple[str, str]]]] = []
+    case = kernel.LoaderCase((("x", "float32", (2, 3)),), differential=False).with_model(
+        small_model(tmp_path / "m.onnx").read_bytes())
+    assert kernel.observe_all(case, lambda step, fused, scripts: seen.append((step, fused, scripts))) == []
+    result = OnnxLoader(LoadOptions(differential=False), isolate=False).load(tmp_path / "m.onnx")
+    assert [(step, fused) for step, fused, _ in seen] == [("legalize", False), ("fuse", True)]
+    assert [s.seed.script for s in result.seeds] == [script for _, _, scripts in seen for _, script in scripts]

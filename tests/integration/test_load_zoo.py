@@ -7,7 +7,8 @@ from pathlib import Path
 import onnx
 import pytest
 
-from seedzer.load.loader import LoadOptions, OnnxLoader
+from seedzer.execute.loader import OnnxLoader
+from seedzer.load.loader import LoadOptions
 
 ZOO = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 MODELS = sorted(p.name for p in ZOO.glob("light_*.onnx"))
@@ -22,6 +23,6 @@ def test_zoo_is_present() -> None:
 @pytest.mark.parametrize("name", MODELS)
 def test_zoo_model_imports_and_lowers(name: str) -> None:
     result = OnnxLoader(LoadOptions(differential=False, timeout=900)).load(ZOO / name)
-    assert [o.message for o in result.outcomes] == []
+    assert [o.message for o in result.observations] == []
     assert result.attempts == ["raw"] and len(result.seeds) > 50
     assert any(s.fused for s in result.seeds)

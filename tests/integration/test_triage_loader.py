@@ -1,53 +1,124 @@
-"""Loader triage with the real TVM 0.27 importer: reduce, reproduce standalone, resume."""
+"""Loader findings with the real TVM 0.27 importer: filed, reproduced standalone, gated, reduced, resumed.
+
+A finding filed through the one path (:func:`seedzer.triage.loader_finding.loader_finding`) gets the
+same verdict from its ``repro.py`` (a clean interpreter that cannot import Seedzer), from the
+loader gate and from the reducer's check.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import onnx
 import pytest
 
-from seedzer.load.loader import LoadOptions, OnnxLoader
-from seedzer.oracles.signature import signature
-from seedzer.outcome import Outcome
+from seedzer.execute.forked import SharedProgress
+from seedzer.execute.loader import OnnxLoader
+from seedzer.kernel.common import Observation, Symptom
+from seedzer.load.loader import LoadOptions
+from seedzer.oracles.signature import root_key
+from seedzer.store.meta import BUG, FindingMeta
+from seedzer.triage import loader_check
 from seedzer.triage.loader_case import REDUCED, REPORT, STATE, LoaderTriageOptions, triage_loader
-from seedzer.triage.loader_repro import render_loader_repro
+from seedzer.triage.loader_finding import loader_finding, repro_text, write_loader_finding
+from seedzer.triage.loader_folder import base_case, read_finding
+from seedzer.triage.loader_gate import LoaderGateJob, run_loader_gate
+from seedzer.triage.loader_predicate import LoaderPredicate
 from seedzer.triage.registry import TriageOptions, triager_for
-from tests.triage_models import chain_model, prelu_scalar_model
+from tests.triage_models import chain_model, prelu_rank0_model, prelu_scalar_model
+
+pytestmark = pytest.mark.integration
 
 # Runs repro.py with every seedzer import failing: the reproducer must not need the tool.
 NO_SEEDZER = "import runpy, sys; sys.modules['seedzer'] = None; runpy.run_path('repro.py', run_name='__main__')"
 
 
-def _loader_finding(tmp_path: Path, model: onnx.ModelProto) -> tuple[Path, Outcome]:
-    """A campaign-style loader finding folder (as Campaign._report_loader files it) for ``model``."""
+def _run_clean(folder: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``folder/repro.py`` in a fresh isolated interpreter where importing seedzer fails."""
+    return subprocess.run([sys.executable, "-I", "-c", NO_SEEDZER], cwd=folder, capture_output=True, text=True,
+                          timeout=300, env={"PYTHONPATH": str(folder)})
+
+
+def _file(tmp_path: Path, model: onnx.ModelProto) -> tuple[Path, Observation]:
+    """Load ``model`` as a campaign does and file its first bug through the one loader-finding path."""
     path = tmp_path / "pool" / "model_000000.onnx"
     path.parent.mkdir()
     onnx.save(model, path)
-    outcomes = [o for o in OnnxLoader(LoadOptions(differential=False)).load(path).outcomes if o.symptom.is_bug]
-    assert outcomes, "the model must fail to load"
-    outcome = outcomes[0]
-    folder = tmp_path / "findings" / signature(outcome)
+    failures = OnnxLoader(LoadOptions(timeout=120)).load(path).failures()
+    assert failures, "the model must fail to load"
+    meta, files = loader_finding(path, failures[0])
+    return write_loader_finding(tmp_path / "findings" / meta.signature, meta, files), failures[0].observation
+
+
+def test_a_rank0_prelu_finding_gets_one_verdict_from_repro_gate_and_reducer(tmp_path: Path) -> None:
+    folder, obs = _file(tmp_path, prelu_rank0_model())
+    assert obs.symptom is Symptom.EXCEPTION and obs.pass_name == "import"
+    assert "axis -1 is out of range" in obs.message
+    meta = FindingMeta.load(folder)
+    assert meta.kind == "loader" and meta.model == "model.onnx" and meta.signature == folder.name
+    assert {p.name for p in folder.iterdir()} >= {"meta.json", "model.onnx", "case.json", "repro.py", "log.txt"}
+
+    clean = _run_clean(folder)  # repro.py: the bug is present
+    assert clean.returncode == 1, clean.stdout + clean.stderr
+    assert "reproduced: the bug is present" in clean.stdout and "axis -1 is out of range" in clean.stdout
+
+    verdict = run_loader_gate(LoaderGateJob.from_folder(folder))  # the gate: a bug, at the import step
+    assert verdict.verdict == BUG and verdict.culprit == ["import"], verdict.reason
+    assert verdict.root == root_key("loader", obs, ["import"]).digest()
+
+    found = read_finding(folder)  # the reducer's check: the same failure
+    pred = LoaderPredicate(found.observation, base_case(found, 60.0))
+    assert pred(onnx.load(folder / "model.onnx")) and pred.last_match is not None
+    assert pred.last_match.to_json() == verdict.observation.to_json()
+    assert not pred(chain_model())
+
+    got = triager_for("loader")(folder, json.loads((folder / "meta.json").read_text()), TriageOptions(minutes=4))
+    assert (got.status, got.size_before, got.size_after, got.note) == ("reduced", 2, 1, "trigger: PRelu")
+    state = json.loads((folder / STATE).read_text())
+    assert state["verified"] and state["repro_exit"] == 1
+    clean = _run_clean(folder / "reduced")
+    assert clean.returncode == 1 and "reproduced: the bug is present" in clean.stdout
+
+
+def test_a_fixed_bug_is_not_a_bug_for_the_gate(tmp_path: Path) -> None:
+    folder, _ = _file(tmp_path, prelu_rank0_model())
+    (folder / "model.onnx").write_bytes(chain_model().SerializeToString())  # as if TVM had fixed the importer
+    case = json.loads((folder / "case.json").read_text())
+    case["specs"] = [["x", "float32", [2, 3]]]
+    (folder / "case.json").write_text(json.dumps(case))
+    verdict = run_loader_gate(LoaderGateJob.from_folder(folder))
+    assert verdict.verdict == "not-a-bug" and verdict.reason.startswith("not-reproduced: run alone it gives every "
+                                                                         "step passes")
+
+
+def _older_finding(tmp_path: Path, model: onnx.ModelProto) -> tuple[Path, Observation]:
+    """A loader finding as the previous Seedzer filed it: an ``outcome`` and the pool model's path."""
+    path = tmp_path / "pool" / "model_000000.onnx"
+    path.parent.mkdir()
+    onnx.save(model, path)
+    bugs = [o for o in OnnxLoader(LoadOptions(differential=False)).load(path).observations if o.symptom.is_bug]
+    obs = bugs[0]
+    first_line = obs.message.splitlines()[0]
+    outcome = {"symptom": obs.symptom.value, "stage": "load", "pass_name": None, "message": first_line,
+               "detail": {"substage": "import", "step": obs.pass_name, "attempt": "raw"}}
+    folder = tmp_path / "findings" / "0123456789ab"
     folder.mkdir(parents=True)
-    meta = {"model": str(path), "kind": "loader", "signature": signature(outcome), "outcome": outcome.to_dict()}
-    (folder / "meta.json").write_text(json.dumps(meta))
-    (folder / "log.txt").write_text(outcome.message)
-    return folder, outcome
-
-
-def _run_clean(folder: Path) -> subprocess.CompletedProcess[str]:
-    """Run ``folder/repro.py`` in a fresh interpreter where importing seedzer fails."""
-    return subprocess.run([sys.executable, "-I", "-c", NO_SEEDZER], cwd=folder, capture_output=True, text=True,
-                          timeout=300)
+    (folder / "meta.json").write_text(json.dumps({"model": str(path), "kind": "loader", "signature": folder.name,
+                                                  "outcome": outcome}))
+    (folder / "log.txt").write_text(first_line)
+    return folder, obs
 
 
 @pytest.mark.slow
-def test_scalar_prelu_finding_reduces_to_its_trigger_and_reproduces_standalone(tmp_path: Path) -> None:
-    folder, outcome = _loader_finding(tmp_path, prelu_scalar_model())
-    assert "axis -1 is out of range" in outcome.message and outcome.detail["step"] == "import"
+def test_an_older_scalar_prelu_finding_reduces_to_its_trigger_and_reproduces_standalone(tmp_path: Path) -> None:
+    folder, obs = _older_finding(tmp_path, prelu_scalar_model())
+    assert "axis -1 is out of range" in obs.message and obs.pass_name == "import"
 
     got = triager_for("loader")(folder, json.loads((folder / "meta.json").read_text()), TriageOptions(minutes=4))
     assert (got.status, got.size_before, got.size_after, got.unit, got.note) == ("reduced", 9, 1, "nodes",
@@ -63,7 +134,7 @@ def test_scalar_prelu_finding_reduces_to_its_trigger_and_reproduces_standalone(t
     for where in (folder / "reduced", folder):  # the reduced and the original model's reproducers
         clean = _run_clean(where)
         assert clean.returncode == 1, clean.stdout + clean.stderr
-        assert "BUG REPRODUCED" in clean.stdout and "axis -1 is out of range" in clean.stdout
+        assert "reproduced: the bug is present" in clean.stdout and "axis -1 is out of range" in clean.stdout
     report = (folder / REPORT).read_text()
     assert report.startswith("# [Bug][Relax][Frontend][ONNX] PRelu:") and "from\n9 to 1 node(s)" in report
 
@@ -75,7 +146,7 @@ def test_scalar_prelu_finding_reduces_to_its_trigger_and_reproduces_standalone(t
 
 @pytest.mark.slow
 def test_an_interrupted_reduction_resumes_from_its_best_model(tmp_path: Path) -> None:
-    folder, _ = _loader_finding(tmp_path, prelu_scalar_model())
+    folder, _ = _file(tmp_path, prelu_scalar_model())
     first = triage_loader(folder, LoaderTriageOptions(seconds=0.0, timeout=60, verify=False))
     assert first.reproduced and not first.complete and first.nodes == 9  # the deadline came at once
     second = triage_loader(folder, LoaderTriageOptions(seconds=240, timeout=60, verify=False))
@@ -83,10 +154,51 @@ def test_an_interrupted_reduction_resumes_from_its_best_model(tmp_path: Path) ->
 
 
 def test_repro_exits_zero_when_the_model_loads_and_agrees(tmp_path: Path) -> None:
-    folder, outcome = tmp_path / "ok", Outcome.from_dict(
-        {"symptom": "exception", "stage": "load", "message": "ValueError: x", "detail": {"step": "import"}})
+    folder = tmp_path / "ok"
     folder.mkdir()
-    (folder / "repro.py").write_text(render_loader_repro(chain_model(), outcome, "fixed").script)
+    expected = Observation(Symptom.EXCEPTION, None, "import", "ValueError: x")
+    case = {"specs": [["x", "float32", [2, 3]]], "model_file": "model.onnx", "expected": expected.to_json()}
+    (folder / "repro.py").write_text(repro_text(case, chain_model().SerializeToString()))
     clean = _run_clean(folder)
     assert clean.returncode == 0, clean.stdout + clean.stderr
-    assert "outputs agree" in clean.stdout and "step compare" in clean.stdout
+    assert "the outputs agree with onnxruntime" in clean.stdout and "step compare" in clean.stdout
+
+
+def _dies(case: object, progress: SharedProgress) -> list[Observation]:
+    progress.set("load", "legalize")
+    os.kill(os.getpid(), signal.SIGSEGV)
+    return []
+
+
+def _killed(case: object, progress: SharedProgress) -> list[Observation]:
+    progress.set("load", "build")
+    os.kill(os.getpid(), signal.SIGKILL)
+    return []
+
+
+def _hangs(case: object, progress: SharedProgress) -> list[Observation]:
+    progress.set("load", "fuse")
+    time.sleep(60)
+    return []
+
+
+def _crash_job(tmp_path: Path, symptom: Symptom, step: str) -> LoaderGateJob:
+    expected = Observation(symptom, None, step, "killed by signal SIGSEGV", signal=signal.SIGSEGV)
+    case = {"specs": [["x", "float32", [2, 3]]], "model_file": "model.onnx", "timeout": 1.0,
+            "expected": expected.to_json()}
+    return LoaderGateJob("0123456789ab", json.dumps(case), chain_model().SerializeToString())
+
+
+def test_the_gate_judges_crashes_and_hangs_by_their_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(loader_check, "_observe", _dies)
+    crash = run_loader_gate(_crash_job(tmp_path, Symptom.CRASH, "legalize"))
+    assert crash.verdict == BUG and crash.culprit == ["legalize"] and crash.observation.signal == signal.SIGSEGV
+    elsewhere = run_loader_gate(_crash_job(tmp_path, Symptom.CRASH, "import"))
+    assert elsewhere.verdict == "not-a-bug" and elsewhere.reason.startswith("not-reproduced")
+    monkeypatch.setattr(loader_check, "_observe", _killed)  # the OOM killer or an operator: never a crash
+    killed = run_loader_gate(_crash_job(tmp_path, Symptom.CRASH, "build"))
+    assert killed.verdict == "not-a-bug" and killed.reason.startswith("invalid")
+    monkeypatch.setattr(loader_check, "_observe", _hangs)
+    start = time.monotonic()
+    hang = run_loader_gate(_crash_job(tmp_path, Symptom.HANG, "fuse"))  # outlives 3x the case's 1 s limit
+    assert hang.verdict == BUG and hang.culprit == ["fuse"] and time.monotonic() - start < 30

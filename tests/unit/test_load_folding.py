@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import onnx
 import pytest
@@ -15,7 +17,9 @@ def _const(name: str, value: np.ndarray) -> onnx.NodeProto:
     return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(value, name + "_v"))
 
 
-def _model(nodes, inputs, outputs, inits=(), opset: int = 17) -> onnx.ModelProto:
+def _model(nodes: Sequence[onnx.NodeProto], inputs: Sequence[onnx.ValueInfoProto],
+           outputs: Sequence[onnx.ValueInfoProto], inits: Sequence[onnx.TensorProto] = (), opset: int = 17
+           ) -> onnx.ModelProto:
     graph = helper.make_graph(list(nodes), "g", list(inputs), list(outputs), list(inits))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
     onnx.checker.check_model(model)

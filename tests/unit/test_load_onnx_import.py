@@ -34,7 +34,8 @@ def test_read_model_ok(tmp_path: Path) -> None:
     ("content", "expected"),
     [(b"", "is empty"), (b"\x00garbage\xff\x01", "truncated or corrupt"), (None, "cannot read")],
 )
-def test_read_model_errors_are_one_line_and_name_the_file(tmp_path: Path, content, expected) -> None:
+def test_read_model_errors_are_one_line_and_name_the_file(tmp_path: Path, content: bytes | None, expected: str
+                                                          ) -> None:
     path = tmp_path / "bad.onnx"
     if content is not None:
         path.write_bytes(content)
@@ -63,7 +64,7 @@ def test_model_failing_the_checker_is_invalid(tmp_path: Path) -> None:
 
 def test_static_inputs_are_not_bound() -> None:
     specs, bound = input_specs(_relu([2, 3]), "m.onnx")
-    assert [s.as_tuple() for s in specs] == [("x", "float32", [2, 3])]
+    assert [s.as_tuple() for s in specs] == [("x", "float32", (2, 3))]
     assert bound == {}
 
 
@@ -102,7 +103,7 @@ def test_reference_npz_names_and_keys(tmp_path: Path) -> None:
     assert read_reference(model).path is None
     for name in ("m.npz", "m.ref.npz", "m.onnx.ref.npz"):
         ref = tmp_path / name
-        np.savez(ref, **{"input:x": np.ones(2), "output:y": np.zeros(2), "other": np.ones(1)})
+        np.savez(ref, **{"input:x": np.ones(2), "output:y": np.zeros(2), "other": np.ones(1)})  # type: ignore[arg-type]
         data = read_reference(model)
         assert data.path == ref
         assert set(data.inputs) == {"x"} and set(data.outputs) == {"y"}

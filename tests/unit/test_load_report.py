@@ -10,52 +10,56 @@ import pytest
 from rich.console import Console
 
 from seedzer.errors import ModelError, PoolError
+from seedzer.execute.loader import died
+from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, Observation, Stage, Symptom
+from seedzer.load.attempt import LOG_FILE, MODEL_COPY, PARTIAL_FILE, STEP_FILE
 from seedzer.load.cli import resolve_models
-from seedzer.load.loader import ModelLoad, _died, pool_models
-from seedzer.load.output import write_findings, write_seeds
-from seedzer.load.report import build_report, render
-from seedzer.load.worker import LOG_FILE, PARTIAL_FILE, STEP_FILE, finding
-from seedzer.outcome import Outcome, Stage, Symptom
-from seedzer.protocols import LoadedSeed
-from seedzer.seed import JointSeed
+from seedzer.load.loader import AttemptResult, ModelLoad, ScriptSeed, pool_models
+from seedzer.store.meta import FindingMeta
+from seedzer.triage.loader_finding import loader_signature
+from seedzer.triage.loader_funnel import build_report, render
+from seedzer.triage.loader_output import write_findings, write_seeds
+
+CASE = {"specs": [["x", "float32", [2]]], "model": None, "model_file": "model.onnx", "input_seed": 3,
+        "target": "llvm", "differential": True, "roundtrip": True, "timeout": 60.0, "reference": None,
+        "expected": None}
 
 
-def _seed(text: str, origin: str, fused: bool = False) -> LoadedSeed:
-    return LoadedSeed(JointSeed(f"# {text}\n", [], origin), op=text, fused=fused)
+def _reshape_error(model: str, var: str) -> Observation:
+    return Observation(Symptom.EXCEPTION, Stage.LOAD, "import", f"InternalError: Reshape of {var} in "
+                       f"/data/pool/{model} has no shape")
 
 
-def _reshape_error(model: str, var: str) -> Outcome:
-    return Outcome.from_dict(
-        finding("exception", "import", "raw", f"InternalError: Reshape of {var} in {model} has no shape")
-    )
+def _run(attempt: str, reached: list[str], *observations: Observation, seeds: tuple[str, ...] = (),
+         fused: tuple[str, ...] = (), **kw: object) -> AttemptResult:
+    run = AttemptResult(attempt, list(observations), reached=reached, case=dict(CASE), **kw)  # type: ignore[arg-type]
+    run.seeds = [ScriptSeed(f"# {s}\n", s, False) for s in seeds] + [ScriptSeed(f"# {s}\n", s, True) for s in fused]
+    return run
+
+
+def _load(name: str, *runs: AttemptResult) -> ModelLoad:
+    result = ModelLoad(model=name, path=name)
+    for run in runs:
+        result.merge(run)
+    result.folded = "folded" in result.attempts
+    return result
 
 
 def _results() -> list[ModelLoad]:
-    ok = ModelLoad(model="a.onnx", path="a.onnx", attempts=["raw"], matched=True)
-    ok.reached["raw"] = ["parse", "import", "legalize", "fuse", "build", "run", "reference", "compare"]
-    ok.seeds = [_seed("add", "a.onnx"), _seed("fused_add_relu", "a.onnx", fused=True)]
-    ok.timings = {"import": 0.5, "legalize": 1.0}
-    rescued = ModelLoad(model="b.onnx", path="b.onnx", attempts=["raw", "folded"], folded=True, matched=False)
-    rescued.reached = {
-        "raw": ["parse"],
-        "folded": ["parse", "fold", "import", "legalize", "fuse", "build", "run", "reference", "compare"],
-    }
-    rescued.seeds = [_seed("add", "b.onnx"), _seed("pad", "b.onnx")]
-    rescued.outcomes = [
-        _reshape_error("b.onnx", "lv10"),
-        Outcome.from_dict(finding("mismatch", "compare", "folded", "output 0: 3/10 elements differ")),
-    ]
-    rescued.timings = {"import": 1.5, "fold": 0.1}
-    failed = ModelLoad(model="c.onnx", path="c.onnx", attempts=["raw", "folded"], folded=True)
-    failed.reached = {"raw": ["parse"], "folded": ["parse", "fold"]}
-    failed.outcomes = [
-        _reshape_error("c.onnx", "lv29"),
-        Outcome(Symptom.CRASH, Stage.LOAD, None, "killed", {"substage": "import", "attempt": "folded"}),
-    ]
-    invalid = ModelLoad(model="d.onnx", path="d.onnx", attempts=["raw"])
-    invalid.reached = {"raw": []}
-    invalid.outcomes = [Outcome.from_dict(finding("invalid", "parse", "raw", "ONNX model d.onnx is empty"))]
-    return [ok, rescued, failed, invalid]
+    ok = _load("a.onnx", _run("raw", ["parse", "import", "legalize", "fuse", "build", "run", "reference", "compare"],
+                              seeds=("add",), fused=("fused_add_relu",), matched=True,
+                              timings={"import": 0.5, "legalize": 1.0}))
+    mismatch = Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "output 0: 3/10 elements differ (values)",
+                           comparison=MODEL_VS_ONNXRUNTIME)
+    rescued = _load("b.onnx", _run("raw", ["parse"], _reshape_error("b.onnx", "lv10"), timings={"import": 1.5}),
+                    _run("folded", ["parse", "fold", "import", "legalize", "fuse", "build", "run", "reference",
+                                    "compare"], mismatch, seeds=("add", "pad"), matched=False, model=b"folded bytes",
+                         timings={"fold": 0.1}))
+    crash = Observation(Symptom.CRASH, Stage.LOAD, "import", "killed by signal SIGSEGV", signal=11)
+    failed = _load("c.onnx", _run("raw", ["parse"], _reshape_error("c.onnx", "lv29")),
+                   _run("folded", ["parse", "fold"], crash))
+    invalid = AttemptResult("raw", [Observation(Symptom.INVALID, Stage.LOAD, "parse", "ONNX model d.onnx is empty")])
+    return [ok, rescued, failed, _load("d.onnx", invalid)]
 
 
 def test_funnel_counts_raw_and_after_folding() -> None:
@@ -73,7 +77,7 @@ def test_failures_group_by_signature_across_models() -> None:
     report = build_report(_results())
     top = report.groups[0]
     assert top.count == 2 and top.models == ["b.onnx", "c.onnx"] and top.substage == "import"
-    assert top.attempts == {"raw": 2}
+    assert top.attempts == {"raw": 2} and top.signature == loader_signature(_reshape_error("b.onnx", "lv10"))
     assert {g.symptom for g in report.groups} == {"exception", "mismatch", "crash", "invalid"}
 
 
@@ -92,7 +96,8 @@ def test_render_and_json(tmp_path: Path) -> None:
     report.write(tmp_path / "load_report.json")
     data = json.loads((tmp_path / "load_report.json").read_text())
     assert data["counts"]["primfuncs"] == 2
-    assert data["per_model"][1]["outcomes"][0]["signature"] == report.groups[0].signature
+    row = data["per_model"][1]["observations"][0]
+    assert row["signature"] == report.groups[0].signature and row["attempt"] == "raw" and row["pass"] == "import"
 
 
 def test_write_seeds_deduplicates_across_models(tmp_path: Path) -> None:
@@ -105,20 +110,27 @@ def test_write_seeds_deduplicates_across_models(tmp_path: Path) -> None:
     assert shared["passes"] == [] and shared["origin"] == "a.onnx"
 
 
-def test_write_findings_makes_a_repro_folder_per_mismatch(tmp_path: Path) -> None:
-    model = tmp_path / "b.onnx"
-    model.write_bytes(b"model bytes")
-    (tmp_path / "b.npz").write_bytes(b"npz")
+def test_write_findings_makes_a_loader_finding_folder_per_model_and_signature(tmp_path: Path) -> None:
     results = _results()
-    results[1].path = str(model)
-    results[1].outcomes[1].detail.update({"specs": [["x", "float32", [2]]], "input_seed": 3, "ref_npz": "b.npz"})
-    (folder,) = write_findings(tmp_path / "out", results)
-    assert folder.name.startswith("b-")
-    assert (folder / "model.onnx").read_bytes() == b"model bytes"  # no folded bytes kept: original copied
-    assert (folder / "b.npz").is_file()
-    repro = (folder / "repro.py").read_text()
-    assert "MODEL = 'model.onnx'" in repro and "INPUT_SEED = 3" in repro
+    for r in results:
+        r.path = str(tmp_path / r.model)
+        Path(r.path).write_bytes(b"raw bytes of " + r.model.encode())
+    folders = write_findings(tmp_path / "out", results)
+    names = sorted(f.name.split("-")[0] for f in folders)
+    assert names == ["b", "b", "c", "c"]  # not a.onnx (clean), not d.onnx (invalid input)
+    mismatch = next(f for f in folders if FindingMeta.load(f).observation.symptom is Symptom.MISMATCH)
+    meta = FindingMeta.load(mismatch)
+    assert meta.kind == "loader" and meta.model == "model.onnx" and meta.origin == "b.onnx"
+    assert mismatch.name == f"b-{meta.signature}" and meta.extra["attempt"] == "folded"
+    assert (mismatch / "model.onnx").read_bytes() == b"folded bytes"  # the model the folded attempt imported
+    raw = next(f for f in folders if f.name.startswith("b-") and f != mismatch)
+    assert (raw / "model.onnx").read_bytes() == b"raw bytes of b.onnx"
+    case = json.loads((mismatch / "case.json").read_text())
+    assert case["model_file"] == "model.onnx" and case["input_seed"] == 3
+    assert Observation.from_json(case["expected"]) == meta.observation
+    repro = (mismatch / "repro.py").read_text()
     compile(repro, "repro.py", "exec")
+    assert "from seedzer" not in repro and "CASE['model'] = MODEL" in repro
 
 
 def test_pool_models_follows_the_manifest_else_globs(tmp_path: Path) -> None:
@@ -138,35 +150,50 @@ def test_resolve_models_errors(tmp_path: Path) -> None:
         resolve_models(tmp_path / "nope.onnx")
 
 
-def test_died_worker_keeps_checkpointed_seeds_and_names_the_step(tmp_path: Path) -> None:
-    partial = {
-        "attempt": "raw",
-        "seeds": [{"script": "s", "op": "add", "fused": False}],
-        "outcomes": [],
-        "timings": {"import": 0.1},
-        "reached": ["parse", "import", "legalize", "fuse"],
-    }
-    (tmp_path / PARTIAL_FILE).write_text(json.dumps(partial))
+def test_died_worker_keeps_checkpointed_seeds_case_and_model_and_names_the_step(tmp_path: Path) -> None:
+    partial = AttemptResult("folded", seeds=[ScriptSeed("s", "add", False)], timings={"import": 0.1},
+                            reached=["parse", "fold", "import", "legalize", "fuse"], case=dict(CASE))
+    (tmp_path / PARTIAL_FILE).write_text(json.dumps(partial.to_json()))
+    (tmp_path / MODEL_COPY).write_bytes(b"folded")
     (tmp_path / STEP_FILE).write_text("build")
     (tmp_path / LOG_FILE).write_text("!!! TVM encountered a Segfault\n")
-    data = _died(Outcome(Symptom.CRASH, Stage.LOAD, None, "killed by signal SIGSEGV"), "raw", tmp_path)
-    assert data["seeds"] == partial["seeds"] and data["retryable"]
-    (outcome,) = data["outcomes"]
-    assert outcome["symptom"] == "crash" and outcome["detail"]["substage"] == "build"
-    assert "Segfault" in outcome["detail"]["log"]
+    data = died(Symptom.CRASH, "killed by signal SIGSEGV", "folded", tmp_path)
+    assert data.seeds == partial.seeds and data.retryable and data.died and data.case == CASE
+    assert data.model == b"folded"
+    (obs,) = data.observations
+    assert obs.symptom is Symptom.CRASH and obs.pass_name == "build" and obs.signal == 11
+    assert "Segfault" in data.log
+    (failure,) = _load("m.onnx", data).failures()
+    assert failure.observation == obs and failure.model == b"folded" and "Segfault" in failure.log
 
 
 def test_died_worker_without_progress_defaults_to_parse(tmp_path: Path) -> None:
-    data = _died(Outcome(Symptom.HANG, Stage.LOAD, None, "no result after 5s"), "folded", tmp_path)
-    assert data["seeds"] == [] and data["outcomes"][0]["detail"]["substage"] == "import"
-    assert data["outcomes"][0]["detail"]["attempt"] == "folded"
+    data = died(Symptom.HANG, "no result after 5s", "folded", tmp_path)
+    assert data.seeds == [] and data.attempt == "folded"
+    (obs,) = data.observations
+    assert obs.symptom is Symptom.HANG and obs.pass_name == "parse"
+    assert _load("m.onnx", data).failures() == []  # no case yet: nothing to file
+
+
+def test_a_sigkill_is_never_a_crash(tmp_path: Path) -> None:
+    (tmp_path / STEP_FILE).write_text("build")
+    (obs,) = died(Symptom.CRASH, "killed by signal SIGKILL", "raw", tmp_path).observations
+    assert obs.symptom is Symptom.INVALID and "not a TVM bug" in obs.message
 
 
 def test_onnx_loader_implements_the_loader_protocol() -> None:
-    from seedzer.load.loader import LoadOptions, OnnxLoader
+    from seedzer.execute.loader import OnnxLoader
+    from seedzer.load.loader import LoadOptions
     from seedzer.protocols import Loader, LoadResult
 
     loader = OnnxLoader(LoadOptions(differential=False))
     assert isinstance(loader, Loader)
     assert issubclass(ModelLoad, LoadResult)
-    assert loader.options.worker_options()["differential"] is False
+    assert loader.options.differential is False
+
+
+def test_attempt_results_round_trip_through_their_checkpoint() -> None:
+    run = _run("raw", ["parse", "import"], _reshape_error("m.onnx", "lv1"), seeds=("add",), matched=False,
+               reference="onnxruntime", tracebacks={"import": "Traceback ..."}, bound_dims={"x": [1, 3]})
+    again = AttemptResult.from_json(json.loads(json.dumps(run.to_json())))
+    assert again == run

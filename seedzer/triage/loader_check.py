@@ -1,0 +1,93 @@
+"""Checking a loader case the way the loader gate and the reducer do: in a forked child, judged alike.
+
+:func:`observe_forked` runs :func:`seedzer.kernel.loader.observe_all` on a case in a child forked
+from this process (call :func:`preload` first, so that the child inherits TVM instead of importing
+it); the child reports the step it is in through shared memory, so a death is a ``crash`` and a
+timeout a ``hang`` at that step, as the campaign's loading attempts report them. A SIGKILL is never
+a TVM bug (the OOM killer or an operator): it is ``invalid``. :func:`matching` picks the
+observation that is a finding's failure with the kernel's own
+:func:`~seedzer.kernel.loader.same_loader_failure`, so the gate, the reducer and ``repro.py`` agree.
+This module imports TVM only when those functions run.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from seedzer.execute.forked import SharedProgress, call_forked
+from seedzer.kernel.common import EXIT_PRESENT, Observation, Stage, Symptom
+
+if TYPE_CHECKING:
+    from seedzer.kernel.loader import LoaderCase
+
+
+def preload() -> None:
+    """Import the loader kernel (TVM, onnx, onnxruntime) here, before children are forked."""
+    import seedzer.kernel.loader  # noqa: F401
+
+
+def _silence() -> None:
+    """Send the child's stdout/stderr (the importer's chatter) to /dev/null."""
+    fd = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
+def _observe(case: LoaderCase, progress: SharedProgress) -> list[Observation]:
+    """The child: every failure of ``case``."""
+    _silence()
+    from seedzer.kernel.loader import Trace, observe_all
+
+    return observe_all(case, trace=Trace(on_step=lambda step: progress.set(Stage.LOAD.value, step)))
+
+
+def observe_forked(case: LoaderCase, timeout: float) -> list[Observation]:
+    """Every failure of ``case`` run alone in a forked child within ``timeout`` seconds."""
+    progress = SharedProgress()
+    res = call_forked(_observe, case, progress, timeout=timeout, progress=progress)
+    step = res.step or "import"
+    if res.ok:
+        return list(res.value)
+    if res.timed_out:
+        return [Observation(Symptom.HANG, Stage.LOAD, step, f"{step} ran over {timeout:.0f}s alone",
+                            seconds=res.seconds)]
+    if res.signal == signal.SIGKILL:
+        return [Observation(Symptom.INVALID, Stage.LOAD, step, f"{res.describe()} (out of memory or an operator)")]
+    if res.signal is not None:
+        return [Observation(Symptom.CRASH, Stage.LOAD, step, res.describe(), signal=res.signal)]
+    return [Observation(Symptom.INVALID, Stage.LOAD, step, f"the check's child failed: {res.describe()}")]
+
+
+def matching(expected: Observation, observed: Sequence[Observation]) -> Observation | None:
+    """The first observation that is the failure ``expected`` describes, or None."""
+    from seedzer.kernel.loader import same_loader_failure
+
+    return next((o for o in observed if same_loader_failure(expected, o)), None)
+
+
+def run_clean(path: Path, python: str = sys.executable, timeout: float = 600.0) -> tuple[int | None, str]:
+    """Run a reproducer in a clean interpreter beside it: its exit status (None on timeout; negative:
+    the signal that killed it) and the tail of its output."""
+    try:
+        proc = subprocess.run([python, path.name], cwd=path.parent, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        return None, ((exc.stdout or b"") + (exc.stderr or b"")).decode(errors="replace")[-3000:]
+    return proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace")[-3000:]
+
+
+def present(symptom: Symptom, returncode: int | None) -> bool:
+    """Whether a reproducer's exit status says the bug is present (a crash: killed by its signal,
+    never by SIGKILL)."""
+    if returncode is None:
+        return False
+    if symptom is Symptom.CRASH:
+        return returncode < 0 and returncode != -signal.SIGKILL
+    return returncode == EXIT_PRESENT

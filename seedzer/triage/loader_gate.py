@@ -1,0 +1,113 @@
+"""The filing gate of loader findings: a candidate is re-run alone before it is filed.
+
+:func:`run_loader_gate` runs in a process forked from the zygote (TVM already imported) and runs the
+finding's case (``case.json`` with ``model.onnx`` embedded) once more in a child forked from it,
+with a generous time limit. Then, in this order:
+
+1. **Alone.** No observation is the finding's failure (the kernel's own
+   :func:`~seedzer.kernel.loader.same_loader_failure`, as ``repro.py`` judges it): ``not-a-bug``,
+   ``not-reproduced``. A crash must die by a signal other than SIGKILL.
+2. **Invalid input.** The failure is an unsupported operator, a violated precondition, an
+   invalid model or a reference engine that cannot run the model: ``not-a-bug``, ``invalid``.
+3. Otherwise ``bug``, with the step as its culprit; its root signature is
+   ``root_key("loader", observation, [step])``, so one importer bug reached by several models (the
+   same normalized message at the same step) is one finding.
+
+Importing this module imports neither TVM nor :mod:`seedzer.triage.gate` (which does): the campaign
+hands :func:`run_loader_gate` to a forked process by reference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from seedzer.errors import SeedzerError
+from seedzer.kernel.common import Observation, Symptom
+from seedzer.load.loader import MODEL_FILE
+from seedzer.oracles.preconditions import is_precondition_error
+from seedzer.oracles.signature import root_key
+from seedzer.store.meta import BUG, NOT_A_BUG
+from seedzer.triage.loader_check import matching, observe_forked, preload
+from seedzer.triage.loader_finding import CASE_FILE
+
+if TYPE_CHECKING:
+    from seedzer.triage.gate import Verdict
+
+HANG_FACTOR = 3.0
+"""The re-run's time limit in units of the attempt's own (a hang must outlive it alone)."""
+INVALID_STEPS = frozenset({"parse", "fold", "reference"})
+"""Loader steps whose failures are about the input (an unreadable model, a reference engine), never TVM."""
+
+
+@dataclass(frozen=True)
+class LoaderGateJob:
+    """One loader candidate: its signature, ``case.json`` (with the failure as ``expected``), the
+    bytes of ``model.onnx`` and the time limit of its re-run (None: :data:`HANG_FACTOR` times the
+    case's own limit)."""
+
+    signature: str
+    case: str
+    model: bytes
+    timeout: float | None = None
+
+    @staticmethod
+    def from_folder(folder: Path, timeout: float | None = None) -> LoaderGateJob:
+        """The job of a loader finding folder (one-line error when it lacks its case or model)."""
+        folder = Path(folder)
+        try:
+            return LoaderGateJob(folder.name, (folder / CASE_FILE).read_text(), (folder / MODEL_FILE).read_bytes(),
+                                 timeout)
+        except OSError as exc:
+            raise SeedzerError(f"{folder}: not a loader finding with a case ({exc.strerror or exc})") from exc
+
+
+def invalid_reason(observation: Observation) -> str | None:
+    """Why a loader failure is about its input rather than TVM, or None."""
+    if observation.symptom is Symptom.INVALID:
+        return observation.message
+    if "not supported for frontend ONNX" in observation.message or "OpNotImplemented" in observation.message:
+        return f"unsupported operator: {observation.message}"
+    if observation.pass_name in INVALID_STEPS:
+        return f"{observation.pass_name}: {observation.message}"
+    if observation.symptom is Symptom.EXCEPTION and is_precondition_error(observation.message):
+        return f"precondition: {observation.message}"
+    return None
+
+
+def run_loader_gate(job: LoaderGateJob) -> Verdict:
+    """Judge one loader candidate (see the module docstring); a module-level function so that a
+    process forked from the zygote can run it."""
+    start = time.monotonic()
+    preload()
+    from seedzer.kernel.loader import LoaderCase
+    from seedzer.triage.gate import INVALID, NOT_REPRODUCED, Verdict
+
+    case = LoaderCase.from_json(json.loads(job.case)).with_model(job.model)
+    expected = case.expected
+    if expected is None:
+        raise SeedzerError(f"{job.signature}: the case has no expected failure to confirm")
+    timeout = job.timeout if job.timeout is not None else HANG_FACTOR * case.timeout
+    observed = observe_forked(dataclasses.replace(case, timeout=timeout), timeout)
+    got = matching(expected, observed)
+
+    def verdict(kind: str, reason: str, obs: Observation, culprit: list[str] | None = None,
+                root: str | None = None) -> Verdict:
+        return Verdict(job.signature, kind, reason, cast(Any, case), obs, culprit or [], root, 1,
+                       time.monotonic() - start)
+
+    if got is None:
+        first = next(iter(observed), Observation.ok())
+        if first.symptom is Symptom.INVALID:
+            return verdict(NOT_A_BUG, f"{INVALID}: {first.message[:300]}", first)
+        seen = "; ".join(o.headline()[:200] for o in observed[:3]) or "every step passes"
+        return verdict(NOT_A_BUG, f"{NOT_REPRODUCED}: run alone it gives {seen}", first)
+    why = invalid_reason(got)
+    if why is not None:
+        return verdict(NOT_A_BUG, f"{INVALID}: {why[:300]}", got)
+    culprit = [got.pass_name or "import"]
+    return verdict(BUG, "bug", got, culprit, root_key("loader", got, culprit).digest())
