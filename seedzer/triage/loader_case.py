@@ -34,14 +34,15 @@ from seedzer.errors import SeedzerError
 from seedzer.load.loader import MODEL_FILE
 from seedzer.load.onnx_import import InvalidModel
 from seedzer.store.atomic import write_atomic
-from seedzer.triage.loader_check import present, run_clean
 from seedzer.triage.loader_finding import EMBED_LIMIT, REPRO_FILE, repro_text, with_expected
 from seedzer.triage.loader_folder import LoaderFinding, base_case, read_finding
 from seedzer.triage.loader_predicate import LoaderPredicate
 from seedzer.triage.loader_report import LoaderReportInput, render_report
+from seedzer.triage.materialize import run_repro
 from seedzer.triage.onnx_graph import export
 from seedzer.triage.onnx_reduce import OnnxReducer, ReduceResult
 from seedzer.triage.registry import TriageOptions, TriageResult
+from seedzer.triage.replay import verdict
 
 __all__ = ["LoaderFinding", "LoaderTriage", "LoaderTriageOptions", "read_finding", "triage_loader",
            "triage_loader_finding", "write_original_repro"]
@@ -98,9 +99,9 @@ def _parse(data: bytes, where: str) -> onnx.ModelProto:
 def verify_repro(path: Path, found: LoaderFinding, timeout: float,
                  python: str = sys.executable) -> tuple[bool, int | None]:
     """Run the reproducer at ``path`` in a clean process; True when it fails as the finding does."""
-    code, out = run_clean(path, python, timeout + 120.0)
-    write_atomic(path.with_suffix(".log"), out)
-    return present(found.observation.symptom, code), code
+    run = run_repro(path, python, timeout + 120.0)
+    write_atomic(path.with_suffix(".log"), run.output)
+    return verdict(found.observation.symptom.value, run.returncode)[0] == "still-present", run.returncode
 
 
 def _reduce(found: LoaderFinding, original: onnx.ModelProto, opts: LoaderTriageOptions,

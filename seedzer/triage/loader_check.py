@@ -14,14 +14,11 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seedzer.execute.forked import SharedProgress, call_forked
-from seedzer.kernel.common import EXIT_PRESENT, Observation, Stage, Symptom
+from seedzer.kernel.common import Observation, Stage, Symptom
 
 if TYPE_CHECKING:
     from seedzer.kernel.loader import LoaderCase
@@ -70,24 +67,3 @@ def matching(expected: Observation, observed: Sequence[Observation]) -> Observat
     from seedzer.kernel.loader import same_loader_failure
 
     return next((o for o in observed if same_loader_failure(expected, o)), None)
-
-
-def run_clean(path: Path, python: str = sys.executable, timeout: float = 600.0) -> tuple[int | None, str]:
-    """Run a reproducer in a clean interpreter beside it: its exit status (None on timeout; negative:
-    the signal that killed it) and the tail of its output."""
-    try:
-        proc = subprocess.run([python, path.name], cwd=path.parent, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as exc:
-        return None, ((exc.stdout or b"") + (exc.stderr or b"")).decode(errors="replace")[-3000:]
-    return proc.returncode, (proc.stdout + proc.stderr).decode(errors="replace")[-3000:]
-
-
-def present(symptom: Symptom, returncode: int | None) -> bool:
-    """Whether a reproducer's exit status says the bug is present (a crash: killed by its signal,
-    never by SIGKILL)."""
-    if returncode is None:
-        return False
-    if symptom is Symptom.CRASH:
-        return returncode < 0 and returncode != -signal.SIGKILL
-    return returncode == EXIT_PRESENT
