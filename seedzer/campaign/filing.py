@@ -122,12 +122,13 @@ class Filing:
                 self.stats.findings[row.symptom] += row.count
             elif row.verdict == NOT_A_BUG:
                 self.stats.not_a_bug[reason_code(row.verdict_reason)] += 1
-            else:
+            elif row.status != "known":  # known issues are never sent to the gate (as when filed)
                 try:
                     meta = self.findings.load(row.signature)
                 except Exception as exc:  # a folder damaged outside Seedzer: say so, keep going
                     self.monitor.message(f"warning: finding {row.signature}: {exc}")
                     continue
+                self.stats.pending += 1  # shown as awaiting the gate until its verdict lands
                 self.submit(meta)
 
     def lowlevel(self, obs: Observation, tc: TestCaseInfo, worker: int, unchanged: list[int], log: str = "") -> None:
@@ -235,7 +236,7 @@ class Filing:
         meta.extra["gate_tests"] = verdict.tests
         self.verdicts[meta.signature] = (meta.verdict, meta.root_signature)
         folder = self.findings.root / meta.signature
-        if verdict.verdict == BUG and meta.kind == "lowlevel":
+        if verdict.verdict == BUG and isinstance(verdict.case, Case):
             write_case(folder, dataclasses.replace(verdict.case, expected=verdict.observation), meta)
         if verdict.verdict == BUG:
             self._count_bug(meta)

@@ -110,11 +110,13 @@ def make_monitor(kind: str = "auto") -> Monitor:
     return RichMonitor()
 
 
-def summary_table(st: CampaignStats, campaign_dir: str, findings: list[tuple[str, str, str, str, int]]) -> Table:
-    """The final summary: totals, then one row per unique finding (symptom, stage, pass, status, count)."""
+def summary_table(st: CampaignStats, campaign_dir: str) -> Table:
+    """The totals of a campaign: time, executions, corpus, coverage, models, restarts, bugs and the
+    gate's not-a-bug verdicts by reason."""
     table = Table(title=f"Seedzer campaign summary: {campaign_dir}", show_lines=False)
     table.add_column("metric")
     table.add_column("value", justify="right")
+    dismissed = ", ".join(f"{k} {v}" for k, v in st.not_a_bug.most_common()) or "none"
     rows = [
         ("elapsed", _hms(st.elapsed)),
         ("executions", str(st.execs)),
@@ -124,18 +126,10 @@ def summary_table(st: CampaignStats, campaign_dir: str, findings: list[tuple[str
         ("coverage (features)", str(st.coverage)),
         ("models loaded / failed", f"{st.loaded_models} / {st.failed_models}"),
         ("worker restarts", str(st.restarts)),
-        ("unique findings", st.findings_line()),
+        ("bugs (distinct root causes)", ", ".join(f"{k} {v}" for k, v in sorted(st.unique.items()) if v) or "none"),
+        ("awaiting the gate", str(st.pending)),
+        ("not bugs, by reason", dismissed),
     ]
     for k, v in rows:
         table.add_row(k, v)
-    if findings:
-        ft = Table(title="Findings", show_lines=False)
-        for col in ("signature", "symptom", "stage / pass", "status", "count"):
-            ft.add_column(col)
-        for sig, symptom, where, status, count in findings:
-            ft.add_row(sig, symptom, where, status, str(count))
-        outer = Table.grid()
-        outer.add_row(table)
-        outer.add_row(ft)
-        return outer
     return table

@@ -1,23 +1,30 @@
-"""A textual summary of a campaign directory, read from its campaign.db alone (read-only).
+"""A textual summary of a campaign directory, read from its campaign.db and finding folders (read-only).
 
 ``status`` works on a running campaign, a finished one and one on read-only media; it never
 creates, migrates or writes a database (see :mod:`seedzer.report.readonly`), and refuses a file
-that is not a Seedzer campaign in one line.
+that is not a Seedzer campaign in one line. Findings are listed as the filing gate judged them:
+bugs, one row per root cause (its culprit passes, one-line message, occurrences and reproducer);
+candidates the gate has not judged yet; not-a-bug counts by reason (every candidate with ``--all``).
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.console import Group
 from rich.table import Table
 
 from seedzer.campaign.monitor import summary_table
 from seedzer.campaign.stats import CampaignStats
-from seedzer.errors import CampaignError
+from seedzer.errors import CampaignError, SeedzerError
 from seedzer.report.readonly import open_campaign, read_meta
+from seedzer.store.findings import finding_folder
+from seedzer.store.meta import BUG, NOT_A_BUG, PENDING, FindingMeta
 
 
 def _rows(conn: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
@@ -29,8 +36,99 @@ def _rows(conn: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
         raise
 
 
-def campaign_summary(campaign: Path) -> Table:
-    """The summary table of a campaign as recorded so far."""
+def reason_code(reason: str) -> str:
+    """The first word of a verdict's reason (``contract``, ``not-reproduced``...)."""
+    return re.split(r"[:\s]", reason, maxsplit=1)[0] or "other"
+
+
+@dataclass
+class FindingLine:
+    """One finding as the summary shows it."""
+
+    signature: str
+    symptom: str
+    where: str
+    verdict: str
+    reason: str
+    root: str | None
+    culprit: list[str]
+    status: str
+    count: int
+    message: str
+    repro: str
+
+
+@dataclass
+class FindingsView:
+    """A campaign's findings grouped by verdict: bugs by root signature, pending, not bugs by reason."""
+
+    bugs: dict[str, list[FindingLine]] = field(default_factory=dict)
+    pending: list[FindingLine] = field(default_factory=list)
+    not_bugs: list[FindingLine] = field(default_factory=list)
+
+    def reasons(self) -> Counter[str]:
+        """Not-a-bug counts by reason."""
+        return Counter(reason_code(f.reason) for f in self.not_bugs)
+
+
+def _line(campaign: Path, row: tuple[Any, ...]) -> FindingLine:
+    sig, symptom, stage, pass_name, message, status, count, verdict, reason, root = row
+    culprit: list[str] = []
+    try:
+        folder = finding_folder(campaign / "findings", str(sig))
+        meta = FindingMeta.load(folder)
+        culprit, verdict, reason, root = meta.culprit, meta.verdict, meta.verdict_reason, meta.root_signature
+        message = meta.observation.headline()
+    except SeedzerError:
+        pass  # a folder damaged or written by hand: the database row still says what it was
+    first = next((ln.strip() for ln in str(message).splitlines() if ln.strip()), "")
+    return FindingLine(str(sig), str(symptom), f"{stage or '?'}/{pass_name or '-'}", str(verdict or PENDING),
+                       str(reason or ""), root, culprit, str(status), int(count), first,
+                       f"findings/{sig}/repro.py")
+
+
+def findings_view(campaign: Path, conn: sqlite3.Connection) -> FindingsView:
+    """Every finding of a campaign, read from campaign.db and the verdicts in its finding folders."""
+    cols = {r[1] for r in _rows(conn, "PRAGMA table_info(findings)")}
+    verdict_cols = "verdict, verdict_reason, root" if "verdict" in cols else "NULL, NULL, NULL"
+    view = FindingsView()
+    for row in _rows(conn, f"SELECT signature, symptom, stage, pass, message, status, count, {verdict_cols} "
+                           "FROM findings ORDER BY first_seen"):
+        line = _line(campaign, row)
+        if line.verdict == BUG:
+            view.bugs.setdefault(line.root or line.signature, []).append(line)
+        elif line.verdict == NOT_A_BUG:
+            view.not_bugs.append(line)
+        else:
+            view.pending.append(line)
+    return view
+
+
+def _bug_table(view: FindingsView) -> Table:
+    table = Table(title="Bugs (one row per root cause; `seedzer status --all` lists every candidate)")
+    for col in ("root", "symptom", "culprit", "count", "status", "what happened", "reproducer"):
+        table.add_column(col, overflow="fold")
+    for root, lines in view.bugs.items():
+        first = lines[0]
+        statuses = sorted({ln.status for ln in lines})
+        table.add_row(root, first.symptom, " + ".join(first.culprit) or first.where,
+                      str(sum(ln.count for ln in lines)), ", ".join(statuses), first.message[:160], first.repro)
+    return table
+
+
+def _all_table(view: FindingsView) -> Table:
+    table = Table(title="Every candidate")
+    for col in ("signature", "symptom", "stage / pass", "verdict", "reason", "count", "what happened"):
+        table.add_column(col, overflow="fold")
+    for line in [ln for group in view.bugs.values() for ln in group] + view.pending + view.not_bugs:
+        table.add_row(line.signature, line.symptom, line.where, line.verdict,
+                      line.reason[:100] if line.verdict != BUG else f"root {line.root}", str(line.count),
+                      line.message[:120])
+    return table
+
+
+def campaign_summary(campaign: Path, show_all: bool = False) -> Group:
+    """The summary of a campaign as recorded so far (bugs only, unless ``show_all``)."""
     path = Path(campaign) / "campaign.db"
     if not path.exists():
         raise CampaignError(f"{campaign}: not a campaign directory (no campaign.db)")
@@ -38,30 +136,33 @@ def campaign_summary(campaign: Path) -> Table:
     try:
         try:
             last = _rows(conn, "SELECT coverage FROM snapshots ORDER BY time DESC LIMIT 1")
-            findings = _rows(conn, "SELECT signature, symptom, stage, pass, status, count FROM findings "
-                                   "ORDER BY first_seen")
             summary = _rows(conn, "SELECT symptom, count FROM exec_summary")
             corpus = _rows(conn, "SELECT COUNT(*) FROM corpus")
-            restarts = _rows(conn, "SELECT COUNT(*) FROM events WHERE kind = 'worker_restart'")
+            restarts = _rows(conn, "SELECT COUNT(*) FROM events WHERE kind IN ('worker_restart', 'worker_killed')")
             models = dict(_rows(conn, "SELECT status, COUNT(*) FROM models GROUP BY status"))
             config = read_meta(conn, "config") or {}
             elapsed = float(read_meta(conn, "elapsed", 0.0) or 0.0)
+            view = findings_view(Path(campaign), conn)
         except (sqlite3.Error, ValueError, TypeError) as exc:
             raise CampaignError(f"{path}: unreadable campaign database ({exc})") from None
-        minutes = (config.get("fuzz") or {}).get("minutes", 0) if isinstance(config, dict) else 0
-        st = CampaignStats(
-            execs=sum(int(n) for _, n in summary), coverage=int(last[0][0]) if last else 0,
-            corpus=int(corpus[0][0]) if corpus else 0, elapsed=elapsed,
-            budget=float(minutes or 0) * 60,
-            invalid=sum(int(n) for s, n in summary if s == "invalid"),
-            unique=Counter(str(f[1]) for f in findings),
-            restarts=int(restarts[0][0]) if restarts else 0,
-        )
-        st.loaded_models, st.failed_models = int(models.get("ok", 0)), int(models.get("failed", 0))
-        st.session_execs, st.session_seconds = st.execs, st.elapsed
-        rows = [(sig, symptom, f"{stage or '?'} / {pass_name or '-'}", status, count)
-                for sig, symptom, stage, pass_name, status, count in findings]
-        return summary_table(st, str(campaign), rows)
     finally:
         conn.close()
-
+    minutes = (config.get("fuzz") or {}).get("minutes", 0) if isinstance(config, dict) else 0
+    st = CampaignStats(
+        execs=sum(int(n) for _, n in summary), coverage=int(last[0][0]) if last else 0,
+        corpus=int(corpus[0][0]) if corpus else 0, elapsed=elapsed, budget=float(minutes or 0) * 60,
+        invalid=sum(int(n) for s, n in summary if s == "invalid"),
+        unique=Counter(lines[0].symptom for lines in view.bugs.values()),
+        not_a_bug=view.reasons(), pending=len(view.pending),
+        restarts=int(restarts[0][0]) if restarts else 0,
+    )
+    st.findings = Counter({s: sum(ln.count for g in view.bugs.values() for ln in g if ln.symptom == s)
+                           for s in st.unique})
+    st.loaded_models, st.failed_models = int(models.get("ok", 0)), int(models.get("failed", 0))
+    st.session_execs, st.session_seconds = st.execs, st.elapsed
+    parts: list[Any] = [summary_table(st, str(campaign))]
+    if view.bugs:
+        parts.append(_bug_table(view))
+    if show_all and (view.pending or view.not_bugs or view.bugs):
+        parts.append(_all_table(view))
+    return Group(*parts)

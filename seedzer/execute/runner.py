@@ -29,6 +29,7 @@ from seedzer.coverage.pass_instrument import PassCoverage
 from seedzer.execute.lru import LRU
 from seedzer.kernel.common import FUZZED, Observation, Stage, Step, Symptom, error_text
 from seedzer.kernel.lowlevel import (
+    FUNCTION_NAMES,
     OPT,
     Built,
     Case,
@@ -156,8 +157,10 @@ class CachingRunner(Runner):
         self.on_step(Stage.BUILD, "codegen", next(reversed(hosts)))
         try:
             executable = codegen(list(hosts.values()), target)
+            for program in hosts:  # LLVM's JIT materializes code at the first lookup: fail here, not later
+                executable[FUNCTION_NAMES[program]]
             generated: dict[str, Any] = dict.fromkeys(hosts, executable)
-        except Exception:  # attribute the failure: generate each program alone
+        except Exception:  # attribute the failure: generate each program alone (a failed JIT is not reused)
             generated = self.generate(hosts, target)
         self._timed("build", start)
         for program, executable in generated.items():

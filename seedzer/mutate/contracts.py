@@ -141,8 +141,11 @@ def _in_pipeline(name: str) -> Contract:
 _GPU = frozenset({"cuda", "rocm", "vulkan", "metal", "opencl", "webgpu"})
 _HEXAGON = frozenset({"hexagon"})
 
+RUN_ONCE = frozenset({"tirx.SplitHostDevice", "tirx.MakePackedAPI"})
+"""Pipeline passes that must run exactly once (the pipeline runs them; a second run breaks the IR)."""
+
 CONTRACTS: dict[str, Contract] = {
-    **{name: _in_pipeline(name) for name in _INDEX},
+    **{name: _in_pipeline(name) for name in _INDEX if name not in RUN_ONCE},
     # Passes TVM runs elsewhere: the position of their callers or of the IR their own tests use.
     "s_tir.HoistExpression": Contract("s_tir.HoistExpression", "tirx.StorageRewrite",
                                       source="the generalization of HoistIfThenElse (same position)"),
@@ -166,8 +169,29 @@ def fuzzable(target_kind: str = "llvm") -> list[str]:
     return [n for n in CATALOG if n in CONTRACTS and target_kind in CONTRACTS[n].targets]
 
 
+UNROLL_LIMIT = 4096
+"""Most loop iterations a fuzzed UnrollLoop configuration may ask to unroll in one nest."""
+UNROLL_DEFAULT_DEPTH = 8
+"""UnrollLoop's ``auto_max_depth`` when its configuration leaves it out."""
+
+
+def bounded(config: dict[str, Any]) -> dict[str, Any]:
+    """An UnrollLoop configuration whose size criterion cannot unroll more than :data:`UNROLL_LIMIT`
+    iterations of a nest: every loop of extent up to ``auto_max_extent`` is unrolled whatever its body,
+    down to ``auto_max_depth`` levels, so their product is what the harness asks for (a 40,320-iteration
+    blow-up was filed as a hang before). The step criterion (``auto_max_step``) bounds itself."""
+    extent = int(config.get("auto_max_extent", 0) or 0)
+    if extent <= 1:
+        return config
+    depth = int(config.get("auto_max_depth", UNROLL_DEFAULT_DEPTH))
+    while depth > 1 and extent**depth > UNROLL_LIMIT:
+        depth -= 1
+    return {**config, "auto_max_depth": depth}
+
+
 def step_of(spec: PassSpec) -> Step:
-    """A fuzzed pass as a flat step: its arguments split into constructor arguments and config."""
+    """A fuzzed pass as a flat step: its arguments split into constructor arguments and config
+    (an UnrollLoop configuration :func:`bounded`)."""
     info = CATALOG[spec.name]
     known = {a.name: a for a in info.args}
     args: dict[str, Any] = dict(REQUIRED_ARG_DEFAULTS.get(spec.name, {}))
@@ -182,6 +206,8 @@ def step_of(spec: PassSpec) -> Step:
             config[arg.config_key] = value
         else:
             config.setdefault(arg.config_key, {})[arg.config_field] = value
+    if "tirx.UnrollLoop" in config:
+        config["tirx.UnrollLoop"] = bounded(config["tirx.UnrollLoop"])
     return Step(spec.name, args, config, FUZZED, True)
 
 

@@ -25,16 +25,18 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seedzer.execute.forked import SharedProgress, call_forked
-from seedzer.kernel.common import Observation, Stage, Symptom, ir_names, normalize, reference_steps, same_failure
-from seedzer.kernel.lowlevel import Case, Runner, observe, parse_func, step_label
+from seedzer.kernel.common import Case, Observation, Stage, Symptom, ir_names, normalize, reference_steps, same_failure
 from seedzer.mutate.contracts import canonical_lowering, slot_of_step
 from seedzer.oracles.registry import judge, make_oracles
 from seedzer.oracles.signature import root_key
 from seedzer.store.meta import BUG, NOT_A_BUG
 from seedzer.triage.culprit import bisect
+
+if TYPE_CHECKING:
+    from seedzer.kernel.loader import LoaderCase
 
 NOT_REPRODUCED = "not-reproduced"
 INSTRUMENTATION = "instrumentation-suspect"
@@ -80,7 +82,7 @@ class Verdict:
     signature: str
     verdict: str
     reason: str
-    case: Case
+    case: Case | LoaderCase
     observation: Observation
     culprit: list[str] = field(default_factory=list)
     root: str | None = None
@@ -89,30 +91,37 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
 
 
-class _Runner(Runner):
-    """The kernel's runner with a parse cache (filled in the gate process, inherited by its children)."""
+def _runner() -> Any:
+    """The kernel's runner with a parse cache (filled in the gate process, inherited by its children).
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.parsed: dict[str, Any] = {}
+    The kernel imports TVM: it is imported here, in the gate's own process, never by the campaign."""
+    from seedzer.kernel.lowlevel import Runner, parse_func
 
-    def parse(self, script: str) -> Any:
-        """The PrimFunc of ``script`` (parsed once)."""
-        if script not in self.parsed:
-            self.parsed[script] = parse_func(script)
-        return self.parsed[script]
+    class CachedParse(Runner):
+        def __init__(self) -> None:
+            super().__init__()
+            self.parsed: dict[str, Any] = {}
+
+        def parse(self, script: str) -> Any:
+            if script not in self.parsed:
+                self.parsed[script] = parse_func(script)
+            return self.parsed[script]
+
+    return CachedParse()
 
 
 class Tester:
     """Runs cases in forked children; a death or a timeout becomes a crash or hang observation."""
 
     def __init__(self) -> None:
-        self.runner = _Runner()
+        self.runner = _runner()
         self.progress = SharedProgress()
         self.tests = 0
 
     def observe(self, case: Case, timeout: float) -> Observation:
         """What ``case`` shows when run alone within ``timeout`` seconds."""
+        from seedzer.kernel.lowlevel import observe, step_label
+
         self.tests += 1
         try:
             self.runner.parse(case.script)

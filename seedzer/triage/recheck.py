@@ -19,7 +19,7 @@ from pathlib import Path
 from seedzer.config import Config, config_from_dict
 from seedzer.errors import CampaignError, ConfigError, SeedzerError
 from seedzer.execute.isolated import run_isolated
-from seedzer.kernel.common import Stage
+from seedzer.kernel.common import Case, Stage
 from seedzer.store.db import CampaignDB
 from seedzer.store.findings import FindingStore
 from seedzer.store.lock import DirLock
@@ -97,7 +97,7 @@ def recheck(campaign: Path, only: tuple[str, ...] = (),
                 meta.culprit, meta.root_signature = verdict.culprit, verdict.root
                 meta.gate_seconds = verdict.seconds
                 meta.extra["gate_notes"] = verdict.notes
-                if verdict.verdict == BUG and meta.kind == "lowlevel":
+                if verdict.verdict == BUG and isinstance(verdict.case, Case):
                     write_case(folder, dataclasses.replace(verdict.case, expected=verdict.observation), meta)
                 store.update(meta)
                 row = RecheckRow(meta.signature, meta.observation.symptom.value, verdict.verdict, verdict.reason,

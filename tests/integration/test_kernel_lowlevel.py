@@ -1,0 +1,246 @@
+"""The low-level kernel on real TVM: flat steps equal TVM's pipeline, the three programs, one judging
+order, the worker's caching runner, and real TVM bugs it observes."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+tvm = pytest.importorskip("tvm")
+import tvm_ffi  # noqa: E402
+
+from seedzer.execute.runner import CachingRunner, RunnerSettings  # noqa: E402
+from seedzer.kernel.common import (  # noqa: E402
+    FUZZED,
+    REFERENCE_VS_MINIMAL,
+    Case,
+    Checks,
+    Stage,
+    Step,
+    Symptom,
+    minimal_steps,
+)
+from seedzer.kernel.lowlevel import (  # noqa: E402
+    MINIMAL,
+    OPT,
+    REFERENCE,
+    Runner,
+    call,
+    codegen,
+    lower,
+    make_inputs,
+    make_target,
+    observe,
+    parse_func,
+    slowdown,
+)
+from seedzer.mutate.contracts import PIPELINE_PASSES, pipeline_steps, plan  # noqa: E402
+from seedzer.oracles.signature import raw_key  # noqa: E402
+from seedzer.seed import PassSpec, input_seed  # noqa: E402
+from seedzer.store.db import CampaignDB  # noqa: E402
+from seedzer.store.findings import FindingStore  # noqa: E402
+from seedzer.store.meta import FindingMeta  # noqa: E402
+
+SEEDS = Path(__file__).parent.parent / "fixtures" / "seeds"
+BUGS = Path(__file__).parent.parent / "fixtures" / "bugs"
+O0 = {"kind": "llvm", "opt-level": 0}
+UNROLL_ALL = Step("tirx.UnrollLoop", {}, {"tirx.UnrollLoop": {"auto_max_extent": 64, "auto_max_step": 1024}},
+                  FUZZED, True)
+
+
+def _quiet(*_: Any) -> None:
+    return None
+
+
+def _case(script: str, steps: list[Step] | None = None, **kw: Any) -> Case:
+    return Case(script, tuple(steps if steps is not None else plan([])), input_seed(script), **kw)
+
+
+def test_the_pipeline_table_is_what_the_wheel_runs() -> None:
+    stack: list[str] = []
+    seen: list[str] = []
+
+    @tvm.ir.instrument.pass_instrument
+    class Record:
+        def run_before_pass(self, mod: Any, info: Any) -> None:
+            stack.append(str(info.name))
+            if stack[:2] == ["_pipeline", "sequential"] and len(stack) == 3:
+                seen.append(stack[-1])
+            elif stack[0] == "sequential" and len(stack) == 2:
+                seen.append(stack[-1])
+
+        def run_after_pass(self, mod: Any, info: Any) -> None:
+            stack.pop()
+
+    func = parse_func((SEEDS / "sum.py").read_text()).with_attr("global_symbol", "main")
+    with tvm.transform.PassContext(opt_level=3, instruments=[Record()]):
+        tvm.compile(tvm.IRModule({"main": func}), target="llvm")
+    assert seen == [p.name for p in PIPELINE_PASSES]
+
+
+@pytest.mark.parametrize("seed", ["softmax", "conv2d", "argmax", "sum"])
+def test_flat_pipeline_steps_build_exactly_what_tvm_compile_builds(seed: str) -> None:
+    script = (SEEDS / f"{seed}.py").read_text()
+    func = parse_func(script)
+    target = make_target(O0)
+    mine = lower(func, pipeline_steps(), target)
+    mod = tvm.tirx.transform.BindTarget(target)(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}))
+    pipeline, finalize_host, _ = tvm.tirx.get_default_tir_pipeline(target)
+    with tvm.transform.PassContext(opt_level=3):
+        theirs = finalize_host()(pipeline(mod))
+    assert tvm_ffi.structural_equal(mine, theirs)
+    inputs = make_inputs(func, 5)
+    with tvm.transform.PassContext(opt_level=3):
+        lib = tvm.compile(tvm.IRModule({"main": func.with_attr("global_symbol", "main")}), target=target)
+    args = [tvm.runtime.tensor(a.copy()) for a in inputs]
+    lib["main"](*args)
+    for got, want in zip(call(codegen([mine], target), OPT, inputs), args, strict=True):
+        np.testing.assert_array_equal(got, want.numpy())
+
+
+def test_the_minimal_lowering_is_tvm_compile_with_the_optional_passes_disabled() -> None:
+    script = (SEEDS / "softmax.py").read_text()
+    func = parse_func(script)
+    target = make_target(O0)
+    optional = [p.name for p in PIPELINE_PASSES if p.optional]
+    mod = tvm.IRModule({"main": func.with_attr("global_symbol", "main")})
+    with tvm.transform.PassContext(opt_level=3, disabled_pass=optional, config={"tirx.disable_vectorize": True}):
+        pipeline, finalize_host, _ = tvm.tirx.get_default_tir_pipeline(target)
+        theirs = finalize_host()(pipeline(tvm.tirx.transform.BindTarget(target)(mod)))
+    mine = lower(func, minimal_steps(pipeline_steps()), target, program=OPT)
+    assert tvm_ffi.structural_equal(mine, theirs)
+
+
+def test_the_caching_runner_gives_what_the_plain_runner_gives_and_reuses_programs() -> None:
+    script = (SEEDS / "softmax.py").read_text()
+    case = _case(script, plan([PassSpec("s_tir.LowerInitBlock"), PassSpec("tirx.StmtSimplify")]))
+    lowered: list[str] = []
+
+    class Counting(CachingRunner):
+        def lower_program(self, c: Case, func: Any, program: str, steps: Any, target: Any) -> Any:
+            lowered.append(program)
+            return super().lower_program(c, func, program, steps, target)
+
+    runner = Counting(RunnerSettings(), _quiet)
+    assert observe(case, runner).symptom is Symptom.OK
+    assert sorted(lowered) == [MINIMAL, OPT, REFERENCE] and runner.timings["build"] > 0
+    lowered.clear()
+    again = dataclasses.replace(case, steps=tuple(plan([PassSpec("tirx.RemoveNoOp")])))
+    assert observe(again, runner).symptom is Symptom.OK
+    assert lowered == [OPT]  # minimal and reference came from the cache
+    func = parse_func(script)
+    inputs = make_inputs(func, case.input_seed)
+    built = runner.build(case, func, {OPT: list(case.steps)}, inputs, make_target(O0))
+    plain = Runner().build(case, func, {OPT: list(case.steps)}, inputs, make_target(O0))
+    for got, want in zip(built[OPT].outputs or [], plain[OPT].outputs or [], strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_unchanged_fuzzed_passes_are_reported_and_identical_builds_reused() -> None:
+    relu = (SEEDS / "relu.py").read_text()
+    runner = CachingRunner(RunnerSettings(), _quiet)
+    passes = [PassSpec("s_tir.LowerOpaqueBlock"), PassSpec("s_tir.LowerInitBlock"), PassSpec("s_tir.LowerInitBlock")]
+    assert observe(_case(relu, plan(passes)), runner).symptom is Symptom.OK
+    assert set(runner.unchanged) == {1, 2}  # LowerOpaqueBlock does the lowering at its position; the rest is done
+    runner.reset()
+    observe(_case(relu, plan([*passes, PassSpec("s_tir.LowerInitBlock")])), runner)
+    assert runner.timings.get("reused_builds", 0) >= 1  # the same lowered program: no code generation
+
+
+def test_a_step_that_raises_is_an_exception_at_that_step() -> None:
+    relu = (SEEDS / "relu.py").read_text()
+    steps = [*pipeline_steps()[:3], Step("tirx.NoSuchPass", role=FUZZED, optional=True), *pipeline_steps()[3:]]
+    got = observe(_case(relu, steps))
+    assert (got.symptom, got.stage, got.pass_name, got.step_index) == (Symptom.EXCEPTION, Stage.PASS,
+                                                                        "tirx.NoSuchPass", 3)
+
+
+def test_unbuildable_ir_is_invalid() -> None:
+    relu = (SEEDS / "relu.py").read_text()
+    call_extern = 'T.call_extern("float32", "seedzer_no_such_symbol", x0[v_i0, v_i1, v_i2, v_i3])'
+    broken = relu.replace("T.max(x0[v_i0, v_i1, v_i2, v_i3], T.float32(0.0))", call_extern)
+    assert broken != relu
+    for runner in (Runner(), CachingRunner(RunnerSettings(), _quiet)):
+        got = observe(_case(broken, plan([PassSpec("tirx.StmtSimplify")])), runner)
+        assert got.symptom is Symptom.INVALID and "minimal lowering fails" in got.message
+
+
+def test_illformed_ir_after_a_step_is_observed_there_and_a_clean_case_is_ok() -> None:
+    relu = (SEEDS / "relu.py").read_text()
+    bad = observe(_case(relu, [UNROLL_ALL, *pipeline_steps()]))
+    assert (bad.symptom, bad.pass_name) == (Symptom.ILLFORMED, "tirx.UnrollLoop")
+    assert "multiple definitions" in bad.message
+    assert observe(_case(relu, plan([PassSpec("tirx.UnrollLoop", (("auto_max_extent", 64),))]))).symptom is Symptom.OK
+    off = observe(_case(relu, [UNROLL_ALL, *pipeline_steps()], checks=Checks(illformed=False)))
+    assert off.symptom is not Symptom.ILLFORMED
+
+
+def _renamed(script: str) -> str:
+    return script.replace("v_i0", "q_x").replace("v_i1", "q_y").replace("v_i2", "q_z").replace("v_i3", "q_w")
+
+
+def test_renamed_variants_of_one_real_failure_are_one_finding(tmp_path: Path) -> None:
+    relu = (SEEDS / "relu.py").read_text()
+    db = CampaignDB(tmp_path / "campaign.db")
+    store = FindingStore(tmp_path / "findings", db, [])
+    for script in (relu, _renamed(relu)):
+        got = observe(_case(script, [UNROLL_ALL, *pipeline_steps()]))
+        assert got.symptom is Symptom.ILLFORMED
+        from seedzer.kernel.common import ir_names
+
+        sig = raw_key("lowlevel", got, ir_names(script)).digest()
+        store.record(FindingMeta(sig, "lowlevel", got), {"ir.py": script})
+    (row,) = db.findings()
+    assert row.count == 2
+
+
+SLOW_ADD = """
+@T.prim_func
+def main(x0: T.Buffer((T.int64(2), T.int64(3), T.int64(4)), "float32"),
+         x1: T.Buffer((T.int64(3), T.int64(1)), "float32"),
+         T_add: T.Buffer((T.int64(2), T.int64(3), T.int64(4)), "float32")):
+    for i, j, k in T.grid(T.int64(2), T.int64(3), T.int64(4)):
+        T_add[i, j, k] = x0[i, j, k] + x1[j, T.int64(0)]
+        for rep in range(512):  # 512 dependent additions too small to change the sum: same result, slower
+            T_add[i, j, k] = T_add[i, j, k] + T.Cast("float32", rep) * T.float32(1e-30)
+"""
+
+
+def _timed(opt_script: str, ref_script: str) -> tuple[Any, list[np.ndarray]]:
+    target = make_target({"kind": "llvm", "opt-level": 3})
+    ref = parse_func(ref_script)
+    hosts = [lower(parse_func(opt_script), pipeline_steps(), target, program=OPT),
+             lower(ref, pipeline_steps(), target, program=REFERENCE)]
+    return codegen(hosts, target), make_inputs(ref, 3)
+
+
+def test_perf_confirms_a_constructed_slowdown_and_not_a_clean_build() -> None:
+    add = (SEEDS / "add_broadcast.py").read_text()
+    executable, inputs = _timed(add, add)
+    assert slowdown(executable, inputs, 2.0, 3) is None
+    executable, inputs = _timed(SLOW_ADD, add)
+    slow = slowdown(executable, inputs, 2.0, 3)
+    assert slow is not None and len(slow.ratios) == 3 and slow.ratio > 2.0
+
+
+def test_perf_skips_kernels_too_slow_to_time() -> None:
+    add = (SEEDS / "add_broadcast.py").read_text()
+    executable, inputs = _timed(SLOW_ADD, add)
+    assert slowdown(executable, inputs, 2.0, 3, max_call_seconds=1e-12) is None
+
+
+@pytest.mark.parametrize(("bug", "symptom", "where"), [
+    ("vectorize_alloc", Symptom.MISMATCH, REFERENCE_VS_MINIMAL),
+    ("hoist_else", Symptom.MISMATCH, REFERENCE_VS_MINIMAL),
+    ("narrow_shift", Symptom.EXCEPTION, "tirx.NarrowDataType"),
+    ("compact_divide", Symptom.EXCEPTION, "s_tir.CompactBufferAllocation"),
+])
+def test_real_tvm_bugs_in_the_default_pipeline_are_observed(bug: str, symptom: Symptom, where: str) -> None:
+    script = (BUGS / bug / "ir.py").read_text()
+    got = observe(_case(script))
+    assert got.symptom is symptom
+    assert where in (got.comparison, got.pass_name)
