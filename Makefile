@@ -26,9 +26,26 @@ test: install ## the default test suite (unit + integration, slow tests excluded
 test-all: install ## every test, including slow campaigns
 	$(BIN)/python -m pytest -q
 
-lint: install ## ruff and mypy
+lint: install ## ruff, mypy and the import layers (import-linter)
 	$(BIN)/ruff check seedzer tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+
+# Docker (README.md, "Docker"): the same commands on an online machine and on one that reaches no
+# image registry (an offline base image is built from Debian's packages). Root or sudo for apt-get.
+.PHONY: docker-image docker-up docker-down docker-e2e
+
+docker-image: ## build the runtime image seedzer:0.1.0 (starts the engine, installing it when missing)
+	docker/build.sh
+
+docker-up: ## from a fresh clone to a running compose campaign: generate, 2 fuzz replicas, report
+	docker/up.sh
+
+docker-down: ## stop the compose services; the volumes (pools, results) stay
+	docker/compose.sh down
+
+docker-e2e: ## build the image and run a 2-minute compose campaign with its checks (as CI does)
+	bash scripts/docker_e2e.sh

@@ -73,7 +73,7 @@ def check_campaign_paths(pool: Path, out: Path) -> None:
 
 def check_campaign_state(pool: Path, out: Path, resume: bool) -> None:
     """Read-only checks of ``out``'s campaign.db: resumable (and made from ``pool``), or absent for a new one."""
-    from seedzer.report.readonly import open_campaign, read_meta
+    from seedzer.store.readonly import open_campaign, read_meta
 
     db = out / "campaign.db"
     if not resume:
@@ -114,7 +114,7 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str) -> Non
         from seedzer.campaign.runner import Campaign
 
         Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor)).run()
-    Console().print(campaign_summary(out))
+    Console(width=max(Console().width, 160)).print(campaign_summary(out))
 
 
 @main.command()
@@ -193,23 +193,25 @@ def config_check(path: Path) -> None:
 
 @main.command()
 @click.argument("campaign", type=click.Path(path_type=Path))
-def status(campaign: Path) -> None:
-    """Summarize a campaign directory (running or finished) from its campaign.db.
+@click.option("--all", "show_all", is_flag=True, help="Also list candidates the gate has not judged and not-bugs.")
+def status(campaign: Path, show_all: bool) -> None:
+    """Summarize a campaign directory (running or finished): totals, then its bugs, one row per root
+    cause (culprit passes, one-line message, occurrences, reproducer), and not-a-bug counts by reason.
 
-    Example: seedzer status campaigns/basic-1
+    Example: seedzer status campaigns/basic-1 --all
     """
     from seedzer.campaign.report import campaign_summary
 
-    Console().print(campaign_summary(campaign))
+    Console(width=max(Console().width, 160)).print(campaign_summary(campaign, show_all))
 
 
 def _register_verbs() -> None:
-    from seedzer.coverage.cli import coverage_group
-    from seedzer.experiment.cli import experiment_group
-    from seedzer.generate.cli import generate_cmd, pool_group
-    from seedzer.load.cli import load_cmd
-    from seedzer.report.cli import report_cmd
-    from seedzer.triage.cli import recheck_cmd, replay_cmd, triage_cmd
+    from seedzer.commands.coverage import coverage_group
+    from seedzer.commands.experiment import experiment_group
+    from seedzer.commands.generate import generate_cmd, pool_group
+    from seedzer.commands.load import load_cmd
+    from seedzer.commands.report import report_cmd
+    from seedzer.commands.triage import recheck_cmd, replay_cmd, triage_cmd
 
     main.add_command(generate_cmd, "generate")
     main.add_command(pool_group, "pool")

@@ -13,7 +13,6 @@ campaign are judged when it resumes: nothing is lost.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,13 +34,10 @@ from seedzer.store.findings import FindingStore
 from seedzer.store.meta import BUG, NOT_A_BUG, PENDING, FindingMeta, FindingSettings
 from seedzer.store.repro import TVM_VERSION
 from seedzer.triage.cases import new_case
-from seedzer.triage.gate import GateJob, GateSettings, Verdict, run_gate
+from seedzer.triage.gate import GateJob, GateSettings, Verdict, gate_settings, reason_code, run_gate
 from seedzer.triage.loader_finding import loader_finding
 from seedzer.triage.loader_gate import LoaderGateJob, run_loader_gate
 from seedzer.triage.materialize import lowlevel_files, write_case
-
-INSTRUMENTED_BACKENDS = frozenset({"breakpoints"})
-"""Coverage backends that patch TVM's code: a crash may be theirs rather than TVM's."""
 
 
 class GateRunner(Protocol):
@@ -68,11 +64,6 @@ class GateRunner(Protocol):
         ...
 
 
-def reason_code(reason: str) -> str:
-    """The first word of a verdict's reason (``contract``, ``not-reproduced``...)."""
-    return re.split(r"[:\s]", reason, maxsplit=1)[0] or "other"
-
-
 @dataclass
 class FilingSettings:
     """What filing needs from the campaign's configuration."""
@@ -86,11 +77,8 @@ class FilingSettings:
     @staticmethod
     def of(cfg: Config) -> FilingSettings:
         """From the campaign configuration."""
-        t = cfg.timeouts
-        timeouts = {"mutate": t.mutate, "pass": t.passes, "build": t.build, "run": t.run, "compare": t.compare}
-        gate = GateSettings(timeouts=dict(timeouts), instrumented=cfg.fuzz.coverage in INSTRUMENTED_BACKENDS,
-                            verifier_issues=cfg.oracles.verifier_issues, oracles=tuple(cfg.oracles.enabled))
-        return FilingSettings(FindingSettings(cfg.oracles.rtol, cfg.oracles.atol, timeouts), gate,
+        gate = gate_settings(cfg)
+        return FilingSettings(FindingSettings(cfg.oracles.rtol, cfg.oracles.atol, dict(gate.timeouts)), gate,
                               cfg.oracles.perf_factor, cfg.oracles.perf_repeats, cfg.oracles.confirm_crashes)
 
 

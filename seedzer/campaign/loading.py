@@ -8,29 +8,50 @@ loads the rest.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from seedzer.campaign.filing import Filing
+from seedzer.campaign.monitor import Monitor
 from seedzer.campaign.seeds import ModelSeeds, load_for_campaign
+from seedzer.campaign.stats import CampaignStats
+from seedzer.config import Config
 from seedzer.errors import PoolError
 from seedzer.seed import JointSeed
-from seedzer.store.corpus import CorpusEntry
-
-if TYPE_CHECKING:
-    from seedzer.campaign.runner import Campaign
+from seedzer.store.corpus import Corpus, CorpusEntry
+from seedzer.store.db import CampaignDB
 
 SeedLoader = Callable[[Path, bool, float, int], ModelSeeds]
 """(model, differential check, time limit per attempt, most seeds kept) -> what loading gave."""
 
 
-def load_seeds(campaign: Campaign, loader: SeedLoader | None = None) -> None:
+class Loading(Protocol):
+    """What loading needs of a campaign (its store, corpus, filing, statistics and pool)."""
+
+    cfg: Config
+    db: CampaignDB
+    corpus: Corpus
+    filing: Filing
+    stats: CampaignStats
+    monitor: Monitor
+    models: list[Path]
+    pool: Path
+    pending: deque[CorpusEntry]
+
+    def stopping(self) -> bool:
+        """True once a stop was requested (Ctrl-C)."""
+        ...
+
+
+def load_seeds(campaign: Loading, loader: SeedLoader | None = None) -> None:
     """Load every pool model of ``campaign`` not loaded before; loader failures are findings, never fatal."""
     load = loader or load_for_campaign
     cfg = campaign.cfg
     done = campaign.db.loaded_models()
     for model in campaign.models:
-        if campaign._stop:  # Ctrl-C while loading: the models not loaded yet are loaded on --resume
+        if campaign.stopping():  # Ctrl-C while loading: the models not loaded yet are loaded on --resume
             return
         if model.name in done:
             continue

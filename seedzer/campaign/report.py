@@ -1,7 +1,7 @@
 """A textual summary of a campaign directory, read from its campaign.db and finding folders (read-only).
 
 ``status`` works on a running campaign, a finished one and one on read-only media; it never
-creates, migrates or writes a database (see :mod:`seedzer.report.readonly`), and refuses a file
+creates, migrates or writes a database (see :mod:`seedzer.store.readonly`), and refuses a file
 that is not a Seedzer campaign in one line. Findings are listed as the filing gate judged them:
 bugs, one row per root cause (its culprit passes, one-line message, occurrences and reproducer);
 candidates the gate has not judged yet; not-a-bug counts by reason (every candidate with ``--all``).
@@ -9,7 +9,6 @@ candidates the gate has not judged yet; not-a-bug counts by reason (every candid
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
@@ -22,9 +21,10 @@ from rich.table import Table
 from seedzer.campaign.monitor import summary_table
 from seedzer.campaign.stats import CampaignStats
 from seedzer.errors import CampaignError, SeedzerError
-from seedzer.report.readonly import open_campaign, read_meta
 from seedzer.store.findings import finding_folder
 from seedzer.store.meta import BUG, NOT_A_BUG, PENDING, FindingMeta
+from seedzer.store.readonly import open_campaign, read_meta
+from seedzer.triage.gate import reason_code
 
 
 def _rows(conn: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
@@ -34,11 +34,6 @@ def _rows(conn: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
         if "no such table" in str(exc):  # a campaign that has not created every table yet
             return []
         raise
-
-
-def reason_code(reason: str) -> str:
-    """The first word of a verdict's reason (``contract``, ``not-reproduced``...)."""
-    return re.split(r"[:\s]", reason, maxsplit=1)[0] or "other"
 
 
 @dataclass

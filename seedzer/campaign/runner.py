@@ -97,7 +97,7 @@ class Campaign:
             self.lock.release()
             raise
         self.corpus = Corpus(self.out / "corpus", self.db)
-        self.findings = FindingStore(self.out / "findings", self.db, cfg.known_issues)
+        self.findings = FindingStore(self.out / "findings", self.db, [(k.pattern, k.note) for k in cfg.known_issues])
         self.coverage = make_backend(cfg.fuzz.coverage)
         self.oracles = make_oracles(cfg.oracles.enabled)
         self.scheduler = make_scheduler(cfg.fuzz.scheduler)
@@ -122,6 +122,7 @@ class Campaign:
         if restore is not None:
             restore(self.db.features())
         self.corpus.restore()
+        self.stats.corpus, self.stats.coverage = len(self.corpus), self.coverage.total()  # shown from the start
         self.filing.restore()
         self.db.add_event("resume", {"elapsed": self.stats.elapsed, "corpus": len(self.corpus)})
 
@@ -203,6 +204,10 @@ class Campaign:
     def stop(self) -> None:
         """Ask the loop to finish after the current poll."""
         self._stop = True
+
+    def stopping(self) -> bool:
+        """True once a stop was requested."""
+        return self._stop
 
     # --- the loop -------------------------------------------------------------------------
     def _feed(self, w: WorkerSlot) -> None:

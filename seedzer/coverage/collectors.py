@@ -15,10 +15,12 @@ lazily so that registering a backend costs nothing.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from seedzer.coverage.spec import CollectorSpec
 from seedzer.errors import ConfigError
+
+__all__ = ["COLLECTORS", "Collector", "CollectorSpec", "make_collector", "register"]
 
 
 @runtime_checkable
@@ -34,18 +36,6 @@ class Collector(Protocol):
     def take(self) -> list[str]:
         """Features first reached by this process since the previous call (prefixed by backend)."""
         ...
-
-
-@dataclass
-class CollectorSpec:
-    """What a worker needs to build a collector: the backend name and plain, picklable options.
-
-    ``options`` are backend-specific (e.g. a shared-memory name and a block table path); they are
-    filled in by the campaign process and travel to workers inside ``WorkerSettings``.
-    """
-
-    name: str
-    options: dict[str, Any] = field(default_factory=dict)
 
 
 CollectorFactory = Callable[[dict[str, Any]], Collector]

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from seedzer.coverage.collectors import CollectorSpec
 from seedzer.coverage.elf import ElfFile
+from seedzer.coverage.spec import CollectorSpec
 from seedzer.errors import SeedzerError
 
 DEFAULT_LIBRARY = Path("/opt/seedzer-sancov/lib/libseedzer_sancov.so")

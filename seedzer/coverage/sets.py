@@ -19,8 +19,8 @@ from pathlib import Path
 
 from seedzer.coverage.tracker import family_of
 from seedzer.errors import SeedzerError
-from seedzer.report.readonly import is_sqlite, open_campaign
 from seedzer.store.atomic import write_atomic
+from seedzer.store.readonly import is_sqlite, open_campaign
 
 FORMAT = "seedzer-coverage-set"
 DB_NAME = "campaign.db"

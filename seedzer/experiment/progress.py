@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from seedzer.report.readonly import open_readonly, read_meta
+from seedzer.store.readonly import open_readonly, read_meta
 
 
 @dataclass(frozen=True)

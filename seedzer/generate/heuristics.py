@@ -186,7 +186,7 @@ def load_heuristic(spec: str) -> Heuristic:
 
 
 def _load_yaml(path: Path) -> YamlHeuristic:
-    from seedzer.config import StrictLoader, read_text
+    from seedzer.yamlfiles import StrictLoader, read_text
 
     text = read_text(path, "heuristic")
     try:

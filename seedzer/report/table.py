@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from seedzer.errors import SeedzerError
-from seedzer.report.readonly import open_readonly, read_meta
+from seedzer.store.readonly import open_readonly, read_meta
 
 CATEGORIES = ("segfault", "other_crash", "mismatch", "other")
 """Finding categories of the report: SIGSEGV crashes, other crashes, wrong results, the rest."""

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from seedzer.config import KnownIssue
 from seedzer.errors import SeedzerError
 from seedzer.store.atomic import write_atomic
 from seedzer.store.db import CampaignDB, FindingRow
@@ -41,10 +41,10 @@ def finding_folder(root: Path, signature: str) -> Path:
 class FindingStore:
     """Writes finding folders and keeps campaign.db's findings table in step."""
 
-    def __init__(self, root: Path, db: CampaignDB, known: list[KnownIssue]) -> None:
+    def __init__(self, root: Path, db: CampaignDB, known: Sequence[tuple[str, str]] = ()) -> None:
         self.root = Path(root)
         self.db = db
-        self.known = [(re.compile(k.pattern), k.note) for k in known]
+        self.known = [(re.compile(pattern), note) for pattern, note in known]
 
     def known_note(self, meta: FindingMeta) -> str | None:
         """The note of the first known-issue pattern the finding matches."""

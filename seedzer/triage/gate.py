@@ -23,10 +23,12 @@ NaN/Inf-only and nondeterministic mismatches are ruled out by the kernel itself 
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from seedzer.config import Config
 from seedzer.execute.forked import SharedProgress, call_forked
 from seedzer.kernel.common import Case, Observation, Stage, Symptom, ir_names, normalize, reference_steps, same_failure
 from seedzer.mutate.contracts import canonical_lowering, slot_of_step
@@ -46,6 +48,13 @@ VERIFIER = "verifier-default-pipeline"
 INVALID = "invalid"
 REASONS = (NOT_REPRODUCED, INSTRUMENTATION, PRECONDITION, CONTRACT, VERIFIER, INVALID)
 """Why the gate says not-a-bug (the first word of ``Verdict.reason``)."""
+INSTRUMENTED_BACKENDS = frozenset({"breakpoints"})
+"""Coverage backends that patch TVM's code: a crash may be theirs rather than TVM's."""
+
+
+def reason_code(reason: str) -> str:
+    """The first word of a verdict's reason (``contract``, ``not-reproduced``...)."""
+    return re.split(r"[:\s]", reason, maxsplit=1)[0] or "other"
 
 
 @dataclass
@@ -60,6 +69,14 @@ class GateSettings:
     verifier_issues: bool = False
     instrumented: bool = False
     oracles: tuple[str, ...] = ("crash", "hang", "illformed", "exception", "mismatch", "perf")
+
+
+def gate_settings(cfg: Config) -> GateSettings:
+    """The gate's settings for a campaign's configuration (stage limits, oracles, instrumentation)."""
+    t = cfg.timeouts
+    timeouts = {"mutate": t.mutate, "pass": t.passes, "build": t.build, "run": t.run, "compare": t.compare}
+    return GateSettings(timeouts=timeouts, instrumented=cfg.fuzz.coverage in INSTRUMENTED_BACKENDS,
+                        verifier_issues=cfg.oracles.verifier_issues, oracles=tuple(cfg.oracles.enabled))
 
 
 @dataclass
@@ -191,6 +208,9 @@ class Gate:
         expected = case.expected
         assert expected is not None, "a gate job's case carries the observation to confirm"
         names = ir_names(case.script)
+        if not expected.symptom.is_bug:
+            return self.verdict(NOT_A_BUG, f"{NOT_REPRODUCED}: the case expects no failure ({expected.headline()})",
+                                case, expected)
         timeout = _timeout(self.job, expected)
         if self.job.legacy is not None:
             legacy = dataclasses.replace(self.job.legacy, checks=dataclasses.replace(

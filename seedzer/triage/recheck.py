@@ -25,7 +25,7 @@ from seedzer.store.findings import FindingStore
 from seedzer.store.lock import DirLock
 from seedzer.store.meta import BUG, FindingMeta
 from seedzer.triage.cases import ancestors, finding_case
-from seedzer.triage.gate import GateJob, GateSettings, Verdict, run_gate
+from seedzer.triage.gate import GateJob, GateSettings, Verdict, gate_settings, run_gate
 from seedzer.triage.loader_gate import LoaderGateJob, run_loader_gate
 from seedzer.triage.materialize import write_case
 from seedzer.triage.replay import finding_dirs
@@ -50,13 +50,6 @@ def campaign_config(db: CampaignDB) -> Config:
         return config_from_dict(db.get_meta("config") or {}, f"{db.path} (recorded config)")
     except ConfigError:
         return Config()
-
-
-def gate_settings(cfg: Config) -> GateSettings:
-    """The gate's settings for a campaign's configuration."""
-    from seedzer.campaign.filing import FilingSettings
-
-    return FilingSettings.of(cfg).gate
 
 
 def _judge(folder: Path, meta: FindingMeta, settings: GateSettings, parents: dict[str, str | None],

@@ -16,7 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from seedzer.execute.loader import OnnxLoader
 from seedzer.kernel.common import Stage, Symptom
-from seedzer.load.cli import load_cmd
+from seedzer.commands.load import load_cmd
 from seedzer.load.loader import AttemptResult, LoadOptions
 
 pytestmark = pytest.mark.integration

@@ -934,7 +934,7 @@ def test_generate_writes_only_into_its_pool(template: Path, tmp_path: Path, monk
 
 def test_load_with_some_corrupt_models_reports_each_and_exits_1(template: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    import seedzer.load.cli as load_cli
+    import seedzer.commands.load as load_cli
 
     loaded: list[str] = []
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from seedzer.errors import ConfigError, PoolError
 from seedzer.generate import GenerationError, derive_seed, generate_pool, pool_models, read_manifest
 from seedzer.generate import driver as driver_mod
-from seedzer.generate.cli import generate_cmd, pool_group
+from seedzer.commands.generate import generate_cmd, pool_group
 from seedzer.generate.driver import AttemptResult
 from seedzer.generate.pool import PoolWriter
 from tests.unit.test_generate_pool import tiny_model

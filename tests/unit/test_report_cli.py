@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from seedzer.experiment.cli import experiment_group
+from seedzer.commands.experiment import experiment_group
 from seedzer.report import cli as report_cli
-from seedzer.report.cli import report_cmd
+from seedzer.commands.report import report_cmd
 from tests.fixtures.report.synth import make_experiment
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -112,7 +112,7 @@ def recheck_cmd(campaign: Path, only: tuple[str, ...]) -> None:
     """
     from collections import Counter
 
-    from seedzer.campaign.filing import reason_code
+    from seedzer.triage.gate import reason_code
 
     def line(row: RecheckRow) -> None:
         why = (f"{' + '.join(row.culprit) or '-'} (root {row.root})" if row.verdict == "bug" else row.reason)

@@ -17,7 +17,7 @@ def coverage_group() -> None:
 
 
 def _add_set_verbs() -> None:
-    from seedzer.coverage.sets_cli import SET_COMMANDS
+    from seedzer.commands.coverage_sets import SET_COMMANDS
 
     for command in SET_COMMANDS:
         coverage_group.add_command(command)
