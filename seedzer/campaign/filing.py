@@ -34,7 +34,7 @@ from seedzer.store.findings import FindingStore
 from seedzer.store.meta import BUG, NOT_A_BUG, PENDING, FindingMeta, FindingSettings
 from seedzer.store.repro import TVM_VERSION
 from seedzer.triage.cases import new_case
-from seedzer.triage.gate import GateJob, GateSettings, Verdict, gate_settings, reason_code, run_gate
+from seedzer.triage.gate import GateJob, GateSettings, Verdict, apply_verdict, gate_settings, reason_code, run_gate
 from seedzer.triage.loader_finding import loader_finding
 from seedzer.triage.loader_gate import LoaderGateJob, run_loader_gate
 from seedzer.triage.materialize import lowlevel_files, write_case
@@ -218,10 +218,7 @@ class Filing:
         self.stats.pending = max(0, self.stats.pending - 1)
         verdict = job.value
         meta = self.findings.load(verdict.signature)
-        meta.verdict, meta.verdict_reason = verdict.verdict, verdict.reason
-        meta.culprit, meta.root_signature, meta.gate_seconds = verdict.culprit, verdict.root, verdict.seconds
-        meta.extra["gate_notes"] = verdict.notes
-        meta.extra["gate_tests"] = verdict.tests
+        apply_verdict(meta, verdict)
         self.verdicts[meta.signature] = (meta.verdict, meta.root_signature)
         folder = self.findings.root / meta.signature
         if verdict.verdict == BUG and isinstance(verdict.case, Case):

@@ -20,6 +20,7 @@ from typing import Any
 
 from seedzer.execute.isolated import describe_exit
 from seedzer.execute.zygote import context
+from seedzer.logfiles import redirect_output
 
 
 @dataclass
@@ -40,7 +41,7 @@ def _cpu() -> float:
 
 
 def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...], log_dir: str | None, name: str) -> None:
-    _redirect(log_dir, name)
+    redirect_output(os.path.join(log_dir, f"{name}.log") if log_dir else None)
     try:
         value = fn(*args)
         conn.send(("ok", value, _cpu()))
@@ -48,16 +49,6 @@ def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...], log_
         conn.send(("error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()[-3000:]}", _cpu()))
     finally:
         conn.close()
-
-
-def _redirect(log_dir: str | None, name: str) -> None:
-    if log_dir is None:
-        return
-    os.makedirs(log_dir, exist_ok=True)
-    fd = os.open(os.path.join(log_dir, f"{name}.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
 
 
 class Background:

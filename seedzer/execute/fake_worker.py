@@ -17,7 +17,7 @@ from typing import Any
 
 from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import ExecResult, FuzzTask
-from seedzer.execute.worker import redirect_output, serve
+from seedzer.execute.worker import redirect_worker_output, serve
 from seedzer.kernel.common import OPT_VS_REFERENCE, Difference, Observation, Stage, Symptom
 
 
@@ -50,7 +50,7 @@ def fake_worker_main(conn: Connection, slot: ProgressSlot, settings: Any, index:
     (append a random line) and fake execution. ``settings`` is the number of distinct lines, or an
     object with ``lines`` and ``log_dir``."""
     lines = int(getattr(settings, "lines", settings) or 50)
-    redirect_output(getattr(settings, "log_dir", None), index)
+    redirect_worker_output(getattr(settings, "log_dir", None), index)
 
     def mutate(task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
         return task.script + f"\nline{rng.randrange(lines)}", task.passes, ["FakeAppend"]

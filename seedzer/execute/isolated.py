@@ -10,7 +10,8 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from seedzer.execute.zygote import context
-from seedzer.outcome import Outcome, Stage, Symptom
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.logfiles import redirect_output
 
 
 @dataclass
@@ -18,7 +19,8 @@ class IsolatedResult:
     """What an isolated call produced: its return value, or the outcome that ended it."""
 
     value: Any = None
-    outcome: Outcome | None = None
+    outcome: Observation | None = None
+    traceback: str = ""
 
     @property
     def ok(self) -> bool:
@@ -26,7 +28,8 @@ class IsolatedResult:
         return self.outcome is None
 
 
-def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...], log: str | None = None) -> None:
+    redirect_output(log)
     try:
         value = fn(*args)
         conn.send(("ok", value))
@@ -49,15 +52,16 @@ def describe_exit(exitcode: int | None) -> str:
 
 
 def run_isolated(
-    fn: Callable[..., Any], *args: Any, timeout: float = 300.0, stage: Stage = Stage.LOAD
+    fn: Callable[..., Any], *args: Any, timeout: float = 300.0, stage: Stage = Stage.LOAD, log: str | None = None
 ) -> IsolatedResult:
-    """Call ``fn(*args)`` in a forked child; crashes, hangs and exceptions become outcomes.
+    """Call ``fn(*args)`` in a child forked from the zygote; crashes, hangs and exceptions become
+    observations. ``log`` receives the child's output (TVM's C++ logging) instead of the terminal.
 
     ``fn`` and ``args`` must be picklable (a module-level function and plain data).
     """
     ctx = context()
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, fn, args), daemon=True)
+    proc = ctx.Process(target=_child, args=(child, fn, args, log), daemon=True)
     proc.start()
     child.close()
     try:
@@ -70,13 +74,13 @@ def run_isolated(
             if msg is not None and msg[0] == "ok":
                 return IsolatedResult(value=msg[1])
             if msg is not None:
-                return IsolatedResult(
-                    outcome=Outcome(Symptom.EXCEPTION, stage, None, msg[1], {"traceback": msg[2]})
-                )
-            return IsolatedResult(outcome=Outcome(Symptom.CRASH, stage, None, describe_exit(proc.exitcode)))
+                return IsolatedResult(outcome=Observation(Symptom.EXCEPTION, stage, None, msg[1]), traceback=msg[2])
+            code = proc.exitcode
+            return IsolatedResult(outcome=Observation(Symptom.CRASH, stage, None, describe_exit(code),
+                                                      signal=-code if code is not None and code < 0 else None))
         proc.kill()
         proc.join()
-        return IsolatedResult(outcome=Outcome(Symptom.HANG, stage, None, f"no result after {timeout:.0f}s"))
+        return IsolatedResult(outcome=Observation(Symptom.HANG, stage, None, f"no result after {timeout:.0f}s"))
     finally:
         parent.close()
         if proc.is_alive():

@@ -9,7 +9,6 @@ it cannot be), then for every task an :class:`Announcement` of the test case *be
 
 from __future__ import annotations
 
-import os
 import random
 import signal
 import time
@@ -21,31 +20,16 @@ from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import Announcement, ExecResult, ExecTask, Fatal, FuzzTask, Ready, Result, Stop
 from seedzer.execute.settings import WorkerSettings
 from seedzer.kernel.common import Stage
+from seedzer.logfiles import redirect_output
 
 MutateFn = Callable[[FuzzTask, random.Random], tuple[str, str, list[str]]]
 """(task, rng) -> (script, passes JSON, names of the mutators applied)."""
 ExecuteFn = Callable[[str, str], ExecResult]
 """(script, passes JSON) -> the execution's result."""
 
-LOG_ROTATE_BYTES = 8 << 20
-"""A worker log larger than this is rotated (to ``.1``) when a worker starts writing it."""
-
-
-def redirect_output(log_dir: str | None, index: int) -> None:
-    """Send this process's stdout and stderr (TVM's C++ warnings, crash reports) to its log file."""
-    if log_dir is None:
-        return
-    path = Path(log_dir) / f"worker-{index}.log"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        if path.stat().st_size > LOG_ROTATE_BYTES:
-            path.replace(path.with_suffix(".log.1"))
-    except FileNotFoundError:
-        pass
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
+def redirect_worker_output(log_dir: str | None, index: int) -> None:
+    """Send a worker's stdout and stderr (TVM's C++ warnings, crash reports) to ``worker-<n>.log``."""
+    redirect_output(Path(log_dir) / f"worker-{index}.log" if log_dir is not None else None)
 
 
 def serve(conn: Connection, slot: ProgressSlot, mutate: MutateFn, execute: ExecuteFn) -> None:
@@ -86,7 +70,7 @@ def serve(conn: Connection, slot: ProgressSlot, mutate: MutateFn, execute: Execu
 
 def worker_main(conn: Connection, slot: ProgressSlot, settings: WorkerSettings, index: int = 0) -> None:
     """Entry point of a forked fuzz worker: real mutation and real TVM execution."""
-    redirect_output(settings.log_dir, index)
+    redirect_worker_output(settings.log_dir, index)
     try:
         from seedzer.execute.fuzzing import Fuzzing  # TVM is imported in workers only
 

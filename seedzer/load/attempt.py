@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.load.loader import MODEL_FILE, STEPS, AttemptResult, LoadOptions, ScriptSeed
+from seedzer.logfiles import redirect_output
 
 STEP_FILE = "step"
 PARTIAL_FILE = "partial.json"
@@ -68,14 +68,6 @@ class Progress:
         (self.workdir / PARTIAL_FILE).write_text(json.dumps(self.result.to_json()))
 
 
-def _redirect_output(workdir: Path) -> None:
-    """Send this process's stdout/stderr (C++ logs, crash dumps included) to the work directory."""
-    fd = os.open(workdir / LOG_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
-
-
 def _invalid(step: str, message: str) -> Observation:
     return Observation(Symptom.INVALID, Stage.LOAD, step, message)
 
@@ -88,7 +80,7 @@ def run_attempt(path: str, attempt: str, options: LoadOptions, workdir: str | No
     """
     wd = Path(workdir) if workdir else None
     if wd is not None:
-        _redirect_output(wd)
+        redirect_output(wd / LOG_FILE)
     result = AttemptResult(attempt)
     progress = Progress(result, wd)
     try:

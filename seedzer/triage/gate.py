@@ -34,7 +34,7 @@ from seedzer.kernel.common import Case, Observation, Stage, Symptom, ir_names, n
 from seedzer.mutate.contracts import canonical_lowering, slot_of_step
 from seedzer.oracles.registry import judge, make_oracles
 from seedzer.oracles.signature import root_key
-from seedzer.store.meta import BUG, NOT_A_BUG
+from seedzer.store.meta import BUG, NOT_A_BUG, FindingMeta
 from seedzer.triage.culprit import bisect
 
 if TYPE_CHECKING:
@@ -106,6 +106,18 @@ class Verdict:
     tests: int = 0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+
+
+def apply_verdict(meta: FindingMeta, verdict: Verdict) -> None:
+    """Record the gate's verdict in a finding's metadata; a bug is then described by the failure the
+    gate confirmed (the fuzzer's own observation is kept under ``fuzzer_observation``)."""
+    meta.verdict, meta.verdict_reason = verdict.verdict, verdict.reason
+    meta.culprit, meta.root_signature, meta.gate_seconds = verdict.culprit, verdict.root, verdict.seconds
+    meta.extra["gate_notes"] = verdict.notes
+    meta.extra["gate_tests"] = verdict.tests
+    if verdict.verdict == BUG and verdict.observation != meta.observation:
+        meta.extra["fuzzer_observation"] = meta.observation.to_json()
+        meta.observation = verdict.observation
 
 
 def _runner() -> Any:

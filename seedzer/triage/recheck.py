@@ -25,7 +25,7 @@ from seedzer.store.findings import FindingStore
 from seedzer.store.lock import DirLock
 from seedzer.store.meta import BUG, FindingMeta
 from seedzer.triage.cases import ancestors, finding_case
-from seedzer.triage.gate import GateJob, GateSettings, Verdict, gate_settings, run_gate
+from seedzer.triage.gate import GateJob, GateSettings, Verdict, apply_verdict, gate_settings, run_gate
 from seedzer.triage.loader_gate import LoaderGateJob, run_loader_gate
 from seedzer.triage.materialize import write_case
 from seedzer.triage.replay import finding_dirs
@@ -54,6 +54,7 @@ def campaign_config(db: CampaignDB) -> Config:
 
 def _judge(folder: Path, meta: FindingMeta, settings: GateSettings, parents: dict[str, str | None],
            campaign: Path) -> Verdict:
+    """The gate's verdict on one finding, judged in a zygote child (TVM's output to logs/recheck.log)."""
     if meta.kind == "loader":
         job: object = LoaderGateJob.from_folder(folder)
         fn: Callable[..., Verdict] = run_loader_gate
@@ -61,7 +62,8 @@ def _judge(folder: Path, meta: FindingMeta, settings: GateSettings, parents: dic
         found = finding_case(folder, meta)
         job = GateJob(meta.signature, found.case, ancestors(campaign, meta.parent, parents), settings, found.legacy)
         fn = run_gate
-    res = run_isolated(fn, job, timeout=settings.max_seconds * 4 + 900.0, stage=Stage.PASS)
+    res = run_isolated(fn, job, timeout=settings.max_seconds * 4 + 900.0, stage=Stage.PASS,
+                       log=str(campaign / "logs" / "recheck.log"))
     if res.outcome is not None:
         raise SeedzerError(f"{folder}: the gate could not judge it ({res.outcome.message.splitlines()[0][:200]})")
     verdict: Verdict = res.value
@@ -86,14 +88,11 @@ def recheck(campaign: Path, only: tuple[str, ...] = (),
                 start = time.monotonic()
                 meta = FindingMeta.load(folder)
                 verdict = _judge(folder, meta, settings, parents, campaign)
-                meta.verdict, meta.verdict_reason = verdict.verdict, verdict.reason
-                meta.culprit, meta.root_signature = verdict.culprit, verdict.root
-                meta.gate_seconds = verdict.seconds
-                meta.extra["gate_notes"] = verdict.notes
+                apply_verdict(meta, verdict)
                 if verdict.verdict == BUG and isinstance(verdict.case, Case):
                     write_case(folder, dataclasses.replace(verdict.case, expected=verdict.observation), meta)
                 store.update(meta)
-                row = RecheckRow(meta.signature, meta.observation.symptom.value, verdict.verdict, verdict.reason,
+                row = RecheckRow(meta.signature, verdict.observation.symptom.value, verdict.verdict, verdict.reason,
                                  verdict.root, verdict.culprit, time.monotonic() - start)
                 rows.append(row)
                 on_row(row)

@@ -141,7 +141,8 @@ def triage_lowlevel(folder: Path, meta: FindingMeta, options: TriageOptions) -> 
     if not state.get("done"):
         timeout = case.timeout * 2 if obs.symptom.value == "hang" else min(case.timeout, 300.0)
         res = run_isolated(reduce_in_child, str(folder), case.to_json(), options.minutes * 60, timeout, state,
-                           timeout=options.minutes * 60 + 2 * timeout + 60, stage=KernelStage.PASS)
+                           timeout=options.minutes * 60 + 2 * timeout + 60, stage=KernelStage.PASS,
+                           log=str(folder / "reduced" / "triage.log"))
         if res.outcome is not None:
             result.note = f"the reduction died: {res.outcome.message[:200]}"
             return result
