@@ -69,9 +69,17 @@ def variant(case: Case, keep: list[int]) -> Case:
         elif step.role != FUZZED and (minimal := step.minimized()) is not None:
             steps.append(minimal)
     if case.expected is not None and case.expected.symptom is Symptom.MISMATCH:
-        steps = [dataclasses.replace(s, role=FUZZED, optional=True) if _optional(s) else
-                 dataclasses.replace(s, role=PIPELINE, optional=False) for s in steps]
-        return dataclasses.replace(case, steps=tuple(steps), checks=Checks(illformed=False, compare=True,
+        # The kept optional steps become the only insertions, so the reference is the minimal lowering;
+        # a kept step the lowering needs in some form (vectorization) keeps its minimal form there too.
+        mixed: list[Step] = []
+        for s in steps:
+            if not _optional(s):
+                mixed.append(dataclasses.replace(s, role=PIPELINE, optional=False))
+                continue
+            mixed.append(dataclasses.replace(s, role=FUZZED, optional=True, minimal=None))
+            if s.minimal is not None:
+                mixed.append(dataclasses.replace(s, args=dict(s.minimal), role=PIPELINE, optional=False, minimal=None))
+        return dataclasses.replace(case, steps=tuple(mixed), checks=Checks(illformed=False, compare=True,
                                                                            pipeline=False, perf=False))
     return dataclasses.replace(case, steps=tuple(steps))
 
