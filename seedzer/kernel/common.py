@@ -24,6 +24,12 @@ EXIT_DIFFERENT = 2
 """Reproducer exit status: a different failure happened."""
 EXIT_BROKEN = 3
 """Reproducer exit status: the environment is broken (an import failed); says nothing about the bug."""
+PRESENT_LINE = "reproduced: the bug is present"
+"""What a reproducer prints before it exits with :data:`EXIT_PRESENT`."""
+GONE_LINE = "not reproduced:"
+"""How the line a reproducer prints before it exits with :data:`EXIT_GONE` starts."""
+HANG_LINE = "expecting a hang"
+"""How the first line of a hang's reproducer starts (it then exits 1 when the hang outlives its limit)."""
 
 
 class Symptom(str, enum.Enum):  # noqa: UP042 - reproducers also run on Pythons without StrEnum

@@ -39,7 +39,10 @@ from seedzer.kernel.common import (
     EXIT_DIFFERENT,
     EXIT_GONE,
     EXIT_PRESENT,
+    GONE_LINE,
+    HANG_LINE,
     MODEL_VS_ONNXRUNTIME,
+    PRESENT_LINE,
     Observation,
     Stage,
     Symptom,
@@ -376,7 +379,7 @@ def main(case_json: dict[str, Any]) -> int:
     expected = case.expected or Observation.ok()
     faulthandler.enable()
     if expected.symptom is Symptom.HANG:
-        print(f"expecting a hang: giving up after {case.timeout:.0f} s (exit status 1)", flush=True)
+        print(f"{HANG_LINE}: giving up after {case.timeout:.0f} s (exit status 1)", flush=True)
         faulthandler.dump_traceback_later(case.timeout, exit=True)
     start = time.monotonic()
     trace = Trace(on_step=lambda step: print(f"step {step}", flush=True))
@@ -389,11 +392,11 @@ def main(case_json: dict[str, Any]) -> int:
         print(f"observed: {describe(failure)}")
     print(f"({time.monotonic() - start:.1f} s)")
     if any(same_loader_failure(expected, failure) for failure in observed):
-        print("reproduced: the bug is present")
+        print(PRESENT_LINE)
         return EXIT_PRESENT
     if not observed:
         agree = f" and the outputs agree with {trace.reference}" if case.differential else ""
-        print(f"not reproduced: every step passed{agree}")
+        print(f"{GONE_LINE} every step passed{agree}")
         return EXIT_GONE
     print("a different failure")
     return EXIT_DIFFERENT

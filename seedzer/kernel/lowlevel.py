@@ -38,7 +38,10 @@ from seedzer.kernel.common import (
     EXIT_DIFFERENT,
     EXIT_GONE,
     EXIT_PRESENT,
+    GONE_LINE,
+    HANG_LINE,
     OPT_VS_REFERENCE,
+    PRESENT_LINE,
     REFERENCE_VS_MINIMAL,
     Case,
     Difference,
@@ -387,7 +390,7 @@ def main(case_json: dict[str, Any]) -> int:
     expected = case.expected or Observation.ok()
     faulthandler.enable()
     if expected.symptom is Symptom.HANG:
-        print(f"expecting a hang: giving up after {case.timeout:.0f} s (exit status 1)", flush=True)
+        print(f"{HANG_LINE}: giving up after {case.timeout:.0f} s (exit status 1)", flush=True)
         faulthandler.dump_traceback_later(case.timeout, exit=True)
     loud = expected.symptom in (Symptom.CRASH, Symptom.HANG)
 
@@ -401,10 +404,10 @@ def main(case_json: dict[str, Any]) -> int:
     print(f"expected: {expected.headline()}")
     print(f"observed: {observed.headline()} ({time.monotonic() - start:.1f} s)")
     if same_failure(expected, observed, ir_names(case.script)):
-        print("reproduced: the bug is present")
+        print(PRESENT_LINE)
         return EXIT_PRESENT
     if observed.symptom is Symptom.OK:
-        print("not reproduced: the bug is gone")
+        print(f"{GONE_LINE} the bug is gone")
         return EXIT_GONE
     print("a different failure")
     return EXIT_DIFFERENT

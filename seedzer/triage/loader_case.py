@@ -101,7 +101,7 @@ def verify_repro(path: Path, found: LoaderFinding, timeout: float,
     """Run the reproducer at ``path`` in a clean process; True when it fails as the finding does."""
     run = run_repro(path, python, timeout + 120.0)
     write_atomic(path.with_suffix(".log"), run.output)
-    return verdict(found.observation.symptom.value, run.returncode)[0] == "still-present", run.returncode
+    return verdict(found.observation.symptom.value, run.returncode, run.output)[0] == "still-present", run.returncode
 
 
 def _reduce(found: LoaderFinding, original: onnx.ModelProto, opts: LoaderTriageOptions,

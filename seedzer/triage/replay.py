@@ -15,7 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seedzer.errors import SeedzerError
-from seedzer.kernel.common import EXIT_BROKEN, EXIT_DIFFERENT, EXIT_GONE, EXIT_PRESENT
+from seedzer.kernel.common import (
+    EXIT_BROKEN,
+    EXIT_DIFFERENT,
+    EXIT_GONE,
+    EXIT_PRESENT,
+    GONE_LINE,
+    HANG_LINE,
+    PRESENT_LINE,
+)
 from seedzer.store.meta import FindingMeta
 from seedzer.triage.materialize import ensure_repro, run_repro
 
@@ -44,21 +52,26 @@ def finding_dirs(path: Path) -> list[Path]:
     return found
 
 
-def verdict(symptom: str, returncode: int | None) -> tuple[str, str]:
-    """``(still-present | fixed | error, why)`` from a reproducer's exit status."""
+def verdict(symptom: str, returncode: int | None, output: str) -> tuple[str, str]:
+    """``(still-present | fixed | error, why)`` from how a reproducer ended and what it printed.
+
+    A verdict needs the reproducer's own verdict line as well as its exit status, so an interpreter
+    that is not running it (``/bin/false`` exits 1 too) is an error, never a verdict on the bug."""
     if returncode is None:
         return "error", "the reproducer ran over its time limit"
-    if returncode == EXIT_PRESENT or (symptom == "crash" and returncode < 0 and -returncode != signal.SIGKILL):
+    if symptom == "crash" and returncode < 0 and -returncode != signal.SIGKILL:
         return "still-present", ""
-    if returncode == EXIT_GONE:
+    if returncode == EXIT_PRESENT and (PRESENT_LINE in output or (symptom == "hang" and HANG_LINE in output)):
+        return "still-present", ""
+    if returncode == EXIT_GONE and GONE_LINE in output:
         return "fixed", ""
     if returncode == EXIT_BROKEN:
         return "error", "broken environment: the interpreter cannot import what the reproducer needs"
-    if returncode == EXIT_DIFFERENT:
+    if returncode == EXIT_DIFFERENT and "observed" in output:
         return "error", "a different failure"
     if returncode < 0:
         return "error", f"killed by signal {-returncode}"
-    return "error", f"exit status {returncode}"
+    return "error", f"exit status {returncode} without the reproducer's verdict (not a working interpreter?)"
 
 
 def replay_one(folder: Path, python: str = sys.executable, reduced: bool = False,
@@ -71,7 +84,7 @@ def replay_one(folder: Path, python: str = sys.executable, reduced: bool = False
     if not path.exists():
         return ReplayResult(folder.name, symptom, "error", None, 0.0, f"no {path.relative_to(folder)}")
     run = run_repro(path, python, timeout)
-    outcome, why = verdict(symptom, run.returncode)
+    outcome, why = verdict(symptom, run.returncode, run.output)
     tail = [ln for ln in run.output.strip().splitlines() if ln.startswith(("observed", "broken", "reproduced"))]
     detail = why or (tail[-1] if tail else "")
     return ReplayResult(folder.name, symptom, outcome, run.returncode, run.seconds, detail[:200])

@@ -5,13 +5,14 @@ from pathlib import Path
 
 import pytest
 
-from seedzer.config import KnownIssue
-from seedzer.errors import CampaignError
-from seedzer.outcome import Outcome, Stage, Symptom
+from seedzer.errors import CampaignError, SeedzerError
+from seedzer.kernel.common import Observation, Stage, Symptom, ir_names
+from seedzer.oracles.signature import raw_key
 from seedzer.store.atomic import write_atomic
 from seedzer.store.corpus import Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
-from seedzer.store.findings import FindingStore
+from seedzer.store.findings import FindingStore, finding_folder
+from seedzer.store.meta import BUG, FindingMeta, inside
 
 
 def test_db_is_wal_and_counts(tmp_path: Path) -> None:
@@ -36,21 +37,58 @@ def test_corpus_survives_reopen(tmp_path: Path) -> None:
     assert c2.entries[0].script == "# script" and c2.entries[0].op == "relu"
 
 
+def _meta(obs: Observation, script: str) -> FindingMeta:
+    return FindingMeta(raw_key("lowlevel", obs, ir_names(script)).digest(), "lowlevel", obs)
+
+
 def test_findings_dedup_and_known(tmp_path: Path) -> None:
     db = CampaignDB(tmp_path / "campaign.db")
-    store = FindingStore(tmp_path / "findings", db, [KnownIssue(pattern="VectorizeLoop", note="upstream #1")])
-    o1 = Outcome(Symptom.EXCEPTION, Stage.PASS, "StorageRewrite", "Check failed: (v_i0 == 3) is false")
-    o2 = Outcome(Symptom.EXCEPTION, Stage.PASS, "StorageRewrite", "Check failed: (v_j7 == 12) is false")
-    r1 = store.report(o1, {"ir.py": "x"}, {"a": 1})
-    r2 = store.report(o2, {"ir.py": "y"}, {"a": 2})
+    store = FindingStore(tmp_path / "findings", db, [("VectorizeLoop", "upstream #1")])
+    o1 = Observation(Symptom.EXCEPTION, Stage.PASS, "StorageRewrite", "Check failed: (v_i0 == 3) is false")
+    o2 = Observation(Symptom.EXCEPTION, Stage.PASS, "StorageRewrite", "Check failed: (v_j7 == 12) is false")
+    r1 = store.record(_meta(o1, "x"), {"ir.py": "x"})
+    r2 = store.record(_meta(o2, "y"), {"ir.py": "y"})
     assert r1.new and not r2.new and r1.signature == r2.signature
     assert (r1.dir / "ir.py").read_text() == "x"  # the first reproducer is kept
     assert json.loads((r1.dir / "meta.json").read_text())["signature"] == r1.signature
     assert db.findings()[0].count == 2
-    known = store.report(Outcome(Symptom.CRASH, Stage.PASS, "VectorizeLoop", "SIGSEGV"), {}, {})
+    known = store.record(_meta(Observation(Symptom.CRASH, Stage.PASS, "VectorizeLoop", "SIGSEGV"), ""), {})
     assert known.status == "known"
-    store.set_status(r1.signature, "confirmed")
-    assert json.loads((r1.dir / "meta.json").read_text())["status"] == "confirmed"
+    meta = store.load(r1.signature)
+    meta.status, meta.verdict, meta.root_signature = "confirmed", BUG, "0123456789ab"
+    store.update(meta)
+    saved = json.loads((r1.dir / "meta.json").read_text())
+    assert (saved["status"], saved["verdict"], saved["root_signature"]) == ("confirmed", BUG, "0123456789ab")
+    row = next(r for r in db.findings() if r.signature == r1.signature)
+    assert (row.status, row.verdict, row.root) == ("confirmed", BUG, "0123456789ab")
+
+
+def test_finding_meta_reads_an_older_outcome_and_keeps_unknown_fields(tmp_path: Path) -> None:
+    folder = tmp_path / "0123456789ab"
+    folder.mkdir()
+    (folder / "meta.json").write_text(json.dumps({
+        "signature": "0123456789ab", "kind": "lowlevel", "status": "new", "parent": "p", "future": [1],
+        "outcome": {"symptom": "illformed", "stage": "pass", "pass_name": "tirx.UnrollLoop",
+                    "message": "IR is ill-formed after tirx.UnrollLoop: main: ValueError: multiple definitions",
+                    "detail": {}}}))
+    meta = FindingMeta.load(folder)
+    assert meta.observation.pass_name == "tirx.UnrollLoop" and meta.observation.message.startswith("ValueError")
+    assert meta.verdict == "pending" and meta.extra == {"future": [1]}
+    assert json.loads(meta.dump(folder / "meta.json"))["future"] == [1]
+
+
+def test_finding_paths_never_leave_their_folder(tmp_path: Path) -> None:
+    with pytest.raises(SeedzerError, match="not a finding signature"):
+        finding_folder(tmp_path, "../../etc")
+    with pytest.raises(SeedzerError, match="leaves the finding's folder"):
+        inside(tmp_path, "../x.onnx")
+    with pytest.raises(SeedzerError, match="leaves the finding's folder"):
+        inside(tmp_path, "/etc/passwd")
+    assert inside(tmp_path, "model.onnx") == (tmp_path / "model.onnx").resolve()
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "meta.json").write_text("{\"not\": \"a finding\"}")
+    with pytest.raises(SeedzerError, match="not a Seedzer finding"):
+        FindingMeta.load(tmp_path / "bad")
 
 
 def test_write_atomic_full_disk_is_one_line_and_keeps_old(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,4 +1,4 @@
-"""Standalone repro rendering, verdicts and the triage registry (no TVM needed)."""
+"""Reproducer rendering, replay verdicts and the triage registry (no TVM needed)."""
 
 from __future__ import annotations
 
@@ -8,62 +8,74 @@ import pytest
 
 from seedzer.campaign.confirm import crash_status
 from seedzer.errors import SeedzerError
-from seedzer.store.repro import render_repro, standalone_code
+from seedzer.kernel.common import FUZZED, PRESENT_LINE, Case, Observation, Stage, Step, Symptom
+from seedzer.store.meta import FindingMeta
+from seedzer.store.repro import kernel_code
+from seedzer.triage.materialize import render_lowlevel_repro
 from seedzer.triage.registry import TRIAGERS, register, triager_for
 from seedzer.triage.replay import verdict
 
-CASE = {
-    "script": "# from tvm.script import tirx as T\n@T.prim_func\ndef main():\n    T.evaluate(0)\n",
-    "steps": [{"pass": "tirx.BindTarget", "args": {"target": {"kind": "llvm", "opt-level": 0}}, "config": {}},
-              {"pass": "tirx.UnrollLoop", "args": {}, "config": {"tirx.UnrollLoop": {"auto_max_step": 16}}}],
-    "expected": {"symptom": "exception", "stage": "pass", "pass": "tirx.UnrollLoop", "message": "boom"},
-    "target": {"kind": "llvm", "opt-level": 0}, "build_target": {"kind": "llvm", "opt-level": 0},
-    "input_seed": 7, "rtol": 1e-4, "atol": 1e-5, "timeout": 20.0, "perf": {"factor": 2.0, "repeats": 5},
-    "nopt_disabled": ["tirx.UnrollLoop"],
-}
+OBS = Observation(Symptom.EXCEPTION, Stage.PASS, "tirx.UnrollLoop", "boom")
+CASE = Case("# from tvm.script import tirx as T\n@T.prim_func\ndef main():\n    T.evaluate(0)\n",
+            (Step("s_tir.LowerInitBlock"), Step("tirx.UnrollLoop", {}, {"tirx.UnrollLoop": {"auto_max_step": 16}},
+                                                FUZZED, True)), 7, expected=OBS)
+META = FindingMeta("abc123abc123", "lowlevel", OBS, culprit=["tirx.UnrollLoop"])
 
 
 def test_repro_is_valid_python_that_imports_only_tvm_numpy_and_the_stdlib() -> None:
-    text = render_repro(CASE, "abc123")
+    text = render_lowlevel_repro(CASE, META)
     tree = ast.parse(text)
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    assert imported <= {"faulthandler", "sys", "time", "typing", "numpy", "tvm", "tvm_ffi"}
+    assert imported <= {"__future__", "collections", "dataclasses", "enum", "faulthandler", "re", "sys", "time",
+                        "typing", "numpy", "tvm", "tvm_ffi"}
+    assert "seedzer" not in imported
     assert "pip install apache-tvm==0.27.0.post1 numpy" in text
-    assert "T.evaluate(0)" in text  # the TVMScript is inline
+    assert "T.evaluate(0)" in text  # the TVMScript is inline, readable
+    assert "Culprit (bisection): tirx.UnrollLoop" in text
     names = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
-    assert {"SCRIPT", "STEPS", "EXPECTED", "SETTINGS", "CASE"} <= names
+    assert {"SCRIPT", "CASE"} <= names
 
 
-def test_repro_data_round_trips_into_the_case() -> None:
+def test_repro_code_is_the_kernel_verbatim_and_its_data_round_trips() -> None:
+    text = render_lowlevel_repro(CASE, META)
+    _imports, code = kernel_code("lowlevel")
+    assert code in text  # the kernel's own code, copied verbatim
+    data = text[text.index("SCRIPT = "): text.index(code)]
     namespace: dict[str, object] = {}
-    text = render_repro(CASE)
-    data = text[: text.index(standalone_code())]
     exec(compile(data, "repro.py", "exec"), namespace)  # only the data part: no TVM import
-    assert namespace["CASE"] == CASE
+    assert Case.from_json(namespace["CASE"]) == CASE  # type: ignore[arg-type]
 
 
-def test_crash_status_flags_instrumentation_only_for_breakpoints() -> None:
-    assert crash_status(-11, "breakpoints") == "confirmed"
-    assert crash_status(0, "breakpoints") == "instrumentation-suspect"
-    assert crash_status(None, "breakpoints") == "instrumentation-suspect"
-    assert crash_status(1, "passes") == "unconfirmed"
+def test_the_crash_confirmation_never_counts_sigkill() -> None:
+    assert crash_status(-11) == "confirmed"
+    assert crash_status(-9) == "unconfirmed"  # the OOM killer or an operator, never TVM
+    assert crash_status(0) == "unconfirmed"
+    assert crash_status(None) == "unconfirmed"
 
 
-def test_replay_verdicts() -> None:
-    assert verdict("exception", 1) == "still-present"
-    assert verdict("crash", -11) == "still-present"
-    assert verdict("crash", 0) == "fixed"
-    assert verdict("exception", 2) == "error"
-    assert verdict("hang", None) == "error"
+@pytest.mark.parametrize(("symptom", "code", "output", "expected"), [
+    ("exception", 1, f"observed: ...\n{PRESENT_LINE}\n", "still-present"),
+    ("exception", 1, "", "error"),  # /bin/false exits 1 too: no verdict line, no verdict
+    ("crash", -11, "", "still-present"),
+    ("crash", -9, "", "error"),
+    ("crash", 0, "not reproduced: the bug is gone", "fixed"),
+    ("exception", 0, "", "error"),
+    ("exception", 2, "observed: x\na different failure", "error"),
+    ("exception", 3, "broken environment: No module named 'tvm'", "error"),
+    ("hang", None, "", "error"),
+    ("hang", 1, "expecting a hang: giving up after 20 s", "still-present"),
+])
+def test_replay_verdicts(symptom: str, code: int | None, output: str, expected: str) -> None:
+    assert verdict(symptom, code, output)[0] == expected
 
 
 def test_registry_dispatches_by_kind_and_rejects_unknown_kinds() -> None:
-    assert "lowlevel" in TRIAGERS
+    assert "lowlevel" in TRIAGERS and "loader" in TRIAGERS
     with pytest.raises(SeedzerError, match="no triage for findings of kind 'nope'"):
         triager_for("nope")
     register("test-kind", "seedzer.triage.replay:verdict")
     try:
-        assert triager_for("test-kind") is verdict
+        assert triager_for("test-kind") is verdict  # type: ignore[comparison-overlap]
     finally:
         del TRIAGERS["test-kind"]
