@@ -142,6 +142,8 @@ def _runner() -> Any:
 class Tester:
     """Runs cases in forked children; a death or a timeout becomes a crash or hang observation."""
 
+    __test__ = False  # not a pytest class
+
     def __init__(self) -> None:
         self.runner = _runner()
         self.progress = SharedProgress()

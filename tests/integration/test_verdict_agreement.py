@@ -1,0 +1,84 @@
+"""One kernel, one verdict: for every symptom, what a fuzz worker observes is what the finding's
+``repro.py`` (a clean interpreter, no Seedzer) and the reducer's check (the gate's tester) observe.
+
+Each case is a real test case run the way the campaign runs it: the real worker process forked from
+the zygote, given the script and its pass sequence, its death turned into a crash or hang by the pool.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tvm")
+
+from seedzer.execute.pool import WorkerPool  # noqa: E402
+from seedzer.execute.records import ExecTask, TestCaseInfo  # noqa: E402
+from seedzer.execute.settings import ExecSettings, WorkerSettings  # noqa: E402
+from seedzer.kernel.common import Observation, Stage, Symptom, ir_names  # noqa: E402
+from seedzer.store.meta import FindingMeta, FindingSettings  # noqa: E402
+from seedzer.triage.cases import new_case  # noqa: E402
+from seedzer.triage.gate import Tester, _reproduces  # noqa: E402
+from seedzer.triage.materialize import render_lowlevel_repro  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+CASES = {
+    Symptom.EXCEPTION: FIXTURES / "bugs" / "narrow_shift" / "ir.py",
+    Symptom.MISMATCH: FIXTURES / "bugs" / "hoist_else" / "ir.py",
+    Symptom.ILLFORMED: FIXTURES / "agreement" / "illformed_pragma.py",
+    Symptom.CRASH: FIXTURES / "agreement" / "crash_divzero.py",
+    Symptom.HANG: FIXTURES / "agreement" / "hang_forever.py",
+}
+RUN_LIMIT = 4.0
+LIMITS = {stage: 120.0 for stage in Stage} | {Stage.RUN: RUN_LIMIT}
+
+
+def _worker_observation(script: str, tmp: Path) -> Observation:
+    """The observation of one real worker running the test case (a death judged as the pool does)."""
+    settings = WorkerSettings(exec=ExecSettings(detailed_build_coverage=False), log_dir=str(tmp / "logs"))
+    pool = WorkerPool(1, settings, LIMITS)
+    try:
+        deadline = time.monotonic() + 300
+        while not list(pool.idle()):  # the worker announces itself once set up
+            pool.poll(0.2)
+            assert time.monotonic() < deadline, "the worker did not start"
+        (worker,) = pool.idle()
+        worker.submit(ExecTask(1, script, "[]"), TestCaseInfo(1, "exec", None, script, "[]"))
+        while time.monotonic() < deadline:
+            for event in pool.poll(0.2):
+                if event.kind == "result" and event.result is not None:
+                    return event.result.observation
+                if event.kind == "death" and event.death is not None:
+                    got = event.death.observation()
+                    assert got is not None, event.death
+                    return got
+        raise AssertionError("no result from the worker")
+    finally:
+        pool.close()
+
+
+@pytest.mark.parametrize("symptom", list(CASES), ids=[s.value for s in CASES])
+def test_worker_repro_and_reducer_check_agree(symptom: Symptom, tmp_path: Path) -> None:
+    script = CASES[symptom].read_text()
+    seen = _worker_observation(script, tmp_path)
+    assert seen.symptom is symptom, seen.headline()
+    settings = FindingSettings(timeouts={"run": RUN_LIMIT, "pass": 120.0, "build": 120.0, "compare": 120.0})
+    case = new_case(script, "[]", seen, settings)
+    meta = FindingMeta("0123456789ab", "lowlevel", seen, settings=settings)
+
+    # The reducer's check (and the gate): the kernel in a child forked from a TVM process.
+    again = Tester().observe(case, case.timeout + 60 if symptom is not Symptom.HANG else 2 * RUN_LIMIT)
+    assert _reproduces(seen, again, ir_names(script)), again.headline()
+
+    # The standalone reproducer in a clean interpreter without Seedzer.
+    (tmp_path / "repro.py").write_text(render_lowlevel_repro(case, meta))
+    proc = subprocess.run([sys.executable, "-I", "repro.py"], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin"}, timeout=600, check=False)
+    if symptom is Symptom.CRASH:
+        assert proc.returncode < 0, proc.stdout + proc.stderr
+    else:
+        assert proc.returncode == 1, proc.stdout + proc.stderr
