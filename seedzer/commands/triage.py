@@ -120,6 +120,8 @@ def recheck_cmd(campaign: Path, only: tuple[str, ...]) -> None:
 
     rows = recheck(campaign, only, line)
     roots = {r.root for r in rows if r.verdict == "bug"}
-    dismissed = Counter(reason_code(r.reason) for r in rows if r.verdict != "bug")
+    dismissed = Counter(reason_code(r.reason) for r in rows if r.verdict == "not-a-bug")
+    errors = sum(r.verdict == "error" for r in rows)
     click.echo(f"{len(rows)} findings: {len(roots)} distinct bugs ({sum(r.verdict == 'bug' for r in rows)} "
-               f"findings), not bugs: " + (", ".join(f"{k} {v}" for k, v in dismissed.most_common()) or "none"))
+               f"findings), not bugs: " + (", ".join(f"{k} {v}" for k, v in dismissed.most_common()) or "none")
+               + (f"; {errors} could not be judged" if errors else ""))

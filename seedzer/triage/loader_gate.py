@@ -111,3 +111,13 @@ def run_loader_gate(job: LoaderGateJob) -> Verdict:
         return verdict(NOT_A_BUG, f"{INVALID}: {why[:300]}", got)
     culprit = [got.pass_name or "import"]
     return verdict(BUG, "bug", got, culprit, root_key("loader", got, culprit).digest())
+
+
+def run_loader_gate_on_folder(folder: str, timeout: float = 600.0) -> Verdict:
+    """Judge the loader finding in ``folder``, whichever Seedzer version wrote it: an older folder's
+    case is made from its model here, in the gate's own process (it needs the loader kernel)."""
+    from seedzer.triage.loader_folder import base_case, read_finding
+
+    found = read_finding(Path(folder))
+    case = {**base_case(found, timeout / HANG_FACTOR), "expected": found.observation.to_json()}
+    return run_loader_gate(LoaderGateJob(Path(folder).name, json.dumps(case), found.model, timeout))

@@ -26,7 +26,7 @@ from seedzer.store.lock import DirLock
 from seedzer.store.meta import BUG, FindingMeta
 from seedzer.triage.cases import ancestors, finding_case
 from seedzer.triage.gate import GateJob, GateSettings, Verdict, apply_verdict, gate_settings, run_gate
-from seedzer.triage.loader_gate import LoaderGateJob, run_loader_gate
+from seedzer.triage.loader_gate import run_loader_gate_on_folder
 from seedzer.triage.materialize import write_case
 from seedzer.triage.replay import finding_dirs
 
@@ -56,8 +56,8 @@ def _judge(folder: Path, meta: FindingMeta, settings: GateSettings, parents: dic
            campaign: Path) -> Verdict:
     """The gate's verdict on one finding, judged in a zygote child (TVM's output to logs/recheck.log)."""
     if meta.kind == "loader":
-        job: object = LoaderGateJob.from_folder(folder)
-        fn: Callable[..., Verdict] = run_loader_gate
+        job: object = str(folder)
+        fn: Callable[..., Verdict] = run_loader_gate_on_folder
     else:
         found = finding_case(folder, meta)
         job = GateJob(meta.signature, found.case, ancestors(campaign, meta.parent, parents), settings, found.legacy)
@@ -86,8 +86,14 @@ def recheck(campaign: Path, only: tuple[str, ...] = (),
             parents = {r["id"]: r["parent"] for r in db.corpus_rows()}
             for folder in folders:
                 start = time.monotonic()
-                meta = FindingMeta.load(folder)
-                verdict = _judge(folder, meta, settings, parents, campaign)
+                try:
+                    meta = FindingMeta.load(folder)
+                    verdict = _judge(folder, meta, settings, parents, campaign)
+                except SeedzerError as exc:  # one damaged finding must not stop the others
+                    row = RecheckRow(folder.name, "?", "error", str(exc), None, [], time.monotonic() - start)
+                    rows.append(row)
+                    on_row(row)
+                    continue
                 apply_verdict(meta, verdict)
                 if verdict.verdict == BUG and isinstance(verdict.case, Case):
                     write_case(folder, dataclasses.replace(verdict.case, expected=verdict.observation), meta)
