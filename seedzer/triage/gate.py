@@ -7,13 +7,16 @@ in a child forked from it (a candidate may crash), and returns a :class:`Verdict
    limit; a crash must die by a signal, never SIGKILL).
 2. **Oracle.** The re-observed failure goes through the oracles (a pass stating a precondition is
    an invalid input).
-3. **Contract.** The canonical lowering is inserted right before the failing pass: if the failure
+3. **Undefined behaviour.** Against its original seed, the IR must add no division by a value that
+   may be zero, no second write of one location in one block, no read of uninitialized memory and
+   no NaN-producing math (:mod:`seedzer.mutate.ub`): such a test case is invalid, not a TVM bug.
+4. **Contract.** The canonical lowering is inserted right before the failing pass: if the failure
    disappears, the pass was given IR in a form TVM's pipeline never gives it.
-4. **Parent.** The unmutated parent (then the original seed) with the same steps: if it fails the
+5. **Parent.** The unmutated parent (then the original seed) with the same steps: if it fails the
    same way, the finding is filed with that IR (the mutation was not needed).
-5. **Verifier.** Ill-formed IR that TVM's default pipeline itself produces from the input is a
+6. **Verifier.** Ill-formed IR that TVM's default pipeline itself produces from the input is a
    verifier issue, counted apart (filed only when ``verifier_issues`` is on).
-6. **Culprit.** Bisection over the fuzzed and pipeline passes (:mod:`seedzer.triage.culprit`)
+7. **Culprit.** Bisection over the fuzzed and pipeline passes (:mod:`seedzer.triage.culprit`)
    names the passes the failure needs; the root signature keys on them and on the essence of the
    symptom, so one cause is one finding.
 
@@ -249,6 +252,10 @@ class Gate:
         if judged.symptom is Symptom.INVALID:
             return self.verdict(NOT_A_BUG, f"{PRECONDITION}: {judged.message[:300]}", case, judged)
         case = dataclasses.replace(case, expected=got)
+        undefined = self._undefined(case)
+        if undefined is not None:
+            return self.verdict(NOT_A_BUG, f"{INVALID}: the IR has undefined behaviour its original seed lacks "
+                                f"({undefined})", case, got)
         if got.stage is Stage.PASS and got.step_index is not None and not self._canonical(case, got, names, timeout):
             return self.verdict(NOT_A_BUG, f"{CONTRACT}: {got.pass_name} fails only on IR its pipeline position "
                                 "never has (the canonical lowering inserted before it makes the failure disappear)",
@@ -295,6 +302,21 @@ class Gate:
             return self.verdict(NOT_A_BUG, f"{INSTRUMENTATION}: the crash does not happen without coverage "
                                 f"instrumentation (observed {got.headline()[:200]})", case, got)
         return self.verdict(NOT_A_BUG, f"{NOT_REPRODUCED}: run alone it gives {got.headline()[:300]}", case, got)
+
+    def _undefined(self, case: Case) -> str | None:
+        """Undefined or NaN-producing behaviour the IR adds to its original seed (None if none, or
+        when the seed is unknown): a division by a possibly-zero value, a second write of one
+        location in one block, a read of uninitialized memory... (:mod:`seedzer.mutate.ub`)."""
+        if not self.job.ancestors or self.job.ancestors[0][1] == case.script:
+            return None
+        from seedzer.mutate.ub import check
+
+        try:
+            seed = self.tester.runner.parse(self.job.ancestors[0][1])
+            return check(self.tester.runner.parse(case.script), seed)
+        except Exception as exc:  # an unparsable ancestor says nothing about the candidate
+            self.notes.append(f"undefined-behaviour check skipped: {type(exc).__name__}: {exc}"[:200])
+            return None
 
     def _canonical(self, case: Case, got: Observation, names: frozenset[str], timeout: float) -> bool:
         """Whether the failure survives the canonical lowering inserted right before the failing step."""
