@@ -28,8 +28,10 @@ from seedzer.campaign.runner import Campaign
 from seedzer.config import Config
 from seedzer.generate import generate_pool
 
-WORKER_PARTS = ("mutate", "parse", "passes", "build", "jit", "run", "compare", "perf")
-"""Worker-side timing keys (seconds summed over the run) in the order an iteration spends them."""
+WORKER_PARTS = ("mutate", "passes", "build", "run", "perf")
+"""Worker-side timing keys (seconds summed over the run) in the order an iteration spends them:
+mutation, the flat steps of the three programs (TVM's pipeline with the insertions), LLVM code
+generation of what is new (one JIT), the kernel runs (with the comparisons), the perf check."""
 
 
 def split_table(timings: dict[str, float], execs: int, wall: float, jobs: int) -> Table:
@@ -40,6 +42,7 @@ def split_table(timings: dict[str, float], execs: int, wall: float, jobs: int) -
     budget = wall * jobs  # worker-seconds available
     parts = [(k, timings.get(k, 0.0)) for k in WORKER_PARTS]
     parts.append(("fuzzer bookkeeping", timings.get("bookkeeping", 0.0)))
+    parts.append(("filing gate (CPU, zygote children)", timings.get("gate", 0.0)))
     accounted = sum(v for _, v in parts)
     parts.append(("other (pipes, scheduling, idle)", max(0.0, budget - accounted)))
     for name, seconds in parts:
@@ -79,10 +82,10 @@ def main(pool: Path | None, models: int, seconds: float, coverage: str, jobs: in
     console.print(f"[bold]{execs} test cases in {fuzz_wall:.1f} s with {jobs} worker(s): "
                   f"{rate:.2f} test cases/s, {rate / jobs:.2f} per worker[/bold] (target: 15 per core)")
     console.print(split_table(dict(stats.timings), execs, fuzz_wall, jobs))
-    cached = stats.timings.get("cached_builds", 0.0)
-    console.print(f"opt builds skipped (identical lowered IR seen before): {int(cached)} "
+    cached = stats.timings.get("reused_builds", 0.0)
+    console.print(f"programs not generated again (identical lowered IR seen before): {int(cached)} "
                   f"({100 * cached / max(execs, 1):.0f}% of test cases); coverage {stats.coverage} ({coverage}); "
-                  f"findings {dict(stats.unique)}")
+                  f"bugs {dict(stats.unique)}, not bugs {dict(stats.not_a_bug)}, pending {stats.pending}")
 
 
 if __name__ == "__main__":
