@@ -42,6 +42,8 @@ RUN --mount=type=secret,id=pip_cert \
 
 # ---- deps: tini, the non-root user, torch (CPU) and Seedzer's other dependencies -----------------
 FROM base AS deps
+# Marks Seedzer's images: scripts/docker_e2e.sh prunes the older, untagged ones by it.
+LABEL org.opencontainers.image.title="seedzer"
 # tini reaps the forked workers and forwards SIGTERM; Debian's stable version (security updates).
 # hadolint ignore=DL3008
 RUN apt-get update \

@@ -19,11 +19,11 @@
 #   finish     both campaigns end with status 0 within their budget (total across restarts)
 #   results    snapshots and executions in each campaign.db; no corpus entry or finding recorded
 #              before a kill is lost, and their files exist
-#   report     the report's HTML exists, rebuilt after the campaigns ended, naming both trials
+#   report     the report's HTML exists, rebuilt after the campaigns ended, covering both trials
 #   down-up    `compose down` then `up`: each replica resumes its campaign from the volumes
 # Then it removes every container, network and volume it made, and stops the dockerd it started
-# (the images stay: the next run reuses their layers). The last line says which step failed, or
-# that all passed.
+# (the image stays, so the next run reuses its layers; earlier, untagged builds of it are pruned).
+# The last line says which step failed, or that all passed.
 #
 # Usage: scripts/docker_e2e.sh      (root, or sudo for apt-get; 2 cores: ~13 min cold, ~5 min cached)
 # Environment: SEEDZER_E2E_MINUTES (2), SEEDZER_E2E_POOL_SIZE (6), SEEDZER_E2E_PROJECT (seedzer-e2e),
@@ -70,6 +70,10 @@ teardown() {
     if [[ $project_up -eq 1 ]]; then
         compose down -v --remove-orphans -t 10 >"$STATE/down.log" 2>&1 \
             || say "teardown: compose down failed: $(tail -n 1 "$STATE/down.log")"
+    fi
+    if [[ -n "${DOCKER:-}" ]]; then
+        # Earlier builds of the image, untagged by this one: they would pile up run after run.
+        "$DOCKER" image prune -f --filter "label=org.opencontainers.image.title=seedzer" >/dev/null 2>&1 || true
     fi
     engine_stop
     rm -rf -- "$STATE"
