@@ -236,7 +236,8 @@ class Campaign:
             self.monitor.message(f"worker {ev.worker} was killed by SIGKILL (the OOM killer or an operator, "
                                  f"not a TVM bug{memory}); restarted")
         else:
-            self.monitor.message(f"worker {ev.worker} {death.message} during {death.stage.value}; restarted")
+            where = "while setting up" if death.during_setup else f"during {death.stage.value}"
+            self.monitor.message(f"worker {ev.worker} {death.message} {where}; restarted")
         self.db.add_event("workers", {"pids": self._executor.pids() if self._executor else []})
         obs = death.observation()
         if obs is None or tc is None or not tc.announced:

@@ -26,8 +26,9 @@ from seedzer.execute.zygote import context
 from seedzer.kernel.common import Stage
 
 SETUP_DEATHS_LIMIT = 5
-"""Consecutive deaths of a worker during set-up (by a signal it raised, not SIGKILL) that stop the
-campaign: a set-up that crashes every time cannot be helped by restarting."""
+"""Consecutive deaths of a worker during set-up (by a signal it raised, not SIGKILL, or by exiting
+before it could say why, e.g. an import failing in the child) that stop the campaign: a set-up that
+fails every time cannot be helped by restarting."""
 MEMORY_SAMPLE_SECONDS = 1.0
 
 
@@ -123,7 +124,7 @@ class WorkerPool:
         return event
 
     def _restart(self, w: WorkerHandle, death: Death) -> None:
-        if death.during_setup and death.kind == "signal" and death.signal != signal.SIGKILL:
+        if death.during_setup and death.kind in ("signal", "exit") and death.signal != signal.SIGKILL:
             self._setup_deaths[w.index] += 1
             if self._setup_deaths[w.index] >= SETUP_DEATHS_LIMIT:
                 raise CampaignError(f"worker {w.index} dies while setting up: {death.message} "
@@ -187,12 +188,13 @@ class WorkerPool:
         return out
 
     def _sample_memory(self) -> None:
+        # A worker without a figure yet is sampled at once: one killed young still gets its figure.
         now = time.monotonic()
-        if now - self._sampled < MEMORY_SAMPLE_SECONDS:
-            return
-        self._sampled = now
+        due = now - self._sampled >= MEMORY_SAMPLE_SECONDS
+        if due:
+            self._sampled = now
         for w in self.workers:
-            if w.proc.pid is not None:
+            if w.proc.pid is not None and (due or w.rss_mb is None):
                 w.rss_mb = peak_rss_mb(w.proc.pid) or w.rss_mb
 
     def check_hangs(self, now: float | None = None) -> list[WorkerEvent]:

@@ -1,0 +1,571 @@
+"""The campaign's keep, feedback and judging logic, driven with the cheap fake worker (no TVM runs).
+
+Every test runs a real :class:`~seedzer.campaign.runner.Campaign` loop on a real
+:class:`~seedzer.execute.pool.WorkerPool` whose workers run the fake worker protocol
+(:mod:`seedzer.execute.fake_worker`: script lines ``CRASH``/``HANG``/``ERROR``/``MISMATCH``/``INVALID``
+drive it, features are the script's lines), a fake seed loader (a few scripts, no ONNX) and a fake
+filing gate that answers synchronously with the :class:`~seedzer.triage.gate.Verdict` a test chooses.
+Coverage is ``passes`` (no breakpoint set-up). A probe monitor stops each campaign as soon as what the
+test waits for has happened; the budget (seconds) is only a safety net.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Sequence
+from multiprocessing.connection import Connection
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from seedzer.campaign.monitor import QuietMonitor
+from seedzer.campaign.report import campaign_summary
+from seedzer.campaign.runner import Campaign
+from seedzer.campaign.seeds import ModelSeeds
+from seedzer.campaign.stats import CampaignStats
+from seedzer.config import Config
+from seedzer.coverage.native import prepare_collector
+from seedzer.errors import CampaignError
+from seedzer.execute.background import JobResult
+from seedzer.execute.fake_worker import fake_execute, fake_worker_main
+from seedzer.execute.pool import WorkerHandle, WorkerPool
+from seedzer.execute.progress import ProgressSlot
+from seedzer.execute.records import ExecResult, Fatal, FuzzTask, Task
+from seedzer.execute.settings import WorkerSettings
+from seedzer.execute.worker import serve
+from seedzer.kernel.common import Case, Observation, Stage, Symptom
+from seedzer.seed import JointSeed, PassSpec, passes_from_json, passes_to_json
+from seedzer.store.corpus import CorpusEntry
+from seedzer.store.meta import BUG, NOT_A_BUG, PENDING, FindingMeta
+from seedzer.triage.gate import GateJob, Verdict, run_gate
+
+ROOTS = {Symptom.EXCEPTION: "e0e0e0e0e0e0", Symptom.CRASH: "c0c0c0c0c0c0", Symptom.HANG: "a0a0a0a0a0a0",
+         Symptom.MISMATCH: "d0d0d0d0d0d0"}
+"""The root signature the fake gate files each symptom's bugs under."""
+FUZZED_PASS = ("tirx.Simplify", "tirx.RemoveNoOp")
+"""Passes the passes-carrying fake worker puts first in a mutant's sequence (they change the IR)."""
+NOOP_PASS = "tirx.LowerIntrin"
+"""The pass it puts second, and reports as having left the IR unchanged."""
+
+
+# --- fake workers (module level: the zygote's children import them by name) ----------------------
+def passes_worker_main(conn: Connection, slot: ProgressSlot, settings: Any, index: int = 0) -> None:
+    """The fake worker, but its mutants carry a two-pass sequence whose second pass changes nothing."""
+
+    def mutate(task: FuzzTask, rng: Any) -> tuple[str, str, list[str]]:
+        passes = [PassSpec(FUZZED_PASS[rng.randrange(2)]), PassSpec(NOOP_PASS)]
+        return task.script + f"\nline{rng.randrange(settings.lines)}", passes_to_json(passes), ["FakeAppend"]
+
+    def execute(script: str, passes: str) -> ExecResult:
+        result = fake_execute(script, slot)
+        result.unchanged = [i for i, p in enumerate(passes_from_json(passes)) if p.name == NOOP_PASS]
+        return result
+
+    serve(conn, slot, mutate, execute)
+
+
+def slow_setup_main(conn: Connection, slot: ProgressSlot, settings: Any, index: int = 0) -> None:
+    """A fake worker whose set-up takes a while (a window to kill it in)."""
+    time.sleep(settings.setup_seconds)
+    fake_worker_main(conn, slot, settings, index)
+
+
+def crashing_setup_main(conn: Connection, slot: ProgressSlot, settings: Any, index: int = 0) -> None:
+    """A worker whose set-up segfaults every time."""
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def exiting_setup_main(conn: Connection, slot: ProgressSlot, settings: Any, index: int = 0) -> None:
+    """A worker that exits during set-up before it can say why (e.g. an import failing in the child)."""
+    raise SystemExit(3)
+
+
+def fatal_setup_main(conn: Connection, slot: ProgressSlot, settings: Any, index: int = 0) -> None:
+    """A worker whose set-up fails with a reason."""
+    conn.send(Fatal("RuntimeError: no coverage collector here"))
+    raise SystemExit(1)
+
+
+# --- fakes of the campaign's other parts ----------------------------------------------------------
+class FakeGate:
+    """A GateRunner that judges at once with ``decide``; ``hold`` keeps the verdicts until released."""
+
+    def __init__(self, decide: Callable[[GateJob], Verdict], hold: bool = False) -> None:
+        self.decide = decide
+        self.hold = hold
+        self.submitted: list[str] = []
+        self.ready: list[JobResult] = []
+
+    def submit(self, key: str, fn: Callable[..., Any], *args: Any) -> None:
+        assert fn is run_gate and isinstance(args[0], GateJob) and args[0].signature == key
+        self.submitted.append(key)
+        self.ready.append(JobResult(key, self.decide(args[0]), None, 0.01, 0.01))
+
+    def poll(self) -> list[JobResult]:
+        if self.hold:
+            return []
+        out, self.ready = self.ready, []
+        return out
+
+    def pending(self) -> int:
+        return len(self.ready)
+
+    def drain(self, budget: float) -> list[JobResult]:
+        return self.poll()
+
+    def close(self) -> None:
+        pass
+
+
+def bug(job: GateJob, root: str | None = None) -> Verdict:
+    obs = job.case.expected
+    assert isinstance(job.case, Case) and isinstance(obs, Observation)
+    return Verdict(job.signature, BUG, "bug", job.case, obs, [obs.pass_name or "FakePass"],
+                   root or ROOTS[obs.symptom], tests=3, seconds=0.01)
+
+
+def not_a_bug(job: GateJob, reason: str) -> Verdict:
+    assert job.case.expected is not None
+    return Verdict(job.signature, NOT_A_BUG, reason, job.case, job.case.expected, tests=1, seconds=0.01)
+
+
+def by_symptom(job: GateJob) -> Verdict:
+    """Errors, crashes and hangs are bugs; mismatches are dismissed by the pass contracts."""
+    assert job.case.expected is not None
+    if job.case.expected.symptom is Symptom.MISMATCH:
+        return not_a_bug(job, "contract: FakePass fails only on IR its pipeline position never has")
+    return bug(job)
+
+
+class Probe(QuietMonitor):
+    """Calls ``step(campaign)`` on every loop iteration while fuzzing; True stops the campaign."""
+
+    def __init__(self, step: Callable[[Campaign], bool]) -> None:
+        self.step = step
+        self.campaign: Campaign | None = None
+        self.messages: list[str] = []
+
+    def update(self, stats: CampaignStats) -> None:
+        c = self.campaign
+        if c is not None and stats.phase == "fuzzing" and c._executor is not None and self.step(c):
+            c.stop()
+
+    def message(self, text: str) -> None:
+        self.messages.append(text)
+
+
+class Recording:
+    """Wraps an executor and records every task given to a worker."""
+
+    def __init__(self, inner: WorkerPool, tasks: list[Task]) -> None:
+        self.inner, self.tasks = inner, tasks
+
+    @property
+    def restarts(self) -> int:
+        return self.inner.restarts
+
+    def idle(self) -> Iterator[Any]:
+        for w in self.inner.idle():
+            yield SimpleNamespace(submit=lambda task, info, w=w: self._submit(w, task, info))
+
+    def _submit(self, w: Any, task: Task, info: Any) -> None:
+        self.tasks.append(task)
+        w.submit(task, info)
+
+    def poll(self, timeout: float) -> Any:
+        return self.inner.poll(timeout)
+
+    def pids(self) -> list[int | None]:
+        return self.inner.pids()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class NoHang:
+    """A scheduler that never mutates an entry whose script hangs."""
+
+    name = "no-hang"
+
+    def choose(self, entries: Sequence[CorpusEntry], rng: Any) -> CorpusEntry:
+        usable = [e for e in entries if "HANG" not in e.script]
+        return usable[rng.randrange(len(usable))]
+
+
+@pytest.fixture(autouse=True)
+def _signals() -> Iterator[None]:
+    """A campaign installs SIGINT/SIGTERM handlers: give pytest its own back."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for s, handler in saved.items():
+        signal.signal(s, handler)
+
+
+@pytest.fixture
+def pool(tmp_path: Path) -> Path:
+    """A pool of one model file; the fake seed loader never reads it."""
+    root = tmp_path / "pool"
+    root.mkdir()
+    (root / "m.onnx").write_bytes(b"not read by the fake loader")
+    return root
+
+
+def config(run_limit: float = 30.0) -> Config:
+    cfg = Config()
+    cfg.fuzz.coverage = "passes"
+    cfg.fuzz.minutes = 0.5  # a safety net: every test stops its campaign long before
+    cfg.fuzz.snapshot_period = 0.5
+    cfg.oracles.confirm_crashes = False
+    cfg.timeouts.run = run_limit
+    return cfg
+
+
+def loader_of(scripts: list[str], calls: list[Path] | None = None) -> Callable[[Path, bool, float, int], ModelSeeds]:
+    def load(model: Path, differential: bool, timeout: float, max_seeds: int) -> ModelSeeds:
+        if calls is not None:
+            calls.append(model)
+        return ModelSeeds(model, seeds=[(s, f"op{i}") for i, s in enumerate(scripts)])
+
+    return load
+
+
+def campaign(out: Path, pool: Path, scripts: list[str], gate: FakeGate, until: Callable[[Campaign], bool], *,
+             target: Callable[..., None] = fake_worker_main, lines: int = 4, cfg: Config | None = None,
+             resume: bool = False, tasks: list[Task] | None = None, setup_seconds: float = 0.0,
+             loads: list[Path] | None = None) -> tuple[Campaign, Probe]:
+    """A campaign on the fake worker with ``scripts`` as seeds, stopped when ``until`` holds."""
+
+    def executor(jobs: int, settings: WorkerSettings, limits: dict[Stage, float]) -> Any:
+        fake = SimpleNamespace(lines=lines, log_dir=settings.log_dir, setup_seconds=setup_seconds)
+        pool_ = WorkerPool(jobs, fake, limits, target=target)
+        return pool_ if tasks is None else Recording(pool_, tasks)
+
+    probe = Probe(until)
+    camp = Campaign(out, pool, cfg or config(), resume=resume, monitor=probe, executor=executor,
+                    seed_loader=loader_of(scripts, loads), gate=gate)
+    probe.campaign = camp
+    return camp, probe
+
+
+def query(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def findings_rows(c: Campaign) -> list[Any]:
+    return c.db.findings()
+
+
+def sigkill(w: WorkerHandle) -> int:
+    """SIGKILL a worker from outside, as the OOM killer or an operator would; its pid."""
+    assert w.proc.pid is not None
+    os.kill(w.proc.pid, signal.SIGKILL)
+    return w.proc.pid
+
+
+def events(out: Path, kind: str) -> list[dict[str, Any]]:
+    return [json.loads(d) for (d,) in query(out / "campaign.db", f"SELECT detail FROM events WHERE kind='{kind}'")]
+
+
+# --- tests -------------------------------------------------------------------------------------------
+def test_passes_coverage_needs_no_collector(tmp_path: Path) -> None:
+    assert prepare_collector("passes", tmp_path, [], str(tmp_path / "cache"), "blocks") is None
+    assert not list(tmp_path.iterdir())
+
+
+def test_new_features_are_kept_without_their_unchanged_passes(tmp_path: Path, pool: Path) -> None:
+    out = tmp_path / "camp"
+    c, _ = campaign(out, pool, ["a"], FakeGate(by_symptom), lambda c: len(c.corpus) >= 4,
+                    target=passes_worker_main, lines=3)
+    stats = c.run()
+    assert stats.corpus == 4 and stats.coverage == 4  # line:a, line:line0..2
+    seed = JointSeed("a").seed_id
+    rows = query(out / "campaign.db",
+                 "SELECT id, parent, passes, coverage_gain, path, mutators FROM corpus ORDER BY rowid")
+    assert rows[0][0] == seed and rows[0][3] == 0
+    seen = {"a"}
+    for sid, parent, passes, gain, path, mutators in rows[1:]:
+        script = (out / path).read_text()
+        assert path == f"corpus/{sid}.py" and (out / "corpus" / f"{sid}.passes.json").read_text() == passes
+        kept = [p.name for p in passes_from_json(passes)]
+        assert len(kept) == 1 and kept[0] in FUZZED_PASS  # the pass that left the IR unchanged is gone
+        assert sid == JointSeed(script, passes_from_json(passes)).seed_id
+        lines = set(script.splitlines())
+        assert gain == len(lines - seen) > 0  # kept for features no earlier entry reached
+        seen |= lines
+        assert parent in {r[0] for r in rows} and json.loads(mutators) == ["FakeAppend"]
+    assert {e.seed_id for e in c.corpus.entries} == {r[0] for r in rows}
+
+
+def test_no_new_features_counts_against_the_parent(tmp_path: Path, pool: Path) -> None:
+    """Tzer's tolerance: every mutant without new coverage adds one to its parent's failure counter,
+    which goes back to the worker with the next task on that parent."""
+    tasks: list[Task] = []
+    c, _ = campaign(tmp_path / "camp", pool, ["a"], FakeGate(by_symptom), lambda c: c.stats.execs >= 15,
+                    lines=1, tasks=tasks)
+    stats = c.run()
+    assert len(c.corpus) == 2  # the seed and its one mutant with the only new line
+    # one execution of the seed, one kept mutant; every other mutant failed its parent
+    assert sum(e.failures for e in c.corpus.entries) == stats.execs - 2
+    fuzz = [t for t in tasks if isinstance(t, FuzzTask)]
+    seed, mutant = c.corpus.entries
+    on_seed = [t.failures for t in fuzz if t.script == seed.script]
+    on_mutant = [t.failures for t in fuzz if t.script == mutant.script]
+    assert len(on_seed) + len(on_mutant) == len(fuzz) == stats.execs - 1
+    # the first mutation of the seed was kept (its counter stays 0), every later one failed it
+    assert on_seed == [0, *range(len(on_seed) - 1)] and on_mutant == list(range(len(on_mutant)))
+    assert max(on_seed + on_mutant) >= 3 and seed.failures + mutant.failures == stats.execs - 2
+
+
+def test_error_is_filed_once_pending_then_judged_a_bug(tmp_path: Path, pool: Path) -> None:
+    out = tmp_path / "camp"
+    gate = FakeGate(by_symptom, hold=True)
+    seen: dict[str, Any] = {}
+
+    def step(c: Campaign) -> bool:
+        rows = findings_rows(c)
+        if gate.hold and rows and rows[0].count >= 3:
+            seen["rows"] = rows
+            seen["meta"] = FindingMeta.load(out / "findings" / rows[0].signature)
+            seen["stats"] = (c.stats.pending, dict(c.stats.unique), dict(c.stats.findings))
+            seen["submitted"] = list(gate.submitted)
+            gate.hold = False
+            return False
+        return not gate.hold and c.stats.findings["exception"] >= 2
+
+    c, probe = campaign(out, pool, ["a", "ERROR"], gate, step)
+    stats = c.run()
+    (row,) = seen["rows"]  # one finding for every occurrence of the same raw signature
+    assert (row.symptom, row.stage, row.pass_name, row.verdict) == ("exception", "pass", "FakePass", PENDING)
+    assert seen["meta"].verdict == PENDING and seen["meta"].observation.symptom is Symptom.EXCEPTION
+    assert seen["submitted"] == [row.signature]  # judged once, not per occurrence
+    assert seen["stats"] == (1, {}, {})  # pending: not a bug yet
+    folder = out / "findings" / row.signature
+    files = {p.name for p in folder.iterdir()}
+    assert {"ir.py", "passes.json", "case.json", "repro.py", "log.txt", "meta.json"} <= files
+
+    meta = FindingMeta.load(folder)
+    assert (meta.verdict, meta.root_signature, meta.culprit) == (BUG, ROOTS[Symptom.EXCEPTION], ["FakePass"])
+    db = query(out / "campaign.db", "SELECT signature, verdict, root, count FROM findings")
+    assert len(db) == 1 and db[0][:3] == (row.signature, BUG, ROOTS[Symptom.EXCEPTION]) and db[0][3] > row.count
+    # one occurrence per execution that raised, before and after the verdict
+    assert query(out / "campaign.db", "SELECT count FROM exec_summary WHERE symptom='exception'") == [(db[0][3],)]
+    assert gate.submitted == [row.signature]
+    assert stats.unique == {"exception": 1} and stats.pending == 0 and not stats.not_a_bug
+    assert stats.findings["exception"] >= 2  # the verdict, then every later occurrence
+    assert any(m.startswith(f"new bug {ROOTS[Symptom.EXCEPTION]}: exception in FakePass") for m in probe.messages)
+
+
+def test_bugs_count_once_per_root(tmp_path: Path, pool: Path) -> None:
+    """Mismatches reached through different fuzzed passes are different raw signatures; the gate files
+    them under one root: one unique bug."""
+    out = tmp_path / "camp"
+    gate = FakeGate(bug)
+
+    def step(c: Campaign) -> bool:
+        rows = findings_rows(c)
+        return len(rows) >= 3 and all(r.verdict == BUG for r in rows)
+
+    c, _ = campaign(out, pool, ["MISMATCH"], gate, step, target=passes_worker_main)
+    stats = c.run()
+    rows = query(out / "campaign.db", "SELECT signature, symptom, verdict, root FROM findings")
+    assert len(rows) == 3 and {r[1:] for r in rows} == {("mismatch", BUG, ROOTS[Symptom.MISMATCH])}
+    assert sorted(gate.submitted) == sorted(r[0] for r in rows)
+    assert stats.unique == {"mismatch": 1} and stats.findings["mismatch"] >= 3
+    text = render(out)
+    assert text.count(ROOTS[Symptom.MISMATCH]) == 1 and "mismatch 1" in text
+
+
+def render(out: Path, show_all: bool = False) -> str:
+    console = Console(record=True, width=250, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(campaign_summary(out, show_all))
+    return console.export_text()
+
+
+def test_not_a_bug_is_counted_by_reason_never_as_a_bug(tmp_path: Path, pool: Path) -> None:
+    out = tmp_path / "camp"
+
+    def step(c: Campaign) -> bool:
+        rows = findings_rows(c)
+        return len(rows) == 2 and all(r.verdict != PENDING for r in rows) and c.stats.execs > 10
+
+    c, _ = campaign(out, pool, ["a", "ERROR", "MISMATCH"], FakeGate(by_symptom), step)
+    stats = c.run()
+    assert stats.not_a_bug == {"contract": 1}
+    assert stats.unique == {"exception": 1} and "mismatch" not in stats.findings
+    ((sig, verdict, reason, root),) = query(out / "campaign.db", "SELECT signature, verdict, verdict_reason, root "
+                                                                 "FROM findings WHERE symptom='mismatch'")
+    assert verdict == NOT_A_BUG and reason.startswith("contract:") and root is None
+    meta = FindingMeta.load(out / "findings" / sig)
+    assert meta.verdict == NOT_A_BUG and not meta.is_bug and meta.verdict_reason == reason
+
+    # `seedzer status`: bugs by root, not bugs by reason
+    text = render(out)
+    assert "exception 1" in text and ROOTS[Symptom.EXCEPTION] in text and "contract 1" in text
+    assert sig not in text and "mismatch" not in text
+    bug_sig = query(out / "campaign.db", "SELECT signature FROM findings WHERE verdict='bug'")[0][0]
+    assert f"findings/{bug_sig}/repro.py" in text
+    assert sig in render(out, show_all=True)
+
+
+def test_invalid_counts_as_invalid(tmp_path: Path, pool: Path) -> None:
+    out = tmp_path / "camp"
+    c, _ = campaign(out, pool, ["INVALID"], FakeGate(by_symptom), lambda c: c.stats.execs >= 8)
+    stats = c.run()
+    assert stats.invalid == stats.execs >= 8
+    assert len(c.corpus) == 1  # new lines, but an invalid test case is never kept
+    assert not query(out / "campaign.db", "SELECT * FROM findings")
+    assert query(out / "campaign.db", "SELECT symptom, stage, count FROM exec_summary") == [
+        ("invalid", "mutate", stats.execs)]
+
+
+def test_crash_death_is_a_crash_finding(tmp_path: Path, pool: Path) -> None:
+    out = tmp_path / "camp"
+    c, _ = campaign(out, pool, ["a", "CRASH"], FakeGate(by_symptom),
+                    lambda c: bool(c.stats.unique) and c.stats.execs >= 5)
+    stats = c.run()
+    ((sig, symptom, stage, pass_name, verdict),) = query(
+        out / "campaign.db", "SELECT signature, symptom, stage, pass, verdict FROM findings")
+    assert (symptom, stage, pass_name, verdict) == ("crash", "build", "FakePass", BUG)
+    meta = FindingMeta.load(out / "findings" / sig)
+    assert meta.observation.signal == signal.SIGSEGV and "SIGSEGV" in meta.observation.message
+    deaths = events(out, "worker_restart")
+    assert deaths and all(d["kind"] == "signal" and d["signal"] == signal.SIGSEGV for d in deaths)
+    assert not events(out, "worker_killed")
+    assert stats.restarts == len(deaths) and stats.unique == {"crash": 1}
+
+
+def test_external_sigkill_is_an_event_never_a_finding(tmp_path: Path, pool: Path) -> None:
+    """A worker SIGKILLed from outside (the OOM killer, an operator) while it runs a test case, or
+    between two, is an event with memory figures and is restarted; nothing is filed."""
+    out = tmp_path / "camp"
+    kills: list[tuple[int, str]] = []
+
+    def step(c: Campaign) -> bool:
+        pool_ = c._executor
+        assert isinstance(pool_, WorkerPool)
+        w = pool_.workers[0]
+        if not kills and w.current is not None and w.current.announced and "HANG" in w.current.script:
+            time.sleep(0.2)  # well inside the run stage
+            kills.append((sigkill(w), "hang"))
+        elif len(kills) == 1 and c.stats.execs >= 5 and w.ready:
+            kills.append((sigkill(w), "any"))  # whatever it is doing: a test case or waiting for one
+        return len(kills) == 2 and pool_.restarts == 2 and c.stats.execs >= 10
+
+    c, probe = campaign(out, pool, ["a", "HANG"], FakeGate(by_symptom), step)
+    c.scheduler = NoHang()
+    stats = c.run()
+    killed = events(out, "worker_killed")
+    assert len(killed) == 2 and [k["signal"] for k in killed] == [signal.SIGKILL] * 2
+    first = killed[0]
+    assert first["kind"] == "killed" and first["stage"] == "run" and first["testcase"] is not None
+    assert isinstance(first["rss_mb"], float) and isinstance(first["available_mb"], float)
+    assert not first["during_setup"]
+    assert not events(out, "worker_restart")
+    assert not query(out / "campaign.db", "SELECT * FROM findings") and not stats.findings
+    assert stats.restarts == 2 and stats.execs >= 10  # the campaign went on after each kill
+    pids = [e["pids"][0] for e in events(out, "workers")]
+    assert [pid for pid, _ in kills] == pids[:2] and len(set(pids)) == 3  # a new worker after each kill
+    assert sum("killed by SIGKILL" in m and "not a TVM bug" in m for m in probe.messages) == 2
+
+
+def test_a_hang_is_filed_as_a_hang(tmp_path: Path, pool: Path) -> None:
+    out = tmp_path / "camp"
+    c, _ = campaign(out, pool, ["HANG"], FakeGate(by_symptom), lambda c: bool(c.stats.unique),
+                    cfg=config(run_limit=1.0))
+    stats = c.run()
+    ((sig, symptom, stage, verdict),) = query(out / "campaign.db", "SELECT signature, symptom, stage, verdict "
+                                                                   "FROM findings")
+    assert (symptom, stage, verdict) == ("hang", "run", BUG)
+    obs = FindingMeta.load(out / "findings" / sig).observation
+    assert obs.seconds is not None and obs.seconds >= 1.0 and "exceeded" in obs.message
+    (death,) = events(out, "worker_restart")
+    assert death["kind"] == "timeout" and not events(out, "worker_killed")
+    assert stats.unique == {"hang": 1}
+
+
+def test_resume_judges_pending_findings_and_restores_verdicts(tmp_path: Path, pool: Path) -> None:
+    out = tmp_path / "camp"
+    loads: list[Path] = []
+    # 1: the gate never answers (the campaign is stopped, as if killed before its verdict)
+    held = FakeGate(by_symptom, hold=True)
+    c, _ = campaign(out, pool, ["a", "ERROR"], held, lambda c: len(findings_rows(c)) == 1 and c.stats.execs > 4,
+                    loads=loads)
+    first = c.run()
+    ((sig, verdict),) = query(out / "campaign.db", "SELECT signature, verdict FROM findings")
+    assert verdict == PENDING and held.submitted == [sig] and first.pending == 1
+    corpus = {r[0] for r in query(out / "campaign.db", "SELECT id FROM corpus")}
+
+    # 2: --resume submits the pending candidate again before fuzzing; its verdict lands
+    gate = FakeGate(by_symptom, hold=True)
+    waiting: list[int] = []
+
+    def step(c: Campaign) -> bool:
+        if gate.hold:  # shown as pending until the verdict comes
+            waiting.append(c.stats.pending)
+            gate.hold = False
+        return bool(c.stats.unique) and c.stats.session_execs >= 3
+
+    c, _ = campaign(out, pool, ["a", "ERROR"], gate, step, resume=True, loads=loads)
+    second = c.run()
+    assert waiting == [1]
+    assert gate.submitted[0] == sig and gate.submitted.count(sig) == 1
+    assert query(out / "campaign.db", "SELECT verdict, root FROM findings") == [(BUG, ROOTS[Symptom.EXCEPTION])]
+    assert FindingMeta.load(out / "findings" / sig).verdict == BUG
+    assert second.unique == {"exception": 1} and second.pending == 0
+    assert second.elapsed > first.elapsed and second.execs == first.execs + second.session_execs
+    assert corpus <= {e.seed_id for e in c.corpus.entries} and second.corpus == len(c.corpus)
+
+    # 3: a judged finding is restored from the database, never judged again
+    again = FakeGate(by_symptom)
+    c, _ = campaign(out, pool, ["a", "ERROR"], again, lambda c: True, resume=True, loads=loads)
+    third = c.run()
+    assert sig not in again.submitted
+    assert third.unique == {"exception": 1} and third.findings["exception"] >= second.findings["exception"]
+    assert len(loads) == 1  # the pool's model was loaded once, by the first run
+    assert len(events(out, "resume")) == 2
+
+
+def test_a_worker_killed_while_setting_up_is_restarted(tmp_path: Path, pool: Path) -> None:
+    out = tmp_path / "camp"
+    kills: list[int] = []
+
+    def step(c: Campaign) -> bool:
+        pool_ = c._executor
+        assert isinstance(pool_, WorkerPool)
+        w = pool_.workers[0]
+        if len(kills) < 6 and not w.ready and w.proc.pid not in kills and w.proc.is_alive():
+            kills.append(sigkill(w))
+        return len(kills) == 6 and c.stats.execs >= 3
+
+    c, _ = campaign(out, pool, ["a"], FakeGate(by_symptom), step, target=slow_setup_main, setup_seconds=0.5)
+    stats = c.run()  # more set-up deaths than the limit, but by SIGKILL: never fatal
+    killed = events(out, "worker_killed")
+    assert len(killed) == 6 and all(k["during_setup"] and k["testcase"] is None for k in killed)
+    assert all(isinstance(k["rss_mb"], float) and isinstance(k["available_mb"], float) for k in killed)
+    assert stats.restarts == 6 and stats.execs >= 3
+
+
+@pytest.mark.parametrize(("target", "message"), [
+    (crashing_setup_main, "worker 0 dies while setting up: killed by signal SIGSEGV (5 times in a row)"),
+    (exiting_setup_main, "worker 0 dies while setting up: exited with status 3 (5 times in a row)"),
+    (fatal_setup_main, "worker 0 cannot start: RuntimeError: no coverage collector here"),
+])
+def test_a_setup_that_fails_stops_the_campaign_with_its_reason(tmp_path: Path, pool: Path,
+                                                               target: Callable[..., None], message: str) -> None:
+    out = tmp_path / "camp"
+    c, _ = campaign(out, pool, ["a"], FakeGate(by_symptom), lambda c: False, target=target)
+    with pytest.raises(CampaignError) as info:
+        c.run()
+    assert str(info.value) == message
+    assert not query(out / "campaign.db", "SELECT * FROM findings")
