@@ -248,11 +248,6 @@ _TRUE, _FALSE = (1.0, 1.0), (0.0, 0.0)
 _MATH = frozenset((*MATH_UNARY, *MATH_BINARY, "fabs"))
 
 
-def bounded(iv: Interval) -> bool:
-    """Whether both bounds of ``iv`` are finite."""
-    return math.isfinite(iv[0]) and math.isfinite(iv[1])
-
-
 def _compare(e: Any, a: Interval, b: Interval) -> Interval:
     t = type(e)
     if t in (pe.EQ, pe.NE):
@@ -290,7 +285,7 @@ class ExprRanges:
         """Called for every integer division or modulo, with its divisor's range."""
 
     def load(self, e: Any) -> Interval:
-        """The range of a buffer load (ir.TOP unless a subclass tracks buffers)."""
+        """The range of a buffer load (TOP unless a subclass tracks buffers)."""
         return ir.TOP
 
     def ev(self, e: Any) -> Interval:
@@ -313,7 +308,7 @@ class ExprRanges:
         """``iv`` (flushed); an overflow hazard only where bounded operands give an unbounded result:
         an operand already unbounded (unknown, or its own hazard) is blamed where it arose."""
         iv = ir.flush(iv, dt)
-        if not ir.within(iv, dt) and all(map(bounded, operands)):
+        if not ir.within(iv, dt) and all(map(ir.bounded, operands)):
             self.hazard("nan", e, f"{what} may overflow {dt}")
         return iv
 
@@ -374,7 +369,7 @@ class ExprRanges:
         if short not in _MATH or not args:
             return ir.TOP
         r, why = math_range(short, args, ir.dtype_of(e))
-        if why is not None and (all(map(bounded, args)) or "may overflow" not in why):
+        if why is not None and (all(map(ir.bounded, args)) or "may overflow" not in why):
             self.hazard("nan", e, why)
         return r
 

@@ -194,6 +194,11 @@ def flush(iv: Interval, dtype: str) -> Interval:
     return (0.0 if 0.0 < iv[0] < tiny else iv[0]), (0.0 if -tiny < iv[1] < 0.0 else iv[1])
 
 
+def bounded(iv: Interval) -> bool:
+    """Whether both bounds of ``iv`` are finite."""
+    return math.isfinite(iv[0]) and math.isfinite(iv[1])
+
+
 def has_zero(iv: Interval) -> bool:
     """Whether ``iv`` contains 0."""
     return iv[0] <= 0.0 <= iv[1]

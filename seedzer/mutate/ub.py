@@ -9,9 +9,8 @@ division by a range holding 0, math off its domain or overflowing, float results
 their dtype, two stores to one location in one SBlock body), integer divisions, reduction inits,
 the writes to allocated buffers every run performs, and loads of allocated buffers not written
 before in their block. :func:`check` rejects a mutant with a hazard its parent lacks (keyed by kind,
-block, stored buffer and node structure: the seed's own division by a sum is kept), an unproven
-integer division the parent lacks, a lost or conditional init or allocated write, or a new read of
-possibly uninitialised memory.
+block and node text: the seed's own division by a sum is kept), an unproven integer division the
+parent lacks, a lost or conditional init or allocated write, or a new read of uninitialised memory.
 """
 
 from __future__ import annotations
@@ -28,22 +27,23 @@ from tvm import s_tir, tirx
 from tvm.ir.prim import expr as pe
 from tvm.sym import Analyzer
 
-from seedzer.mutate.exprgen import ExprRanges, bounded
-from seedzer.mutate.ir import TOP, Cells, Interval, extrapolate, is_buffer, is_float, join, linear, widen
+from seedzer.mutate.exprgen import ExprRanges
+from seedzer.mutate.ir import TOP, Cells, Interval, bounded, extrapolate, is_buffer, is_float, join, linear, widen
 
 CAP = 6
 """Rounds a loop or reduction is iterated before bounds that still grow are widened to infinity."""
 INPUT_FLOAT: Interval = (-1.0, 1.0)
 """Float inputs of the harness: uniform in [-1, 1) (the harness's ``make_inputs``)."""
-Key = tuple[str, str, str, str]
-"""(kind, block, stored buffer, TVMScript text of the node): names, so it holds across parses."""
+Key = tuple[str, str, str]
+"""(kind, block, TVMScript text of the node): names, so a key holds across parses and moves of the
+node into a scratch buffer or a let (WrapAlloc, Insertor) within its block."""
 
 
 @dataclass
 class Facts:
     """What the interpretation of one function found (see the module docstring)."""
 
-    hazards: dict[Key, tuple[Any, str]] = field(default_factory=dict)
+    hazards: dict[Key, tuple[Any, str, str]] = field(default_factory=dict)  # -> (node, why, target)
     int_divs: list[tuple[str, str, Any]] = field(default_factory=list)
     unproven: list[tuple[str, str, Any, list[tuple[Any, Interval]]]] = field(default_factory=list)
     inits: set[tuple[str, str]] = field(default_factory=set)
@@ -84,11 +84,10 @@ class Interp(ExprRanges):
         self.facts.must_writes = self.mw
 
     def hazard(self, kind: str, node: Any, why: str) -> None:
-        """Record a hazard at ``node`` (keyed by kind, block, target and the node's structure);
+        """Record a hazard at ``node`` (keyed by kind, block and the node's text);
         :attr:`flags` is off while a loop is iterated towards its fixpoint."""
         if self.flags:
-            key = (kind, self.block, self.target, str(node))
-            self.facts.hazards.setdefault(key, (node, why))
+            self.facts.hazards.setdefault((kind, self.block, str(node)), (node, why, self.target))
 
     def int_div(self, divisor: Any, iv: Interval) -> None:
         """Note an integer division (and, if its divisor's range holds 0, the variables in scope)."""
@@ -148,7 +147,7 @@ class Interp(ExprRanges):
         self.warm.add(k)
         if not self.in_init:
             if any(ok == k and _same_indices(o.indices, s.indices) for ok, o in self.stores):
-                self.facts.hazards.setdefault(("double", self.block, str(buf.name), ""), (s, "double write"))
+                self.facts.hazards.setdefault(("double", self.block, str(buf.name)), (s, "", str(buf.name)))
             self.stores.append((k, s))
 
     def _if(self, s: Any) -> None:
@@ -369,17 +368,20 @@ def check(mutant: Any, parent: Any) -> str | None:
     """None if ``mutant`` adds no undefined or NaN-producing behaviour to ``parent``, else a one-line
     reason starting with ``ub:``."""
     try:
-        new, old = facts_of(mutant), facts_of(parent)
+        return _judge(facts_of(mutant), facts_of(parent))
     except Exception as exc:  # an IR form the interpreter does not know: never let it through
         return f"ub: cannot analyse: {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
+
+
+def _judge(new: Facts, old: Facts) -> str | None:
     if new.unproven:
-        known = {(b, t, str(d)) for b, t, d in old.int_divs}
+        known = {(b, str(d)) for b, _, d in old.int_divs}
         for block, target, divisor, scope in new.unproven:
-            if (block, target, str(divisor)) not in known and not _nonzero(divisor, scope):
+            if (block, str(divisor)) not in known and not _nonzero(divisor, scope):
                 return f"ub: integer division by possibly-zero {_text(divisor)}{_where(block, target)}"
-    for key, (node, why) in new.hazards.items():
+    for key, (node, why, target) in new.hazards.items():
         if key not in old.hazards:
-            kind, block, target, _ = key
+            kind, block, _ = key
             if kind == "div":
                 return f"ub: float division by possibly-zero {_text(node)}{_where(block, target)}"
             if kind == "double":
