@@ -330,13 +330,12 @@ _CACHE: list[tuple[Any, Facts]] = []
 
 
 def facts_of(func: Any) -> Facts:
-    """The interpretation of ``func`` (cached for the two most recently asked functions)."""
-    for f, facts in _CACHE:
-        if f.same_as(func):
-            return facts
-    facts = Interp(func).facts
-    _CACHE[:] = [(func, facts), *_CACHE[:1]]
-    return facts
+    """The interpretation of ``func`` (cached for the two most recently used functions: a parent
+    and its latest mutant)."""
+    hit = next((entry for entry in _CACHE if entry[0].same_as(func)), None)
+    entry = hit or (func, Interp(func).facts)
+    _CACHE[:] = [entry, *[e for e in _CACHE if e is not entry][:1]]
+    return entry[1]
 
 
 def value_range(func: Any, expr: Any) -> Interval:
