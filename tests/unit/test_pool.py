@@ -7,9 +7,10 @@ import time
 import pytest
 
 from seedzer.execute.fake_worker import fake_worker_main
-from seedzer.execute.pool import TestCaseInfo, WorkerEvent, WorkerPool
+from seedzer.execute.pool import WorkerHandle, WorkerPool
+from seedzer.execute.records import ExecTask, TestCaseInfo, WorkerEvent
+from seedzer.kernel.common import Stage, Symptom
 from seedzer.oracles import judge, make_oracles
-from seedzer.outcome import Stage, Symptom
 
 TIMEOUTS = {s: 30.0 for s in Stage}
 
@@ -24,6 +25,17 @@ def _collect(pool: WorkerPool, until: str, timeout: float = 30.0) -> list[Worker
     raise AssertionError(f"no {until} event; got {[e.kind for e in out]}")
 
 
+def _idle(pool: WorkerPool, timeout: float = 30.0) -> WorkerHandle:
+    """The first worker ready for a task (a worker announces itself once set up)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        ready = list(pool.idle())
+        if ready:
+            return ready[0]
+        pool.poll(0.05)
+    raise AssertionError("no worker became ready")
+
+
 @pytest.fixture
 def pool():
     p = WorkerPool(1, 50, dict(TIMEOUTS), target=fake_worker_main)
@@ -32,25 +44,28 @@ def pool():
 
 
 def test_exec_result_roundtrip(pool: WorkerPool) -> None:
-    w = next(pool.idle())
-    w.submit(("exec", 1, "a\nb", "[]"), TestCaseInfo(1, "exec", "seed"))
+    w = _idle(pool)
+    w.submit(ExecTask(1, "a\nb", "[]"), TestCaseInfo(1, "exec", "seed"))
     events = _collect(pool, "result")
     assert [e.kind for e in events] == ["tc", "result"]
-    assert events[1].record["features"] == ["line:a", "line:b"]
-    assert next(pool.idle()) is w
+    assert events[1].result is not None and events[1].result.features == ["line:a", "line:b"]
+    assert _idle(pool) is w
 
 
 def test_segfault_is_crash_with_stage_and_pass_then_restart(pool: WorkerPool) -> None:
-    w = next(pool.idle())
-    w.submit(("exec", 7, "CRASH", "[]"), TestCaseInfo(7, "exec", "seed"))
+    w = _idle(pool)
+    w.submit(ExecTask(7, "CRASH", "[]"), TestCaseInfo(7, "exec", "seed"))
     death = next(e for e in _collect(pool, "death") if e.kind == "death")
     assert death.tc is not None and death.tc.announced and death.tc.script == "CRASH"
-    outcome = judge(make_oracles(["crash", "hang"]), death.record)
+    assert death.death is not None and death.death.kind == "signal"
+    obs = death.death.observation()
+    assert obs is not None
+    outcome = judge(make_oracles(["crash", "hang"]), obs)
     assert (outcome.symptom, outcome.stage, outcome.pass_name) == (Symptom.CRASH, Stage.BUILD, "FakePass")
     assert pool.restarts == 1
-    w2 = next(pool.idle())
+    w2 = _idle(pool)
     assert w2 is not w and w2.proc.is_alive()
-    w2.submit(("exec", 8, "ok", "[]"), TestCaseInfo(8, "exec", "seed"))
+    w2.submit(ExecTask(8, "ok", "[]"), TestCaseInfo(8, "exec", "seed"))
     assert any(e.kind == "result" for e in _collect(pool, "result"))
 
 
@@ -59,21 +74,23 @@ def test_hang_is_killed_and_reported() -> None:
     timeouts[Stage.RUN] = 0.5
     p = WorkerPool(1, 50, timeouts, target=fake_worker_main)
     try:
-        w = next(p.idle())
-        w.submit(("exec", 3, "HANG", "[]"), TestCaseInfo(3, "exec", "seed"))
+        w = _idle(p)
+        w.submit(ExecTask(3, "HANG", "[]"), TestCaseInfo(3, "exec", "seed"))
         death = next(e for e in _collect(p, "death") if e.kind == "death")
-        assert judge(make_oracles(["hang"]), death.record).symptom is Symptom.HANG
-        assert death.record["death"]["stage"] == "run"
+        assert death.death is not None and death.death.kind == "timeout" and death.death.stage is Stage.RUN
+        obs = death.death.observation()
+        assert obs is not None and judge(make_oracles(["hang"]), obs).symptom is Symptom.HANG
     finally:
         p.close()
 
 
-def test_external_sigkill_restarts_worker(pool: WorkerPool) -> None:
-    w = next(pool.idle())
+def test_external_sigkill_is_no_crash_and_the_worker_is_restarted(pool: WorkerPool) -> None:
+    w = _idle(pool)
     os.kill(w.proc.pid, signal.SIGKILL)
     death = next(e for e in _collect(pool, "death") if e.kind == "death")
-    assert death.tc is None and death.record["death"]["signal"] == signal.SIGKILL
-    assert pool.restarts == 1 and next(pool.idle()).proc.is_alive()
+    assert death.tc is None and death.death is not None and death.death.signal == signal.SIGKILL
+    assert death.death.kind == "killed" and death.death.observation() is None  # the OOM killer, not TVM
+    assert pool.restarts == 1 and _idle(pool).proc.is_alive()
 
 
 def test_a_worker_that_cannot_start_stops_the_campaign_with_its_reason() -> None:

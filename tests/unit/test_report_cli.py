@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from seedzer.commands.experiment import experiment_group
-from seedzer.report import cli as report_cli
+from seedzer.commands import report as report_cli
 from seedzer.commands.report import report_cmd
 from tests.fixtures.report.synth import make_experiment
 
