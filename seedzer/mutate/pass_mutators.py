@@ -9,11 +9,19 @@ from __future__ import annotations
 import random
 from typing import ClassVar, Literal
 
-from seedzer.mutate.pass_catalog import sample_pass
+from seedzer.mutate import pass_catalog
+from seedzer.mutate.contracts import fuzzable
 from seedzer.seed import PassSpec
 
 MIN_LEN = 1
 MAX_LEN = 50
+FUZZABLE: tuple[str, ...] = tuple(fuzzable("llvm"))
+"""The passes mutators insert: those with a contract for llvm (GPU-only and run-once passes never)."""
+
+
+def sample_pass(rng: random.Random, names: list[str] | None = None) -> PassSpec:
+    """A random fuzzable pass (weighted) with sampled arguments, or one of ``names``."""
+    return pass_catalog.sample_pass(rng, names or list(FUZZABLE))
 
 
 def _clip(passes: list[PassSpec], rng: random.Random) -> list[PassSpec]:

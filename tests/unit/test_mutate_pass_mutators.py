@@ -8,7 +8,15 @@ import sys
 
 import pytest
 
-from seedzer.mutate import MAX_LEN, MIN_LEN, PASS_NAMES, choose_mutation_kind, default_pass_mutators, random_sequence
+from seedzer.mutate import (
+    MAX_LEN,
+    MIN_LEN,
+    PASS_NAMES,
+    choose_mutation_kind,
+    default_pass_mutators,
+    pick,
+    random_sequence,
+)
 from seedzer.mutate.pass_mutators import Crossover, DeletePass, InsertPass, ReplacePass
 from seedzer.protocols import PassMutator
 from seedzer.seed import PassSpec
@@ -74,13 +82,24 @@ def test_tolerance_schedule() -> None:
     assert choose_mutation_kind(0, 0, rng) == "passes"
 
 
+def test_mutators_only_insert_passes_with_a_contract_for_llvm() -> None:
+    from seedzer.mutate.contracts import fuzzable
+
+    rng = random.Random(5)
+    allowed = set(fuzzable("llvm"))
+    seq: list = []
+    for _ in range(300):
+        seq = pick(default_pass_mutators(), rng).mutate(seq, rng)
+        assert {p.name for p in seq} <= allowed
+
+
 def test_pass_side_is_tvm_free() -> None:
     code = (
         "import sys, random\n"
         "from seedzer.mutate import default_pass_mutators, random_sequence, pick, validate_weights\n"
-        "from seedzer.mutate import classify_pass_error, optional_pass_names\n"
+        "from seedzer.mutate.contracts import plan\n"
         "r = random.Random(0)\n"
-        "pick(default_pass_mutators(), r).mutate(random_sequence(r), r)\n"
+        "plan(pick(default_pass_mutators(), r).mutate(random_sequence(r), r))\n"
         "print(any(m == 'tvm' or m.startswith('tvm.') for m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
