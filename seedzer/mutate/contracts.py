@@ -138,25 +138,71 @@ def _in_pipeline(name: str) -> Contract:
     return Contract(name, PIPELINE_PASSES[index - 1].name if index else None)
 
 
-_GPU = frozenset({"cuda", "rocm", "vulkan", "metal", "opencl", "webgpu"})
-_HEXAGON = frozenset({"hexagon"})
-
 RUN_ONCE = frozenset({"tirx.SplitHostDevice", "tirx.MakePackedAPI"})
 """Pipeline passes that must run exactly once (the pipeline runs them; a second run breaks the IR)."""
 
-CONTRACTS: dict[str, Contract] = {
-    **{name: _in_pipeline(name) for name in _INDEX if name not in RUN_ONCE},
-    # Passes TVM runs elsewhere: the position of their callers or of the IR their own tests use.
-    "s_tir.HoistExpression": Contract("s_tir.HoistExpression", "tirx.StorageRewrite",
-                                      source="the generalization of HoistIfThenElse (same position)"),
-    "tirx.ConvertSSA": Contract("tirx.ConvertSSA", "tirx.FlattenBuffer", source="lowered-TIR utility"),
-    "s_tir.ConvertSSA": Contract("s_tir.ConvertSSA", "tirx.FlattenBuffer", source="lowered-TIR utility"),
-    "s_tir.InstrumentBoundCheckers": Contract("s_tir.InstrumentBoundCheckers", "s_tir.RewriteUnsafeSelect",
-                                              source="pipeline, config tirx.instrument_bound_checkers"),
-    "s_tir.InstrumentProfileIntrinsics": Contract("s_tir.InstrumentProfileIntrinsics", "tirx.CommonSubexprElim",
-                                                  source="pipeline, config tirx.instrument_lwp"),
+_GPU = frozenset({"cuda", "rocm", "vulkan", "metal", "opencl", "webgpu"})
+_HEXAGON = frozenset({"hexagon"})
+
+FOR_OTHER_TARGETS: dict[str, frozenset[str]] = {
+    # In TVM's llvm pipeline, but they only act on constructs of other targets (thread bindings,
+    # shared/warp/wmma scopes, virtual threads, VTCM, software-pipeline annotations): no-ops on llvm.
+    **dict.fromkeys(("s_tir.LowerCrossThreadReduction", "s_tir.LiftThreadBinding",
+                     "s_tir.ManifestSharedMemoryLocalStage", "s_tir.LowerAutoCopy", "s_tir.UnifyThreadBinding",
+                     "s_tir.InjectPermutedLayout", "s_tir.InjectSoftwarePipeline", "s_tir.TransformMmaBufferLayout",
+                     "s_tir.InjectVirtualThread", "s_tir.InjectDoubleBuffer", "s_tir.ThreadSync",
+                     "s_tir.InferFragment", "s_tir.LowerThreadAllreduce", "s_tir.MergeSharedMemoryAllocations"), _GPU),
+    **dict.fromkeys(("s_tir.VerifyVTCMLimit", "s_tir.LowerVtcmAlloc"), _HEXAGON),
 }
-"""Every pass the fuzzer may insert, by name (provisional for non-pipeline passes)."""
+"""Pipeline passes whose only use is on other targets (they stay in the pipeline, but are not fuzzed)."""
+
+
+def _elsewhere(name: str, after: str | None, targets: frozenset[str], source: str) -> Contract:
+    return Contract(name, after, targets, source)
+
+
+_PIPELINE_CONTRACTS = {name: _in_pipeline(name) for name in _INDEX if name not in RUN_ONCE}
+for _name, _targets in FOR_OTHER_TARGETS.items():
+    _PIPELINE_CONTRACTS[_name] = dataclasses.replace(_PIPELINE_CONTRACTS[_name], targets=_targets,
+                                                     source="pipeline, acts only on other targets' constructs")
+
+CONTRACTS: dict[str, Contract] = {
+    **_PIPELINE_CONTRACTS,
+    # Passes TVM runs elsewhere: where their callers and their own tests give them IR (checked by
+    # inserting each at every pipeline position of several kernels on the installed wheel).
+    "s_tir.HoistExpression": _elsewhere("s_tir.HoistExpression", "s_tir.LowerOpaqueBlock", frozenset({"llvm"}),
+                                        "no caller; its tests feed lowered IR without blocks"),
+    "s_tir.RemoveStoreUndef": _elsewhere("s_tir.RemoveStoreUndef", "s_tir.LowerOpaqueBlock", frozenset({"llvm"}),
+                                         "no caller; its tests feed lowered IR"),
+    "s_tir.ConvertSSA": _elsewhere("s_tir.ConvertSSA", None, frozenset({"llvm"}), "a module utility; any form"),
+    "tirx.ConvertSSA": _elsewhere("tirx.ConvertSSA", None, frozenset({"llvm"}),
+                                  "called by SplitHostDevice and LegalizeOps; any form"),
+    "tirx.ForceNarrowIndexToInt32": _elsewhere("tirx.ForceNarrowIndexToInt32", None, frozenset({"llvm"}),
+                                               "WebGPU codegen; handles SBlocks, never after the packed API"),
+    "tirx.InlinePrivateFunctions": _elsewhere("tirx.InlinePrivateFunctions", None, frozenset({"llvm"}),
+                                              "a module utility; any form"),
+    "tirx.RemoveAssume": _elsewhere("tirx.RemoveAssume", None, frozenset({"llvm"}), "its tests: lowered IR; any form"),
+    "tirx.SkipAssert": _elsewhere("tirx.SkipAssert", None, frozenset({"llvm"}),
+                                  "tvm.tirx.build under tirx.disable_assert; any form"),
+    "s_tir.UseAssumeToReduceBranches": _elsewhere("s_tir.UseAssumeToReduceBranches", None, frozenset({"llvm"}),
+                                                  "a Relax test; acts on SBlocks with an op_pattern"),
+    "s_tir.InstrumentProfileIntrinsics": _elsewhere("s_tir.InstrumentProfileIntrinsics", "tirx.CommonSubexprElim",
+                                                    frozenset({"llvm"}), "pipeline, config tirx.instrument_lwp"),
+}
+"""Every pass the fuzzer may insert, by name."""
+
+NOT_ON_LLVM: dict[str, str] = {
+    "s_tir.InstrumentBoundCheckers": "reads buffer_bound attributes nothing in TVM emits (dead on every input)",
+    "s_tir.DecorateDeviceScope": "makes SplitHostDevice outline a CPU function as a device kernel",
+    "tirx.PointerValueTypeRewrite": "Metal/Vulkan/WebGPU codegen: retypes a host function's parameters",
+    "tirx.LowerTIRx": "lowers TIRx tile programs (the tirx pipeline, not this one)",
+    "tirx.LowerTIRxOpaque": "lowers TIRx tile programs (the tirx and trn pipelines)",
+    "tirx.TilePrimitiveDispatch": "lowers TIRx tile primitives (inside LowerTIRx)",
+    "s_tir.RemoveWeightLayoutRewriteBlock": "acts on meta-schedule layout-rewrite annotations",
+    "tirx.LowerWarpMemory": "GPU device finalization (warp memory)",
+    "s_tir.LowerAsyncDMA": "Hexagon: lowers async DMA copy annotations nothing on llvm emits",
+}
+"""Catalogue passes with no contract on llvm, and why (their IR form never occurs in an llvm lowering)."""
 
 
 def contract(name: str) -> Contract | None:

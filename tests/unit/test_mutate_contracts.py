@@ -5,8 +5,11 @@ import random
 from seedzer.kernel.common import FUZZED, PIPELINE, minimal_steps, reference_steps
 from seedzer.mutate.contracts import (
     CONTRACTS,
+    FOR_OTHER_TARGETS,
+    NOT_ON_LLVM,
     PACKED_AT,
     PIPELINE_PASSES,
+    RUN_ONCE,
     SPLIT_AT,
     canonical_lowering,
     fuzzable,
@@ -27,7 +30,10 @@ def _pipeline_names(steps: list) -> list[str]:
 def test_every_catalogue_pass_has_a_contract_or_a_reason_to_be_left_out() -> None:
     assert set(CONTRACTS) - set(CATALOG) <= {p.name for p in PIPELINE_PASSES} | set(EXCLUDED)
     for name in CATALOG:
-        assert name in CONTRACTS or name in EXCLUDED, name
+        assert (name in CONTRACTS) != (name in NOT_ON_LLVM or name in RUN_ONCE), name
+    assert not set(NOT_ON_LLVM) & set(fuzzable("llvm"))
+    for name in FOR_OTHER_TARGETS:  # in the pipeline, but never inserted on llvm
+        assert name not in fuzzable("llvm") and "llvm" not in CONTRACTS[name].targets
 
 
 def test_fuzzable_passes_never_include_run_once_passes() -> None:
