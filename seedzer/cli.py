@@ -163,7 +163,7 @@ def run(minutes: float | None, jobs: int | None, out: Path | None, count: int | 
     check_campaign_state(pool, out, False)
     click.echo(f"seedzer: generating {cfg.generate.count} '{heuristic}' models into {pool} ...", err=True)
     generate_pool(heuristic, cfg.generate.count, pool, seed=cfg.generate.seed,
-                  max_nodes=cfg.generate.max_nodes, progress=sys.stderr.isatty())
+                  max_nodes=cfg.generate.max_nodes, progress=True)
     click.echo(f"seedzer: fuzzing for {cfg.fuzz.minutes:g} min into {out} ...", err=True)
     _fuzz(pool, out, cfg, False, monitor)
 

@@ -81,7 +81,7 @@ def generate_pool_default(heuristic: str, count: int, out: Path, seed: int, max_
     except ImportError as exc:
         raise ExperimentError(f"{out}: pool missing and the generator cannot be imported ({exc})") from exc
     generate_pool(heuristic, count, out, jobs=cores(), seed=seed, max_nodes=max_nodes,
-                  progress=sys.stderr.isatty())
+                  progress=True)
 
 
 def pool_models(path: Path) -> int:
