@@ -1,15 +1,19 @@
-"""Tzer-style mutation on TVM 0.27: IR mutators, the TIR pass registry and pass-sequence mutators.
+"""Tzer-style mutation on TVM 0.27: IR mutators, the TIR pass catalogue and pass-sequence mutators.
 
-Importing the package is cheap and TVM-free; names that need TVM (IR mutators, ``apply_passes``,
-``check_well_formed`` ...) are imported on first access. The pass catalogue, pass-sequence
-mutators, the tolerance schedule, ``pick`` and error classification never import TVM.
+Importing the package is cheap and TVM-free; names that need TVM (IR mutators,
+``check_well_formed`` ...) are imported on first access. The pass catalogue, the pass contracts
+(:mod:`seedzer.mutate.contracts`), pass-sequence mutators, the tolerance schedule and ``pick``
+never import TVM.
 
 Typical use in a worker::
 
     ir_mutators = build_ir_mutators(config_weights)        # or default_ir_mutators()
     found = mutate_ir(func, rng, ir_mutators, stats=stats)  # -> (mutant, mutator name) | None
     passes = pick(default_pass_mutators(), rng).mutate(seed.passes, rng, other=other_seq)
-    mod = apply_passes(module_of(mutant), passes)           # raises PassFailure(name, index, exc)
+    steps = plan(passes)              # contracts: TVM's pipeline with the passes inserted (flat steps)
+    script = script_of(mutant)        # seedzer.tvmio
+    case = Case(script, tuple(steps), input_seed(script))  # seedzer.kernel.common, seedzer.seed
+    observation = observe(case)       # seedzer.kernel.lowlevel: minimal, opt, reference; judged
 """
 
 from __future__ import annotations
@@ -22,11 +26,9 @@ from seedzer.mutate.pass_catalog import (
     EXCLUDED,
     PASS_NAMES,
     PassInfo,
-    optional_pass_names,
     random_sequence,
     sample_pass,
 )
-from seedzer.mutate.pass_errors import classify_pass_error
 from seedzer.mutate.pass_mutators import MAX_LEN, MIN_LEN, choose_mutation_kind
 from seedzer.mutate.registry import (
     IR_MUTATOR_NAMES,
@@ -40,8 +42,6 @@ from seedzer.mutate.registry import (
 
 if TYPE_CHECKING:
     from seedzer.mutate.nodes import Analysis, Site, analyze, choose
-    from seedzer.mutate.passes import PASSES, PassFailure, apply_passes, instantiate
-    from seedzer.mutate.stages import default_target
     from seedzer.mutate.wellformed import MutationStats, check_well_formed, mutate_ir
 
 _LAZY = {
@@ -49,11 +49,6 @@ _LAZY = {
     "Site": "seedzer.mutate.nodes",
     "analyze": "seedzer.mutate.nodes",
     "choose": "seedzer.mutate.nodes",
-    "PASSES": "seedzer.mutate.passes",
-    "PassFailure": "seedzer.mutate.passes",
-    "apply_passes": "seedzer.mutate.passes",
-    "instantiate": "seedzer.mutate.passes",
-    "default_target": "seedzer.mutate.stages",
     "MutationStats": "seedzer.mutate.wellformed",
     "check_well_formed": "seedzer.mutate.wellformed",
     "mutate_ir": "seedzer.mutate.wellformed",
@@ -65,29 +60,22 @@ __all__ = [
     "IR_MUTATOR_NAMES",
     "MAX_LEN",
     "MIN_LEN",
-    "PASSES",
     "PASS_MUTATORS",
     "PASS_NAMES",
     "Analysis",
     "MutationStats",
-    "PassFailure",
     "PassInfo",
     "Site",
     "analyze",
-    "apply_passes",
     "build_ir_mutators",
     "build_pass_mutators",
     "check_well_formed",
     "choose",
     "choose_mutation_kind",
-    "classify_pass_error",
     "default_ir_mutators",
     "default_pass_mutators",
-    "default_target",
-    "instantiate",
     "ir_mutator_classes",
     "mutate_ir",
-    "optional_pass_names",
     "pick",
     "random_sequence",
     "sample_pass",

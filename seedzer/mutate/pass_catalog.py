@@ -1,9 +1,10 @@
-"""The TIR pass catalogue: names, argument samplers, stage requirements and sampling weights.
+"""The TIR pass catalogue: names, argument samplers and sampling weights.
 
 TVM-free on purpose (the campaign process may sample and mutate pass sequences without importing
-TVM); :mod:`seedzer.mutate.passes` binds the names to ``tvm.tirx.transform`` / ``tvm.s_tir.transform``
-and a unit test checks that :data:`PASS_NAMES` is exactly what enumerating those two modules
-yields, minus :data:`EXCLUDED`.
+TVM). Where a pass may run is its contract (:mod:`seedzer.mutate.contracts`, which also turns a
+sequence into flat steps); :func:`seedzer.kernel.lowlevel.make_pass` binds a name to
+``tvm.tirx.transform`` / ``tvm.s_tir.transform``, and a unit test checks that :data:`PASS_NAMES` is
+exactly what enumerating those two modules yields, minus :data:`EXCLUDED`.
 
 A pass is named ``"<module>.<Function>"`` (``"tirx.UnrollLoop"``), which is also its
 ``PassInfo.name`` inside TVM, so the same names work in ``PassContext(disabled_pass=...)``.
@@ -34,14 +35,12 @@ class ArgSpec:
 
 @dataclass(frozen=True)
 class PassInfo:
-    """One catalogue pass: how to build it (``module``.``function`` of TVM), its arguments, the
-    lowering stage it needs, its sampling weight and whether an unoptimised build disables it."""
+    """One catalogue pass: how to build it (``module``.``function`` of TVM), its arguments and its
+    sampling weight."""
 
     name: str
     args: tuple[ArgSpec, ...] = ()
-    requires: frozenset[str] = frozenset()
     weight: float = 1.0
-    optional: bool = False
 
     @property
     def module(self) -> str:
@@ -213,27 +212,6 @@ EXCLUDED: dict[str, str] = {
 }
 """Passes of both modules deliberately left out, with the reason."""
 
-REQUIRES: dict[str, frozenset[str]] = {
-    # documented or checked preconditions (the pass raises otherwise)
-    "s_tir.ConvertBlocksToOpaque": frozenset({"no_init"}),
-    "s_tir.PlanAndUpdateBufferAllocationLocation": frozenset({"no_init"}),
-    "s_tir.CompactBufferAllocation": frozenset({"opaque"}),
-    "s_tir.LowerOpaqueBlock": frozenset({"opaque"}),
-    "tirx.FlattenBuffer": frozenset({"no_blocks"}),
-    "tirx.PointerValueTypeRewrite": frozenset({"no_blocks"}),
-    "tirx.StorageRewrite": frozenset({"flat", "vectorized"}),
-    "tirx.LowerTIRx": frozenset({"flat"}),  # on unflattened IR it breaks FlattenBuffer later
-    "tirx.TilePrimitiveDispatch": frozenset({"no_blocks"}),
-    # known TVM 0.27 defects on block IR, avoided so they do not swamp the fuzzer (reported once):
-    "tirx.NarrowDataType": frozenset({"no_blocks"}),  # SIGSEGV on any SBlock
-    "tirx.CommonSubexprElim": frozenset({"no_blocks"}),  # TypeError on shared index exprs in blocks
-    "tirx.VectorizeLoop": frozenset({"no_blocks"}),  # "Do not have a default for ir.TensorRegion"
-}
-"""Lowering stage each pass needs (facts of :mod:`seedzer.mutate.stages`).
-
-The first group are real preconditions; the second avoids known defects that would otherwise be
-hit by a large share of random sequences: drop an entry to let the fuzzer rediscover it."""
-
 LOW_WEIGHT = 0.25
 GPU_ORIENTED = frozenset(
     {
@@ -263,38 +241,11 @@ GPU_ORIENTED = frozenset(
 )
 """Passes that only act on GPU/Hexagon/TIRx constructs our mutators never create: sampled less."""
 
-NOPT_DISABLED: tuple[str, ...] = (
-    "s_tir.PlanAndUpdateBufferAllocationLocation",
-    "s_tir.CompactBufferAllocation",
-    "s_tir.StmtSimplify",
-    "tirx.NarrowDataType",
-    "s_tir.LoopPartition",
-    "s_tir.InjectDoubleBuffer",
-    "tirx.StorageRewrite",
-    "s_tir.HoistIfThenElse",
-    "tirx.UnrollLoop",
-    "s_tir.RenormalizeSplitPattern",
-    "tirx.StmtSimplify",
-    "tirx.RemoveNoOp",
-    "tirx.CommonSubexprElim",
-)
-"""Optimising passes of the s_tir default pipeline an unoptimised build may disable.
-
-Each was disabled alone, then all together, on the fixture seeds and 120 mutants: every build
-succeeded and matched the default build. Not disableable: the lowering passes (LowerInitBlock,
-ConvertBlocksToOpaque, LowerOpaqueBlock, FlattenBuffer, VectorizeLoop, MakePackedAPI, LowerIntrin,
-...), whose absence breaks the build; kept on purpose: RewriteUnsafeSelect, AnnotateIrregularLoop,
-CanonicalizeLoop, BF16ComputeLegalize (correctness, not speed); GPU/Hexagon passes are no-ops.
-"""
-
-
 CATALOG: dict[str, PassInfo] = {
     name: PassInfo(
         name=name,
         args=ARGS.get(name, ()),
-        requires=REQUIRES.get(name, frozenset()),
         weight=LOW_WEIGHT if name in GPU_ORIENTED else 1.0,
-        optional=name in NOPT_DISABLED,
     )
     for name in PASS_NAMES
 }
@@ -312,7 +263,3 @@ def random_sequence(rng: random.Random, min_len: int = 1, max_len: int = 50) -> 
     """A random pass sequence of length uniform in ``[min_len, max_len]``."""
     return [sample_pass(rng) for _ in range(rng.randint(min_len, max_len))]
 
-
-def optional_pass_names() -> list[str]:
-    """Pass names for ``PassContext(disabled_pass=...)`` in an unoptimised (nopt) build."""
-    return list(NOPT_DISABLED)

@@ -1,43 +1,29 @@
-"""Mutants and pass sequences build and run (each in a forked child, so a TVM crash fails one test)."""
+"""Mutants build and run through the kernel (each in a forked child, so a TVM crash fails one test):
+TVM's pipeline on them is deterministic and agrees with the minimal lowering."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
 tvm = pytest.importorskip("tvm")
-import numpy as np  # noqa: E402
 
-from seedzer.mutate import (  # noqa: E402
-    IR_MUTATOR_NAMES,
-    apply_passes,
-    ir_mutator_classes,
-    optional_pass_names,
-    random_sequence,
-)
-from seedzer.tvmio import module_of  # noqa: E402
+from seedzer.kernel.common import Case, Checks, Symptom, compare  # noqa: E402
+from seedzer.kernel.lowlevel import OPT, Built, Runner, observe  # noqa: E402
+from seedzer.mutate import IR_MUTATOR_NAMES, ir_mutator_classes  # noqa: E402
+from seedzer.mutate.contracts import PIPELINE_PASSES, plan  # noqa: E402
+from seedzer.seed import input_seed  # noqa: E402
+from seedzer.tvmio import script_of  # noqa: E402
 from tests.unit.test_mutate_fixtures import load_seeds  # noqa: E402
 
 SEEDS = load_seeds()
-TARGET = {"kind": "llvm", "opt-level": 0}
-
-
-def _inputs(func: Any) -> list[Any]:
-    rs = np.random.RandomState(0)
-    return [rs.uniform(-2, 2, size=[int(d) for d in p.ty.shape]).astype(str(p.ty.dtype.dtype)) for p in func.params]
-
-
-def _build_run(mod: Any, func: Any, disabled: list[str] | None = None) -> list[Any]:
-    with tvm.transform.PassContext(opt_level=3, disabled_pass=disabled or []):
-        lib = tvm.compile(mod, target=tvm.target.Target(TARGET))
-    arrays = [tvm.runtime.tensor(x) for x in _inputs(func)]
-    lib["main"](*arrays)
-    return [a.numpy().tolist() for a in arrays]
 
 
 def in_child(fn: Callable[[], Any]) -> Any:
@@ -66,11 +52,48 @@ def in_child(fn: Callable[[], Any]) -> Any:
     return result["ok"]
 
 
-def _same(a: list[Any], b: list[Any]) -> bool:
-    return all(
-        np.allclose(np.asarray(x, dtype=float), np.asarray(y, dtype=float), rtol=1e-4, atol=1e-5, equal_nan=True)
-        for x, y in zip(a, b, strict=True)
-    )
+class Keeping(Runner):
+    """A runner that runs ``func`` as is (as a worker runs the mutant it made, without parsing its
+    text back) and keeps the programs it built."""
+
+    def __init__(self, func: Any) -> None:
+        super().__init__()
+        self.func = func
+        self.built: dict[str, Built] = {}
+
+    def parse(self, script: str) -> Any:
+        return self.func
+
+    def build(self, case: Case, func: Any, programs: dict[str, Sequence[Any]], inputs: list[Any],
+              target: Any) -> dict[str, Built]:
+        self.built = super().build(case, func, programs, inputs, target)
+        return self.built
+
+
+def pipeline_twice(func: Any, checks: Checks | None = None) -> dict[str, Any]:
+    """Observe ``func`` through TVM's pipeline alone (``plan([])``: built, run and compared with the
+    minimal lowering) twice, each time built afresh: both observations, and whether the two pipeline
+    builds gave the very same outputs."""
+    script = script_of(func)
+    case = Case(script, tuple(plan([])), input_seed(script), checks=checks or Checks())
+    first, second = Keeping(func), Keeping(func)
+    observations = [observe(case, first).to_json(), observe(case, second).to_json()]
+    outputs = [r.built[OPT].outputs if OPT in r.built else None for r in (first, second)]
+    same = None not in outputs and compare(outputs[0] or [], outputs[1] or [], {}) is None
+    return {"observations": observations, "deterministic": same}
+
+
+def _clean(seen: dict[str, Any]) -> bool:
+    return all(o["symptom"] == Symptom.OK.value for o in seen["observations"]) and bool(seen["deterministic"])
+
+
+def _pragma_attr_finding(func: Any, seen: dict[str, Any]) -> bool:
+    """The TVM finding of :func:`test_lower_opaque_block_keeps_a_pragma_loop_well_formed`: a loop with
+    a ``pragma_*`` annotation makes the pipeline's LowerOpaqueBlock produce IR that TVM's own
+    verifier rejects."""
+    return 'annotations={"pragma_' in script_of(func) and all(
+        o["symptom"] == Symptom.ILLFORMED.value and o["pass"] == "s_tir.LowerOpaqueBlock"
+        and "Invalid use of undefined variable" in o["message"] for o in seen["observations"])
 
 
 # wrap_attr's compute_scope variant always hits a TVM codegen bug; it is exercised separately.
@@ -78,22 +101,24 @@ BUILDABLE = [n for n in IR_MUTATOR_NAMES if n != "wrap_attr"]
 
 
 @pytest.mark.parametrize("name", BUILDABLE)
-def test_mutants_build_run_deterministically_and_match_nopt(name: str) -> None:
-    """Sampled mutants build, run twice with equal results, and match the unoptimised build."""
+def test_mutants_build_run_deterministically_and_match_the_minimal_lowering(name: str) -> None:
+    """Sampled mutants build, run twice with equal results, and TVM's pipeline on them agrees with
+    the minimal lowering (the kernel's reference-vs-minimal check)."""
     rng = random.Random(11)
     cls = ir_mutator_classes()[name]
+    found = []
     for seed_name in ("relu", "conv2d", "softmax", "argmax", "fused_matmul_add_relu"):
         mutant = cls().mutate(SEEDS[seed_name], rng)
         if mutant is None:
             continue
-
-        def job(mutant: Any = mutant) -> bool:
-            first = _build_run(module_of(mutant), mutant)
-            again = _build_run(module_of(mutant), mutant)
-            nopt = _build_run(module_of(mutant), mutant, optional_pass_names())
-            return _same(first, again) and _same(first, nopt)
-
-        assert in_child(job), f"{name} on {seed_name}: results differ"
+        seen = in_child(functools.partial(pipeline_twice, mutant))
+        if _pragma_attr_finding(mutant, seen):  # a known TVM finding: judge the rest without the verifier
+            found.append(seed_name)
+            seen = in_child(functools.partial(pipeline_twice, mutant, Checks(illformed=False)))
+        assert _clean(seen), f"{name} on {seed_name}: {seen}"
+    if found:
+        pytest.xfail(f"TVM finding on {found}: LowerOpaqueBlock leaves pragma loops ill-formed "
+                     "(see test_lower_opaque_block_keeps_a_pragma_loop_well_formed)")
 
 
 def test_wrap_attr_pragmas_build() -> None:
@@ -105,46 +130,49 @@ def test_wrap_attr_pragmas_build() -> None:
         mutant = WrapAttr().mutate(SEEDS["matmul"], rng)
         if mutant is None or "compute_scope" in mutant.script():
             continue
-        in_child(lambda m=mutant: bool(_build_run(module_of(m), m)))
+        seen = in_child(functools.partial(pipeline_twice, mutant))
+        assert _clean(seen), seen
         built += 1
     assert built > 0
 
 
-def test_nopt_build_of_every_seed_matches_default_build() -> None:
-    for name, seed in SEEDS.items():
+PRAGMA_LOOP = """
+@T.prim_func(s_tir=True)
+def main(x: T.Buffer((4, 8), "float32"), y: T.Buffer((4, 8), "float32")):
+    for i in T.serial(4, annotations={"pragma_auto_unroll_max_step": 16}):
+        for j in range(8):
+            with T.sblock("b"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                y[vi, vj] = x[vi, vj] + T.float32(1)
+"""
 
-        def job(seed: Any = seed) -> bool:
-            return _same(_build_run(module_of(seed), seed), _build_run(module_of(seed), seed, optional_pass_names()))
 
-        assert in_child(job), name
+# TVM finding (0.27.0.post1): on a loop annotated with any ``pragma_*`` key, LowerOpaqueBlock emits
+# ``T.attr(i, "pragma_...", v)`` *outside* ``for i``, and verify_well_formed rejects the result
+# ("Invalid use of undefined variable i at <root>.body.node"). The build still runs and matches the
+# minimal lowering; the kernel observes it as ``illformed`` at s_tir.LowerOpaqueBlock for every case
+# whose IR has such a loop (e.g. every unroll_pragma mutant).
+@pytest.mark.xfail(strict=True, reason="TVM: LowerOpaqueBlock puts a pragma loop's AttrStmt outside the loop")
+def test_lower_opaque_block_keeps_a_pragma_loop_well_formed() -> None:
+    script = PRAGMA_LOOP
+    seen = in_child(lambda: observe(Case(script, tuple(plan([])), input_seed(script))).to_json())
+    assert seen["symptom"] == Symptom.OK.value, seen
 
 
-def test_nopt_disabled_passes_are_pipeline_pass_names() -> None:
-    """disabled_pass only works with real pass names: every optional name must be in the pipeline."""
-    import inspect
+@pytest.mark.parametrize("seed", sorted(SEEDS))
+def test_the_pipeline_build_of_every_seed_matches_its_minimal_lowering(seed: str) -> None:
+    seen = in_child(lambda: pipeline_twice(SEEDS[seed]))
+    assert _clean(seen), seen
 
+
+def test_optional_pipeline_passes_are_pipeline_pass_names() -> None:
+    """disabled_pass only works with real pass names: every optional pass must be in the pipeline
+    (the minimal lowering equals tvm.compile with them disabled)."""
     from tvm.s_tir import pipeline
 
     src = inspect.getsource(pipeline)
-    for name in optional_pass_names():
+    optional = [p.name for p in PIPELINE_PASSES if p.optional]
+    assert optional
+    for name in optional:
         module, fn = name.split(".")
         assert f"{module}.transform.{fn}(" in src, name
-
-
-def test_random_pass_sequences_apply_and_build() -> None:
-    rng = random.Random(4)
-    for seed_name in ("matmul", "softmax", "conv2d"):
-        seed = SEEDS[seed_name]
-        specs = random_sequence(rng, 5, 20)
-
-        def job(seed: Any = seed, specs: Any = specs) -> bool:
-            try:
-                mod = apply_passes(module_of(seed), specs)
-            except Exception as exc:  # a precondition error is acceptable, a bug is not
-                from seedzer.mutate import PassFailure
-
-                assert isinstance(exc, PassFailure) and exc.precondition, str(exc)
-                return True
-            return bool(_build_run(mod, seed))
-
-        assert in_child(job), seed_name

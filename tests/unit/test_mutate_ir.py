@@ -11,6 +11,8 @@ tvm = pytest.importorskip("tvm")
 import tvm_ffi  # noqa: E402
 from tvm import s_tir, tirx  # noqa: E402
 
+from seedzer.kernel.common import O0  # noqa: E402
+from seedzer.kernel.lowlevel import apply_steps, make_target  # noqa: E402
 from seedzer.mutate import (  # noqa: E402
     IR_MUTATOR_NAMES,
     MutationStats,
@@ -20,7 +22,7 @@ from seedzer.mutate import (  # noqa: E402
     ir_mutator_classes,
     mutate_ir,
 )
-from seedzer.mutate.stages import default_target, ensure  # noqa: E402
+from seedzer.mutate.contracts import pipeline_steps  # noqa: E402
 from seedzer.tvmio import module_of  # noqa: E402
 from tests.unit.test_mutate_fixtures import load_seeds  # noqa: E402
 
@@ -34,13 +36,18 @@ def _mutants(name: str, seed_name: str, n: int = TRIES, rng_seed: int = 0) -> li
     return [m for m in (cls().mutate(SEEDS[seed_name], rng) for _ in range(n)) if m is not None]
 
 
+_STEPS = pipeline_steps()
+TO_FLAT = _STEPS[: [s.name for s in _STEPS].index("tirx.FlattenBuffer") + 1]
+"""TVM's pipeline up to and including FlattenBuffer."""
+
+
 def _oob_after_lowering(func: Any) -> str | None:
     """OOBChecker on the fully flattened, simplified module: catches out-of-range accesses of any
     origin (simplified first, as the pipeline does, since the checker's interval analysis cannot
     see that e.g. ``i - i`` is 0)."""
-    mod = module_of(func)
+    mod = tirx.transform.BindTarget(make_target(O0))(module_of(func))
+    mod = apply_steps(mod, TO_FLAT)
     with tvm.transform.PassContext(opt_level=3):
-        mod = ensure(ensure(mod, frozenset({"target"}), default_target()), frozenset({"flat"}), default_target())
         mod = tirx.transform.StmtSimplify()(mod)
     try:
         s_tir.analysis.OOBChecker()(mod)
