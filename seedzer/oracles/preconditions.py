@@ -28,6 +28,8 @@ PRECONDITION_PATTERNS: tuple[str, ...] = (
     r"only works on opaque blocks",
     r"Non-opaque blocks are not allowed",
     r"RewriteSimplifier exceeded maximum number",  # tirx.RemoveNoOp max_simplification_steps
+    # tirx.ForceNarrowIndexToInt32 (for WebGPU) refuses integer buffers wider than int32 by design:
+    r"The buffer (parameter \S+|\S+ allocated in the function) has dtype",
 )
 """Messages in which a pass states a precondition of its input."""
 
