@@ -17,8 +17,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from seedzer.execute.loader import OnnxLoader
 from seedzer.commands.load import resolve_models
+from seedzer.execute.loader import OnnxLoader
 from seedzer.load.loader import LoadOptions, ModelLoad, load_all
 from seedzer.triage.loader_funnel import build_report, render
 from seedzer.triage.loader_output import write_all

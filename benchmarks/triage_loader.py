@@ -23,8 +23,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from seedzer.execute.loader import OnnxLoader
 from seedzer.commands.load import resolve_models
+from seedzer.execute.loader import OnnxLoader
 from seedzer.load.loader import LoadOptions
 from seedzer.triage.loader_case import LoaderTriageOptions, triage_loader
 from seedzer.triage.loader_finding import loader_finding, write_loader_finding

@@ -68,9 +68,8 @@ def test_the_pipeline_table_is_what_the_wheel_runs() -> None:
     class Record:
         def run_before_pass(self, mod: Any, info: Any) -> None:
             stack.append(str(info.name))
-            if stack[:2] == ["_pipeline", "sequential"] and len(stack) == 3:
-                seen.append(stack[-1])
-            elif stack[0] == "sequential" and len(stack) == 2:
+            if ((stack[:2] == ["_pipeline", "sequential"] and len(stack) == 3)
+                    or (stack[0] == "sequential" and len(stack) == 2)):
                 seen.append(stack[-1])
 
         def run_after_pass(self, mod: Any, info: Any) -> None:

@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
 
+from seedzer.commands.load import load_cmd
 from seedzer.execute.loader import OnnxLoader
 from seedzer.kernel.common import Stage, Symptom
-from seedzer.commands.load import load_cmd
 from seedzer.load.loader import AttemptResult, LoadOptions
 
 pytestmark = pytest.mark.integration

@@ -14,13 +14,13 @@ import pytest
 
 pytest.importorskip("tvm")
 
-from seedzer.kernel.common import FUZZED, Case, Observation, Stage, Step, Symptom  # noqa: E402
-from seedzer.mutate.contracts import pipeline_steps  # noqa: E402
-from seedzer.seed import input_seed  # noqa: E402
-from seedzer.store.meta import FindingMeta  # noqa: E402
-from seedzer.triage.materialize import ensure_repro, write_case  # noqa: E402
-from seedzer.triage.registry import TriageOptions  # noqa: E402
-from seedzer.triage.replay import replay_one  # noqa: E402
+from seedzer.kernel.common import FUZZED, Case, Observation, Stage, Step, Symptom
+from seedzer.mutate.contracts import pipeline_steps
+from seedzer.seed import input_seed
+from seedzer.store.meta import FindingMeta
+from seedzer.triage.materialize import ensure_repro, write_case
+from seedzer.triage.registry import TriageOptions
+from seedzer.triage.replay import replay_one
 
 SEEDS = Path(__file__).resolve().parents[1] / "fixtures" / "seeds"
 CLEAN_ENV = {"PATH": "/usr/bin:/bin", "PYTHONPATH": ""}

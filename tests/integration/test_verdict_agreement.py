@@ -16,14 +16,14 @@ import pytest
 
 pytest.importorskip("tvm")
 
-from seedzer.execute.pool import WorkerPool  # noqa: E402
-from seedzer.execute.records import ExecTask, TestCaseInfo  # noqa: E402
-from seedzer.execute.settings import ExecSettings, WorkerSettings  # noqa: E402
-from seedzer.kernel.common import Observation, Stage, Symptom, ir_names  # noqa: E402
-from seedzer.store.meta import FindingMeta, FindingSettings  # noqa: E402
-from seedzer.triage.cases import new_case  # noqa: E402
-from seedzer.triage.gate import Tester, _reproduces  # noqa: E402
-from seedzer.triage.materialize import render_lowlevel_repro  # noqa: E402
+from seedzer.execute.pool import WorkerPool
+from seedzer.execute.records import ExecTask, TestCaseInfo
+from seedzer.execute.settings import ExecSettings, WorkerSettings
+from seedzer.kernel.common import Observation, Stage, Symptom, ir_names
+from seedzer.store.meta import FindingMeta, FindingSettings
+from seedzer.triage.cases import new_case
+from seedzer.triage.gate import Tester, _reproduces
+from seedzer.triage.materialize import render_lowlevel_repro
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CASES = {

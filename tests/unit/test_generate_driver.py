@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from seedzer.commands.generate import generate_cmd, pool_group
 from seedzer.errors import ConfigError, PoolError
 from seedzer.generate import GenerationError, derive_seed, generate_pool, pool_models, read_manifest
 from seedzer.generate import driver as driver_mod
-from seedzer.commands.generate import generate_cmd, pool_group
 from seedzer.generate.driver import AttemptResult
 from seedzer.generate.pool import PoolWriter
 from tests.unit.test_generate_pool import tiny_model

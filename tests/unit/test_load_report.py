@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from seedzer.commands.load import resolve_models
 from seedzer.errors import ModelError, PoolError
 from seedzer.execute.loader import died
 from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, Observation, Stage, Symptom
 from seedzer.load.attempt import LOG_FILE, MODEL_COPY, PARTIAL_FILE, STEP_FILE
-from seedzer.commands.load import resolve_models
 from seedzer.load.loader import AttemptResult, ModelLoad, ScriptSeed, pool_models
 from seedzer.store.meta import FindingMeta
 from seedzer.triage.loader_finding import loader_signature

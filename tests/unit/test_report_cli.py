@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from seedzer.commands.experiment import experiment_group
 from seedzer.commands import report as report_cli
+from seedzer.commands.experiment import experiment_group
 from seedzer.commands.report import report_cmd
 from tests.fixtures.report.synth import make_experiment
 

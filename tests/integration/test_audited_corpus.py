@@ -1,0 +1,55 @@
+"""The filing gate over the audited regression corpus (``tests/corpus.py``): every hand-audited
+finding gets the verdict its audit gave it, a genuine bug names its culprit, and root signatures
+group entries exactly as their audited root causes do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.corpus import Audit, entries, lowlevel_job
+
+pytest.importorskip("tvm")
+
+ENTRIES = entries()
+ROOTS: dict[str, tuple[str, str]] = {}
+"""Root signature given by the gate -> (audited root-cause name, entry), filled as entries pass."""
+
+
+def _verdict(folder: Path, audit: Audit) -> object:
+    from seedzer.triage.gate import run_gate
+    from seedzer.triage.loader_gate import run_loader_gate_on_folder
+
+    if audit.kind == "loader":
+        return run_loader_gate_on_folder(str(folder), timeout=120.0)
+    return run_gate(lowlevel_job(folder))
+
+
+def test_the_corpus_is_big_and_mixed() -> None:
+    audits = [Audit.read(f) for f in ENTRIES]
+    assert len(audits) >= 30
+    assert {a.verdict for a in audits} == {"bug", "not-a-bug"}
+    assert all(a.audit.strip() and a.origin.strip() for a in audits)
+    assert all(a.bug and a.culprit for a in audits if a.verdict == "bug")
+
+
+@pytest.mark.parametrize("folder", ENTRIES, ids=[f.name for f in ENTRIES])
+def test_the_gate_agrees_with_the_audit(folder: Path) -> None:
+    from seedzer.triage.gate import reason_code
+
+    audit = Audit.read(folder)
+    got = _verdict(folder, audit)
+    reason = "bug" if got.verdict == "bug" else reason_code(got.reason)  # type: ignore[attr-defined]
+    assert (got.verdict, reason) == (audit.verdict, audit.reason), got.reason  # type: ignore[attr-defined]
+    if audit.verdict != "bug":
+        return
+    assert set(audit.culprit) <= set(got.culprit), got.culprit  # type: ignore[attr-defined]
+    root = got.root  # type: ignore[attr-defined]
+    assert root, "a bug has a root signature"
+    for other_root, (other_bug, other) in ROOTS.items():
+        if other_bug == audit.bug:
+            assert root == other_root, f"{folder.name} and {other} are one bug ({audit.bug}) but two roots"
+        else:
+            assert root != other_root, f"{folder.name} ({audit.bug}) and {other} ({other_bug}) share a root"
+    ROOTS.setdefault(root, (str(audit.bug), folder.name))
