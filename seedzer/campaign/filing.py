@@ -238,5 +238,5 @@ class Filing:
             self.roots.add(meta.root_signature)
             self.stats.unique[symptom] += 1
             culprit = " + ".join(meta.culprit) or "-"
-            self.monitor.message(f"new bug {meta.root_signature}: {symptom} in {culprit}: "
+            self.monitor.message(f"new bug {meta.root_signature} (culprit {culprit}): "
                                  f"{meta.observation.headline()[:140]} (findings/{meta.signature}/repro.py)")

@@ -363,7 +363,8 @@ def test_error_is_filed_once_pending_then_judged_a_bug(tmp_path: Path, pool: Pat
     assert gate.submitted == [row.signature]
     assert stats.unique == {"exception": 1} and stats.pending == 0 and not stats.not_a_bug
     assert stats.findings["exception"] >= 2  # the verdict, then every later occurrence
-    assert any(m.startswith(f"new bug {ROOTS[Symptom.EXCEPTION]}: exception in FakePass") for m in probe.messages)
+    line = f"new bug {ROOTS[Symptom.EXCEPTION]} (culprit FakePass): exception at"
+    assert any(m.startswith(line) for m in probe.messages)
 
 
 def test_bugs_count_once_per_root(tmp_path: Path, pool: Path) -> None:
