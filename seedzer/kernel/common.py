@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import faulthandler
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -65,6 +66,20 @@ class Stage(str, enum.Enum):  # noqa: UP042 - see Symptom
 
     def __str__(self) -> str:
         return self.value
+
+
+def arm_watchdog(expected: Symptom, timeout: float) -> None:
+    """Print every fatal signal's traceback; when a hang is expected, also give up (exit 1, "the
+    hang is present") once ``timeout`` seconds pass. :func:`disarm_watchdog` cancels the limit."""
+    faulthandler.enable()
+    if expected is Symptom.HANG:
+        print(f"{HANG_LINE}: giving up after {timeout:.0f} s (exit status 1)", flush=True)
+        faulthandler.dump_traceback_later(timeout, exit=True)
+
+
+def disarm_watchdog() -> None:
+    """Cancel the hang limit of :func:`arm_watchdog`."""
+    faulthandler.cancel_dump_traceback_later()
 
 
 PIPELINE = "pipeline"

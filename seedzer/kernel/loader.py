@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import faulthandler
 import io
 import json
 import os
@@ -40,13 +39,14 @@ from seedzer.kernel.common import (
     EXIT_GONE,
     EXIT_PRESENT,
     GONE_LINE,
-    HANG_LINE,
     MODEL_VS_ONNXRUNTIME,
     PRESENT_LINE,
     Observation,
     Stage,
     Symptom,
+    arm_watchdog,
     compare,
+    disarm_watchdog,
     error_text,
     key_line,
     normalize,
@@ -377,14 +377,11 @@ def main(case_json: dict[str, Any]) -> int:
     on a different failure."""
     case = LoaderCase.from_json(case_json)
     expected = case.expected or Observation.ok()
-    faulthandler.enable()
-    if expected.symptom is Symptom.HANG:
-        print(f"{HANG_LINE}: giving up after {case.timeout:.0f} s (exit status 1)", flush=True)
-        faulthandler.dump_traceback_later(case.timeout, exit=True)
+    arm_watchdog(expected.symptom, case.timeout)
     start = time.monotonic()
     trace = Trace(on_step=lambda step: print(f"step {step}", flush=True))
     observed = observe_all(case, trace=trace)
-    faulthandler.cancel_dump_traceback_later()
+    disarm_watchdog()
     print(f"expected: {describe(expected)}")
     for note in trace.notes:
         print(f"note: {describe(note)}")

@@ -25,7 +25,6 @@ Depends on tvm, numpy and :mod:`seedzer.kernel.common` only (copied verbatim int
 from __future__ import annotations
 
 import dataclasses
-import faulthandler
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -39,7 +38,6 @@ from seedzer.kernel.common import (
     EXIT_GONE,
     EXIT_PRESENT,
     GONE_LINE,
-    HANG_LINE,
     OPT_VS_REFERENCE,
     PRESENT_LINE,
     REFERENCE_VS_MINIMAL,
@@ -50,7 +48,9 @@ from seedzer.kernel.common import (
     Stage,
     Step,
     Symptom,
+    arm_watchdog,
     compare,
+    disarm_watchdog,
     error_text,
     ir_names,
     minimal_steps,
@@ -388,10 +388,7 @@ def main(case_json: dict[str, Any]) -> int:
     hang exits 1 once it outlives ``timeout``), 0 once every check passes, 2 on a different failure."""
     case = Case.from_json(case_json)
     expected = case.expected or Observation.ok()
-    faulthandler.enable()
-    if expected.symptom is Symptom.HANG:
-        print(f"{HANG_LINE}: giving up after {case.timeout:.0f} s (exit status 1)", flush=True)
-        faulthandler.dump_traceback_later(case.timeout, exit=True)
+    arm_watchdog(expected.symptom, case.timeout)
     loud = expected.symptom in (Symptom.CRASH, Symptom.HANG)
 
     def on_step(stage: Stage, name: str, program: str) -> None:
@@ -400,7 +397,7 @@ def main(case_json: dict[str, Any]) -> int:
 
     start = time.monotonic()
     observed = observe(case, Runner(on_step))
-    faulthandler.cancel_dump_traceback_later()
+    disarm_watchdog()
     print(f"expected: {expected.headline()}")
     print(f"observed: {observed.headline()} ({time.monotonic() - start:.1f} s)")
     if same_failure(expected, observed, ir_names(case.script)):
