@@ -317,6 +317,8 @@ class Observation:
     def headline(self) -> str:
         """The one line that says what happened."""
         first = next((ln.strip() for ln in self.message.splitlines() if ln.strip()), "")
+        if self.symptom is Symptom.OK and not first:
+            return "ok (every step passes and the outputs agree)"
         return f"{self.symptom.value} at {self.where()}: {first[:300]}"
 
     def to_json(self) -> dict[str, Any]:
