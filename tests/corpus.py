@@ -52,6 +52,16 @@ def entries() -> list[Path]:
     return sorted(p for p in CORPUS.iterdir() if (p / "audit.json").exists()) if CORPUS.exists() else []
 
 
+def expects_hang(folder: Path) -> bool:
+    """Whether the entry was filed as a hang (its gate run takes minutes)."""
+    for name in ("case.json", "meta.json"):
+        if (folder / name).exists():
+            data = json.loads((folder / name).read_text())
+            seen = data.get("expected") or data.get("observation") or data.get("outcome") or {}
+            return bool(seen.get("symptom") == "hang")
+    return False
+
+
 def lowlevel_job(folder: Path) -> Any:
     """The gate job of a low-level entry, as the campaign or ``recheck`` would submit it."""
     from seedzer.kernel.common import Case, Step

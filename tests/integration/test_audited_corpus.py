@@ -8,11 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.corpus import Audit, entries, lowlevel_job
+from tests.corpus import Audit, entries, expects_hang, lowlevel_job
 
 pytest.importorskip("tvm")
 
 ENTRIES = entries()
+SLOW = {f.name for f in ENTRIES if expects_hang(f)}
+"""Entries filed as hangs: the gate re-runs them with a limit of minutes (run with ``-m slow``)."""
+PARAMS = [pytest.param(f, id=f.name, marks=[pytest.mark.slow] if f.name in SLOW else []) for f in ENTRIES]
 ROOTS: dict[str, tuple[str, str]] = {}
 """Root signature given by the gate -> (audited root-cause name, entry), filled as entries pass."""
 
@@ -34,7 +37,7 @@ def test_the_corpus_is_big_and_mixed() -> None:
     assert all(a.bug and a.culprit for a in audits if a.verdict == "bug")
 
 
-@pytest.mark.parametrize("folder", ENTRIES, ids=[f.name for f in ENTRIES])
+@pytest.mark.parametrize("folder", PARAMS)
 def test_the_gate_agrees_with_the_audit(folder: Path) -> None:
     from seedzer.triage.gate import reason_code
 
