@@ -9,7 +9,10 @@ in a child forked from it (a candidate may crash), and returns a :class:`Verdict
    an invalid input).
 3. **Undefined behaviour.** Against its original seed, the IR must add no division by a value that
    may be zero, no second write of one location in one block, no read of uninitialized memory and
-   no NaN-producing math (:mod:`seedzer.mutate.ub`): such a test case is invalid, not a TVM bug.
+   no NaN-producing math (:mod:`seedzer.mutate.ub`): a wrong or slow *run* of such a test case is
+   invalid, not a TVM bug; so is a compiler's deliberate refusal of it ("Divide by zero"). A
+   compiler that crashes, raises an internal error or emits ill-formed IR on it is still judged:
+   undefined behaviour at run time never excuses a failure at compile time.
 4. **Contract.** The canonical lowering is inserted right before the failing pass: if the failure
    disappears, the pass was given IR in a form TVM's pipeline never gives it.
 5. **Parent.** The unmutated parent (then the original seed) with the same steps: if it fails the
@@ -33,7 +36,17 @@ from typing import TYPE_CHECKING, Any
 
 from seedzer.config import Config
 from seedzer.execute.forked import SharedProgress, call_forked
-from seedzer.kernel.common import Case, Observation, Stage, Symptom, ir_names, normalize, reference_steps, same_failure
+from seedzer.kernel.common import (
+    FUZZED,
+    Case,
+    Observation,
+    Stage,
+    Symptom,
+    ir_names,
+    normalize,
+    reference_steps,
+    same_failure,
+)
 from seedzer.mutate.contracts import canonical_lowering, slot_of_step
 from seedzer.oracles.registry import judge, make_oracles
 from seedzer.oracles.signature import root_key
@@ -52,6 +65,16 @@ INVALID = "invalid"
 REASONS = (NOT_REPRODUCED, INSTRUMENTATION, PRECONDITION, CONTRACT, VERIFIER, INVALID)
 """Why the gate says not-a-bug (the first word of ``Verdict.reason``)."""
 INSTRUMENTED_BACKENDS = frozenset({"breakpoints"})
+COMPILE_STAGES = frozenset({Stage.MUTATE, Stage.PASS, Stage.BUILD})
+REFUSES_UB = re.compile(r"divide by zero|division by zero|mod(ulo)? by zero", re.IGNORECASE)
+"""TVM's deliberate refusals of a constant division by zero (the simplifier's checks)."""
+
+
+def excused_by_ub(observation: Observation) -> bool:
+    """Whether undefined behaviour in the IR excuses ``observation``: any failure of the run (a
+    mismatch, a slowdown, a crash or hang of the kernel) and a compiler's refusal of a division
+    by zero, but no other failure of the compiler."""
+    return observation.stage not in COMPILE_STAGES or bool(REFUSES_UB.search(observation.message))
 """Coverage backends that patch TVM's code: a crash may be theirs rather than TVM's."""
 
 
@@ -252,11 +275,11 @@ class Gate:
         if judged.symptom is Symptom.INVALID:
             return self.verdict(NOT_A_BUG, f"{PRECONDITION}: {judged.message[:300]}", case, judged)
         case = dataclasses.replace(case, expected=got)
-        undefined = self._undefined(case)
+        undefined = self._undefined(case) if excused_by_ub(got) else None
         if undefined is not None:
             return self.verdict(NOT_A_BUG, f"{INVALID}: the IR has undefined behaviour its original seed lacks "
                                 f"({undefined})", case, got)
-        if got.stage is Stage.PASS and got.step_index is not None and not self._canonical(case, got, names, timeout):
+        if self._fuzzed_step_failed(case, got) and not self._canonical(case, got, names, timeout):
             return self.verdict(NOT_A_BUG, f"{CONTRACT}: {got.pass_name} fails only on IR its pipeline position "
                                 "never has (the canonical lowering inserted before it makes the failure disappear)",
                                 case, got)
@@ -317,6 +340,14 @@ class Gate:
         except Exception as exc:  # an unparsable ancestor says nothing about the candidate
             self.notes.append(f"undefined-behaviour check skipped: {type(exc).__name__}: {exc}"[:200])
             return None
+
+    @staticmethod
+    def _fuzzed_step_failed(case: Case, got: Observation) -> bool:
+        """Whether a fuzzed step failed (a pipeline step at its own position always has the form the
+        pipeline gives it: its failure is never a contract violation of its own)."""
+        index = got.step_index
+        return (got.stage is Stage.PASS and index is not None and index < len(case.steps)
+                and case.steps[index].role == FUZZED)
 
     def _canonical(self, case: Case, got: Observation, names: frozenset[str], timeout: float) -> bool:
         """Whether the failure survives the canonical lowering inserted right before the failing step."""
