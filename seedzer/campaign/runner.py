@@ -68,7 +68,8 @@ def exec_settings(oracles: OracleConfig, coverage: str) -> ExecSettings:
     """
     on = set(oracles.enabled)
     return ExecSettings(rtol=oracles.rtol, atol=oracles.atol, compare="mismatch" in on, pipeline="mismatch" in on,
-                        illformed="illformed" in on, perf_rate=oracles.perf_rate if "perf" in on else 0.0,
+                        illformed="illformed" in on, pipeline_illformed=oracles.verifier_issues,
+                        perf_rate=oracles.perf_rate if "perf" in on else 0.0,
                         perf_factor=oracles.perf_factor, perf_repeats=oracles.perf_repeats,
                         detailed_build_coverage=coverage == "passes")
 

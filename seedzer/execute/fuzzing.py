@@ -119,7 +119,8 @@ class Fuzzing:
         """The kernel case of a test case (what its reproducer will run)."""
         ex = self.settings.exec
         perf = ex.perf_rate > 0 and sampled(script, passes_json, ex.perf_rate)
-        checks = Checks(illformed=ex.illformed, compare=ex.compare, pipeline=ex.pipeline, perf=perf)
+        checks = Checks(illformed=ex.illformed, compare=ex.compare, pipeline=ex.pipeline, perf=perf,
+                        pipeline_illformed=ex.pipeline_illformed)
         return Case(script, tuple(plan(passes_from_json(passes_json))), input_seed(script), rtol=ex.rtol,
                     atol=ex.atol, checks=checks, perf_factor=ex.perf_factor, perf_repeats=ex.perf_repeats,
                     max_elems=ex.max_buffer_elems)

@@ -39,6 +39,7 @@ from seedzer.kernel.lowlevel import (
     call,
     codegen,
     lower,
+    watch_from,
 )
 
 
@@ -104,7 +105,7 @@ class CachingRunner(Runner):
         cov = PassCoverage(program, detailed=self.settings.detailed_coverage) if program == OPT else None
         try:
             return lower(func, steps, target, program=program, on_step=self.on_step,
-                         watch=program == OPT and case.checks.illformed,
+                         watch_from=watch_from(case, program, steps),
                          instruments=[cov] if cov is not None else [], after=after)
         finally:
             if cov is not None:

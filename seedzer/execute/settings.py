@@ -15,6 +15,7 @@ class ExecSettings:
     atol: float = 1e-5
     compare: bool = True
     illformed: bool = True
+    pipeline_illformed: bool = False
     pipeline: bool = True
     detailed_build_coverage: bool = True
     perf_rate: float = 0.0

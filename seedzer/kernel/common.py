@@ -360,6 +360,9 @@ class Checks:
     compare: bool = True
     pipeline: bool = True
     perf: bool = False
+    pipeline_illformed: bool = False
+    """Verify the IR after pipeline steps that run before any fuzzed step too (a verifier issue of
+    TVM's own pipeline, such as LowerOpaqueBlock's pragma AttrStmt outside its loop)."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -37,6 +37,7 @@ from seedzer.kernel.common import (
     EXIT_DIFFERENT,
     EXIT_GONE,
     EXIT_PRESENT,
+    FUZZED,
     GONE_LINE,
     OPT_VS_REFERENCE,
     PRESENT_LINE,
@@ -149,11 +150,13 @@ def well_formed_error(mod: Any) -> str | None:
 
 
 def apply_steps(mod: Any, steps: Sequence[Step], *, program: str = OPT, on_step: OnStep = _quiet,
-                watch: bool = False, instruments: Sequence[Any] = (),
+                watch_from: int | None = None, instruments: Sequence[Any] = (),
                 after: Callable[[int, Any, Any], None] | None = None) -> Any:
     """Apply ``steps`` one by one, each in ``PassContext(opt_level=3, config=step.config)``.
 
-    With ``watch`` the verifier runs after every step that returned a new module. Raises
+    From step ``watch_from`` on (None: never) the verifier runs after every step that returned a
+    new module; when the IR entering step ``watch_from`` is already ill-formed (TVM's own pipeline
+    made it so), no step after it can be blamed and none is verified. Raises
     :class:`StepFailure` (``exception`` or ``illformed`` at stage ``pass``, naming the step and its
     index). ``after(index, before,
     after)`` sees every step's input and output module.
@@ -161,13 +164,15 @@ def apply_steps(mod: Any, steps: Sequence[Step], *, program: str = OPT, on_step:
     for index, step in enumerate(steps):
         on_step(Stage.PASS, step.name, program)
         before = mod
+        if index == watch_from and well_formed_error(mod) is not None:
+            watch_from = None
         try:
             with tvm.transform.PassContext(opt_level=3, config=step.config, instruments=list(instruments)):
                 mod = make_pass(step)(mod)
         except Exception as exc:  # TVM raises many types
             raise StepFailure(Observation(Symptom.EXCEPTION, Stage.PASS, step.name, error_text(exc)[:4000],
                                           step_index=index)) from exc
-        if watch and not mod.same_as(before):
+        if watch_from is not None and index >= watch_from and not mod.same_as(before):
             error = well_formed_error(mod)
             if error is not None:
                 raise StepFailure(Observation(Symptom.ILLFORMED, Stage.PASS, step.name, error[:4000],
@@ -178,7 +183,7 @@ def apply_steps(mod: Any, steps: Sequence[Step], *, program: str = OPT, on_step:
 
 
 def lower(func: Any, steps: Sequence[Step], target: Any, *, program: str = OPT, on_step: OnStep = _quiet,
-          watch: bool = False, instruments: Sequence[Any] = (),
+          watch_from: int | None = None, instruments: Sequence[Any] = (),
           after: Callable[[int, Any, Any], None] | None = None) -> Any:
     """The host module ``tvm.compile`` would generate code for: bind ``target``, apply ``steps``.
 
@@ -188,8 +193,8 @@ def lower(func: Any, steps: Sequence[Step], target: Any, *, program: str = OPT, 
     name = FUNCTION_NAMES[program]
     mod = tvm.IRModule({name: func.with_attr("global_symbol", name)})
     mod = tvm.tirx.transform.BindTarget(target)(mod)
-    mod = apply_steps(mod, steps, program=program, on_step=on_step, watch=watch, instruments=instruments,
-                      after=after)
+    mod = apply_steps(mod, steps, program=program, on_step=on_step, watch_from=watch_from,
+                      instruments=instruments, after=after)
     for func_out in mod.functions.values():
         kind = func_out.attrs.get("target").kind.name if func_out.attrs and "target" in func_out.attrs else "llvm"
         if kind not in ("llvm", "c"):
@@ -255,6 +260,18 @@ class Built:
     program: str = OPT
 
 
+def watch_from(case: Case, program: str, steps: Sequence[Step]) -> int | None:
+    """The first step of ``program`` after which the verifier runs (None: never). Only the opt
+    program is verified, and only from its first fuzzed step on: ill-formed IR that TVM's pipeline
+    makes before any fuzzed pass ran is what the default pipeline itself produces from the input (a
+    verifier issue, looked for only with ``checks.pipeline_illformed``)."""
+    if program != OPT or not case.checks.illformed:
+        return None
+    if case.checks.pipeline_illformed:
+        return 0
+    return next((i for i, s in enumerate(steps) if s.role == FUZZED), None)
+
+
 class Runner:
     """Builds and runs the programs of a case, one after the other (what a reproducer does).
 
@@ -271,8 +288,8 @@ class Runner:
 
     def lower_program(self, case: Case, func: Any, program: str, steps: Sequence[Step], target: Any) -> Any:
         """The lowered host module of one program (raises :class:`StepFailure`)."""
-        watch = program == OPT and case.checks.illformed
-        return lower(func, steps, target, program=program, on_step=self.on_step, watch=watch)
+        return lower(func, steps, target, program=program, on_step=self.on_step,
+                     watch_from=watch_from(case, program, steps))
 
     def generate(self, hosts: dict[str, Any], target: Any) -> dict[str, Any]:
         """One executable per program; a program whose code generation fails maps to its failure."""

@@ -254,7 +254,8 @@ class Gate:
         timeout = _timeout(self.job, expected)
         if self.job.legacy is not None:
             legacy = dataclasses.replace(self.job.legacy, checks=dataclasses.replace(
-                self.job.legacy.checks, illformed=expected.symptom is Symptom.ILLFORMED))
+                self.job.legacy.checks, illformed=expected.symptom is Symptom.ILLFORMED,
+                pipeline_illformed=expected.symptom is Symptom.ILLFORMED))
             old = self.tester.observe(legacy, timeout)
             if not _reproduces_legacy(expected, old, names):
                 return self._not_reproduced(legacy, expected, old)
@@ -374,6 +375,8 @@ class Gate:
     def _pipeline_itself(self, case: Case, got: Observation, names: frozenset[str], timeout: float) -> bool:
         """Whether TVM's default pipeline alone makes the same ill-formed IR from the input."""
         pipeline_only = case.with_steps(reference_steps(case.steps))
+        pipeline_only = dataclasses.replace(pipeline_only, checks=dataclasses.replace(
+            pipeline_only.checks, illformed=True, pipeline_illformed=True))
         again = self.tester.observe(pipeline_only, timeout)
         return _reproduces(dataclasses.replace(got, step_index=None), again, names)
 
