@@ -81,6 +81,10 @@ def variant(case: Case, keep: list[int]) -> Case:
                 mixed.append(dataclasses.replace(s, args=dict(s.minimal), role=PIPELINE, optional=False, minimal=None))
         return dataclasses.replace(case, steps=tuple(mixed), checks=Checks(illformed=False, compare=True,
                                                                            pipeline=False, perf=False))
+    if case.expected is not None and case.expected.symptom is Symptom.ILLFORMED:
+        # Verified from the first step: with fewer fuzzed steps the failing pass may run before any.
+        checks = dataclasses.replace(case.checks, illformed=True, pipeline_illformed=True)
+        return dataclasses.replace(case, steps=tuple(steps), checks=checks)
     return dataclasses.replace(case, steps=tuple(steps))
 
 
