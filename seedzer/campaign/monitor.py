@@ -129,6 +129,7 @@ def summary_table(st: CampaignStats, campaign_dir: str) -> Table:
         ("bugs (distinct root causes)", ", ".join(f"{k} {v}" for k, v in sorted(st.unique.items()) if v) or "none"),
         ("awaiting the gate", str(st.pending)),
         ("not bugs, by reason", dismissed),
+        ("filing gate time", st.gate_share()),
     ]
     for k, v in rows:
         table.add_row(k, v)

@@ -51,6 +51,7 @@ class FindingLine:
     count: int
     message: str
     repro: str
+    gate_seconds: float = 0.0
 
 
 @dataclass
@@ -69,17 +70,19 @@ class FindingsView:
 def _line(campaign: Path, row: tuple[Any, ...]) -> FindingLine:
     sig, symptom, stage, pass_name, message, status, count, verdict, reason, root = row
     culprit: list[str] = []
+    gate_seconds = 0.0
     try:
         folder = finding_folder(campaign / "findings", str(sig))
         meta = FindingMeta.load(folder)
         culprit, verdict, reason, root = meta.culprit, meta.verdict, meta.verdict_reason, meta.root_signature
         message = meta.observation.headline()
+        gate_seconds = float(meta.gate_seconds or 0.0)
     except SeedzerError:
         pass  # a folder damaged or written by hand: the database row still says what it was
     first = next((ln.strip() for ln in str(message).splitlines() if ln.strip()), "")
     return FindingLine(str(sig), str(symptom), f"{stage or '?'}/{pass_name or '-'}", str(verdict or PENDING),
                        str(reason or ""), root, culprit, str(status), int(count), first,
-                       f"findings/{sig}/repro.py")
+                       f"findings/{sig}/repro.py", gate_seconds)
 
 
 def findings_view(campaign: Path, conn: sqlite3.Connection) -> FindingsView:
@@ -150,7 +153,10 @@ def campaign_summary(campaign: Path, show_all: bool = False) -> Group:
         unique=Counter(lines[0].symptom for lines in view.bugs.values()),
         not_a_bug=view.reasons(), pending=len(view.pending),
         restarts=int(restarts[0][0]) if restarts else 0,
+        jobs=int((config.get("fuzz") or {}).get("jobs", 1) or 1) if isinstance(config, dict) else 1,
     )
+    st.timings["gate"] = sum(ln.gate_seconds for ln in view.pending + view.not_bugs
+                             + [ln for g in view.bugs.values() for ln in g])
     st.findings = Counter({s: sum(ln.count for g in view.bugs.values() for ln in g if ln.symptom == s)
                            for s in st.unique})
     st.loaded_models, st.failed_models = int(models.get("ok", 0)), int(models.get("failed", 0))

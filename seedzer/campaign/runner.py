@@ -103,7 +103,7 @@ class Campaign:
         self.oracles = make_oracles(cfg.oracles.enabled)
         self.scheduler = make_scheduler(cfg.fuzz.scheduler)
         self.rng = random.Random(cfg.fuzz.seed)
-        self.stats = CampaignStats(budget=cfg.fuzz.minutes * 60)
+        self.stats = CampaignStats(budget=cfg.fuzz.minutes * 60, jobs=cfg.fuzz.jobs)
         self.filing = Filing(self.findings, self.corpus, FilingSettings.of(cfg), self.stats, self.monitor, gate,
                              log_dir=self.out / "logs")
         self.executor_factory = executor

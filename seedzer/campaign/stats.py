@@ -27,12 +27,19 @@ class CampaignStats:
     loaded_models: int = 0
     failed_models: int = 0
     phase: str = "starting"
+    jobs: int = 1
     timings: dict[str, float] = field(default_factory=dict)
 
     def add_timings(self, timings: Mapping[str, float]) -> None:
         """Accumulate seconds (or counts) per part of an iteration, e.g. ``{"build": 0.02}``."""
         for key, value in timings.items():
             self.timings[key] = self.timings.get(key, 0.0) + value
+
+    def gate_share(self) -> str:
+        """The filing gate's seconds and their share of the workers' time (elapsed x jobs)."""
+        gate = self.timings.get("gate", 0.0)
+        budget = self.elapsed * max(self.jobs, 1)
+        return f"{gate:.0f} s ({100 * gate / budget:.1f}% of worker time)" if budget > 0 else f"{gate:.0f} s"
 
     @property
     def execs_per_s(self) -> float:

@@ -413,6 +413,7 @@ def test_not_a_bug_is_counted_by_reason_never_as_a_bug(tmp_path: Path, pool: Pat
     # `seedzer status`: bugs by root, not bugs by reason
     text = render(out)
     assert "exception 1" in text and ROOTS[Symptom.EXCEPTION] in text and "contract 1" in text
+    assert "filing gate time" in text and "% of worker time" in text  # the gate's share of the campaign
     assert sig not in text and "mismatch" not in text
     bug_sig = query(out / "campaign.db", "SELECT signature FROM findings WHERE verdict='bug'")[0][0]
     assert f"findings/{bug_sig}/repro.py" in text
