@@ -59,15 +59,24 @@ class Corpus:
         self.by_id[entry.seed_id] = entry
 
     def restore(self) -> int:
-        """Reload every entry recorded in campaign.db whose files exist (used by ``--resume``)."""
+        """Reload every entry recorded in campaign.db whose files exist (used by ``--resume``).
+
+        An entry kept from a run (it has a parent) or one that has children was executed; only
+        seeds loaded but not yet run before the stop are executed again (re-running the whole
+        corpus would spend minutes of a resumed campaign without a single mutation).
+        """
         restored = 0
-        for row in self.db.corpus_rows():
+        rows = self.db.corpus_rows()
+        parents = {row["parent"] for row in rows}
+        for row in rows:
             path = self.root.parent / row["path"]
             try:
                 script = path.read_text()
             except OSError:
                 continue
             passes = passes_to_json(passes_from_json(row["passes"]))
-            self._keep(CorpusEntry(row["id"], script, passes, row["origin_model"], row["parent"], row["op"]))
+            executed = row["parent"] is not None or row["id"] in parents
+            self._keep(CorpusEntry(row["id"], script, passes, row["origin_model"], row["parent"], row["op"],
+                                   executed=executed))
             restored += 1
         return restored

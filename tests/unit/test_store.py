@@ -37,6 +37,18 @@ def test_corpus_survives_reopen(tmp_path: Path) -> None:
     assert c2.entries[0].script == "# script" and c2.entries[0].op == "relu"
 
 
+def test_restore_runs_again_only_seeds_never_run(tmp_path: Path) -> None:
+    db = CampaignDB(tmp_path / "campaign.db")
+    corpus = Corpus(tmp_path / "corpus", db)
+    for e in (CorpusEntry("seed-run", "# a", "[]", "m.onnx"), CorpusEntry("seed-new", "# b", "[]", "m.onnx"),
+              CorpusEntry("child", "# c", "[]", "m.onnx", parent="seed-run")):
+        corpus.add(e, 1)
+    db.close()
+    restored = Corpus(tmp_path / "corpus", CampaignDB(tmp_path / "campaign.db"))
+    restored.restore()
+    assert {e.seed_id: e.executed for e in restored.entries} == {"seed-run": True, "seed-new": False, "child": True}
+
+
 def _meta(obs: Observation, script: str) -> FindingMeta:
     return FindingMeta(raw_key("lowlevel", obs, ir_names(script)).digest(), "lowlevel", obs)
 
