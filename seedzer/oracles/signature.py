@@ -45,8 +45,10 @@ def essence(observation: Observation, names: Iterable[str] = ()) -> str:
     (errors, ill-formed IR), the signal and top TVM frames (crashes), the phase that hung, or the
     two builds that disagree."""
     symptom = observation.symptom
-    if symptom in (Symptom.EXCEPTION, Symptom.ILLFORMED):
+    if symptom is Symptom.EXCEPTION:
         return normalize(observation.message, names)
+    if symptom is Symptom.ILLFORMED:  # the verifier's first sentence; later ones add where it was defined
+        return normalize(observation.message, names).split(". ")[0].rstrip(".")
     if symptom is Symptom.CRASH:
         frames = [ln.strip()[3:] for ln in observation.message.splitlines() if ln.strip().startswith("at ")][:3]
         return " / ".join([_signal_name(observation.signal), *frames])

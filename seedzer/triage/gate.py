@@ -4,7 +4,8 @@ It runs in a process forked from the zygote (never instrumented by coverage), ev
 in a child forked from it (a candidate may crash), and returns a :class:`Verdict`, in this order:
 
 1. **Alone.** The case runs again alone: it must fail the same way (a hang must outlive a generous
-   limit; a crash must die by a signal, never SIGKILL).
+   limit; a crash must die by a signal, never SIGKILL). A slow compile or kernel of a test case that
+   asks for unrolling and lowers to huge IR is that work, not a bug (:mod:`seedzer.triage.hang_size`).
 2. **Oracle.** The re-observed failure goes through the oracles (a pass stating a precondition is
    an invalid input).
 3. **Undefined behaviour.** Against its original seed, the IR must add no division by a value that
@@ -21,7 +22,8 @@ in a child forked from it (a candidate may crash), and returns a :class:`Verdict
    verifier issue, counted apart (filed only when ``verifier_issues`` is on).
 7. **Culprit.** Bisection over the fuzzed and pipeline passes (:mod:`seedzer.triage.culprit`)
    names the passes the failure needs; the root signature keys on them and on the essence of the
-   symptom, so one cause is one finding.
+   symptom, so one cause is one finding. A wrong result, or a later pass's failure, that comes with
+   ill-formed IR out of a culprit pass given well-formed IR is filed as that ill-formedness.
 
 NaN/Inf-only and nondeterministic mismatches are ruled out by the kernel itself (``invalid``).
 """
@@ -52,6 +54,7 @@ from seedzer.oracles.registry import judge, make_oracles
 from seedzer.oracles.signature import root_key
 from seedzer.store.meta import BUG, NOT_A_BUG, FindingMeta
 from seedzer.triage.culprit import bisect
+from seedzer.triage.hang_size import HUGE_IR_STATEMENTS, lowered_statements, program_of, unrolling_asked
 
 if TYPE_CHECKING:
     from seedzer.kernel.loader import LoaderCase
@@ -269,7 +272,11 @@ class Gate:
         else:
             got = self.tester.observe(case, timeout)
         if not _reproduces(expected, got, names):
-            return self._not_reproduced(case, expected, got)
+            if not (expected.symptom is Symptom.ILLFORMED and got.symptom is Symptom.MISMATCH):
+                return self._not_reproduced(case, expected, got)
+            # the verifier no longer looks where it did (a pipeline step before any fuzzed one):
+            # the wrong result is what the build of that IR gives, judged as such
+            self.notes.append(f"run alone the ill-formed IR shows as: {got.headline()[:200]}")
         if got.symptom is Symptom.HANG:
             return self._hang(case, got)
         judged = judge(make_oracles(self.job.settings.oracles), got)
@@ -301,7 +308,22 @@ class Gate:
                        max(5.0, self.job.settings.max_seconds - (time.monotonic() - self.start)))
         if not found.complete:
             self.notes.append(f"culprit bisection stopped after {found.tests} tests (budget)")
-        return self._bug(case, got, found.names())
+        culprit = found.names()
+        if got.symptom is Symptom.MISMATCH or (got.symptom in (Symptom.EXCEPTION, Symptom.CRASH) and len(culprit) > 1):
+            got, culprit = self._illformed_culprit(case, got, culprit, timeout)
+        return self._bug(case, got, culprit)
+
+    def _illformed_culprit(self, case: Case, got: Observation, culprit: list[str],
+                           timeout: float) -> tuple[Observation, list[str]]:
+        """A failure (wrong result, a later pass's error, a crash) where an earlier culprit pass,
+        given well-formed IR, emits ill-formed IR is that ill-formedness, with that pass as its culprit
+        (the more precise symptom: one root with the cases that show it directly)."""
+        strict = self.tester.observe(dataclasses.replace(case, checks=dataclasses.replace(
+            case.checks, illformed=True, pipeline_illformed=True)), timeout)
+        if strict.symptom is Symptom.ILLFORMED and strict.pass_name in culprit:
+            self.notes.append(f"the wrong result comes with ill-formed IR after {strict.pass_name}")
+            return strict, [strict.pass_name]
+        return got, culprit
 
     def _hang(self, case: Case, got: Observation) -> Verdict:
         """A hang that outlived the generous limit alone: a bug unless even the minimal lowering is slow
@@ -311,6 +333,14 @@ class Gate:
         if where.startswith("<minimal>"):
             return self.verdict(NOT_A_BUG, f"{INVALID}: even the minimal lowering is this slow ({where}; the IR has "
                                 f"{lines} lines): the test case asks for the work", case, got)
+        asked = unrolling_asked(case) if got.stage in (Stage.BUILD, Stage.RUN) else None
+        if asked is not None:
+            size = call_forked(lowered_statements, case, program_of(where), timeout=_timeout(self.job, got))
+            if size.ok and size.value > HUGE_IR_STATEMENTS:
+                return self.verdict(NOT_A_BUG, f"{INVALID}: {asked}, and the program lowers to {size.value} "
+                                    f"statements (from {lines} lines of IR): the slow "
+                                    f"{'kernel' if got.stage is Stage.RUN else 'compile'} is the work the test "
+                                    "case asks for", case, got)
         self.notes.append(f"the {'kernel' if got.stage is Stage.RUN else 'compilation'} was slow at {where} "
                           f"(IR of {lines} lines)")
         return self._bug(case, got, [where.split(":", 1)[-1]] if where else [])

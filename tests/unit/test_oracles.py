@@ -113,3 +113,14 @@ def test_signature_merges_variants_whose_names_have_no_digits() -> None:
     different = Observation(Symptom.ILLFORMED, Stage.PASS, "tirx.UnrollLoop", "ValueError: undefined variable vx")
     assert raw_key("lowlevel", different, ir_names(renamed)).digest() != \
         raw_key("lowlevel", o2, ir_names(renamed)).digest()
+
+
+def test_illformed_essence_is_the_verifiers_first_sentence() -> None:
+    bare = "ValueError: Invalid use of undefined variable ins_46429 at <root>.body.seq[4].body.value.args[0]."
+    scoped = ("ValueError: Invalid use of undefined variable ins_50947 at <root>.body.seq[3].value.value..  While "
+              "this variable was previously defined at <root>.body.seq[2].body.var, this definition is no longer "
+              "in-scope.")
+    a, b = (Observation(Symptom.ILLFORMED, Stage.PASS, "tirx.VectorizeLoop", m) for m in (bare, scoped))
+    assert essence(a) == essence(b) == "Invalid use of undefined variable ID at IRPATH"
+    other = Observation(Symptom.ILLFORMED, Stage.PASS, "tirx.VectorizeLoop", "ValueError: Variable x defined twice.")
+    assert essence(other) != essence(a)
