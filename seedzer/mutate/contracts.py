@@ -215,6 +215,16 @@ def fuzzable(target_kind: str = "llvm") -> list[str]:
     return [n for n in CATALOG if n in CONTRACTS and target_kind in CONTRACTS[n].targets]
 
 
+RESERVED_ATTRIBUTES = ("compute_scope",)
+"""Attributes TVM's lowering puts in place itself (MakePackedAPI wraps a function's body in exactly one
+``compute_scope``): IR that carries them before that point is a form the pipeline never gives."""
+
+
+def reserved_attribute(script: str) -> str | None:
+    """The first reserved attribute a TVMScript text carries (None: none)."""
+    return next((a for a in RESERVED_ATTRIBUTES if f'"{a}"' in script), None)
+
+
 UNROLL_LIMIT = 1024
 """Most loop iterations a fuzzed UnrollLoop configuration may ask to unroll in one nest."""
 UNROLL_DEFAULT_DEPTH = 8

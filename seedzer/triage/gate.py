@@ -49,7 +49,7 @@ from seedzer.kernel.common import (
     reference_steps,
     same_failure,
 )
-from seedzer.mutate.contracts import canonical_lowering, slot_of_step
+from seedzer.mutate.contracts import canonical_lowering, reserved_attribute, slot_of_step
 from seedzer.oracles.registry import judge, make_oracles
 from seedzer.oracles.signature import root_key
 from seedzer.store.meta import BUG, NOT_A_BUG, FindingMeta
@@ -282,6 +282,11 @@ class Gate:
         judged = judge(make_oracles(self.job.settings.oracles), got)
         if judged.symptom is Symptom.INVALID:
             return self.verdict(NOT_A_BUG, f"{PRECONDITION}: {judged.message[:300]}", case, judged)
+        reserved = reserved_attribute(case.script)
+        if reserved is not None:
+            return self.verdict(NOT_A_BUG, f"{CONTRACT}: the IR carries `{reserved}`, an attribute TVM's lowering "
+                                "puts in place itself (its pipeline never gives a pass or the code generator another)",
+                                case, got)
         case = dataclasses.replace(case, expected=got)
         undefined = self._undefined(case) if excused_by_ub(got) else None
         if undefined is not None:

@@ -9,6 +9,7 @@ from seedzer.mutate.contracts import (
     NOT_ON_LLVM,
     PACKED_AT,
     PIPELINE_PASSES,
+    RESERVED_ATTRIBUTES,
     RUN_ONCE,
     SPLIT_AT,
     canonical_lowering,
@@ -91,3 +92,11 @@ def test_canonical_lowering_stops_before_the_split() -> None:
                      "s_tir.LowerOpaqueBlock", "tirx.FlattenBuffer", "tirx.VectorizeLoop"]
     assert canonical_lowering(-1) == []
     assert all(s.role == FUZZED for s in canonical_lowering(30))
+
+
+def test_reserved_attributes_are_found_in_tvmscript() -> None:
+    from seedzer.mutate.contracts import reserved_attribute
+
+    assert RESERVED_ATTRIBUTES == ("compute_scope",)
+    assert reserved_attribute('    with T.attr({"compute_scope": "main_compute_58"}):\n') == "compute_scope"
+    assert reserved_attribute('    T.attr({"pragma_auto_unroll_max_step": 64})\n') is None
