@@ -69,5 +69,15 @@ def raw_key(kind: str, observation: Observation, names: Iterable[str] = (),
 
 
 def root_key(kind: str, observation: Observation, culprit: Sequence[str], names: Iterable[str] = ()) -> SignatureKey:
-    """The key the gate files a bug under: its culprit passes and the essence of its symptom."""
-    return SignatureKey(kind, observation.symptom.value, tuple(culprit), essence(observation, names))
+    """The key the gate files a bug under: its culprit passes and the essence of its symptom.
+
+    When an error or crash needs passes besides the one that failed, those passes made the IR it
+    fails on: the failing pass is left out of the key (its check is in the essence), so that one
+    pass's bad output failing the same check in two consumers (VectorizeLoop's boolean let, caught
+    by InjectVirtualThread in the pipeline and by code generation when that pass ran before) is one bug.
+    """
+    where = tuple(culprit)
+    failing = (observation.pass_name or "").split(">:", 1)[-1]
+    if observation.symptom in (Symptom.EXCEPTION, Symptom.CRASH) and failing in where and len(where) > 1:
+        where = tuple(c for c in where if c != failing)
+    return SignatureKey(kind, observation.symptom.value, where, essence(observation, names))

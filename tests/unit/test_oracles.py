@@ -124,3 +124,14 @@ def test_illformed_essence_is_the_verifiers_first_sentence() -> None:
     assert essence(a) == essence(b) == "Invalid use of undefined variable ID at IRPATH"
     other = Observation(Symptom.ILLFORMED, Stage.PASS, "tirx.VectorizeLoop", "ValueError: Variable x defined twice.")
     assert essence(other) != essence(a)
+
+
+def test_the_failing_pass_leaves_the_root_key_when_other_culprits_made_its_input() -> None:
+    message = "ValueError: Check failed: (!value_ty.IsFixedLengthVector()) is false: IntImm can only take scalar"
+    at_codegen = Observation(Symptom.EXCEPTION, Stage.BUILD, "codegen", message)
+    at_pass = Observation(Symptom.EXCEPTION, Stage.PASS, "s_tir.InjectVirtualThread", message)
+    a = root_key("lowlevel", at_codegen, ["tirx.VectorizeLoop", "codegen"])
+    b = root_key("lowlevel", at_pass, ["tirx.VectorizeLoop", "s_tir.InjectVirtualThread"])
+    assert a.digest() == b.digest() and a.where == ("tirx.VectorizeLoop",)
+    # a pass failing on its own input keeps its name
+    assert root_key("lowlevel", at_pass, ["s_tir.InjectVirtualThread"]).where == ("s_tir.InjectVirtualThread",)
