@@ -34,14 +34,22 @@ CASES: dict[Symptom, tuple[Path, str]] = {
     Symptom.ILLFORMED: (FIXTURES / "agreement" / "illformed_vectorize_let.py", FLATTEN),
     Symptom.CRASH: (FIXTURES / "agreement" / "crash_divzero.py", "[]"),
     Symptom.HANG: (FIXTURES / "agreement" / "hang_forever.py", "[]"),
+    # a slowdown the kernel measures (the gate then dismisses it: the fuzzed pass asks for scalar code)
+    Symptom.PERF: (FIXTURES / "agreement" / "perf_scalarized.py",
+                   '[{"name": "tirx.VectorizeLoop", "args": {"enable_vectorize": false}}]'),
 }
 RUN_LIMIT = 4.0
+PERF_FACTOR = 1.4
+"""The slowdown the perf case must show (it measures about 2x; timings on a busy machine vary)."""
 LIMITS = {stage: 120.0 for stage in Stage} | {Stage.RUN: RUN_LIMIT}
 
 
-def _worker_observation(script: str, passes: str, tmp: Path) -> Observation:
-    """The observation of one real worker running the test case (a death judged as the pool does)."""
-    settings = WorkerSettings(exec=ExecSettings(detailed_build_coverage=False), log_dir=str(tmp / "logs"))
+def _worker_observation(script: str, passes: str, tmp: Path, perf: bool = False) -> Observation:
+    """The observation of one real worker running the test case (a death judged as the pool does;
+    with ``perf`` every test case is timed, as a campaign times a sample of them)."""
+    exec_settings = ExecSettings(detailed_build_coverage=False, perf_rate=1.0 if perf else 0.0,
+                                 perf_factor=PERF_FACTOR)
+    settings = WorkerSettings(exec=exec_settings, log_dir=str(tmp / "logs"))
     pool = WorkerPool(1, settings, LIMITS)
     try:
         deadline = time.monotonic() + 300
@@ -67,10 +75,10 @@ def _worker_observation(script: str, passes: str, tmp: Path) -> Observation:
 def test_worker_repro_and_reducer_check_agree(symptom: Symptom, tmp_path: Path) -> None:
     path, passes = CASES[symptom]
     script = path.read_text()
-    seen = _worker_observation(script, passes, tmp_path)
+    seen = _worker_observation(script, passes, tmp_path, perf=symptom is Symptom.PERF)
     assert seen.symptom is symptom, seen.headline()
     settings = FindingSettings(timeouts={"run": RUN_LIMIT, "pass": 120.0, "build": 120.0, "compare": 120.0})
-    case = new_case(script, passes, seen, settings)
+    case = new_case(script, passes, seen, settings, perf_factor=PERF_FACTOR)
     meta = FindingMeta("0123456789ab", "lowlevel", seen, settings=settings)
 
     # The reducer's check (and the gate): the kernel in a child forked from a TVM process.
