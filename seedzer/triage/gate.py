@@ -314,6 +314,10 @@ class Gate:
         if not found.complete:
             self.notes.append(f"culprit bisection stopped after {found.tests} tests (budget)")
         culprit = found.names()
+        deoptimized = self._deoptimizing(case, culprit) if got.symptom is Symptom.PERF else None
+        if deoptimized is not None:
+            return self.verdict(NOT_A_BUG, f"{INVALID}: the fuzzed {deoptimized} is the pipeline's non-optimizing "
+                                "form of that pass: slower code is what it asks for", case, got)
         if got.symptom is Symptom.MISMATCH or (got.symptom in (Symptom.EXCEPTION, Symptom.CRASH) and len(culprit) > 1):
             got, culprit = self._illformed_culprit(case, got, culprit, timeout)
         return self._bug(case, got, culprit)
@@ -376,6 +380,14 @@ class Gate:
         except Exception as exc:  # an unparsable ancestor says nothing about the candidate
             self.notes.append(f"undefined-behaviour check skipped: {type(exc).__name__}: {exc}"[:200])
             return None
+
+    @staticmethod
+    def _deoptimizing(case: Case, culprit: list[str]) -> str | None:
+        """A fuzzed culprit step that runs in its pass's minimal (non-optimizing) form, such as
+        VectorizeLoop(enable_vectorize=False), as its label (None: none does)."""
+        minimal = {s.name: s.minimal for s in case.steps if s.role != FUZZED and s.minimal is not None}
+        return next((s.label() for s in case.steps
+                     if s.role == FUZZED and s.name in culprit and minimal.get(s.name) == s.args), None)
 
     @staticmethod
     def _fuzzed_step_failed(case: Case, got: Observation) -> bool:

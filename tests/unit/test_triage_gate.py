@@ -35,3 +35,12 @@ def test_reason_codes() -> None:
     assert reason_code("contract: X fails only on IR ...") == "contract"
     assert reason_code("verifier-default-pipeline: TVM's default pipeline ...") == "verifier-default-pipeline"
     assert reason_code("") == "other"
+
+
+def test_a_fuzzed_pass_in_its_non_optimizing_form_is_found() -> None:
+    vectorize = Step("tirx.VectorizeLoop", {"enable_vectorize": True}, {}, PIPELINE, True, {"enable_vectorize": False})
+    off = Step("tirx.VectorizeLoop", {"enable_vectorize": False}, {}, FUZZED, True)
+    on = Step("tirx.VectorizeLoop", {"enable_vectorize": True}, {}, FUZZED, True)
+    assert Gate._deoptimizing(Case("", (off, vectorize), 0), ["tirx.VectorizeLoop"]) is not None
+    assert Gate._deoptimizing(Case("", (on, vectorize), 0), ["tirx.VectorizeLoop"]) is None
+    assert Gate._deoptimizing(Case("", (off, vectorize), 0), ["tirx.UnrollLoop"]) is None
