@@ -75,9 +75,13 @@ def root_key(kind: str, observation: Observation, culprit: Sequence[str], names:
     fails on: the failing pass is left out of the key (its check is in the essence), so that one
     pass's bad output failing the same check in two consumers (VectorizeLoop's boolean let, caught
     by InjectVirtualThread in the pipeline and by code generation when that pass ran before) is one bug.
+    Ill-formed IR is keyed on the pass that emitted it from well-formed IR alone: the passes that
+    made its (valid) input only lead there (StmtSimplify creating the let VectorizeLoop loses).
     """
     where = tuple(culprit)
     failing = (observation.pass_name or "").split(">:", 1)[-1]
     if observation.symptom in (Symptom.EXCEPTION, Symptom.CRASH) and failing in where and len(where) > 1:
         where = tuple(c for c in where if c != failing)
+    elif observation.symptom is Symptom.ILLFORMED and failing in where:
+        where = (failing,)  # the verifier saw it take well-formed IR and emit ill-formed IR: its bug
     return SignatureKey(kind, observation.symptom.value, where, essence(observation, names))

@@ -135,3 +135,9 @@ def test_the_failing_pass_leaves_the_root_key_when_other_culprits_made_its_input
     assert a.digest() == b.digest() and a.where == ("tirx.VectorizeLoop",)
     # a pass failing on its own input keeps its name
     assert root_key("lowlevel", at_pass, ["s_tir.InjectVirtualThread"]).where == ("s_tir.InjectVirtualThread",)
+
+
+def test_illformed_ir_is_keyed_on_the_pass_that_emitted_it() -> None:
+    obs = Observation(Symptom.ILLFORMED, Stage.PASS, "tirx.VectorizeLoop", "ValueError: Invalid use of variable x.")
+    assert root_key("lowlevel", obs, ["s_tir.StmtSimplify", "tirx.VectorizeLoop"]).digest() == \
+        root_key("lowlevel", obs, ["tirx.VectorizeLoop"]).digest()
