@@ -69,8 +69,8 @@ def _save(folder: Path, case: Case, state: dict[str, Any]) -> None:
 def reduce_in_child(folder_text: str, case_json: dict[str, Any], seconds: float, timeout: float,
                     state: dict[str, Any]) -> Reduction:
     """Reduce a case inside a zygote child (see the module docstring); ``state`` is the saved progress."""
-    from seedzer.triage.gate import Tester
     from seedzer.triage.shrink_ir import shrink
+    from seedzer.triage.tester import Tester
 
     folder = Path(folder_text)
     case = Case.from_json(case_json)

@@ -22,8 +22,9 @@ from seedzer.execute.settings import ExecSettings, WorkerSettings
 from seedzer.kernel.common import Observation, Stage, Symptom, ir_names
 from seedzer.store.meta import FindingMeta, FindingSettings
 from seedzer.triage.cases import new_case
-from seedzer.triage.gate import Tester, _reproduces
+from seedzer.triage.gate import _reproduces
 from seedzer.triage.materialize import render_lowlevel_repro
+from seedzer.triage.tester import Tester
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FLATTEN = '[{"name": "tirx.FlattenBuffer", "args": {}}]'
