@@ -7,8 +7,9 @@ An entry is a folder:
   ``not-a-bug``) and ``reason`` (the reason's first word: ``bug``, ``contract``, ``invalid``...),
   for a bug the ``culprit`` passes and ``bug`` (a name for the root cause: entries of one root cause
   must get one root signature, entries of two never share one), ``origin`` (where the finding came
-  from) and ``audit`` (what the auditor found: the plain ``tvm.compile`` reproduction of a genuine
-  bug, or the rule that dismisses a false alarm).
+  from), ``audit`` (what the auditor found: the plain ``tvm.compile`` reproduction of a genuine
+  bug, or the rule that dismisses a false alarm) and, for a hang near the gate's limit, ``also``
+  (other reasons its timing may give; the verdict is fixed).
 - A low-level entry: ``ir.py`` (the TVMScript the fuzzer ran), ``case.json`` (the kernel case as
   filed, without its script), optionally ``legacy.json`` (the flat steps an older Seedzer ran) and
   ``seed.py``/``parent.py`` (the original seed's and the unmutated parent's IR).
@@ -39,6 +40,9 @@ class Audit:
     audit: str
     culprit: list[str] = field(default_factory=list)
     bug: str | None = None
+    also: list[str] = field(default_factory=list)
+    """Other reasons the gate may give (only for hangs near the gate's limit: alone on a busy machine
+    they outlive it and the next rule judges them, on an idle one they finish)."""
 
     @staticmethod
     def read(folder: Path) -> Audit:
