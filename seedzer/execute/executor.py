@@ -9,7 +9,9 @@ from seedzer.execute.records import Task, TestCaseInfo, WorkerEvent
 
 
 class WorkerSlot(Protocol):
-    """One worker ready for a task."""
+    """One worker ready for a task (``index``: which worker, stable across its restarts)."""
+
+    index: int
 
     def submit(self, task: Task, info: TestCaseInfo) -> None:
         """Send ``task``; ``info`` is what the campaign knows about it until the worker answers."""

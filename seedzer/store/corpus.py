@@ -24,6 +24,8 @@ class CorpusEntry:
     op: str = ""
     failures: int = 0
     executed: bool = False
+    worker: int | None = None
+    """The worker that ran it (its parsed IR is in that worker's cache); not persisted."""
 
 
 class Corpus:

@@ -173,7 +173,7 @@ class Recording:
 
     def idle(self) -> Iterator[Any]:
         for w in self.inner.idle():
-            yield SimpleNamespace(submit=lambda task, info, w=w: self._submit(w, task, info))
+            yield SimpleNamespace(index=w.index, submit=lambda task, info, w=w: self._submit(w, task, info))
 
     def _submit(self, w: Any, task: Task, info: Any) -> None:
         self.tasks.append(task)
