@@ -31,6 +31,22 @@ GONE_LINE = "not reproduced:"
 """How the line a reproducer prints before it exits with :data:`EXIT_GONE` starts."""
 HANG_LINE = "expecting a hang"
 """How the first line of a hang's reproducer starts (it then exits 1 when the hang outlives its limit)."""
+OPT, REFERENCE, MINIMAL = "opt", "reference", "minimal"
+"""The three programs of a case (see :mod:`seedzer.kernel.lowlevel`)."""
+
+
+def step_label(name: str, program: str) -> str:
+    """How a step is named in progress and crash reports: ``tirx.X`` in the optimized program,
+    ``<reference>:tirx.X`` in the others."""
+    return name if program == OPT else f"<{program}>:{name}"
+
+
+def label_parts(label: str) -> tuple[str, str]:
+    """The inverse of :func:`step_label`: ``(program, step)`` of a step label."""
+    if label.startswith("<") and ">:" in label:
+        program, name = label[1:].split(">:", 1)
+        return program, name
+    return OPT, label
 
 
 class Symptom(str, enum.Enum):  # noqa: UP042 - reproducers also run on Pythons without StrEnum

@@ -39,8 +39,11 @@ from seedzer.kernel.common import (
     EXIT_PRESENT,
     FUZZED,
     GONE_LINE,
+    MINIMAL,
+    OPT,
     OPT_VS_REFERENCE,
     PRESENT_LINE,
+    REFERENCE,
     REFERENCE_VS_MINIMAL,
     Case,
     Difference,
@@ -57,23 +60,16 @@ from seedzer.kernel.common import (
     minimal_steps,
     reference_steps,
     same_failure,
+    step_label,
     uniform_tolerances,
 )
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
-OPT, REFERENCE, MINIMAL = "opt", "reference", "minimal"
-"""The three programs of a case (see the module docstring)."""
 FUNCTION_NAMES = {OPT: "main", REFERENCE: "main_reference", MINIMAL: "main_minimal"}
 """Each program's function name, so that several can share one generated module."""
 
 OnStep = Callable[[Stage, str, str], None]
 """Progress callback: ``(stage, step or build name, program)``, called before each step."""
-
-
-def step_label(name: str, program: str) -> str:
-    """How a step is named in progress and crash reports: ``tirx.X`` in the optimized program,
-    ``<reference>:tirx.X`` in the others."""
-    return name if program == OPT else f"<{program}>:{name}"
 
 
 def _quiet(stage: Stage, name: str, program: str) -> None:

@@ -15,7 +15,7 @@ import signal
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from seedzer.kernel.common import Observation, Symptom, normalize
+from seedzer.kernel.common import Observation, Symptom, label_parts, normalize
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def root_key(kind: str, observation: Observation, culprit: Sequence[str], names:
     made its (valid) input only lead there (StmtSimplify creating the let VectorizeLoop loses).
     """
     where = tuple(culprit)
-    failing = (observation.pass_name or "").split(">:", 1)[-1]
+    failing = label_parts(observation.pass_name or "")[1]
     if observation.symptom in (Symptom.EXCEPTION, Symptom.CRASH) and failing in where and len(where) > 1:
         where = tuple(c for c in where if c != failing)
     elif observation.symptom is Symptom.ILLFORMED and failing in where:

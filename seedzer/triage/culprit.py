@@ -30,6 +30,7 @@ from seedzer.kernel.common import (
     Observation,
     Step,
     Symptom,
+    label_parts,
     same_failure,
 )
 from seedzer.triage.ddmin import ddmin
@@ -123,6 +124,6 @@ def bisect(case: Case, observe: Observe, names: frozenset[str], max_tests: int =
     keep = ddmin(candidates, holds, out_of_time)
     complete = not out_of_time()
     surfaced = expected.pass_name if expected.symptom in (Symptom.EXCEPTION, Symptom.ILLFORMED, Symptom.CRASH) else None
-    if surfaced is not None and surfaced.startswith("<"):
-        surfaced = surfaced.split(":", 1)[-1]
+    if surfaced is not None:
+        surfaced = label_parts(surfaced)[1]
     return Culprit([case.steps[i] for i in keep], surfaced, tests, complete)

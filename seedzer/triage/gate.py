@@ -40,11 +40,13 @@ from seedzer.config import Config
 from seedzer.execute.forked import call_forked
 from seedzer.kernel.common import (
     FUZZED,
+    MINIMAL,
     Case,
     Observation,
     Stage,
     Symptom,
     ir_names,
+    label_parts,
     normalize,
     reference_steps,
     same_failure,
@@ -54,7 +56,7 @@ from seedzer.oracles.registry import judge, make_oracles
 from seedzer.oracles.signature import root_key
 from seedzer.store.meta import BUG, NOT_A_BUG, FindingMeta
 from seedzer.triage.culprit import bisect
-from seedzer.triage.hang_size import HUGE_IR_STATEMENTS, lowered_statements, program_of, unrolling_asked
+from seedzer.triage.hang_size import HUGE_IR_STATEMENTS, lowered_statements, unrolling_asked
 from seedzer.triage.tester import Tester
 
 if TYPE_CHECKING:
@@ -148,6 +150,11 @@ def apply_verdict(meta: FindingMeta, verdict: Verdict) -> None:
     if verdict.verdict == BUG and verdict.observation != meta.observation:
         meta.extra["fuzzer_observation"] = meta.observation.to_json()
         meta.observation = verdict.observation
+
+
+def _lines(case: Case) -> int:
+    """The non-blank lines of a case's IR (its size in verdicts)."""
+    return sum(1 for ln in case.script.splitlines() if ln.strip())
 
 
 def _timeout(job: GateJob, expected: Observation) -> float:
@@ -285,16 +292,16 @@ class Gate:
         """A hang that outlived the generous limit alone: a bug unless even the minimal lowering is slow
         (then the IR itself asks for the work). Hangs are not bisected: every test would take the limit."""
         where = got.pass_name or ""
-        lines = sum(1 for ln in case.script.splitlines() if ln.strip())
-        if where.startswith("<minimal>"):
+        program, step = label_parts(where)
+        if program == MINIMAL:
             return self.verdict(NOT_A_BUG, f"{INVALID}: even the minimal lowering is this slow ({where}; the IR has "
-                                f"{lines} lines): the test case asks for the work", case, got)
+                                f"{_lines(case)} lines): the test case asks for the work", case, got)
         asked = self._asked_for(case, got)
         if asked is not None:
             return asked
         self.notes.append(f"the {'kernel' if got.stage is Stage.RUN else 'compilation'} was slow at {where} "
-                          f"(IR of {lines} lines)")
-        return self._bug(case, got, [where.split(":", 1)[-1]] if where else [])
+                          f"(IR of {_lines(case)} lines)")
+        return self._bug(case, got, [step] if where else [])
 
     def _asked_for(self, case: Case, hang: Observation) -> Verdict | None:
         """Not a bug when a slow compile or kernel comes from unrolling the test case asks for into
@@ -302,14 +309,14 @@ class Gate:
         asked = unrolling_asked(case) if hang.stage in (Stage.BUILD, Stage.RUN) else None
         if asked is None:
             return None
-        size = call_forked(lowered_statements, case, program_of(hang.pass_name or ""),
+        size = call_forked(lowered_statements, case, label_parts(hang.pass_name or "")[0],
                            timeout=_timeout(self.job, hang))
         if not (size.ok and size.value > HUGE_IR_STATEMENTS):
             return None
-        lines = sum(1 for ln in case.script.splitlines() if ln.strip())
+        slow = "kernel" if hang.stage is Stage.RUN else "compile"
         return self.verdict(NOT_A_BUG, f"{INVALID}: {asked}, and the program lowers to {size.value} statements "
-                            f"(from {lines} lines of IR): the slow {'kernel' if hang.stage is Stage.RUN else 'compile'}"
-                            " is the work the test case asks for", case, hang)
+                            f"(from {_lines(case)} lines of IR): the slow {slow} is the work the test case asks for",
+                            case, hang)
 
     def _bug(self, case: Case, got: Observation, culprit: list[str]) -> Verdict:
         root = root_key("lowlevel", got, culprit, ir_names(case.script)).digest()

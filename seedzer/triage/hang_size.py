@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from seedzer.kernel.common import FUZZED, Case, minimal_steps, reference_steps
+from seedzer.kernel.common import FUZZED, MINIMAL, REFERENCE, Case, minimal_steps, reference_steps
 
 HUGE_IR_STATEMENTS = 2000
 """Lowered IR with more statements is huge: the pools' operator kernels lower to a few hundred at most."""
@@ -34,19 +34,13 @@ def unrolling_asked(case: Case) -> str | None:
     return None
 
 
-def program_of(where: str) -> str:
-    """The program a step label (``<reference>:codegen``, ``tirx.X``) belongs to."""
-    match = re.match(r"<(\w+)>:", where)
-    return match.group(1) if match else "opt"
-
-
 def lowered_statements(case: Case, program: str, limit: int = HUGE_IR_STATEMENTS) -> int:
     """How many statements (up to ``limit + 1``: counting stops there) the host module of ``program``
     (``opt``, ``reference`` or ``minimal``) has once all its steps ran: the code generator's input.
     Runs TVM (call it in a forked child)."""
     from seedzer.kernel.lowlevel import lower, make_target, parse_func
 
-    steps = {"reference": reference_steps, "minimal": minimal_steps}.get(program, list)(case.steps)
+    steps = {REFERENCE: reference_steps, MINIMAL: minimal_steps}.get(program, list)(case.steps)
     module: Any = lower(parse_func(case.script), steps, make_target(case.target), program=program)
     stack = [func.body for func in module.functions.values() if hasattr(func, "body")]
     count = 0

@@ -110,3 +110,13 @@ def test_key_line_picks_the_failed_check_without_the_error_type() -> None:
 ])
 def test_same_failure(expected: Observation, observed: Observation, same: bool) -> None:
     assert same_failure(expected, observed) is same
+
+
+def test_a_step_label_splits_back_into_program_and_step() -> None:
+    from seedzer.kernel.common import MINIMAL, OPT, REFERENCE, label_parts, step_label
+
+    assert label_parts("<reference>:codegen") == (REFERENCE, "codegen")
+    assert label_parts("<minimal>:run") == (MINIMAL, "run")
+    assert label_parts("codegen") == (OPT, "codegen") and label_parts("tirx.UnrollLoop") == (OPT, "tirx.UnrollLoop")
+    for program in (OPT, REFERENCE, MINIMAL):
+        assert label_parts(step_label("tirx.VectorizeLoop", program)) == (program, "tirx.VectorizeLoop")

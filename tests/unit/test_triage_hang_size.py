@@ -7,7 +7,7 @@ import dataclasses
 from seedzer.kernel.common import FUZZED, PIPELINE, Case
 from seedzer.mutate.contracts import UNROLL_DEFAULT_DEPTH, UNROLL_LIMIT, bounded, plan
 from seedzer.seed import PassSpec, input_seed
-from seedzer.triage.hang_size import HUGE_IR_STATEMENTS, lowered_statements, program_of, unrolling_asked
+from seedzer.triage.hang_size import HUGE_IR_STATEMENTS, lowered_statements, unrolling_asked
 
 GRID = """
 @T.prim_func
@@ -44,12 +44,6 @@ def test_a_fuzzed_extent_criterion_asks_for_unrolling_but_the_step_criterion_doe
     # the same configuration on a pipeline step is TVM's own choice, not the harness's request
     pipeline = [dataclasses.replace(s, role=PIPELINE) for s in by_extent.steps]
     assert unrolling_asked(by_extent.with_steps(pipeline)) is None
-
-
-def test_program_of_a_step_label() -> None:
-    assert program_of("<reference>:codegen") == "reference"
-    assert program_of("<minimal>:run") == "minimal"
-    assert program_of("codegen") == "opt" and program_of("tirx.UnrollLoop") == "opt"
 
 
 def test_bounded_unrolling_counts_every_level_the_pass_unrolls() -> None:
