@@ -13,8 +13,8 @@ An entry is a folder:
 - A low-level entry: ``ir.py`` (the TVMScript the fuzzer ran), ``case.json`` (the kernel case as
   filed, without its script), optionally ``legacy.json`` (the flat steps an older Seedzer ran) and
   ``seed.py``/``parent.py`` (the original seed's and the unmutated parent's IR).
-- A loader entry: the finding's own files (``meta.json`` with ``repro.py``, or ``case.json`` with
-  ``model.onnx``), judged by the loader gate.
+- A loader entry: the finding's ``meta.json``, ``model.onnx`` and (when it has one) ``case.json``,
+  judged by the loader gate.
 """
 
 from __future__ import annotations
@@ -99,11 +99,16 @@ def write_lowlevel_entry(folder: Path, case: Any, legacy: Any, ancestors: list[t
 
 
 def write_loader_entry(folder: Path, finding: Path, audit: Audit) -> None:
-    """Write a loader entry from a loader finding folder (its case, model or reproducer)."""
+    """Write a loader entry from a loader finding folder: its metadata, case and model (an older
+    finding names its pool model by absolute path: that model is copied in, so the entry works on
+    any machine; its ``repro.py`` is not kept, the loader gate never reads it)."""
     folder.mkdir(parents=True, exist_ok=False)
-    for name in ("meta.json", "repro.py", "case.json", "model.onnx"):
+    for name in ("meta.json", "case.json", "model.onnx"):
         if (finding / name).exists():
             shutil.copy(finding / name, folder / name)
+    model = Path(str(json.loads((finding / "meta.json").read_text()).get("model") or ""))
+    if not (folder / "model.onnx").exists() and model.suffix == ".onnx" and model.is_file():
+        shutil.copy(model, folder / "model.onnx")
     write_audit(folder, audit)
 
 
