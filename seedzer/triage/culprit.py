@@ -84,9 +84,13 @@ def variant(case: Case, keep: list[int]) -> Case:
                                                                            pipeline=False, perf=False))
     if case.expected is not None and case.expected.symptom is Symptom.ILLFORMED:
         # Verified from the first step: with fewer fuzzed steps the failing pass may run before any.
-        checks = dataclasses.replace(case.checks, illformed=True, pipeline_illformed=True)
-        return dataclasses.replace(case, steps=tuple(steps), checks=checks)
-    return dataclasses.replace(case, steps=tuple(steps))
+        return verified_from_start(case.with_steps(steps))
+    return case.with_steps(steps)
+
+
+def verified_from_start(case: Case) -> Case:
+    """``case`` with the verifier run after every step from the first one (pipeline steps too)."""
+    return dataclasses.replace(case, checks=dataclasses.replace(case.checks, illformed=True, pipeline_illformed=True))
 
 
 def _target(case: Case) -> Observation:

@@ -55,7 +55,7 @@ from seedzer.mutate.contracts import canonical_lowering, reserved_attribute, slo
 from seedzer.oracles.registry import judge, make_oracles
 from seedzer.oracles.signature import root_key
 from seedzer.store.meta import BUG, NOT_A_BUG, FindingMeta
-from seedzer.triage.culprit import bisect
+from seedzer.triage.culprit import bisect, verified_from_start
 from seedzer.triage.hang_size import HUGE_IR_STATEMENTS, lowered_statements, unrolling_asked
 from seedzer.triage.tester import Tester
 
@@ -281,8 +281,7 @@ class Gate:
         """A failure (wrong result, a later pass's error, a crash) where an earlier culprit pass,
         given well-formed IR, emits ill-formed IR is that ill-formedness, with that pass as its culprit
         (the more precise symptom: one root with the cases that show it directly)."""
-        strict = self.tester.observe(dataclasses.replace(case, checks=dataclasses.replace(
-            case.checks, illformed=True, pipeline_illformed=True)), timeout)
+        strict = self.tester.observe(verified_from_start(case), timeout)
         if strict.symptom is Symptom.ILLFORMED and strict.pass_name in culprit:
             self.notes.append(f"the wrong result comes with ill-formed IR after {strict.pass_name}")
             return strict, [strict.pass_name]
@@ -385,10 +384,7 @@ class Gate:
 
     def _pipeline_itself(self, case: Case, got: Observation, names: frozenset[str], timeout: float) -> bool:
         """Whether TVM's default pipeline alone makes the same ill-formed IR from the input."""
-        pipeline_only = case.with_steps(reference_steps(case.steps))
-        pipeline_only = dataclasses.replace(pipeline_only, checks=dataclasses.replace(
-            pipeline_only.checks, illformed=True, pipeline_illformed=True))
-        again = self.tester.observe(pipeline_only, timeout)
+        again = self.tester.observe(verified_from_start(case.with_steps(reference_steps(case.steps))), timeout)
         return _reproduces(dataclasses.replace(got, step_index=None), again, names)
 
 
