@@ -34,7 +34,6 @@ import dataclasses
 import re
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from seedzer.config import Config
 from seedzer.execute.forked import call_forked
@@ -58,9 +57,6 @@ from seedzer.store.meta import BUG, NOT_A_BUG, FindingMeta
 from seedzer.triage.culprit import bisect, verified_from_start
 from seedzer.triage.hang_size import HUGE_IR_STATEMENTS, lowered_statements, unrolling_asked
 from seedzer.triage.tester import Tester
-
-if TYPE_CHECKING:
-    from seedzer.kernel.loader import LoaderCase
 
 NOT_REPRODUCED = "not-reproduced"
 INSTRUMENTATION = "instrumentation-suspect"
@@ -126,12 +122,17 @@ class GateJob:
 
 @dataclass
 class Verdict:
-    """The gate's verdict: ``bug`` with its culprit and root signature, or ``not-a-bug`` and why."""
+    """The gate's verdict: ``bug`` with its culprit and root signature, or ``not-a-bug`` and why.
+
+    ``case`` is the low-level case the gate judged (a bug's reproducer is written from it); a loader
+    verdict has none: its case is already in the finding's folder, and sending the loader kernel's
+    case back would make the campaign process import TVM to unpickle it.
+    """
 
     signature: str
     verdict: str
     reason: str
-    case: Case | LoaderCase
+    case: Case | None
     observation: Observation
     culprit: list[str] = field(default_factory=list)
     root: str | None = None

@@ -24,7 +24,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from seedzer.errors import SeedzerError
 from seedzer.kernel.common import Observation, Symptom
@@ -97,7 +97,7 @@ def run_loader_gate(job: LoaderGateJob) -> Verdict:
 
     def verdict(kind: str, reason: str, obs: Observation, culprit: list[str] | None = None,
                 root: str | None = None) -> Verdict:
-        return Verdict(job.signature, kind, reason, cast(Any, case), obs, culprit or [], root, 1,
+        return Verdict(job.signature, kind, reason, None, obs, culprit or [], root, 1,
                        time.monotonic() - start)
 
     if got is None:

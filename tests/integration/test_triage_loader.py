@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -71,6 +72,12 @@ def test_a_rank0_prelu_finding_gets_one_verdict_from_repro_gate_and_reducer(tmp_
     verdict = run_loader_gate(LoaderGateJob.from_folder(folder))  # the gate: a bug, at the import step
     assert verdict.verdict == BUG and verdict.culprit == ["import"], verdict.reason
     assert verdict.root == root_key("loader", obs, ["import"]).digest()
+    # The verdict is sent to the campaign process, which never imports TVM: unpickling it must not.
+    unpickle = ("import pickle, sys; pickle.loads(sys.stdin.buffer.read()); "
+                "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tvm', 'onnx', 'onnxruntime')))")
+    got = subprocess.run([sys.executable, "-c", unpickle], input=pickle.dumps(verdict), capture_output=True,
+                         timeout=120, check=True)
+    assert got.stdout.decode().strip() == "[]", got.stdout.decode()
 
     found = read_finding(folder)  # the reducer's check: the same failure
     pred = LoaderPredicate(found.observation, base_case(found, 60.0))
