@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY, time REAL NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS models (
     model TEXT PRIMARY KEY, status TEXT NOT NULL, seeds INTEGER NOT NULL, detail TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS coverage_features (feature TEXT PRIMARY KEY, first_seen REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS coverage_features (feature TEXT PRIMARY KEY, first_seen REAL NOT NULL) WITHOUT ROWID;
 """
 
 
@@ -212,11 +212,12 @@ class CampaignDB:
 
     # --- coverage ---------------------------------------------------------------------------
     def add_features(self, features: list[str], when: float) -> None:
-        """Persist newly seen coverage features."""
+        """Persist newly seen coverage features (hundreds of thousands in a campaign's first minute:
+        inserted in key order, which halves SQLite's work on its index)."""
         if features:
             with self.transaction() as c:
                 c.executemany("INSERT OR IGNORE INTO coverage_features VALUES (?, ?)",
-                              [(f, when) for f in features])
+                              [(f, when) for f in sorted(features)])
 
     def features(self) -> list[str]:
         """Every coverage feature seen so far."""
