@@ -174,14 +174,16 @@ class Campaign:
         next_snap = 0.0
         try:
             while not self._stop and self.stats.elapsed < self.stats.budget:
-                busy = time.perf_counter()
-                for w in executor.idle():
-                    self._feed(w)
-                book = time.perf_counter() - busy
                 events = executor.poll(0.05)  # waiting for workers: not the fuzzer's own work
                 busy = time.perf_counter()
-                for ev in events:
-                    self._on_event(ev)
+                stores = [self._on_event(ev) for ev in events]
+                # A worker that answered gets its next test case (chosen with what its answer taught)
+                # before the campaign writes the answer's corpus entry or finding to disk.
+                for w in executor.idle():
+                    self._feed(w)
+                for store in stores:
+                    if store is not None:
+                        store()
                 self.filing.poll()
                 now = time.monotonic()
                 self.stats.session_seconds = now - start
@@ -191,7 +193,7 @@ class Campaign:
                     self.snapshot()
                     next_snap = now + self.cfg.fuzz.snapshot_period
                 self.monitor.update(self.stats)
-                self.stats.add_timings({"bookkeeping": book + time.perf_counter() - busy})
+                self.stats.add_timings({"bookkeeping": time.perf_counter() - busy})
         finally:
             executor.close()
             self.stats.phase = "finishing"
@@ -257,51 +259,63 @@ class Campaign:
         obs = death.observation()
         if obs is None or tc is None or not tc.announced:
             return
-        self._judged(ev, obs, [], tc, death.log_tail)
+        judged = self._judged(obs)
+        if judged.symptom.is_bug:
+            self.filing.lowlevel(judged, tc, ev.worker, [], death.log_tail)
 
-    def _on_event(self, ev: WorkerEvent) -> None:
+    def _on_event(self, ev: WorkerEvent) -> Callable[[], None] | None:
+        """Take in one event: judge a result, merge its coverage, decide whether it is kept and
+        update its parent's failure counter. Writing what must be stored (a corpus entry, a
+        finding) is returned as a call for later, so that the worker can be fed first."""
         if ev.kind == "tc":
-            return
+            return None
         if ev.kind == "death":
             assert ev.death is not None
             self._on_death(ev, ev.death)
-            return
+            return None
         assert ev.tc is not None and ev.result is not None
-        result = ev.result
+        result, tc, worker = ev.result, ev.tc, ev.worker
         self.stats.add_timings(result.timings)
         gain = self.coverage.new_since_last(result.features)
         self.stats.coverage = self.coverage.total()
-        verdict = self._judged(ev, result.observation, result.unchanged, ev.tc, "")
-        tc = ev.tc
+        obs = self._judged(result.observation)
+        bug = obs.symptom.is_bug
         parent = self.corpus.by_id.get(tc.parent or "")
+        entry: CorpusEntry | None = None
         if tc.kind == "exec":
             if parent is not None:
-                parent.executed, parent.worker = True, ev.worker
-            return
-        if gain > 0 and verdict is Symptom.OK:
+                parent.executed, parent.worker = True, worker
+        elif gain > 0 and obs.symptom is Symptom.OK:
             # Passes that left the IR unchanged add nothing: the stored sequence goes without them.
             passes = drop_passes(passes_from_json(tc.passes), result.unchanged)
             entry = CorpusEntry(JointSeed(tc.script, passes).seed_id, tc.script, passes_to_json(passes),
                                 parent.origin if parent else "", tc.parent, parent.op if parent else "",
-                                executed=True, worker=ev.worker)
-            self.corpus.add(entry, gain, tc.mutators)
-            self.stats.corpus = len(self.corpus)
+                                executed=True, worker=worker)
             if parent is not None:
                 parent.failures = 0
         elif parent is not None:
             parent.failures += 1
+        if not bug and entry is None:
+            return None
 
-    def _judged(self, ev: WorkerEvent, observation: Observation, unchanged: list[int], tc: TestCaseInfo,
-                log: str) -> Symptom:
+        def store() -> None:
+            if bug:
+                self.filing.lowlevel(obs, tc, worker, result.unchanged, "")
+            if entry is not None:
+                self.corpus.add(entry, gain, tc.mutators)
+                self.stats.corpus = len(self.corpus)
+
+        return store
+
+    def _judged(self, observation: Observation) -> Observation:
+        """The oracles' verdict on one execution, counted in the campaign's statistics."""
         obs = judge(self.oracles, observation)
         self.stats.execs += 1
         self.stats.session_execs += 1
         self.exec_counts[(obs.symptom.value, obs.stage.value if obs.stage else "")] += 1
         if obs.symptom is Symptom.INVALID:
             self.stats.invalid += 1
-        if obs.symptom.is_bug:
-            self.filing.lowlevel(obs, tc, ev.worker, unchanged, log)
-        return obs.symptom
+        return obs
 
     def snapshot(self) -> None:
         """Write one snapshot row and flush batched counters and fresh coverage features."""

@@ -317,11 +317,15 @@ def test_no_new_features_counts_against_the_parent(tmp_path: Path, pool: Path) -
     assert len(c.corpus) == 2  # the seed and its one mutant with the only new line
     # one execution of the seed, one kept mutant; every other mutant failed its parent
     assert sum(e.failures for e in c.corpus.entries) == stats.execs - 2
-    fuzz = [t for t in tasks if isinstance(t, FuzzTask)]
+    # A worker is fed as soon as its answer is judged, before the answer is stored and before the
+    # stop is seen: the one worker may hold one task more than it answered.
+    sent = [t for t in tasks if isinstance(t, FuzzTask)]
+    fuzz = sent[: stats.execs - 1]
+    assert len(fuzz) == stats.execs - 1 and len(sent) - len(fuzz) in (0, 1)
     seed, mutant = c.corpus.entries
     on_seed = [t.failures for t in fuzz if t.script == seed.script]
     on_mutant = [t.failures for t in fuzz if t.script == mutant.script]
-    assert len(on_seed) + len(on_mutant) == len(fuzz) == stats.execs - 1
+    assert len(on_seed) + len(on_mutant) == len(fuzz)
     # the first mutation of the seed was kept (its counter stays 0), every later one failed it
     assert on_seed == [0, *range(len(on_seed) - 1)] and on_mutant == list(range(len(on_mutant)))
     assert max(on_seed + on_mutant) >= 3 and seed.failures + mutant.failures == stats.execs - 2
