@@ -22,7 +22,7 @@ def test_a_worker_mostly_gets_entries_it_ran_and_every_entry_is_still_chosen_ali
     picks = {w: Counter(Campaign._choose_for(host, w).seed_id for _ in range(8000)) for w in (0, 1)}  # type: ignore[arg-type]
     for w in (0, 1):
         own = sum(n for name, n in picks[w].items() if name != "restored" and int(name[1:]) % 2 == w)
-        assert own / 8000 > 0.85
+        assert own / (8000 - picks[w]["restored"]) > 0.99  # another's entry: a parse (30-100 ms)
     both = picks[0] + picks[1]
     made = [both[e.seed_id] for e in entries if e.worker is not None]
     assert max(made) / min(made) < 1.3  # two alike workers: the scheduler's (uniform) weights overall
