@@ -239,6 +239,7 @@ def test_perf_skips_kernels_too_slow_to_time() -> None:
     ("compact_divide", Symptom.EXCEPTION, "s_tir.CompactBufferAllocation"),
     ("vectorize_cosh", Symptom.EXCEPTION, "codegen"),
     ("vectorize_bool_let", Symptom.EXCEPTION, "s_tir.InjectVirtualThread"),
+    ("vectorize_unit_annotated", Symptom.EXCEPTION, "tirx.VectorizeLoop"),
 ])
 def test_real_tvm_bugs_in_the_default_pipeline_are_observed(bug: str, symptom: Symptom, where: str) -> None:
     script = (BUGS / bug / "ir.py").read_text()
