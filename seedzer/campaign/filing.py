@@ -12,7 +12,6 @@ campaign are judged when it resumes: nothing is lost.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +36,7 @@ from seedzer.triage.cases import new_case
 from seedzer.triage.gate import GateJob, GateSettings, Verdict, apply_verdict, gate_settings, reason_code, run_gate
 from seedzer.triage.loader_finding import loader_finding
 from seedzer.triage.loader_gate import LoaderGateJob, run_loader_gate
-from seedzer.triage.materialize import lowlevel_files, write_case
+from seedzer.triage.materialize import lowlevel_files
 
 
 class GateRunner(Protocol):
@@ -218,11 +217,9 @@ class Filing:
         self.stats.pending = max(0, self.stats.pending - 1)
         verdict = job.value
         meta = self.findings.load(verdict.signature)
-        apply_verdict(meta, verdict)
-        self.verdicts[meta.signature] = (meta.verdict, meta.root_signature)
         folder = self.findings.root / meta.signature
-        if verdict.verdict == BUG and isinstance(verdict.case, Case):
-            write_case(folder, dataclasses.replace(verdict.case, expected=verdict.observation), meta)
+        apply_verdict(folder, meta, verdict)
+        self.verdicts[meta.signature] = (meta.verdict, meta.root_signature)
         if verdict.verdict == BUG:
             self._count_bug(meta)
             if meta.observation.symptom is Symptom.CRASH and self.settings.confirm_crashes:

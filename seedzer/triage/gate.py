@@ -34,6 +34,7 @@ import dataclasses
 import re
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from seedzer.config import Config
 from seedzer.execute.forked import call_forked
@@ -56,6 +57,7 @@ from seedzer.oracles.signature import root_key
 from seedzer.store.meta import BUG, NOT_A_BUG, FindingMeta
 from seedzer.triage.culprit import bisect, verified_from_start
 from seedzer.triage.hang_size import HUGE_IR_STATEMENTS, lowered_statements, unrolling_asked
+from seedzer.triage.materialize import write_case
 from seedzer.triage.tester import Tester
 
 NOT_REPRODUCED = "not-reproduced"
@@ -141,9 +143,10 @@ class Verdict:
     notes: list[str] = field(default_factory=list)
 
 
-def apply_verdict(meta: FindingMeta, verdict: Verdict) -> None:
+def apply_verdict(folder: Path, meta: FindingMeta, verdict: Verdict) -> None:
     """Record the gate's verdict in a finding's metadata; a bug is then described by the failure the
-    gate confirmed (the fuzzer's own observation is kept under ``fuzzer_observation``)."""
+    gate confirmed (the fuzzer's own observation is kept under ``fuzzer_observation``), and a
+    low-level bug's case and reproducer in ``folder`` are rewritten from the case the gate judged."""
     meta.verdict, meta.verdict_reason = verdict.verdict, verdict.reason
     meta.culprit, meta.root_signature, meta.gate_seconds = verdict.culprit, verdict.root, verdict.seconds
     meta.extra["gate_notes"] = verdict.notes
@@ -151,6 +154,8 @@ def apply_verdict(meta: FindingMeta, verdict: Verdict) -> None:
     if verdict.verdict == BUG and verdict.observation != meta.observation:
         meta.extra["fuzzer_observation"] = meta.observation.to_json()
         meta.observation = verdict.observation
+    if verdict.verdict == BUG and verdict.case is not None:
+        write_case(folder, dataclasses.replace(verdict.case, expected=verdict.observation), meta)
 
 
 def _lines(case: Case) -> int:

@@ -10,7 +10,6 @@ lock (a live campaign is refused).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,15 +18,14 @@ from pathlib import Path
 from seedzer.config import Config, config_from_dict
 from seedzer.errors import CampaignError, ConfigError, SeedzerError
 from seedzer.execute.isolated import run_isolated
-from seedzer.kernel.common import Case, Stage
+from seedzer.kernel.common import Stage
 from seedzer.store.db import CampaignDB
 from seedzer.store.findings import FindingStore
 from seedzer.store.lock import DirLock
-from seedzer.store.meta import BUG, FindingMeta
+from seedzer.store.meta import FindingMeta
 from seedzer.triage.cases import ancestors, finding_case
 from seedzer.triage.gate import GateJob, GateSettings, Verdict, apply_verdict, gate_settings, run_gate
 from seedzer.triage.loader_gate import run_loader_gate_on_folder
-from seedzer.triage.materialize import write_case
 from seedzer.triage.replay import finding_dirs
 
 
@@ -94,9 +92,7 @@ def recheck(campaign: Path, only: tuple[str, ...] = (),
                     rows.append(row)
                     on_row(row)
                     continue
-                apply_verdict(meta, verdict)
-                if verdict.verdict == BUG and isinstance(verdict.case, Case):
-                    write_case(folder, dataclasses.replace(verdict.case, expected=verdict.observation), meta)
+                apply_verdict(folder, meta, verdict)
                 store.update(meta)
                 row = RecheckRow(meta.signature, verdict.observation.symptom.value, verdict.verdict, verdict.reason,
                                  verdict.root, verdict.culprit, time.monotonic() - start)
