@@ -9,7 +9,8 @@ programs from it and judges them in one fixed order:
 2. *opt*: every step, TIR's well-formedness verifier after each one (``exception`` or
    ``illformed`` at the step, ``exception`` at build or run);
 3. *reference*: the pipeline alone, i.e. what ``tvm.compile`` builds (``exception`` when the
-   default pipeline itself fails);
+   default pipeline itself fails); when its steps are the minimal lowering's (a culprit
+   bisection's variants), the minimal build is the reference;
 4. opt against reference on the same inputs (``mismatch``; ``invalid`` when the outputs differ only
    where the reference is NaN/Inf or the optimized build is nondeterministic);
 5. reference against minimal (``mismatch`` of the default pipeline itself);
@@ -363,7 +364,9 @@ def observe(case: Case, runner: Runner | None = None) -> Observation:
     ref_steps = reference_steps(case.steps)
     fuzzed = len(ref_steps) != len(case.steps)
     programs: dict[str, Sequence[Step]] = {MINIMAL: minimal_steps(case.steps), OPT: list(case.steps)}
-    if fuzzed and (checks.compare or checks.perf or checks.pipeline):
+    # a reference with the minimal lowering's very steps (a culprit bisection's variants) is that build
+    same = ref_steps == programs[MINIMAL]
+    if fuzzed and (checks.compare or checks.perf or checks.pipeline) and not same:
         programs[REFERENCE] = ref_steps
     built = runner.build(case, func, programs, inputs, make_target(case.target))
     minimal, opt = built[MINIMAL], built[OPT]
@@ -372,7 +375,7 @@ def observe(case: Case, runner: Runner | None = None) -> Observation:
                         f"the minimal lowering fails, the IR is unusable: {minimal.failure.headline()}")
     if opt.failure is not None:
         return opt.failure
-    reference = built.get(REFERENCE, opt)
+    reference = built.get(REFERENCE, minimal if fuzzed and same else opt)
     if reference.failure is not None:
         return reference.failure
     tolerances = uniform_tolerances(case.rtol, case.atol)

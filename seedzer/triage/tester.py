@@ -1,31 +1,73 @@
-"""The gate's tester: runs kernel cases in children forked from the gate's process (which holds TVM
-and a parse cache); a death or a timeout becomes a crash or hang observation."""
+"""The gate's tester: runs kernel cases in children forked from the gate's process (which holds TVM,
+a parse cache and the minimal builds already made); a death or a timeout becomes a crash or hang
+observation.
+
+Most of a gate's tests (the culprit bisection's) run one script with different optional steps, so
+its minimal lowering (the pipeline without its optional passes) is the same program every time. A
+child sends the outputs of each minimal build it made back with its observation; the gate keeps
+them, and later children (forked after) take them instead of building that program again. Only
+the minimal build is kept: the kernel never calls it again (the nondeterminism re-run and the
+timing use the optimized and reference builds), so its outputs are all of it that a test uses.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from seedzer.execute.forked import SharedProgress, call_forked
-from seedzer.kernel.common import Case, Observation, Stage, Symptom
+from seedzer.kernel.common import MINIMAL, Case, Observation, Stage, Step, Symptom
+
+MinimalKey = tuple[str, str, str, int, int]
+"""A minimal build's identity: script, steps, target, input seed, buffer limit."""
+
+
+def minimal_key(case: Case, steps: Sequence[Step]) -> MinimalKey:
+    """The identity of ``case``'s minimal build with ``steps`` (what its outputs depend on)."""
+    return (case.script, json.dumps([s.to_json() for s in steps], sort_keys=True),
+            json.dumps(case.target, sort_keys=True), case.input_seed, case.max_elems)
 
 
 def _runner() -> Any:
-    """The kernel's runner with a parse cache (filled in the gate process, inherited by its children).
+    """The kernel's runner with a parse cache and the known minimal builds (filled in the gate process,
+    inherited by its children).
 
     The kernel imports TVM: it is imported here, in the gate's own process, never by the campaign."""
-    from seedzer.kernel.lowlevel import Runner, parse_func
+    from seedzer.kernel.lowlevel import Built, Runner, parse_func
 
-    class CachedParse(Runner):
+    class GateRunner(Runner):
         def __init__(self) -> None:
             super().__init__()
             self.parsed: dict[str, Any] = {}
+            self.known: dict[MinimalKey, Built] = {}
+            self.learned: dict[MinimalKey, Built] = {}
 
         def parse(self, script: str) -> Any:
             if script not in self.parsed:
                 self.parsed[script] = parse_func(script)
             return self.parsed[script]
 
-    return CachedParse()
+        def build(self, case: Case, func: Any, programs: dict[str, Sequence[Step]], inputs: list[Any],
+                  target: Any) -> dict[str, Built]:
+            key = minimal_key(case, programs[MINIMAL])
+            known = self.known.get(key)
+            if known is not None:
+                rest = super().build(case, func, {p: s for p, s in programs.items() if p != MINIMAL}, inputs, target)
+                return {MINIMAL: known, **rest}
+            built = super().build(case, func, programs, inputs, target)
+            minimal = built[MINIMAL]
+            self.learned[key] = Built(outputs=minimal.outputs, failure=minimal.failure, program=MINIMAL)
+            return built
+
+    return GateRunner()
+
+
+def _observe(case: Case, runner: Any) -> tuple[Observation, dict[MinimalKey, Any]]:
+    """A child's test: the kernel's observation, with the minimal builds it made."""
+    from seedzer.kernel.lowlevel import observe
+
+    return observe(case, runner), runner.learned
 
 
 class Tester:
@@ -37,10 +79,12 @@ class Tester:
         self.runner = _runner()
         self.progress = SharedProgress()
         self.tests = 0
+        self.minimal_builds = 0
+        """Minimal lowerings built so far (the others were known from an earlier test)."""
 
     def observe(self, case: Case, timeout: float) -> Observation:
         """What ``case`` shows when run alone within ``timeout`` seconds."""
-        from seedzer.kernel.lowlevel import observe, step_label
+        from seedzer.kernel.lowlevel import step_label
 
         self.tests += 1
         try:
@@ -53,10 +97,13 @@ class Tester:
             progress.set(stage.value, step_label(name, program))
 
         self.runner.on_step = on_step
-        res = call_forked(observe, case, self.runner, timeout=timeout, progress=progress)
+        res = call_forked(_observe, case, self.runner, timeout=timeout, progress=progress)
         stage = Stage(res.stage) if res.stage in {s.value for s in Stage} else None
         if res.ok:
-            return res.value  # type: ignore[no-any-return]
+            observation, learned = res.value
+            self.runner.known.update(learned)
+            self.minimal_builds += len(learned)
+            return observation  # type: ignore[no-any-return]
         if res.timed_out:
             phase = "kernel" if stage is Stage.RUN else "compile"
             return Observation(Symptom.HANG, stage, res.step, f"{stage.value if stage else 'start'} stage ran over "

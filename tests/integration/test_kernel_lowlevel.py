@@ -139,6 +139,24 @@ def test_the_caching_runner_gives_what_the_plain_runner_gives_and_reuses_program
         np.testing.assert_array_equal(got, want)
 
 
+def test_a_reference_with_the_minimal_lowerings_steps_is_the_minimal_build() -> None:
+    script = (SEEDS / "softmax.py").read_text()
+    base = minimal_steps(pipeline_steps())
+    lowered: list[str] = []
+
+    class Counting(Runner):
+        def lower_program(self, c: Case, func: Any, program: str, steps: Any, target: Any) -> Any:
+            lowered.append(program)
+            return super().lower_program(c, func, program, steps, target)
+
+    bisection_variant = _case(script, [*base[:3], Step("tirx.StmtSimplify", role=FUZZED, optional=True), *base[3:]])
+    assert observe(bisection_variant, Counting()).symptom is Symptom.OK
+    assert lowered == [MINIMAL, OPT]  # the reference would have been built from the same steps
+    lowered.clear()
+    assert observe(_case(script, plan([PassSpec("tirx.StmtSimplify")])), Counting()).symptom is Symptom.OK
+    assert lowered == [MINIMAL, OPT, REFERENCE]  # the whole pipeline: its optional passes make it another program
+
+
 def test_unchanged_fuzzed_passes_are_reported_and_identical_builds_reused() -> None:
     relu = (SEEDS / "relu.py").read_text()
     runner = CachingRunner(RunnerSettings(), _quiet)
