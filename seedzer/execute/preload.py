@@ -1,8 +1,28 @@
-"""Imported once in the zygote (forkserver) so forked workers start with TVM already loaded."""
+"""Imported once in the zygote (forkserver) so forked workers start with TVM already loaded.
+
+It also keeps the zygote's children from running the parent's main script. Multiprocessing starts
+every child by re-running the parent's ``__main__`` from disk (the ``seedzer`` CLI, a benchmark
+script), so that functions defined there can be unpickled; preloading ``"__main__"`` in the zygote
+was meant to do that once, but on Python before 3.13 the forkserver never receives the main path
+(CPython issue gh-126631), and every child paid 0.3-0.4 s of CPU for it: each filing-gate job,
+reproducer, confirmation, loader attempt and worker restart. The zygote's children run Seedzer's
+own module-level functions only, never one of the parent's ``__main__``, so they skip it.
+"""
 
 from __future__ import annotations
+
+from multiprocessing import spawn
 
 import tvm
 import tvm.relax
 import tvm.s_tir
 import tvm.tirx  # noqa: F401
+
+
+def _parent_main_not_needed(main: str) -> None:
+    """Stands in for multiprocessing's re-run of the parent's main script (by path or by module
+    name) in a child of the zygote."""
+
+
+spawn._fixup_main_from_path = _parent_main_not_needed  # type: ignore[attr-defined]
+spawn._fixup_main_from_name = _parent_main_not_needed  # type: ignore[attr-defined]

@@ -10,10 +10,11 @@ import multiprocessing
 import multiprocessing.context
 import threading
 
-PRELOAD_MODULES = ["__main__", "seedzer.execute.preload"]
-"""Imported once in the zygote. ``__main__`` first: multiprocessing otherwise re-runs the parent's
-main module (the ``seedzer`` CLI) from disk in every child it starts (0.3-0.4 s per worker restart,
-and a worker restarted during an upgrade would run other code than its campaign)."""
+PRELOAD_MODULES = ["seedzer.execute.preload", "seedzer.execute.worker", "seedzer.triage.gate", "seedzer.mutate.ub"]
+"""Imported once in the zygote: TVM, the override that keeps its children from re-running the
+parent's main script (see :mod:`seedzer.execute.preload`), and the modules of its most frequent
+children (a worker; a filing-gate job, which imported them anew each time: ~75 ms of CPU). Named
+here, not imported: the zygote sits below the layers whose code its children run."""
 
 _lock = threading.Lock()
 _ctx: multiprocessing.context.ForkServerContext | None = None

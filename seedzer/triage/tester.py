@@ -4,10 +4,11 @@ observation.
 
 Most of a gate's tests (the culprit bisection's) run one script with different optional steps, so
 its minimal lowering (the pipeline without its optional passes) is the same program every time. A
-child sends the outputs of each minimal build it made back with its observation; the gate keeps
-them, and later children (forked after) take them instead of building that program again. Only
-the minimal build is kept: the kernel never calls it again (the nondeterminism re-run and the
-timing use the optimized and reference builds), so its outputs are all of it that a test uses.
+child sends the outputs of each minimal build it made back with its observation; the tester keeps
+the last few (the reducer's tester too), and later children (forked after) take them instead of
+building that program again. Only the minimal build is kept: the kernel never calls it again (the
+nondeterminism re-run and the timing use the optimized and reference builds), so its outputs are
+all of it that a test uses.
 """
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from seedzer.execute.forked import SharedProgress, call_forked
+from seedzer.execute.lru import LRU
 from seedzer.kernel.common import MINIMAL, Case, Observation, Stage, Step, Symptom
 
 MinimalKey = tuple[str, str, str, int, int]
 """A minimal build's identity: script, steps, target, input seed, buffer limit."""
+KNOWN_MINIMAL_BUILDS = 8
+"""Minimal builds a tester keeps (a gate tests one to three scripts; the reducer one at a time)."""
 
 
 def minimal_key(case: Case, steps: Sequence[Step]) -> MinimalKey:
@@ -40,7 +44,7 @@ def _runner() -> Any:
         def __init__(self) -> None:
             super().__init__()
             self.parsed: dict[str, Any] = {}
-            self.known: dict[MinimalKey, Built] = {}
+            self.known: LRU[MinimalKey, Built] = LRU(KNOWN_MINIMAL_BUILDS)
             self.learned: dict[MinimalKey, Built] = {}
 
         def parse(self, script: str) -> Any:
@@ -101,7 +105,8 @@ class Tester:
         stage = Stage(res.stage) if res.stage in {s.value for s in Stage} else None
         if res.ok:
             observation, learned = res.value
-            self.runner.known.update(learned)
+            for key, built in learned.items():
+                self.runner.known.put(key, built)
             self.minimal_builds += len(learned)
             return observation  # type: ignore[no-any-return]
         if res.timed_out:
