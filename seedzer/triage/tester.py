@@ -6,9 +6,10 @@ Most of a gate's tests (the culprit bisection's) run one script with different o
 its minimal lowering (the pipeline without its optional passes) is the same program every time. A
 child sends the outputs of each minimal build it made back with its observation; the tester keeps
 the last few (the reducer's tester too), and later children (forked after) take them instead of
-building that program again. Only the minimal build is kept: the kernel never calls it again (the
-nondeterminism re-run and the timing use the optimized and reference builds), so its outputs are
-all of it that a test uses.
+building that program again. Only the minimal build is kept, and only its outputs: the kernel never
+calls it again. The timing builds its own programs, and the nondeterminism re-run calls the build
+that disagrees with its counterpart, never the minimal one (when the minimal build stands in for the
+reference, the reference-vs-minimal comparison compares it with itself).
 """
 
 from __future__ import annotations
