@@ -7,7 +7,9 @@ Usage::
 
 It compiles and runs one fixed case (a fixture seed, softmax by default, through TVM's default pipeline with one fuzzed
 pass: the three programs of the low-level kernel, the work a fuzz worker does) in a loop, in one
-process alone, then in ``--jobs`` processes at once, for ``--rounds`` rounds, and prints each
+process alone, then in ``--jobs`` processes at once; ``--seed all`` cycles through every fixture seed,
+each with several fuzzed passes, whose code and data fill far more of the shared cache, as a
+campaign's many seeds and passes do, for ``--rounds`` rounds, and prints each
 round's rates and scaling (rate with ``--jobs`` processes over the rate alone; ``--jobs`` on an
 ideal machine) and the median scaling.
 It is the ceiling for ``fuzz_throughput.py --jobs N`` against ``--jobs 1`` in the same sitting:
@@ -17,28 +19,47 @@ and no campaign can scale better than that. Figures are printed, never asserted.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
 SEEDS = Path(__file__).parent.parent / "tests" / "fixtures" / "seeds"
 
 
-def loop(seed: str, seconds: float) -> int:
-    """Observe the case of fixture seed ``seed`` again and again for ``seconds``; the number of observations."""
+MIXED_PASSES: tuple[str, ...] = ("tirx.StmtSimplify", "s_tir.LoopPartition", "tirx.UnrollLoop", "tirx.RemoveNoOp")
+"""The fuzzed passes of ``--seed all``: each fixture seed is compiled once with each of them."""
+
+
+def cases(seed: str) -> list[Any]:
+    """The kernel cases of fixture seed ``seed`` (one, with StmtSimplify), or of ``all``: every
+    fixture seed with each of :data:`MIXED_PASSES`."""
     from seedzer.kernel.common import Case
-    from seedzer.kernel.lowlevel import observe
     from seedzer.mutate.contracts import plan
     from seedzer.seed import PassSpec, input_seed
 
-    script = (SEEDS / f"{seed}.py").read_text()
-    case = Case(script, tuple(plan([PassSpec("tirx.StmtSimplify")])), input_seed(script))
-    observe(case)  # warm up: imports, first JIT
+    if seed == "all":
+        scripts, passes = [p.read_text() for p in sorted(SEEDS.glob("*.py"))], MIXED_PASSES
+    else:
+        scripts, passes = [(SEEDS / f"{seed}.py").read_text()], MIXED_PASSES[:1]
+    return [Case(script, tuple(plan([PassSpec(name)])), input_seed(script)) for script in scripts for name in passes]
+
+
+def loop(seed: str, seconds: float) -> int:
+    """Observe the cases of ``seed`` in turn, again and again for ``seconds``; the number of observations."""
+    from seedzer.kernel.lowlevel import observe
+
+    work = cases(seed)
+    for case in work:  # warm up: imports, first JIT of each
+        observe(case)
     done, end = 0, time.monotonic() + seconds
-    while time.monotonic() < end:
+    for case in itertools.cycle(work):
+        if time.monotonic() >= end:
+            break
         observe(case)
         done += 1
     return done
@@ -57,7 +78,8 @@ def rate(seed: str, processes: int, seconds: float) -> float:
 @click.option("--rounds", type=int, default=3, show_default=True,
               help="Rounds of (alone, together), in turn: the machine's speed drifts over minutes.")
 @click.option("--seed", default="softmax", show_default=True,
-              help="Fixture seed (tests/fixtures/seeds/<name>.py) to compile: a bigger one uses more cache.")
+              help="Fixture seed (tests/fixtures/seeds/<name>.py) to compile, or 'all' to cycle through every "
+                   "one with several passes: a bigger working set uses more of the shared cache.")
 def main(seconds: float, jobs: int, rounds: int, seed: str) -> None:
     """Print, round by round, the rate of one process alone, of ``jobs`` at once, the scaling between
     them, and the median scaling."""
