@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/fuzz_throughput.py [--pool DIR] [--seconds 60] [--coverage passes] [--jobs 1]
+    python benchmarks/fuzz_throughput.py [--pool DIR] [--seconds 60] [--testcases N] [--coverage passes] [--jobs 1]
 
 Without ``--pool`` it generates a pool of 10-node models (the 'basic' heuristic) in a temporary
 directory. It then runs a real campaign (forked workers, real TVM, the configured oracles) for
@@ -11,6 +11,12 @@ build, LLVM JIT codegen, kernel runs, comparison, the perf oracle's O3 builds an
 campaign's own bookkeeping (judging, coverage merge, corpus and findings I/O, snapshots), and what
 is left (pipes, scheduling, waiting). Figures are printed, never asserted: timings on a shared
 machine are noisy; compare ratios within one run.
+
+``--testcases N`` stops the campaign after N test cases instead (``--seconds`` is then a cap). Use
+it to compare ``--jobs`` settings: a campaign's test cases get dearer as it goes on (its corpus
+holds ever more mutated, larger programs: one worker ran 16% fewer test cases in its second minute
+than in its first), so two workers that ran for as long as one have run twice as many test cases
+and reached dearer ones; with the same number of test cases both stand at the same point.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from rich.table import Table
 
 from seedzer.campaign.monitor import QuietMonitor
 from seedzer.campaign.runner import Campaign
+from seedzer.campaign.stats import CampaignStats
 from seedzer.config import Config
 from seedzer.generate import generate_pool
 
@@ -32,6 +39,19 @@ WORKER_PARTS = ("mutate", "passes", "build", "run", "perf")
 """Worker-side timing keys (seconds summed over the run) in the order an iteration spends them:
 mutation, the flat steps of the three programs (TVM's pipeline with the insertions), LLVM code
 generation of what is new (one JIT), the kernel runs (with the comparisons), the perf check."""
+
+
+class StopAfter(QuietMonitor):
+    """A silent monitor that asks the campaign to stop once it has run ``limit`` test cases (0: never)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.campaign: Campaign | None = None
+
+    def update(self, stats: CampaignStats) -> None:
+        """Stop the campaign at the limit."""
+        if self.limit and self.campaign is not None and stats.session_execs >= self.limit:
+            self.campaign.stop()
 
 
 def split_table(timings: dict[str, float], execs: int, wall: float, jobs: int) -> Table:
@@ -54,10 +74,13 @@ def split_table(timings: dict[str, float], execs: int, wall: float, jobs: int) -
 @click.option("--pool", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="Seed pool to fuzz (default: generate 8 ten-node 'basic' models).")
 @click.option("--models", type=int, default=8, show_default=True, help="Models to generate without --pool.")
-@click.option("--seconds", type=float, default=60.0, show_default=True, help="Fuzzing time (loading excluded).")
+@click.option("--seconds", type=float, default=60.0, show_default=True,
+              help="Fuzzing time (loading excluded); with --testcases, the most it may take.")
+@click.option("--testcases", type=int, default=0, show_default=True,
+              help="Stop after this many test cases (0: run for --seconds); compare --jobs settings with it.")
 @click.option("--coverage", default="passes", show_default=True, help="Coverage backend of the campaign.")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes.")
-def main(pool: Path | None, models: int, seconds: float, coverage: str, jobs: int) -> None:
+def main(pool: Path | None, models: int, seconds: float, testcases: int, coverage: str, jobs: int) -> None:
     """Run a timed campaign and print test cases/s per worker with the split of an iteration."""
     console = Console(width=120)
     with tempfile.TemporaryDirectory(prefix="seedzer-bench-") as tmp:
@@ -70,7 +93,9 @@ def main(pool: Path | None, models: int, seconds: float, coverage: str, jobs: in
         cfg.fuzz.minutes = seconds / 60.0
         cfg.fuzz.jobs = jobs
         cfg.fuzz.coverage = coverage
-        campaign = Campaign(Path(tmp) / "campaign", pool, cfg, monitor=QuietMonitor())
+        monitor = StopAfter(testcases)
+        campaign = Campaign(Path(tmp) / "campaign", pool, cfg, monitor=monitor)
+        monitor.campaign = campaign
         t = time.perf_counter()
         stats = campaign.run()
         total = time.perf_counter() - t
