@@ -24,7 +24,8 @@ from seedzer.campaign.stats import CampaignStats
 from seedzer.config import Config
 from seedzer.execute.background import Background, JobResult
 from seedzer.execute.records import TestCaseInfo
-from seedzer.kernel.common import Case, Observation, Symptom, ir_names
+from seedzer.kernel.common import Case, Observation, Symptom
+from seedzer.kernel.messages import ir_names
 from seedzer.load.loader import LoaderFailure
 from seedzer.oracles.signature import raw_key
 from seedzer.seed import passes_from_json

@@ -18,7 +18,8 @@ from typing import Any
 from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import ExecResult, FuzzTask
 from seedzer.execute.worker import redirect_worker_output, serve
-from seedzer.kernel.common import OPT_VS_REFERENCE, Difference, Observation, Stage, Symptom
+from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
+from seedzer.kernel.comparison import Difference
 
 
 def fake_execute(script: str, slot: ProgressSlot) -> ExecResult:

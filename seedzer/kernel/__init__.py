@@ -3,10 +3,14 @@
 The fuzz workers, the filing gate, the reducer, ``replay`` and every standalone ``repro.py`` run
 the same functions. A kernel module depends on the standard library, ``numpy`` and the engines
 under test only (``tvm``; ``onnx``/``onnxruntime`` for loader cases), never on the rest of Seedzer,
-because its code below the marker line is copied verbatim into each reproducer:
+because its code below the marker line is copied verbatim into each reproducer, in this order:
 
-- :mod:`seedzer.kernel.common`: symptoms, stages, flat pass steps, the one output comparison,
-  message normalization and the :class:`~seedzer.kernel.common.Observation` every executor returns;
+- :mod:`seedzer.kernel.comparison`: the one output comparison and its
+  :class:`~seedzer.kernel.comparison.Difference`;
+- :mod:`seedzer.kernel.common`: symptoms, stages, flat pass steps, cases and the
+  :class:`~seedzer.kernel.common.Observation` every executor returns;
+- :mod:`seedzer.kernel.messages`: an error's identity (its normalized key line) and whether an
+  observation is the expected failure;
 - :mod:`seedzer.kernel.lowlevel`: a PrimFunc through flat steps, build, run, compare, time;
 - :mod:`seedzer.kernel.loader`: an ONNX model through TVM's importer, lowering, build and run,
   against onnxruntime.

@@ -1,8 +1,11 @@
-"""Kernel basics shared by every test case: symptoms, stages, flat steps, one comparison, observations.
+"""Kernel basics shared by every test case: symptoms, stages, flat steps, cases, observations.
 
-Depends on the standard library and numpy only. Everything below the marker line is copied
-verbatim into every ``repro.py`` (see :mod:`seedzer.kernel`), so this module must not import the
-rest of Seedzer and must run on any Python that TVM supports.
+The comparison of outputs is :mod:`seedzer.kernel.comparison`; what makes two error messages the
+same failure is :mod:`seedzer.kernel.messages`.
+
+Depends on the standard library and :mod:`seedzer.kernel.comparison` only. Everything below the
+marker line is copied verbatim into every ``repro.py`` (see :mod:`seedzer.kernel`), so this module
+must not import the rest of Seedzer and must run on any Python that TVM supports.
 """
 
 from __future__ import annotations
@@ -10,11 +13,10 @@ from __future__ import annotations
 import dataclasses
 import enum
 import faulthandler
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
+from seedzer.kernel.comparison import Difference
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 EXIT_GONE = 0
@@ -159,113 +161,6 @@ def minimal_steps(steps: Sequence[Step]) -> list[Step]:
     """The steps of the minimal-lowering build: the pipeline without its optional passes (or with
     their minimal form)."""
     return [m for s in steps if s.role == PIPELINE and (m := s.minimized()) is not None]
-
-
-@dataclasses.dataclass(frozen=True)
-class Difference:
-    """The first disagreement between an expected and an actual list of output buffers.
-
-    ``nonfinite_reference`` is True when every differing element has a NaN or an infinity in the
-    expected (reference) output: such a difference says nothing about the compiler.
-    """
-
-    output: int
-    reason: str
-    count: int = 0
-    size: int = 0
-    max_abs_err: float | None = None
-    at: tuple[int, ...] | None = None
-    expected: float | None = None
-    actual: float | None = None
-    rtol: float = 0.0
-    atol: float = 0.0
-    nonfinite_reference: bool = False
-
-    def describe(self) -> str:
-        """One line, e.g. ``output 1: 3/16 elements differ (values, rtol=1e-4, atol=1e-5); ...``."""
-        text = f"output {self.output}: {self.count}/{self.size} elements differ ({self.reason}"
-        text += f", rtol={self.rtol:g}, atol={self.atol:g})" if self.reason == "values" else ")"
-        if self.max_abs_err is not None:
-            text += f"; max abs error {self.max_abs_err:.6g}"
-        if self.at is not None and self.expected is not None:
-            text += f" at {self.at}: expected {self.expected:.6g}, got {self.actual:.6g}"
-        return text
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-friendly form."""
-        data = dataclasses.asdict(self)
-        data["at"] = list(self.at) if self.at is not None else None
-        return data
-
-    @staticmethod
-    def from_json(data: dict[str, Any]) -> Difference:
-        """Inverse of :meth:`to_json`."""
-        data = dict(data)
-        data["at"] = tuple(data["at"]) if data.get("at") is not None else None
-        return Difference(**data)
-
-
-def uniform_tolerances(rtol: float, atol: float) -> dict[str, tuple[float, float]]:
-    """The same ``(rtol, atol)`` for every floating dtype (integers and booleans stay exact)."""
-    return {dt: (rtol, atol) for dt in ("float16", "bfloat16", "float32", "float64")}
-
-
-def _first_index(mask: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(int(i) for i in np.unravel_index(int(np.argmax(mask)), shape)) if shape else ()
-
-
-def _difference(i: int, e: Any, a: Any, rtol: float, atol: float) -> Difference | None:
-    """The difference between one expected and one actual buffer, or None when they agree."""
-    if e.shape != a.shape or e.dtype != a.dtype:
-        return Difference(i, f"shape/dtype: expected {e.shape} {e.dtype}, got {a.shape} {a.dtype}", 1, 1)
-    size = int(e.size)
-    if e.dtype.kind not in "fc":
-        bad = e != a
-        if not bad.any():
-            return None
-        at = _first_index(bad, e.shape)
-        return Difference(i, "values", int(bad.sum()), size, None, at, float(e[at]), float(a[at]))
-    e64, a64 = e.astype(np.float64), a.astype(np.float64)
-    e_nan, a_nan, e_inf, a_inf = np.isnan(e64), np.isnan(a64), np.isinf(e64), np.isinf(a64)
-    nan_bad = e_nan != a_nan
-    inf_bad = (e_inf != a_inf) | (e_inf & a_inf & (np.sign(e64) != np.sign(a64)))
-    finite = ~(e_nan | e_inf | a_nan | a_inf)
-    err = np.where(finite, np.abs(a64 - np.where(finite, e64, 0.0)), 0.0)
-    val_bad = finite & (err > atol + rtol * np.abs(np.where(finite, e64, 0.0)))
-    bad = nan_bad | inf_bad | val_bad
-    if not bad.any():
-        return None
-    reason = "nan positions" if nan_bad.any() else "inf positions" if inf_bad.any() else "values"
-    nonfinite_ref = bool(np.all((e_nan | e_inf)[bad]))
-    at = _first_index(val_bad if val_bad.any() else bad, e.shape)
-    worst = float(err.max()) if val_bad.any() else None
-    return Difference(i, reason, int(bad.sum()), size, worst, at, float(e64[at]), float(a64[at]), rtol, atol,
-                      nonfinite_ref)
-
-
-def compare(expected: Sequence[Any], actual: Sequence[Any],
-            tolerances: dict[str, tuple[float, float]]) -> Difference | None:
-    """The one comparison of outputs: None when they agree, else the first meaningful difference.
-
-    Shapes and dtypes must agree; NaN positions must agree; infinities must agree in position and
-    sign; finite floats must satisfy ``|a - e| <= atol + rtol * |e|`` with the dtype's tolerances
-    (a dtype missing from ``tolerances``, integers and booleans: exact). A difference whose every
-    differing element has a non-finite expected value is reported only when no other output differs
-    where the expected value is finite.
-    """
-    if len(expected) != len(actual):
-        return Difference(-1, f"output count: expected {len(expected)}, got {len(actual)}", 1, 1)
-    fallback = None
-    for i, (e_raw, a_raw) in enumerate(zip(expected, actual, strict=True)):
-        e, a = np.asarray(e_raw), np.asarray(a_raw)
-        rtol, atol = tolerances.get(str(e.dtype), (0.0, 0.0))
-        diff = _difference(i, e, a, rtol, atol)
-        if diff is None:
-            continue
-        if not diff.nonfinite_reference:
-            return diff
-        fallback = fallback or diff
-    return fallback
 
 
 @dataclasses.dataclass(frozen=True)
@@ -422,83 +317,6 @@ class Case:
         return dataclasses.replace(self, steps=tuple(steps), script=self.script if script is None else script)
 
 
-_NOISE_LINE = re.compile(r"^\s*(File \"|Traceback|During handling|\^+$|Stack trace|\d+: )")
-_KEY_LINE = re.compile(r"^[\w.]*(Error|Exception)\b")
-_ERROR_TYPE = re.compile(r"^[\w.]*(Error|Exception): ")
-
-
-def key_line(message: str) -> str:
-    """The line of an error that identifies it: the last 'Check failed'/error line, else the first."""
-    lines = [ln.strip() for ln in str(message).splitlines() if ln.strip() and not _NOISE_LINE.match(ln)]
-    for line in reversed(lines):
-        if "Check failed" in line:
-            return line[line.index("Check failed"):]
-        if _KEY_LINE.match(line):
-            return _ERROR_TYPE.sub("", line)
-    return _ERROR_TYPE.sub("", lines[0]) if lines else ""
-
-
-_RULES = (
-    (re.compile(r"0x[0-9a-fA-F]+"), "ADDR"),
-    (re.compile(r"<root>(\.\w+|\[\d+\])*"), "IRPATH"),  # TVM's object paths: where in the IR
-    (re.compile(r"(?<![\w)\]])(?:~|\.{1,2})?(/[\w.+-]+)+(:\d+)?"), "PATH"),
-    (re.compile(r"\[\d{2}:\d{2}:\d{2}\]"), ""),
-    (re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`"), "Q"),
-    (re.compile(r"\b(?!(?:float|int|uint|bfloat|bool)\d)[A-Za-z_][A-Za-z_]*(_\d+|\d+)\w*\b"), "ID"),
-    (re.compile(r"[-+]?\b\d+(\.\d+)?([eE][-+]?\d+)?\b"), "N"),
-    (re.compile(r"\s+"), " "),
-)
-_NAMES_AT = 2  # the IR's own names are replaced after addresses and IR paths, before the generic rules
-
-
-def normalize(message: str, names: Iterable[str] = ()) -> str:
-    """The identity of an error message: its key line without what varies between two occurrences of
-    one bug (addresses, IR paths, file paths, quoted text, numbers, numbered and IR-defined names)."""
-    text = key_line(message)
-    by_length = sorted(set(names), key=len, reverse=True)
-    for index, (pattern, repl) in enumerate(_RULES):
-        if index == _NAMES_AT and by_length:
-            text = re.sub(r"\b(" + "|".join(map(re.escape, by_length)) + r")\b", "ID", text)
-        text = pattern.sub(repl, text)
-    return text.strip()[:300]
-
-
-_DEFINITIONS = (
-    re.compile(r"(\w+)\s*:\s*T\.(?:Buffer|handle|int\d+|float\d+|bool)"),  # parameters
-    re.compile(r"\bfor\s+([\w\s,]+?)\s+in\b"),  # loop variables
-    re.compile(r"^\s*([\w\s,]+?)\s*=\s*T\.", re.MULTILINE),  # buffers, block axes, lets
-    re.compile(r"\bas\s+(\w+)"),
-    re.compile(r"T\.(?:sblock|block)\(\"(\w+)\""),  # block names
-)
-_STOPWORDS = frozenset({"a", "an", "as", "at", "be", "by", "if", "in", "is", "of", "or", "to", "and", "for",
-                        "not", "the", "main", "root", "T"})
-
-
-def ir_names(script: str) -> frozenset[str]:
-    """Names a TVMScript text defines (parameters, loop variables, buffers, blocks): two occurrences
-    of one bug in differently named IR print different names; :func:`normalize` replaces them."""
-    names: set[str] = set()
-    for pattern in _DEFINITIONS:
-        for match in pattern.finditer(script):
-            names.update(n for n in re.split(r"[\s,]+", match.group(1)) if n)
-    return frozenset(n for n in names if n.isidentifier() and n not in _STOPWORDS)
-
-
 def error_text(exc: BaseException) -> str:
     """``Type: message`` of an exception (TVM's messages carry the check that failed)."""
     return f"{type(exc).__name__}: {exc}"
-
-
-def same_failure(expected: Observation, observed: Observation, names: Iterable[str] = ()) -> bool:
-    """Whether ``observed`` is the failure ``expected`` describes: the same symptom; for errors and
-    ill-formed IR the same step and the same normalized message; for a mismatch the same two builds
-    (any two when ``expected`` does not say)."""
-    if observed.symptom != expected.symptom:
-        return False
-    if expected.symptom in (Symptom.EXCEPTION, Symptom.ILLFORMED):
-        names = list(names)
-        return (observed.pass_name == expected.pass_name
-                and normalize(observed.message, names) == normalize(expected.message, names))
-    if expected.symptom is Symptom.MISMATCH:
-        return expected.comparison is None or observed.comparison == expected.comparison
-    return True

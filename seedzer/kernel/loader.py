@@ -7,7 +7,7 @@ how to check it. :func:`observe_all` runs its steps in order and returns every f
 backend), each followed by a TVMScript round trip of every new PrimFunc (the scripts that parse back
 are the fuzzer's seeds); then, for a differential case, ``build`` (``tvm.compile``; an error ends the
 case), ``run`` (Relax VM), ``reference`` (onnxruntime, else ``onnx.reference``, else stored outputs)
-and ``compare`` (:func:`seedzer.kernel.common.compare` with NNSmith's :data:`TOLERANCES`).
+and ``compare`` (:func:`seedzer.kernel.comparison.compare` with NNSmith's :data:`TOLERANCES`).
 
 The fuzzer's loading attempts, the loader gate, the reducer and every loader ``repro.py`` run these
 functions. Depends on tvm, onnx, onnxruntime, numpy and :mod:`seedzer.kernel.common` only (copied
@@ -45,13 +45,11 @@ from seedzer.kernel.common import (
     Stage,
     Symptom,
     arm_watchdog,
-    compare,
     disarm_watchdog,
     error_text,
-    key_line,
-    normalize,
-    same_failure,
 )
+from seedzer.kernel.comparison import compare
+from seedzer.kernel.messages import key_line, normalize, same_failure
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 TOLERANCES: dict[str, tuple[float, float]] = {"float16": (1e-2, 1e-2), "bfloat16": (1e-2, 1e-2),
@@ -353,7 +351,7 @@ def _differential(case: LoaderCase, model: onnx.ModelProto, mod: Any, trace: Tra
 
 def same_loader_failure(expected: Observation, observed: Observation) -> bool:
     """Whether ``observed`` is the loader failure ``expected`` describes: the same step and
-    :func:`~seedzer.kernel.common.same_failure` (an error's normalized message); a mismatch must
+    :func:`~seedzer.kernel.messages.same_failure` (an error's normalized message); a mismatch must
     also differ the same way (values, NaN or infinity positions, shapes, output count)."""
     if observed.pass_name != expected.pass_name or not same_failure(expected, observed):
         return False

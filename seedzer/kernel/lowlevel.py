@@ -47,23 +47,20 @@ from seedzer.kernel.common import (
     REFERENCE,
     REFERENCE_VS_MINIMAL,
     Case,
-    Difference,
     Observation,
     Slowdown,
     Stage,
     Step,
     Symptom,
     arm_watchdog,
-    compare,
     disarm_watchdog,
     error_text,
-    ir_names,
     minimal_steps,
     reference_steps,
-    same_failure,
     step_label,
-    uniform_tolerances,
 )
+from seedzer.kernel.comparison import Difference, compare, uniform_tolerances
+from seedzer.kernel.messages import ir_names, same_failure
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 FUNCTION_NAMES = {OPT: "main", REFERENCE: "main_reference", MINIMAL: "main_minimal"}

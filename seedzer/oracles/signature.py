@@ -15,7 +15,8 @@ import signal
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from seedzer.kernel.common import Observation, Symptom, label_parts, normalize
+from seedzer.kernel.common import Observation, Symptom, label_parts
+from seedzer.kernel.messages import normalize
 
 
 @dataclass(frozen=True)

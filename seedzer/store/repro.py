@@ -1,8 +1,9 @@
 """Standalone reproducers: the case's data followed by the kernel's own code, copied verbatim.
 
 A ``repro.py`` needs only the engines under test (``pip install apache-tvm==<version> numpy``, plus
-``onnx onnxruntime`` for a loader finding). Its code is the text of :mod:`seedzer.kernel.common` and
-of the kernel module of its kind (below their marker lines; their imports are gathered at the top),
+``onnx onnxruntime`` for a loader finding). Its code is the text of the shared kernel modules
+(:mod:`seedzer.kernel.comparison`, :mod:`~seedzer.kernel.common`, :mod:`~seedzer.kernel.messages`)
+and of the kernel module of its kind (below their marker lines; their imports are gathered at the top),
 so it runs exactly what the fuzzer, the filing gate and the reducer ran. Rendering only reads text:
 the campaign process renders without importing TVM.
 
@@ -22,7 +23,8 @@ from seedzer.kernel import MARKER
 from seedzer.kernel.common import EXIT_BROKEN
 
 TVM_VERSION = "0.27.0.post1"
-KERNELS = {"lowlevel": ("common", "lowlevel"), "loader": ("common", "loader")}
+KERNELS = {"lowlevel": ("comparison", "common", "messages", "lowlevel"),
+           "loader": ("comparison", "common", "messages", "loader")}
 """Kernel modules a reproducer of each kind carries, in order."""
 NEEDS = {"lowlevel": "numpy", "loader": "numpy onnx onnxruntime"}
 

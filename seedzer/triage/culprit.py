@@ -31,8 +31,8 @@ from seedzer.kernel.common import (
     Step,
     Symptom,
     label_parts,
-    same_failure,
 )
+from seedzer.kernel.messages import same_failure
 from seedzer.triage.ddmin import ddmin
 
 Observe = Callable[[Case], Observation]

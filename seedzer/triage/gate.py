@@ -38,19 +38,8 @@ from pathlib import Path
 
 from seedzer.config import Config
 from seedzer.execute.forked import call_forked
-from seedzer.kernel.common import (
-    FUZZED,
-    MINIMAL,
-    Case,
-    Observation,
-    Stage,
-    Symptom,
-    ir_names,
-    label_parts,
-    normalize,
-    reference_steps,
-    same_failure,
-)
+from seedzer.kernel.common import FUZZED, MINIMAL, Case, Observation, Stage, Symptom, label_parts, reference_steps
+from seedzer.kernel.messages import ir_names, normalize, same_failure
 from seedzer.mutate.contracts import canonical_lowering, reserved_attribute, slot_of_step
 from seedzer.oracles.registry import judge, make_oracles
 from seedzer.oracles.signature import root_key

@@ -15,7 +15,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from seedzer.kernel.common import Observation, normalize
+from seedzer.kernel.common import Observation
+from seedzer.kernel.messages import normalize
 from seedzer.load.loader import STEPS, SUBSTAGE, ModelLoad
 from seedzer.triage.loader_finding import loader_signature
 

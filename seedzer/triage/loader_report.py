@@ -15,7 +15,8 @@ from importlib import metadata
 import onnx
 import onnx.printer
 
-from seedzer.kernel.common import Observation, Symptom, key_line
+from seedzer.kernel.common import Observation, Symptom
+from seedzer.kernel.messages import key_line
 from seedzer.store.repro import TVM_VERSION
 from seedzer.triage.loader_finding import short_message
 

@@ -4,7 +4,7 @@ until neither helps, within a time budget, resumable.
 The reduction runs in a process forked from the zygote and judges every candidate exactly as the
 filing gate does (:class:`seedzer.triage.gate.Tester`: the kernel in a forked child, a death a crash,
 a timeout a hang): a candidate counts when it gives the finding's failure again
-(:func:`~seedzer.kernel.common.same_failure`). TVM's pipeline stays whole; only the fuzzed insertions
+(:func:`~seedzer.kernel.messages.same_failure`). TVM's pipeline stays whole; only the fuzzed insertions
 and the IR shrink. The best state is saved after every improvement in ``reduced/`` (``ir.py``,
 ``case.json``, ``state.json``); a later run continues from it. At the end ``reduced/repro.py`` is
 written and run in a clean interpreter, and ``report.md`` is drafted.
@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from seedzer.execute.isolated import run_isolated
-from seedzer.kernel.common import FUZZED, Case, ir_names, same_failure
+from seedzer.kernel.common import FUZZED, Case
 from seedzer.kernel.common import Stage as KernelStage
+from seedzer.kernel.messages import ir_names, same_failure
 from seedzer.store.atomic import write_atomic
 from seedzer.store.meta import FindingMeta
 from seedzer.triage.ddmin import ddmin

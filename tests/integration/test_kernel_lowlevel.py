@@ -207,7 +207,7 @@ def test_renamed_variants_of_one_real_failure_are_one_finding(tmp_path: Path) ->
     for script in (relu, _renamed(relu)):
         got = observe(_case(script, [UNROLL_ALL, *pipeline_steps()]))
         assert got.symptom is Symptom.ILLFORMED
-        from seedzer.kernel.common import ir_names
+        from seedzer.kernel.messages import ir_names
 
         sig = raw_key("lowlevel", got, ir_names(script)).digest()
         store.record(FindingMeta(sig, "lowlevel", got), {"ir.py": script})

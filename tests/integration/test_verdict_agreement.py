@@ -19,7 +19,8 @@ pytest.importorskip("tvm")
 from seedzer.execute.pool import WorkerPool
 from seedzer.execute.records import ExecTask, TestCaseInfo
 from seedzer.execute.settings import ExecSettings, WorkerSettings
-from seedzer.kernel.common import Observation, Stage, Symptom, ir_names
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.messages import ir_names
 from seedzer.store.meta import FindingMeta, FindingSettings
 from seedzer.triage.cases import new_case
 from seedzer.triage.gate import _reproduces

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, Observation, Stage, Symptom, compare
+from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, Observation, Stage, Symptom
+from seedzer.kernel.comparison import compare
 from seedzer.kernel.loader import (
     DIFFERENTIAL_STEPS,
     INPUT_SEED,

@@ -2,7 +2,9 @@
 
 import dataclasses
 
-from seedzer.kernel.common import OPT_VS_REFERENCE, Difference, Observation, Stage, Symptom, ir_names, normalize
+from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
+from seedzer.kernel.comparison import Difference
+from seedzer.kernel.messages import ir_names, normalize
 from seedzer.oracles import ORACLES, judge, make_oracles
 from seedzer.oracles.preconditions import is_precondition_error
 from seedzer.oracles.signature import essence, raw_key, root_key

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from seedzer.errors import CampaignError, SeedzerError
-from seedzer.kernel.common import Observation, Stage, Symptom, ir_names
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.messages import ir_names
 from seedzer.oracles.signature import raw_key
 from seedzer.store.atomic import write_atomic
 from seedzer.store.corpus import Corpus, CorpusEntry

@@ -10,7 +10,8 @@ from pathlib import Path
 import onnx
 import pytest
 
-from seedzer.kernel.common import Observation, Stage, Symptom, normalize
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.messages import normalize
 from seedzer.load.loader import LoaderFailure
 from seedzer.store.meta import FindingMeta
 from seedzer.triage import loader_finding as lf

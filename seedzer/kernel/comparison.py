@@ -1,0 +1,123 @@
+"""Kernel: the one comparison of output buffers, NaN- and infinity-aware, with per-dtype tolerances.
+
+Every check of outputs (optimized against reference, reference against minimal, a model against
+onnxruntime, a reproducer's verdict) calls :func:`compare` and reports its :class:`Difference`.
+Depends on the standard library and numpy only; copied verbatim into every ``repro.py`` first
+(see :mod:`seedzer.kernel`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+
+# --- kernel code (everything below is copied verbatim into repro.py) ---
+@dataclasses.dataclass(frozen=True)
+class Difference:
+    """The first disagreement between an expected and an actual list of output buffers.
+
+    ``nonfinite_reference`` is True when every differing element has a NaN or an infinity in the
+    expected (reference) output: such a difference says nothing about the compiler.
+    """
+
+    output: int
+    reason: str
+    count: int = 0
+    size: int = 0
+    max_abs_err: float | None = None
+    at: tuple[int, ...] | None = None
+    expected: float | None = None
+    actual: float | None = None
+    rtol: float = 0.0
+    atol: float = 0.0
+    nonfinite_reference: bool = False
+
+    def describe(self) -> str:
+        """One line, e.g. ``output 1: 3/16 elements differ (values, rtol=1e-4, atol=1e-5); ...``."""
+        text = f"output {self.output}: {self.count}/{self.size} elements differ ({self.reason}"
+        text += f", rtol={self.rtol:g}, atol={self.atol:g})" if self.reason == "values" else ")"
+        if self.max_abs_err is not None:
+            text += f"; max abs error {self.max_abs_err:.6g}"
+        if self.at is not None and self.expected is not None:
+            text += f" at {self.at}: expected {self.expected:.6g}, got {self.actual:.6g}"
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        data = dataclasses.asdict(self)
+        data["at"] = list(self.at) if self.at is not None else None
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> Difference:
+        """Inverse of :meth:`to_json`."""
+        data = dict(data)
+        data["at"] = tuple(data["at"]) if data.get("at") is not None else None
+        return Difference(**data)
+
+
+def uniform_tolerances(rtol: float, atol: float) -> dict[str, tuple[float, float]]:
+    """The same ``(rtol, atol)`` for every floating dtype (integers and booleans stay exact)."""
+    return {dt: (rtol, atol) for dt in ("float16", "bfloat16", "float32", "float64")}
+
+
+def _first_index(mask: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(mask)), shape)) if shape else ()
+
+
+def _difference(i: int, e: Any, a: Any, rtol: float, atol: float) -> Difference | None:
+    """The difference between one expected and one actual buffer, or None when they agree."""
+    if e.shape != a.shape or e.dtype != a.dtype:
+        return Difference(i, f"shape/dtype: expected {e.shape} {e.dtype}, got {a.shape} {a.dtype}", 1, 1)
+    size = int(e.size)
+    if e.dtype.kind not in "fc":
+        bad = e != a
+        if not bad.any():
+            return None
+        at = _first_index(bad, e.shape)
+        return Difference(i, "values", int(bad.sum()), size, None, at, float(e[at]), float(a[at]))
+    e64, a64 = e.astype(np.float64), a.astype(np.float64)
+    e_nan, a_nan, e_inf, a_inf = np.isnan(e64), np.isnan(a64), np.isinf(e64), np.isinf(a64)
+    nan_bad = e_nan != a_nan
+    inf_bad = (e_inf != a_inf) | (e_inf & a_inf & (np.sign(e64) != np.sign(a64)))
+    finite = ~(e_nan | e_inf | a_nan | a_inf)
+    err = np.where(finite, np.abs(a64 - np.where(finite, e64, 0.0)), 0.0)
+    val_bad = finite & (err > atol + rtol * np.abs(np.where(finite, e64, 0.0)))
+    bad = nan_bad | inf_bad | val_bad
+    if not bad.any():
+        return None
+    reason = "nan positions" if nan_bad.any() else "inf positions" if inf_bad.any() else "values"
+    nonfinite_ref = bool(np.all((e_nan | e_inf)[bad]))
+    at = _first_index(val_bad if val_bad.any() else bad, e.shape)
+    worst = float(err.max()) if val_bad.any() else None
+    return Difference(i, reason, int(bad.sum()), size, worst, at, float(e64[at]), float(a64[at]), rtol, atol,
+                      nonfinite_ref)
+
+
+def compare(expected: Sequence[Any], actual: Sequence[Any],
+            tolerances: dict[str, tuple[float, float]]) -> Difference | None:
+    """The one comparison of outputs: None when they agree, else the first meaningful difference.
+
+    Shapes and dtypes must agree; NaN positions must agree; infinities must agree in position and
+    sign; finite floats must satisfy ``|a - e| <= atol + rtol * |e|`` with the dtype's tolerances
+    (a dtype missing from ``tolerances``, integers and booleans: exact). A difference whose every
+    differing element has a non-finite expected value is reported only when no other output differs
+    where the expected value is finite.
+    """
+    if len(expected) != len(actual):
+        return Difference(-1, f"output count: expected {len(expected)}, got {len(actual)}", 1, 1)
+    fallback = None
+    for i, (e_raw, a_raw) in enumerate(zip(expected, actual, strict=True)):
+        e, a = np.asarray(e_raw), np.asarray(a_raw)
+        rtol, atol = tolerances.get(str(e.dtype), (0.0, 0.0))
+        diff = _difference(i, e, a, rtol, atol)
+        if diff is None:
+            continue
+        if not diff.nonfinite_reference:
+            return diff
+        fallback = fallback or diff
+    return fallback

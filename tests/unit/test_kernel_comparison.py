@@ -1,0 +1,52 @@
+"""The kernel's one comparison of outputs: NaN and infinity positions, per-dtype tolerances, differences."""
+
+import json
+
+import numpy as np
+
+from seedzer.kernel.comparison import Difference, compare, uniform_tolerances
+
+TOL = uniform_tolerances(1e-5, 1e-6)
+
+
+def test_compare_is_nan_and_inf_aware() -> None:
+    a = np.array([1.0, np.nan, np.inf, -np.inf], dtype="float32")
+    assert compare([a], [a.copy()], TOL) is None
+    b = a.copy()
+    b[1] = 0.0
+    assert compare([a], [b], TOL).reason == "nan positions"  # type: ignore[union-attr]
+    c = a.copy()
+    c[2] = -np.inf
+    assert compare([a], [c], TOL).reason == "inf positions"  # type: ignore[union-attr]
+    d = a.copy()
+    d[0] = 1.1
+    diff = compare([a], [d], TOL)
+    assert diff is not None and diff.reason == "values" and diff.at == (0,) and not diff.nonfinite_reference
+    assert compare([np.arange(3)], [np.arange(3) + 1], TOL).count == 3  # type: ignore[union-attr]
+
+
+def test_a_difference_only_where_the_reference_is_nonfinite_is_flagged_and_reported_last() -> None:
+    ref = np.array([np.nan, 1.0], dtype="float32")
+    got = np.array([0.0, 1.0], dtype="float32")  # simplification may legally drop a NaN
+    diff = compare([ref], [got], TOL)
+    assert diff is not None and diff.nonfinite_reference
+    real = compare([ref, np.ones(2, "float32")], [got, np.zeros(2, "float32")], TOL)
+    assert real is not None and real.output == 1 and not real.nonfinite_reference
+    finite_ref_nan_out = compare([np.ones(2, "float32")], [np.array([np.nan, 1], "float32")], TOL)
+    assert finite_ref_nan_out is not None and not finite_ref_nan_out.nonfinite_reference
+
+
+def test_tolerances_are_per_dtype_and_integers_are_exact() -> None:
+    loose = {"float32": (1e-2, 1e-3)}
+    assert compare([np.float32([1.0])], [np.float32([1.005])], loose) is None
+    assert compare([np.float32([1.0])], [np.float32([1.005])], TOL) is not None
+    assert compare([np.int32([1])], [np.int32([2])], loose) is not None
+    assert compare([np.zeros(2)], [np.zeros(3)], TOL).reason.startswith("shape/dtype")  # type: ignore[union-attr]
+    assert compare([np.zeros(2)], [], TOL).reason.startswith("output count")  # type: ignore[union-attr]
+
+
+def test_difference_describe_and_round_trip() -> None:
+    diff = compare([np.float32([1.0, 2.0])], [np.float32([1.0, 3.0])], TOL)
+    assert diff is not None
+    assert diff.describe().startswith("output 0: 1/2 elements differ (values")
+    assert Difference.from_json(json.loads(json.dumps(diff.to_json()))) == diff

@@ -1,0 +1,26 @@
+"""The kernel's failure identity: an error's key line and whether an observation is the expected failure."""
+
+import pytest
+
+from seedzer.kernel.common import REFERENCE_VS_MINIMAL, Observation, Stage, Symptom
+from seedzer.kernel.messages import key_line, same_failure
+
+
+def test_key_line_picks_the_failed_check_without_the_error_type() -> None:
+    msg = "Traceback (most recent call last):\n  File \"x\", line 1\nInternalError: Check failed: (a) is false: b"
+    assert key_line(msg) == "Check failed: (a) is false: b"
+    assert key_line("TVMError: LLVM module verification failed") == "LLVM module verification failed"
+
+
+@pytest.mark.parametrize(("expected", "observed", "same"), [
+    (Observation(Symptom.EXCEPTION, Stage.PASS, "p", "Check failed: x_1"),
+     Observation(Symptom.EXCEPTION, Stage.PASS, "p", "InternalError: Check failed: x_2"), True),
+    (Observation(Symptom.EXCEPTION, Stage.PASS, "p", "Check failed: x"),
+     Observation(Symptom.EXCEPTION, Stage.PASS, "q", "Check failed: x"), False),
+    (Observation(Symptom.MISMATCH, comparison=REFERENCE_VS_MINIMAL),
+     Observation(Symptom.MISMATCH, comparison="opt-vs-reference"), False),
+    (Observation(Symptom.MISMATCH), Observation(Symptom.MISMATCH, comparison="opt-vs-reference"), True),
+    (Observation(Symptom.PERF), Observation(Symptom.OK), False),
+])
+def test_same_failure(expected: Observation, observed: Observation, same: bool) -> None:
+    assert same_failure(expected, observed) is same
