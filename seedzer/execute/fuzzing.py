@@ -17,8 +17,9 @@ from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import ExecResult, FuzzTask
 from seedzer.execute.runner import CachingRunner, RunnerSettings
 from seedzer.execute.settings import WorkerSettings
-from seedzer.kernel.common import Case, Checks, Observation, Stage, normalize
+from seedzer.kernel.common import Case, Checks, Observation, Stage
 from seedzer.kernel.lowlevel import observe, parse_func, step_label
+from seedzer.kernel.messages import normalize
 from seedzer.mutate.contracts import placeable, plan
 from seedzer.seed import input_seed, passes_from_json, passes_to_json
 
@@ -102,7 +103,8 @@ class Fuzzing:
         applied: list[str] = []
         script = task.script
         if kind in ("ir", "both"):
-            found = self.mutate_mod.mutate_ir(self.scripts.get(script), rng, self.ir_mutators, stats=self.stats)
+            parent = self.scripts.get(script, parent=True)
+            found = self.mutate_mod.mutate_ir(parent, rng, self.ir_mutators, stats=self.stats)
             if found is not None:
                 mutant, name = found
                 script = script_of(mutant)
