@@ -13,12 +13,13 @@ from typing import Any
 
 from seedzer.coverage.collectors import Collector, make_collector
 from seedzer.execute.lru import ParsedScripts
+from seedzer.execute.parsing import quick_parser
 from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import ExecResult, FuzzTask
 from seedzer.execute.runner import CachingRunner, RunnerSettings
 from seedzer.execute.settings import WorkerSettings
 from seedzer.kernel.common import Case, Checks, Observation, Stage
-from seedzer.kernel.lowlevel import observe, parse_func, step_label
+from seedzer.kernel.lowlevel import observe, step_label
 from seedzer.kernel.messages import normalize
 from seedzer.mutate.contracts import placeable, plan
 from seedzer.seed import input_seed, passes_from_json, passes_to_json
@@ -81,7 +82,7 @@ class Fuzzing:
 
         self.settings = settings
         self.mutate_mod = mutate
-        self.scripts = ParsedScripts(parse_func, settings.exec.parse_cache_size)
+        self.scripts = ParsedScripts(quick_parser(), settings.exec.parse_cache_size, settings.exec.fresh_cache_size)
         self.progress = SlotProgress(slot)
         ex = settings.exec
         self.runner = WorkerRunner(RunnerSettings(ex.program_cache_size, ex.build_cache_size,

@@ -48,7 +48,8 @@ class ParsedScripts:
     case and the campaign keeps few of them, so with one cache the mutants evicted the corpus
     entries after ``size`` test cases and a parent was parsed again in ever more of them (one
     worker's mutation went from 4 to 9 ms per test case between its first 700 test cases and its
-    first 1100). A fresh script asked for as a parent moves to the parents' cache.
+    first 1100, three quarters of it parsing). A fresh script asked for as a parent moves to the
+    parents' cache.
     """
 
     def __init__(self, parse: Callable[[str], Any], size: int = 512, fresh: int = 64) -> None:

@@ -88,9 +88,10 @@ def make_pass(step: Step) -> Any:
     return getattr(namespace, function)(**args)
 
 
-def parse_func(script: str) -> Any:
-    """The PrimFunc a TVMScript text defines (alone or as the only function of a module)."""
-    obj = tvm.script.from_source(script)
+def parse_func(script: str, names: dict[str, Any] | None = None) -> Any:
+    """The PrimFunc a TVMScript text defines (alone or as the only function of a module);
+    ``names``: the parser's global names instead of TVMScript's own (``T``, ``I``, ...)."""
+    obj = tvm.script.from_source(script, extra_vars=names)
     if isinstance(obj, tvm.IRModule):
         funcs = [f for f in obj.functions.values() if isinstance(f, tvm.tirx.PrimFunc)]
         if len(funcs) != 1:
