@@ -52,7 +52,7 @@ class ParsedScripts:
     parents' cache.
     """
 
-    def __init__(self, parse: Callable[[str], Any], size: int = 512, fresh: int = 64) -> None:
+    def __init__(self, parse: Callable[[str], Any], size: int, fresh: int) -> None:
         self._parse = parse
         self._parents: LRU[str, Any] = LRU(size)
         self._fresh: LRU[str, Any] = LRU(fresh)

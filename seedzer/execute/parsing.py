@@ -62,4 +62,4 @@ def quick_parser() -> Callable[[str], Any]:
     names = parser_names()
     if names is None:
         return parse_func
-    return lambda script: parse_func(script, dict(names))  # a copy each time: the parser may add to it
+    return lambda script: parse_func(script, names)  # the parser only reads its global names
