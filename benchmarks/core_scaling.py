@@ -5,13 +5,13 @@ Usage::
 
     python benchmarks/core_scaling.py [--seconds 10] [--jobs 2] [--rounds 3] [--seed softmax]
 
-It compiles and runs one fixed case (a fixture seed, softmax by default, through TVM's default pipeline with one fuzzed
-pass: the three programs of the low-level kernel, the work a fuzz worker does) in a loop, in one
-process alone, then in ``--jobs`` processes at once; ``--seed all`` cycles through every fixture seed,
-each with several fuzzed passes, whose code and data fill far more of the shared cache, as a
-campaign's many seeds and passes do, for ``--rounds`` rounds, and prints each
-round's rates and scaling (rate with ``--jobs`` processes over the rate alone; ``--jobs`` on an
-ideal machine) and the median scaling.
+It compiles and runs one fixed case (a fixture seed, softmax by default, through TVM's default
+pipeline with one fuzzed pass: the three programs of the low-level kernel, the work a fuzz worker
+does) in a loop, in one process alone, then in ``--jobs`` processes at once, for ``--rounds``
+rounds, and prints each round's rates and scaling (rate with ``--jobs`` processes over the rate
+alone; ``--jobs`` on an ideal machine) and the median scaling. ``--seed all`` cycles through every
+fixture seed, each with several fuzzed passes, whose code and data fill far more of the shared
+cache, as a campaign's many seeds and passes do.
 It is the ceiling for ``fuzz_throughput.py --jobs N`` against ``--jobs 1`` in the same sitting:
 on a virtual machine whose processors share physical cores, two busy processes each run slower,
 and no campaign can scale better than that. Figures are printed, never asserted.
