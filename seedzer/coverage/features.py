@@ -15,10 +15,16 @@ class FeatureSet:
 
     def new_since_last(self, features: Iterable[str]) -> int:
         """Merge one execution's features; return how many were never seen before."""
-        new = [f for f in set(features) if f not in self._seen]
+        return len(self.merge(features))
+
+    def merge(self, features: Iterable[str]) -> set[str]:
+        """Merge one execution's features; return those never seen before (one set difference: a
+        worker's first results carry every block it reached, hundreds of thousands of them)."""
+        new = set(features)
+        new.difference_update(self._seen)
         self._seen.update(new)
         self._fresh.extend(new)
-        return len(new)
+        return new
 
     def __contains__(self, feature: object) -> bool:
         """True when ``feature`` has been seen."""

@@ -39,28 +39,34 @@ class CoverageTracker:
         self._split: dict[str, int] = {f"{chosen}_{part}": 0 for part in SPLITS.get(chosen, ())}
 
     def _by_family(self, features: Iterable[str]) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {name: [] for name in self.sets}
-        for f in features:
-            fam = family_of(f)
-            if fam in out:
-                out[fam].append(f)
+        """The features of each tracked family (one prefix test per feature and native family;
+        the rest are ``passes`` features)."""
+        features = features if isinstance(features, list | tuple | set | frozenset) else list(features)
+        out: dict[str, list[str]] = {}
+        for name in self.sets:
+            prefix = PREFIXES.get(name)
+            if prefix is not None:
+                out[name] = [f for f in features if f.startswith(prefix)]
+        native = tuple(PREFIXES.values())
+        out["passes"] = [f for f in features if not f.startswith(native)]
         return out
 
-    def _count_split(self, features: Iterable[str]) -> None:
-        for f in features:
-            key = f"{self.name}_{f.split(':', 2)[1]}" if f.count(":") >= 2 else ""
-            if key in self._split:
-                self._split[key] += 1
+    def _count_split(self, family: str, new: set[str]) -> None:
+        """Count the chosen backend's new features into its sub-totals."""
+        if family != self.name or family == "passes" or not new:
+            return
+        for part in SPLITS.get(family, ()):
+            start = f"{PREFIXES[family]}{part}:"
+            self._split[f"{family}_{part}"] += sum(1 for f in new if f.startswith(start))
 
     def new_since_last(self, features: Iterable[str]) -> int:
         """Merge one execution's features; return how many of the chosen backend's were new."""
-        gains = {}
+        gain = 0
         for fam, feats in self._by_family(features).items():
-            fs = self.sets[fam]
-            if fam == self.name and fam != "passes":
-                self._count_split({f for f in feats if f not in fs})
-            gains[fam] = fs.new_since_last(feats)
-        return gains[self.name]
+            new = self.sets[fam].merge(feats)
+            self._count_split(fam, new)
+            gain = len(new) if fam == self.name else gain
+        return gain
 
     def total(self) -> int:
         """Distinct features of the chosen backend."""
@@ -81,6 +87,6 @@ class CoverageTracker:
     def restore(self, features: Iterable[str]) -> None:
         """Re-seed from persisted features (``--resume``); features of other backends are ignored."""
         for fam, feats in self._by_family(features).items():
-            if fam == self.name and fam != "passes":
-                self._count_split({f for f in feats if f not in self.sets[fam]})
-            self.sets[fam].restore(feats)
+            fs = self.sets[fam]
+            self._count_split(fam, {f for f in feats if f not in fs})
+            fs.restore(feats)
