@@ -179,8 +179,8 @@ class Campaign:
                 events = executor.poll(0.05)  # waiting for workers: not the fuzzer's own work
                 busy = time.perf_counter()
                 stores = [self._on_event(ev) for ev in events]
-                # A worker that answered gets its next test case (chosen with what its answer taught)
-                # before the campaign writes the answer's corpus entry or finding to disk.
+                # A worker with room gets its next test case (it still runs the one sent before, see
+                # QUEUED_TASKS) before the campaign writes an answer's corpus entry or finding to disk.
                 for w in executor.idle():
                     self._feed(w)
                 for store in stores:
@@ -258,6 +258,10 @@ class Campaign:
             where = "while setting up" if death.during_setup else f"during {death.stage.value}"
             self.monitor.message(f"worker {ev.worker} {death.message} {where}; restarted")
         self.db.add_event("workers", {"pids": self._executor.pids() if self._executor else []})
+        for info in ev.dropped:  # a seed waiting to be executed goes back in line; a mutation is just not made
+            entry = self.corpus.by_id.get(info.parent or "") if info.kind == "exec" else None
+            if entry is not None and not entry.executed and entry not in self.pending:
+                self.pending.appendleft(entry)
         obs = death.observation()
         if obs is None or tc is None or not tc.announced:
             return

@@ -152,3 +152,5 @@ class WorkerEvent:
     tc: TestCaseInfo | None
     result: ExecResult | None = None
     death: Death | None = None
+    dropped: tuple[TestCaseInfo, ...] = ()
+    """With a death: the tasks that waited in the dead worker's pipe, never started."""

@@ -49,6 +49,7 @@ def serve(conn: Connection, slot: ProgressSlot, mutate: MutateFn, execute: Execu
             return
         assert isinstance(task, FuzzTask | ExecTask)
         slot.begin_testcase(task.tc_id)
+        busy, cpu = time.perf_counter(), time.process_time()
         mutate_seconds: float | None = None
         if isinstance(task, FuzzTask):
             slot.stage(Stage.MUTATE)
@@ -64,6 +65,9 @@ def serve(conn: Connection, slot: ProgressSlot, mutate: MutateFn, execute: Execu
         result = execute(script, passes)
         if mutate_seconds is not None:
             result.timings["mutate"] = mutate_seconds
+        # what the test case took, and how much of that the worker had a processor (the rest it waited)
+        result.timings["worker_busy"] = time.perf_counter() - busy
+        result.timings["worker_cpu"] = time.process_time() - cpu
         slot.clear()
         conn.send(Result(task.tc_id, result))
 

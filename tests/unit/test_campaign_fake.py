@@ -37,7 +37,7 @@ from seedzer.execute.background import JobResult
 from seedzer.execute.fake_worker import fake_execute, fake_worker_main
 from seedzer.execute.pool import WorkerHandle, WorkerPool
 from seedzer.execute.progress import ProgressSlot
-from seedzer.execute.records import ExecResult, Fatal, FuzzTask, Task
+from seedzer.execute.records import ExecResult, ExecTask, Fatal, FuzzTask, Task, WorkerEvent
 from seedzer.execute.settings import WorkerSettings
 from seedzer.execute.worker import serve
 from seedzer.kernel.common import Case, Observation, Stage, Symptom
@@ -162,9 +162,10 @@ class Probe(QuietMonitor):
 
 
 class Recording:
-    """Wraps an executor and records every task given to a worker."""
+    """Wraps an executor and records, in the campaign's order, every task given to a worker and every
+    event the campaign took in (an event is recorded when the campaign receives it, before it feeds)."""
 
-    def __init__(self, inner: WorkerPool, tasks: list[Task]) -> None:
+    def __init__(self, inner: WorkerPool, tasks: list[Task | WorkerEvent]) -> None:
         self.inner, self.tasks = inner, tasks
 
     @property
@@ -180,7 +181,9 @@ class Recording:
         w.submit(task, info)
 
     def poll(self, timeout: float) -> Any:
-        return self.inner.poll(timeout)
+        events = self.inner.poll(timeout)
+        self.tasks.extend(events)
+        return events
 
     def pids(self) -> list[int | None]:
         return self.inner.pids()
@@ -238,7 +241,7 @@ def loader_of(scripts: list[str], calls: list[Path] | None = None) -> Callable[[
 
 def campaign(out: Path, pool: Path, scripts: list[str], gate: FakeGate, until: Callable[[Campaign], bool], *,
              target: Callable[..., None] = fake_worker_main, lines: int = 4, cfg: Config | None = None,
-             resume: bool = False, tasks: list[Task] | None = None, setup_seconds: float = 0.0,
+             resume: bool = False, tasks: list[Task | WorkerEvent] | None = None, setup_seconds: float = 0.0,
              loads: list[Path] | None = None) -> tuple[Campaign, Probe]:
     """A campaign on the fake worker with ``scripts`` as seeds, stopped when ``until`` holds."""
 
@@ -309,26 +312,36 @@ def test_new_features_are_kept_without_their_unchanged_passes(tmp_path: Path, po
 
 def test_no_new_features_counts_against_the_parent(tmp_path: Path, pool: Path) -> None:
     """Tzer's tolerance: every mutant without new coverage adds one to its parent's failure counter,
-    which goes back to the worker with the next task on that parent."""
-    tasks: list[Task] = []
+    which goes back to the worker with the next task on that parent sent after the answer."""
+    log: list[Task | WorkerEvent] = []
     c, _ = campaign(tmp_path / "camp", pool, ["a"], FakeGate(by_symptom), lambda c: c.stats.execs >= 15,
-                    lines=1, tasks=tasks)
+                    lines=1, tasks=log)
     stats = c.run()
     assert len(c.corpus) == 2  # the seed and its one mutant with the only new line
     # one execution of the seed, one kept mutant; every other mutant failed its parent
     assert sum(e.failures for e in c.corpus.entries) == stats.execs - 2
-    # A worker is fed as soon as its answer is judged, before the answer is stored and before the
-    # stop is seen: the one worker may hold one task more than it answered.
-    sent = [t for t in tasks if isinstance(t, FuzzTask)]
-    fuzz = sent[: stats.execs - 1]
-    assert len(fuzz) == stats.execs - 1 and len(sent) - len(fuzz) in (0, 1)
     seed, mutant = c.corpus.entries
-    on_seed = [t.failures for t in fuzz if t.script == seed.script]
-    on_mutant = [t.failures for t in fuzz if t.script == mutant.script]
-    assert len(on_seed) + len(on_mutant) == len(fuzz)
-    # the first mutation of the seed was kept (its counter stays 0), every later one failed it
-    assert on_seed == [0, *range(len(on_seed) - 1)] and on_mutant == list(range(len(on_mutant)))
-    assert max(on_seed + on_mutant) >= 3 and seed.failures + mutant.failures == stats.execs - 2
+    # Replay what the campaign received and sent, in its order: a task carries its parent's counter
+    # as the answers received before it was sent left it (the worker runs one task while the next
+    # waits in its pipe, so a task may be sent before the answer of the one before it).
+    failures = {seed.script: 0, mutant.script: 0}
+    parent_script = {seed.seed_id: seed.script, mutant.seed_id: mutant.script}
+    carried: dict[str, list[int]] = {seed.script: [], mutant.script: []}
+    answers, kept = 0, False
+    for item in log:
+        if isinstance(item, FuzzTask):
+            assert item.failures == failures[item.script]
+            carried[item.script].append(item.failures)
+        elif isinstance(item, WorkerEvent) and item.kind == "result" and item.tc is not None:
+            answers += 1
+            if item.tc.kind == "fuzz":
+                parent = parent_script[item.tc.parent or ""]
+                first = item.tc.script == mutant.script and not kept  # the one mutant with new coverage
+                kept = kept or first
+                failures[parent] = 0 if first else failures[parent] + 1
+    assert answers == stats.execs
+    assert failures == {seed.script: seed.failures, mutant.script: mutant.failures}
+    assert max(carried[seed.script] + carried[mutant.script]) >= 3
 
 
 def test_error_is_filed_once_pending_then_judged_a_bug(tmp_path: Path, pool: Path) -> None:
@@ -483,6 +496,33 @@ def test_external_sigkill_is_an_event_never_a_finding(tmp_path: Path, pool: Path
     pids = [e["pids"][0] for e in events(out, "workers")]
     assert [pid for pid, _ in kills] == pids[:2] and len(set(pids)) == 3  # a new worker after each kill
     assert sum("killed by SIGKILL" in m and "not a TVM bug" in m for m in probe.messages) == 2
+
+
+def test_a_seed_waiting_behind_a_killed_test_case_is_executed_later(tmp_path: Path, pool: Path) -> None:
+    """A worker gets its next task while it runs one; when it dies, a seed execution that waited in
+    its pipe goes back in line (it was never run) and the restarted worker runs it."""
+    out = tmp_path / "camp"
+    log: list[Task | WorkerEvent] = []
+    kills: list[int] = []
+
+    def step(c: Campaign) -> bool:
+        pool_ = c._executor
+        assert isinstance(pool_, Recording) and isinstance(pool_.inner, WorkerPool)
+        w = pool_.inner.workers[0]
+        if not kills and w.current is not None and w.current.announced and "HANG" in w.current.script \
+                and w.queued:
+            kills.append(sigkill(w))
+        waiting = next((e for e in c.corpus.entries if e.script == "b"), None)
+        return bool(kills) and waiting is not None and waiting.executed and c.stats.execs >= 3
+
+    c, _ = campaign(out, pool, ["HANG", "b"], FakeGate(by_symptom), step, tasks=log)
+    c.scheduler = NoHang()
+    c.run()
+    execs = [t.script for t in log if isinstance(t, ExecTask)]
+    assert execs == ["HANG", "b", "b"]  # sent behind the hang, dropped with the worker, sent again
+    answered = [e.tc.script for e in log if isinstance(e, WorkerEvent) and e.kind == "result" and e.tc is not None
+                and e.tc.kind == "exec"]
+    assert answered == ["b"] and all(e.executed for e in c.corpus.entries if "HANG" not in e.script)
 
 
 def test_a_hang_is_filed_as_a_hang(tmp_path: Path, pool: Path) -> None:

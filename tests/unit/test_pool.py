@@ -52,6 +52,30 @@ def test_exec_result_roundtrip(pool: WorkerPool) -> None:
     assert _idle(pool) is w
 
 
+def test_a_worker_is_given_its_next_task_while_it_runs_one(pool: WorkerPool) -> None:
+    """One task may wait in a worker's pipe behind the running one; answers come in order."""
+    w = _idle(pool)
+    w.submit(ExecTask(1, "a", "[]"), TestCaseInfo(1, "exec", "seed"))
+    assert list(pool.idle()) == [w]  # room for one task behind it
+    w.submit(ExecTask(2, "b", "[]"), TestCaseInfo(2, "exec", "seed"))
+    assert list(pool.idle()) == []
+    events = _collect(pool, "result")
+    while sum(e.kind == "result" for e in events) < 2:
+        events.extend(_collect(pool, "result"))
+    assert [(e.kind, e.tc.tc_id if e.tc else None) for e in events] == [
+        ("tc", 1), ("result", 1), ("tc", 2), ("result", 2)]
+    assert _idle(pool) is w and w.current is None and not w.queued
+
+
+def test_a_death_reports_the_task_that_waited_behind(pool: WorkerPool) -> None:
+    w = _idle(pool)
+    w.submit(ExecTask(7, "CRASH", "[]"), TestCaseInfo(7, "exec", "seed"))
+    w.submit(ExecTask(8, "ok", "[]"), TestCaseInfo(8, "exec", "other"))
+    death = next(e for e in _collect(pool, "death") if e.kind == "death")
+    assert death.tc is not None and death.tc.tc_id == 7
+    assert [t.tc_id for t in death.dropped] == [8]  # never started: the campaign decides what to do with it
+
+
 def test_segfault_is_crash_with_stage_and_pass_then_restart(pool: WorkerPool) -> None:
     w = _idle(pool)
     w.submit(ExecTask(7, "CRASH", "[]"), TestCaseInfo(7, "exec", "seed"))
