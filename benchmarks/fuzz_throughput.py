@@ -42,14 +42,21 @@ generation of what is new (one JIT), the kernel runs (with the comparisons), the
 
 
 class StopAfter(QuietMonitor):
-    """A silent monitor that asks the campaign to stop once it has run ``limit`` test cases (0: never)."""
+    """A silent monitor that asks the campaign to stop once it has run ``limit`` test cases (0: never),
+    and notes the campaign process's own CPU seconds while it fuzzes (it runs in this process)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.campaign: Campaign | None = None
+        self.cpu_start: float | None = None
+        self.cpu_seconds = 0.0
 
     def update(self, stats: CampaignStats) -> None:
         """Stop the campaign at the limit."""
+        if stats.phase == "fuzzing":
+            now = time.process_time()
+            self.cpu_start = now if self.cpu_start is None else self.cpu_start
+            self.cpu_seconds = now - self.cpu_start
         if self.limit and self.campaign is not None and stats.session_execs >= self.limit:
             self.campaign.stop()
 
@@ -66,6 +73,23 @@ def split_table(timings: dict[str, float], execs: int, wall: float, jobs: int) -
     accounted = sum(v for _, v in parts)
     parts.append(("other (pipes, scheduling, idle)", max(0.0, budget - accounted)))
     for name, seconds in parts:
+        table.add_row(name, f"{1000 * seconds / max(execs, 1):.1f}", f"{100 * seconds / max(budget, 1e-9):.1f}%")
+    return table
+
+
+def processor_table(timings: dict[str, float], campaign_cpu: float, execs: int, wall: float, jobs: int) -> Table:
+    """Where the workers' time went in processor terms: on a processor, waiting for one while busy
+    with a test case (another process ran), between test cases (pipes, the campaign's answer); and
+    the processor time of the other processes that compete with them when every core has a worker."""
+    table = Table(title="processor time, per test case")
+    for col in ("", "ms / test case", "share"):
+        table.add_column(col, justify="right" if col else "left")
+    budget = wall * jobs
+    busy, cpu = timings.get("worker_busy", 0.0), timings.get("worker_cpu", 0.0)
+    rows = [("worker on a processor", cpu), ("worker waiting for a processor (busy, not running)", busy - cpu),
+            ("worker between test cases", max(0.0, budget - busy)),
+            ("campaign process (CPU)", campaign_cpu), ("filing gate (CPU)", timings.get("gate", 0.0))]
+    for name, seconds in rows:
         table.add_row(name, f"{1000 * seconds / max(execs, 1):.1f}", f"{100 * seconds / max(budget, 1e-9):.1f}%")
     return table
 
@@ -107,6 +131,7 @@ def main(pool: Path | None, models: int, seconds: float, testcases: int, coverag
     console.print(f"[bold]{execs} test cases in {fuzz_wall:.1f} s with {jobs} worker(s): "
                   f"{rate:.2f} test cases/s, {rate / jobs:.2f} per worker[/bold] (target: 15 per core)")
     console.print(split_table(dict(stats.timings), execs, fuzz_wall, jobs))
+    console.print(processor_table(dict(stats.timings), monitor.cpu_seconds, execs, fuzz_wall, jobs))
     cached = stats.timings.get("reused_builds", 0.0)
     console.print(f"programs not generated again (identical lowered IR seen before): {int(cached)} "
                   f"({100 * cached / max(execs, 1):.0f}% of test cases); coverage {stats.coverage} ({coverage}); "
