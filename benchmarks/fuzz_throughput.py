@@ -9,8 +9,10 @@ directory. It then runs a real campaign (forked workers, real TVM, the configure
 ``--seconds`` of fuzzing and prints the rate and the split of an iteration: mutation, passes, TIR
 build, LLVM JIT codegen, kernel runs, comparison, the perf oracle's O3 builds and timing, the
 campaign's own bookkeeping (judging, coverage merge, corpus and findings I/O, snapshots), and what
-is left (pipes, scheduling, waiting). Figures are printed, never asserted: timings on a shared
-machine are noisy; compare ratios within one run.
+is left (pipes, scheduling, waiting); then the processor time of the workers (on a processor,
+waiting for one while busy with a test case, waiting between test cases, from their own clocks) and
+of the processes that compete with them (the campaign's, the filing gate's). Figures are printed,
+never asserted: timings on a shared machine are noisy; compare ratios within one run.
 
 ``--testcases N`` stops the campaign after N test cases instead (``--seconds`` is then a cap). Use
 it to compare ``--jobs`` settings: a campaign's test cases get dearer as it goes on (its corpus
