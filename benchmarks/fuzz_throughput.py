@@ -81,7 +81,8 @@ def split_table(timings: dict[str, float], execs: int, wall: float, jobs: int) -
 
 def processor_table(timings: dict[str, float], campaign_cpu: float, execs: int, wall: float, jobs: int) -> Table:
     """Where the workers' time went in processor terms: on a processor, waiting for one while busy
-    with a test case (another process ran), between test cases (pipes, the campaign's answer); and
+    with a test case (another process ran), between test cases (mostly a worker's set-up: its next
+    task already waits in its pipe); and
     the processor time of the other processes that compete with them when every core has a worker."""
     table = Table(title="processor time, per test case")
     for col in ("", "ms / test case", "share"):

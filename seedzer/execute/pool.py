@@ -49,7 +49,7 @@ class WorkerHandle:
         self.proc.start()
         child.close()
         self.current: TestCaseInfo | None = None
-        """The task the worker runs (or will start next), oldest first."""
+        """The task the worker runs, or starts next once it has sent its last answer."""
         self.queued: list[TestCaseInfo] = []
         """Tasks sent after ``current``, waiting in the pipe."""
         self.submitted_at = 0.0

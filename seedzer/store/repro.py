@@ -23,8 +23,9 @@ from seedzer.kernel import MARKER
 from seedzer.kernel.common import EXIT_BROKEN
 
 TVM_VERSION = "0.27.0.post1"
-KERNELS = {"lowlevel": ("comparison", "common", "messages", "lowlevel"),
-           "loader": ("comparison", "common", "messages", "loader")}
+SHARED_KERNELS = ("comparison", "common", "messages")
+"""Kernel modules every reproducer carries first, in this order (each needs only those before it)."""
+KERNELS = {"lowlevel": (*SHARED_KERNELS, "lowlevel"), "loader": (*SHARED_KERNELS, "loader")}
 """Kernel modules a reproducer of each kind carries, in order."""
 NEEDS = {"lowlevel": "numpy", "loader": "numpy onnx onnxruntime"}
 
