@@ -39,7 +39,7 @@ def cases(seed: str) -> list[Any]:
     """The kernel cases of fixture seed ``seed`` (one, with StmtSimplify), or of ``all``: every
     fixture seed with each of :data:`MIXED_PASSES`."""
     from seedzer.kernel.common import Case
-    from seedzer.mutate.contracts import plan
+    from seedzer.passes.contracts import plan
     from seedzer.seed import PassSpec, input_seed
 
     if seed == "all":

@@ -19,9 +19,9 @@ from rich.console import Console
 
 from seedzer.commands.load import resolve_models
 from seedzer.execute.loader import OnnxLoader
+from seedzer.finding.loader.funnel import build_report, render
+from seedzer.finding.loader.output import write_all
 from seedzer.load.loader import LoadOptions, ModelLoad, load_all
-from seedzer.triage.loader_funnel import build_report, render
-from seedzer.triage.loader_output import write_all
 
 
 @click.command()

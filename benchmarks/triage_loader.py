@@ -5,7 +5,7 @@ Usage::
     python benchmarks/triage_loader.py POOL_DIR --out DIR [--no-diff] [--seconds S] [--json FILE]
 
 Loads every model of POOL_DIR as a campaign does (isolated, raw then folded), files each bug
-observation through the one loader-finding path (:func:`seedzer.triage.loader_finding.loader_finding`)
+observation through the one loader-finding path (:func:`seedzer.finding.loader.folder.loader_finding`)
 under ``DIR/<model>-<signature>/`` (once per model and signature) and triages it (reduction,
 standalone ``repro.py`` verified in a clean process, ``report.md``). Unlike a campaign,
 findings are not deduplicated across models, so every failing model gives a data point. Prints one
@@ -25,9 +25,9 @@ from rich.table import Table
 
 from seedzer.commands.load import resolve_models
 from seedzer.execute.loader import OnnxLoader
+from seedzer.finding.loader.folder import loader_finding, write_loader_finding
+from seedzer.finding.loader.triage import LoaderTriageOptions, triage_loader
 from seedzer.load.loader import LoadOptions
-from seedzer.triage.loader_case import LoaderTriageOptions, triage_loader
-from seedzer.triage.loader_finding import loader_finding, write_loader_finding
 
 
 def file_findings(pool: Path, out: Path, differential: bool) -> list[Path]:

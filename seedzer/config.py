@@ -63,6 +63,14 @@ class TimeoutConfig:
     compare: float = _f(20.0, "Comparing outputs (and the determinism re-run).")
 
 
+def stage_limits(timeouts: TimeoutConfig | None = None) -> dict[str, float]:
+    """Every stage's time limit by the stage's name (``load``, ``mutate``, ``pass``, ``build``, ``run``,
+    ``compare``): the one place stage limits are named and defaulted (``timeouts`` None: the defaults)."""
+    t = timeouts or TimeoutConfig()
+    return {"load": t.load, "mutate": t.mutate, "pass": t.passes, "build": t.build, "run": t.run,
+            "compare": t.compare}
+
+
 @dataclass
 class OracleConfig:
     """Which oracles judge executions and their tolerances."""

@@ -68,8 +68,8 @@ def expects_hang(folder: Path) -> bool:
 
 def lowlevel_job(folder: Path) -> Any:
     """The gate job of a low-level entry, as the campaign or ``recheck`` would submit it."""
+    from seedzer.finding.lowlevel.gate import GateJob
     from seedzer.kernel.common import Case, Step
-    from seedzer.triage.gate import GateJob
 
     script = (folder / "ir.py").read_text()
     case = Case.from_json({**json.loads((folder / "case.json").read_text()), "script": script})
@@ -119,9 +119,9 @@ def write_audit(folder: Path, audit: Audit) -> None:
 
 def add_from_campaign(campaign: Path, signature: str, name: str, audit: Audit) -> Path:
     """Add the finding ``signature`` of ``campaign`` to the corpus as ``name``."""
+    from seedzer.finding.lowlevel.folder import ancestors, finding_case
+    from seedzer.finding.meta import FindingMeta
     from seedzer.store.db import CampaignDB
-    from seedzer.store.meta import FindingMeta
-    from seedzer.triage.cases import ancestors, finding_case
 
     finding = campaign / "findings" / signature
     meta = FindingMeta.load(finding)

@@ -3,7 +3,7 @@
 A bug observation from a worker is grouped by its raw signature (:func:`seedzer.oracles.signature.raw_key`).
 The first occurrence of a raw signature gets its finding folder (IR, passes, the kernel case, a
 ``repro.py``, ``meta.json`` with verdict ``pending``) and goes to the gate, which runs in a process
-forked from the zygote while the campaign goes on (:mod:`seedzer.triage.gate`). The gate's verdict is
+forked from the zygote while the campaign goes on (:mod:`seedzer.finding.lowlevel.gate`). The gate's verdict is
 written into ``meta.json`` and campaign.db; a bug is counted under its root signature (one root cause,
 one finding), a not-a-bug by its reason. A crash the gate confirms is re-run once more from its
 ``repro.py`` in a clean interpreter (independence from Seedzer). Pending candidates of a killed
@@ -24,20 +24,22 @@ from seedzer.campaign.stats import CampaignStats
 from seedzer.config import Config
 from seedzer.execute.background import Background, JobResult
 from seedzer.execute.records import TestCaseInfo
+from seedzer.finding.gate import GateSettings, gate_settings
+from seedzer.finding.kind import GateContext
+from seedzer.finding.layout import REPRO_FILE
+from seedzer.finding.loader.folder import loader_finding
+from seedzer.finding.lowlevel.folder import lowlevel_files, new_case
+from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta, FindingSettings
+from seedzer.finding.registry import kind
+from seedzer.finding.repro import TVM_VERSION
+from seedzer.finding.store import FindingStore
+from seedzer.finding.verdict import Verdict, reason_code
 from seedzer.kernel.common import Case, Observation, Symptom
 from seedzer.kernel.messages import ir_names
 from seedzer.load.loader import LoaderFailure
 from seedzer.oracles.signature import raw_key
 from seedzer.seed import passes_from_json
 from seedzer.store.corpus import Corpus, CorpusEntry
-from seedzer.store.findings import FindingStore
-from seedzer.store.meta import BUG, NOT_A_BUG, PENDING, FindingMeta, FindingSettings
-from seedzer.store.repro import TVM_VERSION
-from seedzer.triage.cases import new_case
-from seedzer.triage.gate import GateJob, GateSettings, Verdict, apply_verdict, gate_settings, reason_code, run_gate
-from seedzer.triage.loader_finding import loader_finding
-from seedzer.triage.loader_gate import LoaderGateJob, run_loader_gate
-from seedzer.triage.materialize import lowlevel_files
 
 
 class GateRunner(Protocol):
@@ -161,17 +163,11 @@ class Filing:
         return True
 
     def submit(self, meta: FindingMeta, case: Case | None = None) -> None:
-        """Queue the gate for a candidate (its kind's gate)."""
+        """Queue the gate for a candidate (its kind's gate; ``case``: the case the worker ran)."""
         folder = self.findings.root / meta.signature
-        if meta.kind == "loader":
-            self.gate.submit(meta.signature, run_loader_gate, LoaderGateJob.from_folder(folder))
-            return
-        if case is None:
-            from seedzer.triage.cases import finding_case
-
-            case = finding_case(folder, meta).case
-        ancestors = self._ancestors(meta.parent)
-        self.gate.submit(meta.signature, run_gate, GateJob(meta.signature, case, ancestors, self.settings.gate))
+        context = GateContext(self.settings.gate, self._ancestors(meta.parent), case)
+        call = kind(meta.kind).gate_call(folder, meta, context)
+        self.gate.submit(meta.signature, call.fn, *call.args)
 
     def _ancestors(self, parent: str | None) -> list[tuple[str, str]]:
         chain: list[CorpusEntry] = []
@@ -219,15 +215,14 @@ class Filing:
         verdict = job.value
         meta = self.findings.load(verdict.signature)
         folder = self.findings.root / meta.signature
-        apply_verdict(folder, meta, verdict)
+        self.findings.settle(meta, verdict)
         self.verdicts[meta.signature] = (meta.verdict, meta.root_signature)
         if verdict.verdict == BUG:
             self._count_bug(meta)
             if meta.observation.symptom is Symptom.CRASH and self.settings.confirm_crashes:
-                self.confirmer.submit(meta.signature, folder / "repro.py", 900.0)
+                self.confirmer.submit(meta.signature, folder / REPRO_FILE, 900.0)
         else:
             self.stats.not_a_bug[reason_code(meta.verdict_reason)] += 1
-        self.findings.update(meta)
 
     def _count_bug(self, meta: FindingMeta) -> None:
         symptom = meta.observation.symptom.value

@@ -21,10 +21,10 @@ from rich.table import Table
 from seedzer.campaign.monitor import summary_table
 from seedzer.campaign.stats import CampaignStats
 from seedzer.errors import CampaignError, SeedzerError
-from seedzer.store.findings import finding_folder
-from seedzer.store.meta import BUG, NOT_A_BUG, PENDING, FindingMeta
+from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta
+from seedzer.finding.store import finding_folder
+from seedzer.finding.verdict import reason_code
 from seedzer.store.readonly import open_campaign, read_meta
-from seedzer.triage.gate import reason_code
 
 
 def _rows(conn: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:

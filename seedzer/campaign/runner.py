@@ -23,6 +23,7 @@ from seedzer.campaign.scheduler import make_scheduler
 from seedzer.campaign.seeds import list_pool
 from seedzer.campaign.stats import CampaignStats
 from seedzer.config import Config, OracleConfig, to_dict
+from seedzer.config import stage_limits as config_stage_limits
 from seedzer.coverage import make_backend
 from seedzer.coverage.native import prepare_collector
 from seedzer.errors import CampaignError
@@ -30,14 +31,14 @@ from seedzer.execute.executor import Executor, WorkerSlot
 from seedzer.execute.pool import WorkerPool
 from seedzer.execute.records import Death, ExecTask, FuzzTask, TestCaseInfo, WorkerEvent
 from seedzer.execute.settings import ExecSettings, WorkerSettings
+from seedzer.finding.repro import TVM_VERSION
+from seedzer.finding.store import FindingStore
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.oracles import judge, make_oracles
 from seedzer.seed import JointSeed, drop_passes, passes_from_json, passes_to_json
-from seedzer.store.corpus import Corpus, CorpusEntry
+from seedzer.store.corpus import CORPUS_DIR, Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
-from seedzer.store.findings import FindingStore
 from seedzer.store.lock import DirLock
-from seedzer.store.repro import TVM_VERSION
 
 AFFINITY_DRAWS = 8
 """Extra draws of the scheduler for an entry the asking worker ran itself (see ``_choose_for``). With
@@ -55,7 +56,7 @@ def prepare_dir(out: Path, resume: bool) -> None:
     if not resume and db.exists():
         raise CampaignError(f"{out}: a campaign already exists here (use --resume to continue it)")
     try:
-        for sub in ("corpus", "findings", "logs"):
+        for sub in (CORPUS_DIR, "findings", "logs"):
             (out / sub).mkdir(parents=True, exist_ok=True)
         probe = out / ".write-probe"
         probe.write_text("ok")
@@ -80,9 +81,7 @@ def exec_settings(oracles: OracleConfig, coverage: str) -> ExecSettings:
 
 def stage_limits(cfg: Config) -> dict[Stage, float]:
     """The configured time limit of every stage."""
-    t = cfg.timeouts
-    return {Stage.LOAD: t.load, Stage.MUTATE: t.mutate, Stage.PASS: t.passes, Stage.BUILD: t.build,
-            Stage.RUN: t.run, Stage.COMPARE: t.compare}
+    return {Stage(name): limit for name, limit in config_stage_limits(cfg.timeouts).items()}
 
 
 class Campaign:
@@ -101,7 +100,7 @@ class Campaign:
         except BaseException:
             self.lock.release()
             raise
-        self.corpus = Corpus(self.out / "corpus", self.db)
+        self.corpus = Corpus(self.out / CORPUS_DIR, self.db)
         self.findings = FindingStore(self.out / "findings", self.db, [(k.pattern, k.note) for k in cfg.known_issues])
         self.coverage = make_backend(cfg.fuzz.coverage)
         self.oracles = make_oracles(cfg.oracles.enabled)

@@ -45,7 +45,7 @@ class ModelSeeds:
 
     ``observations`` are every attempt's failures and notes (``invalid`` ones included);
     ``failures`` are the bug observations with what their finding folders need (file each with
-    :func:`seedzer.triage.loader_finding.loader_finding`); ``seeds`` are ``(script, op)`` pairs.
+    :func:`seedzer.finding.loader.folder.loader_finding`); ``seeds`` are ``(script, op)`` pairs.
     """
 
     model: Path

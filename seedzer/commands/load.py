@@ -20,9 +20,9 @@ from rich.console import Console
 
 from seedzer.errors import ModelError, PoolError, UsageError, shown
 from seedzer.execute.loader import OnnxLoader
+from seedzer.finding.loader.funnel import build_report, render
+from seedzer.finding.loader.output import prepare, write_all
 from seedzer.load.loader import DEFAULT_INPUT_SEED, LoadOptions, ModelLoad, load_all
-from seedzer.triage.loader_funnel import build_report, render
-from seedzer.triage.loader_output import prepare, write_all
 
 MAX_TIMEOUT = 24 * 3600.0
 

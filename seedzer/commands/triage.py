@@ -11,10 +11,11 @@ from rich.console import Console
 from rich.table import Table
 
 from seedzer.errors import SeedzerError
-from seedzer.store.meta import FindingMeta
-from seedzer.triage.recheck import RecheckRow, recheck
-from seedzer.triage.registry import TriageOptions, TriageResult, triager_for
-from seedzer.triage.replay import finding_dirs, replay_one
+from seedzer.finding.kind import TriageOptions, TriageResult
+from seedzer.finding.meta import FindingMeta
+from seedzer.finding.recheck import RecheckRow, recheck
+from seedzer.finding.registry import kind
+from seedzer.finding.replay import finding_dirs, replay_one
 
 PYTHON_OPTION = click.option(
     "--python", "python", default=sys.executable, show_default="this interpreter",
@@ -24,7 +25,7 @@ PYTHON_OPTION = click.option(
 def _triage_one(folder: Path, options: TriageOptions) -> TriageResult:
     meta = FindingMeta.load(folder)
     try:
-        return triager_for(meta.kind)(folder, meta, options)
+        return kind(meta.kind).triage(folder, meta, options)
     except SeedzerError as exc:
         return TriageResult(folder.name, meta.kind, meta.observation.symptom.value, meta.observation.where(),
                             "error", note=str(exc))
@@ -112,7 +113,7 @@ def recheck_cmd(campaign: Path, only: tuple[str, ...]) -> None:
     """
     from collections import Counter
 
-    from seedzer.triage.gate import reason_code
+    from seedzer.finding.verdict import reason_code
 
     def line(row: RecheckRow) -> None:
         why = (f"{' + '.join(row.culprit) or '-'} (root {row.root})" if row.verdict == "bug" else row.reason)

@@ -1,7 +1,7 @@
 """A worker's fuzzing: Tzer-style mutation of a joint seed and the kernel's execution of the mutant.
 
 Only workers import this module (it imports TVM). The pass sequence of a test case becomes its flat
-steps through the pass contracts (:func:`seedzer.mutate.contracts.plan`) and is judged by the
+steps through the pass contracts (:func:`seedzer.passes.contracts.plan`) and is judged by the
 kernel's :func:`~seedzer.kernel.lowlevel.observe` through the worker's caching runner.
 """
 
@@ -21,7 +21,7 @@ from seedzer.execute.settings import WorkerSettings
 from seedzer.kernel.common import Case, Checks, Observation, Stage
 from seedzer.kernel.lowlevel import observe, step_label
 from seedzer.kernel.messages import normalize
-from seedzer.mutate.contracts import placeable, plan
+from seedzer.passes.contracts import placeable, plan
 from seedzer.seed import input_seed, passes_from_json, passes_to_json
 
 
@@ -79,9 +79,9 @@ class Fuzzing:
 
     def __init__(self, settings: WorkerSettings, slot: ProgressSlot) -> None:
         from seedzer import mutate
+        from seedzer.mutate.schedule import TzerSchedule
 
         self.settings = settings
-        self.mutate_mod = mutate
         self.scripts = ParsedScripts(quick_parser(), settings.exec.parse_cache_size, settings.exec.fresh_cache_size)
         self.progress = SlotProgress(slot)
         ex = settings.exec
@@ -94,29 +94,15 @@ class Fuzzing:
         if settings.collector is not None:
             self.collector = make_collector(settings.collector)
             self.collector.start()
+        self.schedule = TzerSchedule(settings.tolerance, settings.max_passes, self.ir_mutators,
+                                     self.pass_mutators, self.stats)
 
     def mutate(self, task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
-        """Mutate a corpus entry with Tzer's tolerance schedule: its IR, its passes, or both."""
-        from seedzer.tvmio import script_of
-
-        passes = passes_from_json(task.passes)
-        kind = self.mutate_mod.choose_mutation_kind(task.failures, self.settings.tolerance, rng)
-        applied: list[str] = []
-        script = task.script
-        if kind in ("ir", "both"):
-            parent = self.scripts.get(script, parent=True)
-            found = self.mutate_mod.mutate_ir(parent, rng, self.ir_mutators, stats=self.stats)
-            if found is not None:
-                mutant, name = found
-                script = script_of(mutant)
-                self.scripts.put(script, mutant)  # executed as is, without parsing it back
-                applied.append(name)
-        if kind in ("passes", "both") or not applied or not passes:
-            other = passes_from_json(task.other_passes) if task.other_passes else None
-            mutator = self.mutate_mod.pick(self.pass_mutators, rng)
-            passes = mutator.mutate(passes, rng, other)[: self.settings.max_passes]
-            applied.append(mutator.name)
-        return script, passes_to_json(passes), applied
+        """Mutate a corpus entry with Tzer's tolerance schedule (:mod:`seedzer.mutate.schedule`)."""
+        other = passes_from_json(task.other_passes) if task.other_passes else None
+        mutant = self.schedule.mutate(task.script, passes_from_json(task.passes), task.failures, rng,
+                                      self.scripts, other)
+        return mutant.script, passes_to_json(mutant.passes), mutant.applied
 
     def case(self, script: str, passes_json: str) -> Case:
         """The kernel case of a test case (what its reproducer will run)."""

@@ -10,7 +10,9 @@ import multiprocessing
 import multiprocessing.context
 import threading
 
-PRELOAD_MODULES = ["seedzer.execute.preload", "seedzer.execute.worker", "seedzer.triage.gate", "seedzer.mutate.ub"]
+PRELOAD_MODULES = [
+    "seedzer.execute.preload", "seedzer.execute.worker", "seedzer.finding.lowlevel.gate", "seedzer.tir.ub",
+]
 """Imported once in the zygote: TVM, the override that keeps its children from re-running the
 parent's main script (see :mod:`seedzer.execute.preload`), and the modules of its most frequent
 children (a worker; a filing-gate job, which imported them anew each time: ~75 ms of CPU). Named

@@ -1,19 +1,22 @@
-"""Tzer-style mutation on TVM 0.27: IR mutators, the TIR pass catalogue and pass-sequence mutators.
+"""Tzer-style mutators on TVM 0.27: IR mutators, pass-sequence mutators and the Tzer mutation schedule.
 
-Importing the package is cheap and TVM-free; names that need TVM (IR mutators,
-``check_well_formed`` ...) are imported on first access. The pass catalogue, the pass contracts
-(:mod:`seedzer.mutate.contracts`), pass-sequence mutators, the tolerance schedule and ``pick``
-never import TVM.
+The mutators work with the TIR analysis toolkit (:mod:`seedzer.tir`: sites, expression ranges, the
+UB and well-formedness gate) and insert passes of the pass model (:mod:`seedzer.passes`: catalogue
+and contracts). Importing the package is cheap and TVM-free; names that need TVM (``mutate_ir``,
+``MutationStats``) are imported on first access. Pass-sequence mutators, the tolerance schedule
+(:mod:`seedzer.mutate.schedule`) and ``pick`` never import TVM.
 
 Typical use in a worker::
 
     ir_mutators = build_ir_mutators(config_weights)        # or default_ir_mutators()
     found = mutate_ir(func, rng, ir_mutators, stats=stats)  # -> (mutant, mutator name) | None
     passes = pick(default_pass_mutators(), rng).mutate(seed.passes, rng, other=other_seq)
-    steps = plan(passes)              # contracts: TVM's pipeline with the passes inserted (flat steps)
+    steps = plan(passes)              # seedzer.passes.contracts: TVM's pipeline with the passes inserted
     script = script_of(mutant)        # seedzer.tvmio
     case = Case(script, tuple(steps), input_seed(script))  # seedzer.kernel.common, seedzer.seed
     observation = observe(case)       # seedzer.kernel.lowlevel: minimal, opt, reference; judged
+
+or, for Tzer's whole schedule, :class:`~seedzer.mutate.schedule.TzerSchedule`.
 """
 
 from __future__ import annotations
@@ -21,15 +24,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from seedzer.mutate.pass_catalog import (
-    CATALOG,
-    EXCLUDED,
-    PASS_NAMES,
-    PassInfo,
-    random_sequence,
-    sample_pass,
-)
-from seedzer.mutate.pass_mutators import MAX_LEN, MIN_LEN, choose_mutation_kind
+from seedzer.mutate.pass_mutators import MAX_LEN, MIN_LEN
 from seedzer.mutate.registry import (
     IR_MUTATOR_NAMES,
     PASS_MUTATORS,
@@ -39,46 +34,32 @@ from seedzer.mutate.registry import (
     pick,
     validate_weights,
 )
+from seedzer.mutate.schedule import Mutant, TzerSchedule, choose_mutation_kind
 
 if TYPE_CHECKING:
-    from seedzer.mutate.nodes import Analysis, Site, analyze, choose
-    from seedzer.mutate.wellformed import MutationStats, check_well_formed, mutate_ir
+    from seedzer.mutate.driver import MutationStats, mutate_ir
 
 _LAZY = {
-    "Analysis": "seedzer.mutate.nodes",
-    "Site": "seedzer.mutate.nodes",
-    "analyze": "seedzer.mutate.nodes",
-    "choose": "seedzer.mutate.nodes",
-    "MutationStats": "seedzer.mutate.wellformed",
-    "check_well_formed": "seedzer.mutate.wellformed",
-    "mutate_ir": "seedzer.mutate.wellformed",
+    "MutationStats": "seedzer.mutate.driver",
+    "mutate_ir": "seedzer.mutate.driver",
 }
 
 __all__ = [
-    "CATALOG",
-    "EXCLUDED",
     "IR_MUTATOR_NAMES",
     "MAX_LEN",
     "MIN_LEN",
     "PASS_MUTATORS",
-    "PASS_NAMES",
-    "Analysis",
+    "Mutant",
     "MutationStats",
-    "PassInfo",
-    "Site",
-    "analyze",
+    "TzerSchedule",
     "build_ir_mutators",
     "build_pass_mutators",
-    "check_well_formed",
-    "choose",
     "choose_mutation_kind",
     "default_ir_mutators",
     "default_pass_mutators",
     "ir_mutator_classes",
     "mutate_ir",
     "pick",
-    "random_sequence",
-    "sample_pass",
     "validate_weights",
 ]
 

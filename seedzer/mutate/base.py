@@ -10,8 +10,8 @@ from typing import Any, ClassVar
 import tvm
 from tvm import s_tir, tirx
 
-from seedzer.mutate import exprgen, ub
-from seedzer.mutate.ir import (
+from seedzer.tir import exprgen, ub
+from seedzer.tir.ir import (
     Interval,
     Path,
     const,
@@ -23,7 +23,7 @@ from seedzer.mutate.ir import (
     replace_fields,
     shape_index_dtype,
 )
-from seedzer.mutate.nodes import MATH_OPS, Analysis, Site, analyze
+from seedzer.tir.nodes import MATH_OPS, Analysis, Site, analyze
 
 FLOAT_ARITH = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Min, tirx.Max)
 
@@ -118,7 +118,7 @@ def widen_reads(block: Any, buffers: list[Any]) -> Any:
 def fits(a: Analysis, site: Site, new: Interval) -> bool:
     """Whether a value ranging over ``new`` may replace ``site``'s expression without making its
     parent (a float ``+ - * /``, ``min``/``max`` or math call) undefined or non-finite on the
-    harness inputs. Only the parent is looked at; :func:`seedzer.mutate.ub.check` sees the rest."""
+    harness inputs. Only the parent is looked at; :func:`seedzer.tir.ub.check` sees the rest."""
     p = site.parent
     if p is None or site.is_stmt:
         return True

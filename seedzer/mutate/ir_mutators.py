@@ -1,11 +1,11 @@
 """Tzer's general-purpose IR mutators, ported to TVM 0.27: Insertor, Deletor, Flipper, Nilizer.
 
-All of them act only on the sites of :mod:`seedzer.mutate.nodes` (value positions and statements),
+All of them act only on the sites of :mod:`seedzer.tir.nodes` (value positions and statements),
 so they never touch an index, a bound or a guard. They keep float arithmetic defined and finite on
 the harness inputs where they can see it: math intrinsics are chosen among those safe on the
-operand's range (:func:`seedzer.mutate.exprgen.safe_math`), operators and constants among those
+operand's range (:func:`seedzer.tir.exprgen.safe_math`), operators and constants among those
 that keep their operation finite (:func:`seedzer.mutate.base.fits`), and no statement that stores
-is duplicated (a second write of one location). :func:`seedzer.mutate.ub.check` catches the rest.
+is duplicated (a second write of one location). :func:`seedzer.tir.ub.check` catches the rest.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import tvm_ffi
 from tvm import tirx
 from tvm.ir.prim import expr as prim_expr
 
-from seedzer.mutate import exprgen, ub
 from seedzer.mutate.base import BaseIRMutator, fits, replace_site, splice
-from seedzer.mutate.ir import (
+from seedzer.tir import exprgen, ub
+from seedzer.tir.ir import (
     TOP,
     Interval,
     dtype_of,
@@ -32,8 +32,8 @@ from seedzer.mutate.ir import (
     replace_at,
     substitute,
 )
-from seedzer.mutate.nodes import IF_THEN_ELSE, MATH_OPS, Analysis, Site, choose
-from seedzer.mutate.walker import MATH_BINARY, MATH_UNARY
+from seedzer.tir.nodes import IF_THEN_ELSE, MATH_OPS, Analysis, Site, choose
+from seedzer.tir.walker import MATH_BINARY, MATH_UNARY
 
 FLOAT_BINOPS = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Div, tirx.Min, tirx.Max)
 INT_BINOPS = (tirx.Add, tirx.Sub, tirx.Mul, tirx.Min, tirx.Max)

@@ -1,4 +1,4 @@
-"""Pass-sequence mutators (insert, delete, replace, crossover) and Tzer's tolerance schedule.
+"""Pass-sequence mutators (insert, delete, replace, crossover).
 
 Every mutator returns a new list of length ``MIN_LEN..MAX_LEN``; the input is never modified.
 TVM-free: the campaign process may use these without importing TVM.
@@ -7,10 +7,10 @@ TVM-free: the campaign process may use these without importing TVM.
 from __future__ import annotations
 
 import random
-from typing import ClassVar, Literal
+from typing import ClassVar
 
-from seedzer.mutate import pass_catalog
-from seedzer.mutate.contracts import fuzzable
+from seedzer.passes import catalog
+from seedzer.passes.contracts import fuzzable
 from seedzer.seed import PassSpec
 
 MIN_LEN = 1
@@ -21,7 +21,7 @@ FUZZABLE: tuple[str, ...] = tuple(fuzzable("llvm"))
 
 def sample_pass(rng: random.Random, names: list[str] | None = None) -> PassSpec:
     """A random fuzzable pass (weighted) with sampled arguments, or one of ``names``."""
-    return pass_catalog.sample_pass(rng, names or list(FUZZABLE))
+    return catalog.sample_pass(rng, names or list(FUZZABLE))
 
 
 def _clip(passes: list[PassSpec], rng: random.Random) -> list[PassSpec]:
@@ -120,29 +120,3 @@ class Crossover(BasePassMutator):
             if k < len(pick):
                 out.append(pick[k])
         return out
-
-
-MutationKind = Literal["ir", "passes", "both"]
-
-
-def choose_mutation_kind(
-    failures: int,
-    tolerance: int,
-    rng: random.Random,
-    pass_tolerance: int = 1,
-    both_probability: float = 0.1,
-) -> MutationKind:
-    """Tzer's tolerance schedule over a seed's count of consecutive unproductive mutations.
-
-    Mutate the IR until ``tolerance`` consecutive mutations brought nothing new, then the pass
-    sequence for ``pass_tolerance`` attempts, then start over (Tzer resets both counters at that
-    point; here ``failures`` simply keeps counting and the schedule cycles). A pass-phase attempt
-    mutates both IR and passes with ``both_probability``. The caller resets ``failures``
-    (``JointSeed.failures``) to 0 whenever a mutant brings new coverage.
-    """
-    if tolerance <= 0:
-        return "passes"
-    phase = max(failures, 0) % (tolerance + max(pass_tolerance, 1))
-    if phase < tolerance:
-        return "ir"
-    return "both" if rng.random() < both_probability else "passes"

@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 import tvm
 from tvm import s_tir, tirx
 
-from seedzer.mutate import exprgen, ub
 from seedzer.mutate.base import BaseIRMutator, fits, replace_site, scoping, splice
-from seedzer.mutate.ir import arith, const, dtype_of, is_float, is_int, join, replace_fields, substitute
-from seedzer.mutate.nodes import Analysis, LoopInfo, Site, choose
+from seedzer.tir import exprgen, ub
+from seedzer.tir.ir import arith, const, dtype_of, is_float, is_int, join, replace_fields, substitute
+from seedzer.tir.nodes import Analysis, LoopInfo, Site, choose
 
 MAX_UNROLL = 64
 MAX_UNROLL_PRODUCT = 1024

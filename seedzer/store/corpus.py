@@ -11,6 +11,9 @@ from seedzer.seed import passes_from_json, passes_to_json
 from seedzer.store.atomic import write_atomic
 from seedzer.store.db import CampaignDB
 
+CORPUS_DIR = "corpus"
+"""A campaign's corpus folder: ``<id>.py`` (TVMScript) and ``<id>.passes.json`` per entry."""
+
 
 @dataclass
 class CorpusEntry:

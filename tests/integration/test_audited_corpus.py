@@ -21,8 +21,8 @@ ROOTS: dict[str, tuple[str, str]] = {}
 
 
 def _verdict(folder: Path, audit: Audit) -> object:
-    from seedzer.triage.gate import run_gate
-    from seedzer.triage.loader_gate import run_loader_gate_on_folder
+    from seedzer.finding.loader.gate import run_loader_gate_on_folder
+    from seedzer.finding.lowlevel.gate import run_gate
 
     if audit.kind == "loader":
         return run_loader_gate_on_folder(str(folder), timeout=120.0)
@@ -39,7 +39,7 @@ def test_the_corpus_is_big_and_mixed() -> None:
 
 @pytest.mark.parametrize("folder", PARAMS)
 def test_the_gate_agrees_with_the_audit(folder: Path) -> None:
-    from seedzer.triage.gate import reason_code
+    from seedzer.finding.verdict import reason_code
 
     audit = Audit.read(folder)
     got = _verdict(folder, audit)

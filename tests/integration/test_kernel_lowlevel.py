@@ -14,6 +14,8 @@ tvm = pytest.importorskip("tvm")
 import tvm_ffi  # noqa: E402
 
 from seedzer.execute.runner import CachingRunner, RunnerSettings  # noqa: E402
+from seedzer.finding.meta import FindingMeta  # noqa: E402
+from seedzer.finding.store import FindingStore  # noqa: E402
 from seedzer.kernel.common import (  # noqa: E402
     FUZZED,
     REFERENCE_VS_MINIMAL,
@@ -38,12 +40,10 @@ from seedzer.kernel.lowlevel import (  # noqa: E402
     parse_func,
     slowdown,
 )
-from seedzer.mutate.contracts import PIPELINE_PASSES, pipeline_steps, plan  # noqa: E402
 from seedzer.oracles.signature import raw_key  # noqa: E402
+from seedzer.passes.contracts import PIPELINE_PASSES, pipeline_steps, plan  # noqa: E402
 from seedzer.seed import PassSpec, input_seed  # noqa: E402
 from seedzer.store.db import CampaignDB  # noqa: E402
-from seedzer.store.findings import FindingStore  # noqa: E402
-from seedzer.store.meta import FindingMeta  # noqa: E402
 
 SEEDS = Path(__file__).parent.parent / "fixtures" / "seeds"
 BUGS = Path(__file__).parent.parent / "fixtures" / "bugs"

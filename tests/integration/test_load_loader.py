@@ -14,10 +14,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from seedzer.execute.loader import OnnxLoader
+from seedzer.finding.loader.output import write_findings
 from seedzer.kernel import loader as kernel
 from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, Stage, Symptom
 from seedzer.load.loader import LoadOptions, ModelLoad
-from seedzer.triage.loader_output import write_findings
 
 pytestmark = pytest.mark.integration
 

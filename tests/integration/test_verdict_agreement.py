@@ -19,13 +19,12 @@ pytest.importorskip("tvm")
 from seedzer.execute.pool import WorkerPool
 from seedzer.execute.records import ExecTask, TestCaseInfo
 from seedzer.execute.settings import ExecSettings, WorkerSettings
+from seedzer.finding.lowlevel.folder import new_case, render_lowlevel_repro
+from seedzer.finding.lowlevel.gate import _reproduces
+from seedzer.finding.lowlevel.tester import Tester
+from seedzer.finding.meta import FindingMeta, FindingSettings
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.messages import ir_names
-from seedzer.store.meta import FindingMeta, FindingSettings
-from seedzer.triage.cases import new_case
-from seedzer.triage.gate import _reproduces
-from seedzer.triage.materialize import render_lowlevel_repro
-from seedzer.triage.tester import Tester
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FLATTEN = '[{"name": "tirx.FlattenBuffer", "args": {}}]'

@@ -4,7 +4,7 @@ Every test runs a real :class:`~seedzer.campaign.runner.Campaign` loop on a real
 :class:`~seedzer.execute.pool.WorkerPool` whose workers run the fake worker protocol
 (:mod:`seedzer.execute.fake_worker`: script lines ``CRASH``/``HANG``/``ERROR``/``MISMATCH``/``INVALID``
 drive it, features are the script's lines), a fake seed loader (a few scripts, no ONNX) and a fake
-filing gate that answers synchronously with the :class:`~seedzer.triage.gate.Verdict` a test chooses.
+filing gate that answers synchronously with the :class:`~seedzer.finding.lowlevel.gate.Verdict` a test chooses.
 Coverage is ``passes`` (no breakpoint set-up). A probe monitor stops each campaign as soon as what the
 test waits for has happened; the budget (seconds) is only a safety net.
 """
@@ -40,11 +40,12 @@ from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import ExecResult, ExecTask, Fatal, FuzzTask, Task, WorkerEvent
 from seedzer.execute.settings import WorkerSettings
 from seedzer.execute.worker import serve
+from seedzer.finding.lowlevel.gate import GateJob, run_gate
+from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta
+from seedzer.finding.verdict import Verdict
 from seedzer.kernel.common import Case, Observation, Stage, Symptom
 from seedzer.seed import JointSeed, PassSpec, passes_from_json, passes_to_json
 from seedzer.store.corpus import CorpusEntry
-from seedzer.store.meta import BUG, NOT_A_BUG, PENDING, FindingMeta
-from seedzer.triage.gate import GateJob, Verdict, run_gate
 
 ROOTS = {Symptom.EXCEPTION: "e0e0e0e0e0e0", Symptom.CRASH: "c0c0c0c0c0c0", Symptom.HANG: "a0a0a0a0a0a0",
          Symptom.MISMATCH: "d0d0d0d0d0d0"}

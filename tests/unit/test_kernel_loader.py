@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from seedzer.finding.repro import render
 from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, Observation, Stage, Symptom
 from seedzer.kernel.comparison import compare
 from seedzer.kernel.loader import (
@@ -26,7 +27,6 @@ from seedzer.kernel.loader import (
     random_inputs,
     same_loader_failure,
 )
-from seedzer.store.repro import render
 
 # --- the one comparison with the loader's (NNSmith's) tolerances -------------------------------
 
@@ -191,7 +191,8 @@ def test_with_model_embeds_it() -> None:
 
 def test_the_rendered_repro_carries_the_kernels_own_code(tmp_path: Path) -> None:
     specs = (("x", "float32", (2, 3)), ("k", "int64", (4,)))
-    text = render("loader", LoaderCase(specs, model="AA==", expected=_expected()).to_json(), title="t")
+    case = LoaderCase(specs, model="AA==", expected=_expected()).to_json()
+    text = render("loader", "numpy onnx onnxruntime", case, title="t")
     assert "from seedzer" not in text and "import seedzer" not in text
     (tmp_path / "repro.py").write_text(text)
     ns = runpy.run_path(str(tmp_path / "repro.py"), run_name="repro_under_test")  # up to, not including, main()

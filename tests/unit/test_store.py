@@ -6,14 +6,14 @@ from pathlib import Path
 import pytest
 
 from seedzer.errors import CampaignError, SeedzerError
+from seedzer.finding.meta import BUG, FindingMeta, inside
+from seedzer.finding.store import FindingStore, finding_folder
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.messages import ir_names
 from seedzer.oracles.signature import raw_key
 from seedzer.store.atomic import write_atomic
 from seedzer.store.corpus import Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
-from seedzer.store.findings import FindingStore, finding_folder
-from seedzer.store.meta import BUG, FindingMeta, inside
 
 
 def test_db_is_wal_and_counts(tmp_path: Path) -> None:

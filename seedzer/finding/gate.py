@@ -1,0 +1,73 @@
+"""The filing gate as data: an ordered tuple of named rules, the first answer wins.
+
+A kind's gate (:mod:`seedzer.finding.lowlevel.gate`, :mod:`seedzer.finding.loader.gate`) is a tuple
+of :class:`Rule` objects over a context of its own; :func:`first_answer` asks each in turn and
+returns the first :class:`~seedzer.finding.verdict.Verdict`, marked with the rule that gave it. A
+rule that only narrows the case (e.g. to the least mutated ancestor that fails the same way)
+updates the context and answers None. The last rule of every gate always answers. LibAFL's
+``Feedback`` / ``CombinedFeedback`` is the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
+
+from seedzer.config import Config, stage_limits
+from seedzer.finding.verdict import Verdict
+
+INSTRUMENTED_BACKENDS = frozenset({"breakpoints"})
+"""Coverage backends that patch TVM's code: a crash may be theirs rather than TVM's."""
+
+C = TypeVar("C", contravariant=True)
+C2 = TypeVar("C2")
+
+
+@dataclass
+class GateSettings:
+    """Limits of the gate: a hang must outlive ``hang_factor`` times its stage limit alone."""
+
+    timeouts: dict[str, float] = field(default_factory=stage_limits)
+    hang_factor: float = 3.0
+    max_tests: int = 40
+    max_seconds: float = 90.0
+    verifier_issues: bool = False
+    instrumented: bool = False
+    oracles: tuple[str, ...] = ("crash", "hang", "illformed", "exception", "mismatch", "perf")
+
+
+def gate_settings(cfg: Config) -> GateSettings:
+    """The gate's settings for a campaign's configuration (stage limits, oracles, instrumentation)."""
+    return GateSettings(timeouts=stage_limits(cfg.timeouts), instrumented=cfg.fuzz.coverage in INSTRUMENTED_BACKENDS,
+                        verifier_issues=cfg.oracles.verifier_issues, oracles=tuple(cfg.oracles.enabled))
+
+
+class Rule(Protocol[C]):
+    """One check of a gate: a verdict, or None to let the next rule judge."""
+
+    name: str
+
+    def judge(self, context: C) -> Verdict | None:
+        """The verdict of this rule on ``context``, or None."""
+        ...
+
+
+class GateRules(Generic[C2]):
+    """An ordered tuple of rules over contexts of one type (see the module docstring)."""
+
+    def __init__(self, rules: Sequence[Rule[C2]]) -> None:
+        self.rules = tuple(rules)
+
+    def names(self) -> list[str]:
+        """The rules' names, in the order they judge."""
+        return [rule.name for rule in self.rules]
+
+    def first_answer(self, context: C2) -> Verdict:
+        """The first rule's verdict, marked with its name; a gate whose rules all pass is a defect."""
+        for rule in self.rules:
+            verdict = rule.judge(context)
+            if verdict is not None:
+                verdict.rule = verdict.rule or rule.name
+                return verdict
+        raise AssertionError(f"no rule of the gate ({', '.join(self.names())}) answered")

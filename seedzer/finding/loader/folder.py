@@ -1,0 +1,230 @@
+"""The folder of a loader finding: every file name it has, written when it is filed and read back,
+whichever Seedzer version wrote it.
+
+A loader finding folder holds ``meta.json`` (:class:`~seedzer.finding.meta.FindingMeta`, kind
+``loader``, ``model`` = ``model.onnx``), ``model.onnx`` (the model the failing attempt imported:
+the constant-folded one when the finding came from the folded attempt), ``case.json`` (the loader
+kernel's case, :class:`seedzer.kernel.loader.LoaderCase`, with the failure as its expected
+observation), ``repro.py`` (:func:`seedzer.finding.repro.render` of that case, the model embedded when
+small) and ``log.txt``. Its name is the raw signature
+``oracles.signature.raw_key("loader", observation)``. The campaign (through
+:class:`~seedzer.finding.store.FindingStore`) and ``seedzer load --out`` write the same folders;
+nothing here imports TVM or onnx at import time, so the campaign process can call it.
+
+Older folders: campaigns wrote ``meta.json`` with an ``outcome`` (its ``detail`` naming the step and
+the attempt) and ``model``, the absolute path of the pool model; ``seedzer load --out`` wrote
+``finding.json`` beside ``model.onnx``. For a folder without ``model.onnx`` the path in
+``meta.json`` is used only when it is an existing ``.onnx`` file (and folded again when the finding
+came from the folded attempt); without ``case.json`` the case is made from the model.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from seedzer import __version__
+from seedzer.errors import SeedzerError
+from seedzer.finding.layout import LEGACY_META_FILE, META_FILE, REPRO_FILE
+from seedzer.finding.meta import FindingMeta, FindingSettings
+from seedzer.finding.repro import TVM_VERSION, render
+from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, Observation, Stage, Symptom
+from seedzer.load.attempt import target_spec
+from seedzer.load.loader import MODEL_FILE, LoaderFailure
+from seedzer.oracles.signature import raw_key
+from seedzer.store.atomic import write_atomic
+
+KERNEL, NEEDS = "loader", "numpy onnx onnxruntime"
+"""The kernel module a loader ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""
+CASE_FILE, LOG_FILE = "case.json", "log.txt"
+"""The loader kind's own files beside ``MODEL_FILE`` (the house's are in :mod:`seedzer.finding.layout`)."""
+EMBED_LIMIT = 1 << 20
+"""Models up to this many bytes are embedded in ``repro.py``; a larger one is read from beside it."""
+
+_OP_REPR = re.compile(r"In ir\.Op\(.*?name=\"([\w.]+)\".*?support_level=\d+\),?")
+
+
+def loader_signature(observation: Observation) -> str:
+    """The raw signature of a loader finding (the name of its folder)."""
+    return raw_key("loader", observation).digest()
+
+
+def short_message(message: str) -> str:
+    """The first line of an error, with TVM's long ``In ir.Op(...)`` operator repr shortened."""
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    return _OP_REPR.sub(r"In \1:", lines[0] if lines else "").strip()
+
+
+def with_expected(case: dict[str, Any], observation: Observation) -> dict[str, Any]:
+    """A loader case (JSON) whose expected failure is ``observation``."""
+    return {**case, "expected": observation.to_json()}
+
+
+def repro_text(case: dict[str, Any], model: bytes, signature: str = "", about: str = "") -> str:
+    """The standalone ``repro.py`` of a loader case (JSON, with its expected failure): the model is
+    embedded when it is at most :data:`EMBED_LIMIT` bytes, else read from ``model.onnx`` beside it."""
+    big = None
+    if len(model) <= EMBED_LIMIT:
+        case = {**case, "model": base64.b64encode(model).decode(), "model_file": None}
+        big = {"model": "MODEL"}
+    else:
+        case = {**case, "model": None, "model_file": MODEL_FILE}
+    expected = Observation.from_json(case["expected"]) if case.get("expected") else Observation.ok()
+    title = f"{expected.symptom.value} at loader step {expected.pass_name or '?'}: {short_message(expected.message)}"
+    return render(KERNEL, NEEDS, case, title=title[:200], about=about, finding=signature, big=big)
+
+
+def loader_finding(model_path: Path, failure: LoaderFailure) -> tuple[FindingMeta, dict[str, str | bytes]]:
+    """The ``meta.json`` record and the files of the finding ``failure`` of the model at
+    ``model_path`` makes (see the module docstring); nothing is written."""
+    obs = failure.observation
+    signature = loader_signature(obs)
+    model = failure.model if failure.model is not None else Path(model_path).read_bytes()
+    case = with_expected({**failure.case, "model": None, "model_file": MODEL_FILE}, obs)
+    about = (f"Model: {Path(model_path).name} ({failure.attempt} attempt"
+             f"{', constant-folded' if failure.attempt == 'folded' else ''}), loaded by TVM's ONNX importer, "
+             "lowered (LegalizeOps, the default pipeline's fusion), built and run, compared with onnxruntime.")
+    meta = FindingMeta(signature=signature, kind="loader", observation=obs, model=MODEL_FILE,
+                       origin=Path(model_path).name, tvm=TVM_VERSION, seedzer=__version__,
+                       settings=FindingSettings(timeouts={"load": float(case.get("timeout") or 300.0)}),
+                       extra={"attempt": failure.attempt, "source": str(Path(model_path).resolve())})
+    files: dict[str, str | bytes] = {
+        MODEL_FILE: model,
+        CASE_FILE: json.dumps(case, indent=1),
+        REPRO_FILE: repro_text(case, model, signature, about),
+        LOG_FILE: obs.message + ("\n\n" + failure.log if failure.log else "") + "\n",
+    }
+    return meta, files
+
+
+def write_loader_finding(folder: Path, meta: FindingMeta, files: dict[str, str | bytes]) -> Path:
+    """Write a loader finding folder: its files, then ``meta.json`` (each atomically)."""
+    folder = Path(folder)
+    for name, data in files.items():
+        write_atomic(folder / name, data)
+    write_atomic(folder / META_FILE, meta.dump(folder / META_FILE))
+    return folder
+
+
+@dataclass(frozen=True)
+class LoaderFinding:
+    """A loader finding as read from its folder: its observation (``pass_name`` = the loader step),
+    the model it happened on (the folded one for the folded attempt), its case (None for older
+    folders) and, for older folders, the input seed and target their outcome recorded."""
+
+    folder: Path
+    meta: FindingMeta
+    observation: Observation
+    model: bytes
+    model_name: str
+    case: dict[str, Any] | None
+    attempt: str = "raw"
+    log: str = ""
+    input_seed: int | None = None
+    target: str | None = None
+
+    @property
+    def signature(self) -> str:
+        """The finding's (raw) signature."""
+        return self.meta.signature
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _metadata(folder: Path) -> tuple[Path, dict[str, Any], FindingMeta]:
+    for name in (META_FILE, LEGACY_META_FILE):
+        path = folder / name
+        if path.is_file():
+            break
+    else:
+        raise SeedzerError(f"{folder}: not a finding folder (no meta.json or finding.json)")
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise SeedzerError(f"{path}: unreadable finding metadata ({exc})") from exc
+    if not isinstance(data, dict):
+        raise SeedzerError(f"{path}: unreadable finding metadata (not a JSON object)")
+    if name == META_FILE and data.get("kind") != "loader":
+        raise SeedzerError(f"{path}: not a loader finding (kind {data.get('kind')!r})")
+    try:
+        meta = FindingMeta.from_json({**data, "kind": "loader"}, str(path))
+    except SeedzerError as exc:
+        reason = str(exc).removeprefix(f"{path}: ")
+        raise SeedzerError(f"{path}: unreadable finding metadata ({reason})") from exc
+    return path, data, meta
+
+
+def read_finding(folder: Path) -> LoaderFinding:
+    """Read a loader finding folder; a one-line :class:`SeedzerError` names what is wrong."""
+    folder = Path(folder)
+    path, data, meta = _metadata(folder)
+    obs, attempt, log = meta.observation, str(meta.extra.get("attempt") or "raw"), _read(folder / LOG_FILE)
+    seed = target = None
+    if "observation" not in data:  # an older record: the step and the attempt are in the outcome's detail
+        detail = (data.get("outcome") or {}).get("detail") or {}
+        obs = dataclasses.replace(obs, pass_name=str(detail.get("step") or detail.get("substage") or "import"))
+        if obs.symptom is Symptom.MISMATCH:
+            obs = dataclasses.replace(obs, stage=Stage.COMPARE, pass_name="compare", comparison=MODEL_VS_ONNXRUNTIME)
+        attempt = str(detail.get("attempt") or "raw")
+        log = log or str(detail.get("traceback") or "")
+        seed = int(detail["input_seed"]) if isinstance(detail.get("input_seed"), int) else None
+        target = str(detail["target"]) if detail.get("target") else None
+    case = json.loads((folder / CASE_FILE).read_text()) if (folder / CASE_FILE).is_file() else None
+    if (folder / MODEL_FILE).is_file():
+        model, name = (folder / MODEL_FILE).read_bytes(), meta.origin or MODEL_FILE
+    else:
+        source = Path(str(meta.model or ""))
+        if not (source.is_absolute() and source.suffix == ".onnx" and source.is_file()):
+            raise SeedzerError(f"{path}: the finding's model {source} does not exist (and the folder has no "
+                               f"{MODEL_FILE})")
+        model, name = source.read_bytes(), source.name
+        if attempt == "folded":
+            model = _folded(model, name)
+    return LoaderFinding(folder, meta, obs, model, name, case, attempt, log, seed, target)
+
+
+def _folded(data: bytes, name: str) -> bytes:
+    """The constant-folded model of an older finding of the folded attempt (itself if nothing folds)."""
+    import onnx
+
+    from seedzer.load.folding import FoldError, fold_constants
+    from seedzer.load.onnx_import import InvalidModel, input_specs
+
+    try:
+        model = onnx.load_model_from_string(data)
+        specs, _ = input_specs(model, name)
+        return bytes(fold_constants(model, input_shapes={s.name: list(s.shape) for s in specs}).model
+                     .SerializeToString())
+    except (FoldError, InvalidModel, ValueError):
+        return data
+
+
+def base_case(found: LoaderFinding, timeout: float) -> dict[str, Any]:
+    """The finding's loader case (JSON): its ``case.json``, else one made from its model (input
+    specs, the recorded seed and target, the differential check when the failure needs it).
+    Makes the case with the loader kernel (imports TVM) for older folders; raises
+    :class:`~seedzer.load.onnx_import.InvalidModel` when the model's inputs cannot be described."""
+    if found.case is not None:
+        return dict(found.case)
+    import onnx
+
+    from seedzer.kernel.loader import DIFFERENTIAL_STEPS, INPUT_SEED, LoaderCase
+    from seedzer.load.onnx_import import input_specs
+
+    specs, _ = input_specs(onnx.load_model_from_string(found.model), found.model_name)
+    obs = found.observation
+    differential = obs.symptom is Symptom.MISMATCH or obs.pass_name in DIFFERENTIAL_STEPS
+    case = LoaderCase(tuple(s.as_tuple() for s in specs), model_file=MODEL_FILE,
+                      input_seed=INPUT_SEED if found.input_seed is None else found.input_seed,
+                      target=target_spec(found.target or "llvm"), differential=differential, timeout=timeout)
+    return case.to_json()

@@ -1,0 +1,158 @@
+"""A markdown bug-report draft (``report.md``) for a reduced loader finding, ready for an issue tracker.
+
+Sections: title, environment (TVM, onnx, onnxruntime, numpy, Python versions), symptom, the minimal
+trigger (the reduced ONNX graph in ONNX's text syntax), how to reproduce, expected vs actual, and
+how the reduction went. Only ``onnx`` is needed (no TVM).
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+from dataclasses import dataclass
+from importlib import metadata
+
+import onnx
+import onnx.printer
+
+from seedzer.finding.loader.folder import short_message
+from seedzer.finding.repro import TVM_VERSION
+from seedzer.kernel.common import Observation, Symptom
+from seedzer.kernel.messages import key_line
+
+_SITE = re.compile(r"(?<=File \")[^\"]*/site-packages/")
+MAX_TITLE = 120
+MAX_TRIGGER_LINES = 60
+
+
+@dataclass(frozen=True)
+class LoaderReportInput:
+    """What a loader report draft is made of."""
+
+    signature: str
+    observation: Observation  # the finding as the reduced model shows it
+    model_name: str  # the original model's file name
+    original: onnx.ModelProto
+    reduced: onnx.ModelProto
+    complete: bool  # the reduction finished (else: stopped at its deadline)
+    evaluations: int
+    seconds: float
+    verified: str  # how the standalone repro.py behaved in a clean process
+    tolerance: tuple[float, float]  # float32 (rtol, atol) of the comparison with onnxruntime
+    log: str = ""  # the finding's log (tracebacks)
+
+
+def _ops(model: onnx.ModelProto) -> list[str]:
+    return list(dict.fromkeys(n.op_type for n in model.graph.node))
+
+
+def title(observation: Observation, reduced: onnx.ModelProto) -> str:
+    """An issue title: component, the trigger's operators, what goes wrong."""
+    ops = ", ".join(_ops(reduced)) or "empty graph"
+    step = observation.pass_name or "import"
+    what = {
+        Symptom.CRASH: f"crashes ({short_message(observation.message)}) at {step}",
+        Symptom.HANG: f"hangs at {step}",
+        Symptom.MISMATCH: "result differs from onnxruntime",
+    }.get(observation.symptom, short_message(observation.message))
+    text = f"[Bug][Relax][Frontend][ONNX] {ops}: {what}"
+    return text if len(text) <= MAX_TITLE else text[: MAX_TITLE - 3] + "..."
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def environment() -> str:
+    """Markdown list of the versions a maintainer needs."""
+    rows = [("TVM", f"apache-tvm=={TVM_VERSION} (PyPI wheel, llvm target, CPU)")]
+    rows += [(d, _version(d)) for d in ("onnx", "onnxruntime", "numpy")]
+    rows.append(("Python", f"{platform.python_version()} on {platform.system()} {platform.machine()}"))
+    return "\n".join(f"- {name}: {value}" for name, value in rows)
+
+
+def _expected_actual(o: Observation, log: str, tolerance: tuple[float, float]) -> tuple[str, str]:
+    rtol, atol = tolerance
+    expected = (
+        "`tvm.relax.frontend.onnx.from_onnx` imports the model, `LegalizeOps` and the default pipeline "
+        "lower it, `tvm.compile` builds it for `llvm`, and its outputs match onnxruntime's "
+        f"(float32 within rtol={rtol}, atol={atol})."
+    )
+    step = o.pass_name or "import"
+    if o.symptom is Symptom.MISMATCH:
+        actual = f"TVM's outputs differ from onnxruntime's:\n\n```\n{o.message.strip()}\n```"
+    elif o.symptom is Symptom.CRASH:
+        actual = f"The process dies during `{step}`: {o.message}."
+    elif o.symptom is Symptom.HANG:
+        actual = f"`{step}` does not finish: {o.message}."
+    else:
+        actual = f"`{step}` raises:\n\n```\n{key_line(o.message)}\n```"
+    trace = log.strip().splitlines()
+    frames = [_SITE.sub("", ln.strip()) for ln in trace if ln.strip().startswith("File ")][-4:]
+    if frames:
+        actual += "\n\nLast frames:\n\n```\n" + "\n".join(frames) + "\n```"
+    return expected, actual
+
+
+def _trigger(model: onnx.ModelProto) -> str:
+    text = onnx.printer.to_text(model.graph).splitlines()
+    if len(text) > MAX_TRIGGER_LINES:
+        text = [*text[:MAX_TRIGGER_LINES], f"... ({len(text) - MAX_TRIGGER_LINES} more lines; see repro.py)"]
+    return "\n".join(text)
+
+
+def render_report(r: LoaderReportInput) -> str:
+    """The markdown draft."""
+    expected, actual = _expected_actual(r.observation, r.log, r.tolerance)
+    before, after = len(r.original.graph.node), len(r.reduced.graph.node)
+    status = "finished" if r.complete else "stopped at its time limit (a smaller trigger may exist)"
+    return f"""# {title(r.observation, r.reduced)}
+
+## Environment
+
+{environment()}
+
+## Symptom
+
+{r.observation.symptom.value} at step `{r.observation.pass_name or "import"}` of loading an ONNX model
+(import, legalization/fusion, build, run, comparison with onnxruntime).
+
+## Minimal trigger
+
+{after} ONNX node(s) ({", ".join(_ops(r.reduced)) or "none"}), opset {_opset(r.reduced)}:
+
+```
+{_trigger(r.reduced)}
+```
+
+## Steps to reproduce
+
+```bash
+pip install apache-tvm=={TVM_VERSION} onnx onnxruntime numpy
+python repro.py   # the model is embedded; exit status 1 while the bug is present
+```
+
+The script imports the model with `tvm.relax.frontend.onnx.from_onnx`, lowers, builds and runs it
+and compares with onnxruntime. In a clean process it {r.verified}.
+
+## Expected behavior
+
+{expected}
+
+## Actual behavior
+
+{actual}
+
+## How this was found
+
+Found by Seedzer (fuzzing TVM with NNSmith-generated models) in `{r.model_name}`; finding signature
+`{r.signature}`. Graph-aware reduction (ddmin over nodes, then whole sub-graphs) brought it from
+{before} to {after} node(s) with {r.evaluations} isolated loads in {r.seconds:.0f} s; the reduction {status}.
+"""
+
+
+def _opset(model: onnx.ModelProto) -> int:
+    return next((int(o.version) for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)

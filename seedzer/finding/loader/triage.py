@@ -1,0 +1,235 @@
+"""Triage of one loader finding: reduce its model, write ``repro.py`` and ``report.md``, verify them.
+
+Works on a loader finding folder (:mod:`seedzer.finding.loader.folder`: ``meta.json``,
+``model.onnx``, ``case.json``), and on the folders older Seedzer versions wrote: a campaign's
+``meta.json`` with an ``outcome`` and ``model`` the path of a pool model (used only when it is an
+existing ``.onnx`` file; a finding of the folded attempt is folded again), or a ``seedzer load
+--out`` folder's ``finding.json`` beside ``model.onnx``. Files it writes into the folder (the layout
+of :mod:`seedzer.finding.lowlevel.reduce`, so ``seedzer replay`` finds them):
+
+=======================  ======================================================================
+``reduced/model.onnx``   best model so far (written at every improvement: a killed run loses nothing)
+``reduced/state.json``   node counts, evaluations, seconds, finished or not, repro verification
+``reduced/repro.py``     standalone reproducer of the reduced model (the loader kernel's code),
+                         exit 1 while the bug is present; run in a clean process to verify it
+``repro.py``             the same for the original model, when the folder has none
+``report.md``            bug-report draft
+=======================  ======================================================================
+
+A second run resumes from ``reduced/model.onnx`` with the time it is given, unless the state says
+the reduction finished (``force`` starts again from the original model).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import onnx
+
+from seedzer.errors import SeedzerError
+from seedzer.finding.kind import TriageOptions, TriageResult
+from seedzer.finding.loader.folder import (
+    EMBED_LIMIT,
+    REPRO_FILE,
+    LoaderFinding,
+    base_case,
+    read_finding,
+    repro_text,
+    with_expected,
+)
+from seedzer.finding.loader.onnx_graph import export
+from seedzer.finding.loader.predicate import LoaderPredicate
+from seedzer.finding.loader.reduce import OnnxReducer, ReduceResult
+from seedzer.finding.loader.report_md import LoaderReportInput, render_report
+from seedzer.finding.meta import FindingMeta
+from seedzer.finding.replay import verdict
+from seedzer.finding.repro import run_repro
+from seedzer.load.loader import MODEL_FILE
+from seedzer.load.onnx_import import InvalidModel
+from seedzer.store.atomic import write_atomic
+
+__all__ = ["LoaderFinding", "LoaderTriage", "LoaderTriageOptions", "read_finding", "triage_loader",
+           "triage_loader_finding", "write_original_repro"]
+
+REDUCED, STATE, REPRO, REPORT = "reduced/model.onnx", "reduced/state.json", "reduced/repro.py", "report.md"
+
+
+@dataclass(frozen=True)
+class LoaderTriageOptions:
+    """Limits: total reduction seconds, seconds per loading check, whether to verify the repro."""
+
+    seconds: float = 600.0
+    timeout: float = 60.0
+    verify: bool = True
+    force: bool = False
+    python: str = sys.executable  # the interpreter that runs the reproducers
+
+
+@dataclass
+class LoaderTriage:
+    """What triaging one loader finding did (also saved as ``reduced/state.json``)."""
+
+    signature: str
+    model: str
+    symptom: str
+    step: str
+    reproduced: bool  # the finding still happens on the original model
+    complete: bool = False
+    original_nodes: int = 0
+    nodes: int = 0
+    evaluations: int = 0
+    seconds: float = 0.0
+    phases: dict[str, int] | None = None
+    repro: str | None = None
+    verified: bool | None = None  # repro.py failed the expected way in a clean process
+    repro_exit: int | None = None
+
+
+def _load_state(folder: Path, sig: str) -> dict[str, Any] | None:
+    try:
+        state = json.loads((folder / STATE).read_text())
+    except (OSError, ValueError):
+        return None
+    return state if isinstance(state, dict) and state.get("signature") == sig else None
+
+
+def _parse(data: bytes, where: str) -> onnx.ModelProto:
+    try:
+        return onnx.load_model_from_string(data)
+    except Exception as exc:  # protobuf's DecodeError and friends
+        raise SeedzerError(f"{where}: the finding's model is not a readable ONNX model ({exc})") from exc
+
+
+def verify_repro(path: Path, found: LoaderFinding, timeout: float,
+                 python: str = sys.executable) -> tuple[bool, int | None]:
+    """Run the reproducer at ``path`` in a clean process; True when it fails as the finding does."""
+    run = run_repro(path, python, timeout + 120.0)
+    write_atomic(path.with_suffix(".log"), run.output)
+    return verdict(found.observation.symptom.value, run.returncode, run.output)[0] == "still-present", run.returncode
+
+
+def _reduce(found: LoaderFinding, original: onnx.ModelProto, opts: LoaderTriageOptions,
+            pred: LoaderPredicate, state: dict[str, Any] | None) -> tuple[onnx.ModelProto, ReduceResult | None]:
+    folder = found.folder
+    start = original
+    if state is not None and not opts.force and (folder / REDUCED).is_file():
+        start = onnx.load_model_from_string((folder / REDUCED).read_bytes())
+        if state.get("complete"):
+            return start, None
+
+    def save(model: onnx.ModelProto) -> None:
+        write_atomic(folder / REDUCED, export(model))
+
+    result = OnnxReducer(pred, opts.seconds, on_progress=save).reduce(start)
+    if result.reproduced:
+        save(result.model)
+    return result.model, result
+
+
+def triage_loader(folder: Path, opts: LoaderTriageOptions | None = None) -> LoaderTriage:
+    """Reduce, write ``repro.py`` and ``report.md``, verify; see the module doc. Saves the state."""
+    opts = opts or LoaderTriageOptions()
+    found = read_finding(folder)
+    original = _parse(found.model, str(found.folder))
+    obs = found.observation
+    out = LoaderTriage(found.signature, found.model_name, obs.symptom.value, obs.pass_name or "import", True,
+                       original_nodes=len(original.graph.node), nodes=len(original.graph.node))
+    state = None if opts.force else _load_state(found.folder, found.signature)
+    try:
+        case = base_case(found, opts.timeout)
+    except InvalidModel as exc:
+        raise SeedzerError(str(exc)) from exc
+    pred = LoaderPredicate(obs, case, opts.timeout)
+    best, result = _reduce(found, original, opts, pred, state)
+    if state is not None:
+        out.evaluations, out.seconds = int(state.get("evaluations", 0)), float(state.get("seconds", 0.0))
+    if result is not None:
+        out.evaluations += result.evaluations
+        out.seconds += result.seconds
+        out.complete, out.phases, out.reproduced = result.complete, result.phases, result.reproduced
+    else:
+        out.complete, out.phases = True, (state or {}).get("phases")
+    out.nodes = len(best.graph.node)
+    matched = None
+    if out.reproduced:  # confirm on the final model and keep the observation it gives
+        out.reproduced = pred(best)
+        matched = pred.last_match
+    if out.reproduced and matched is not None:
+        _write_outputs(found, case, original, best, pred, matched, out, opts)
+    write_atomic(found.folder / STATE, json.dumps(asdict(out), indent=2))
+    return out
+
+
+def write_original_repro(folder: Path, timeout: float = LoaderTriageOptions.timeout) -> dict[str, Any]:
+    """Write the standalone ``repro.py`` of a loader finding's own model (no reduction) when the
+    folder has none (older findings); return a summary."""
+    found = read_finding(folder)
+    path = found.folder / REPRO_FILE
+    if not path.exists():
+        try:
+            case = base_case(found, timeout)
+        except InvalidModel as exc:
+            raise SeedzerError(str(exc)) from exc
+        _original_repro(found, case)
+    return {"repro": str(path), "timeout": timeout, "nodes": len(_parse(found.model, str(folder)).graph.node)}
+
+
+def _original_repro(found: LoaderFinding, case: dict[str, Any]) -> None:
+    """``repro.py`` of the finding's own model (and ``model.onnx`` when it is too large to embed)."""
+    if len(found.model) > EMBED_LIMIT and not (found.folder / MODEL_FILE).exists():
+        write_atomic(found.folder / MODEL_FILE, found.model)
+    write_atomic(found.folder / REPRO_FILE, repro_text(with_expected(case, found.observation), found.model,
+                                                        found.signature))
+
+
+def _write_outputs(found: LoaderFinding, case: dict[str, Any], original: onnx.ModelProto, best: onnx.ModelProto,
+                   pred: LoaderPredicate, matched: Any, out: LoaderTriage, opts: LoaderTriageOptions) -> None:
+    from seedzer.kernel.loader import TOLERANCES
+
+    if not (found.folder / REPRO_FILE).exists():
+        _original_repro(found, case)
+    reduced = pred.case_for(best).to_json()
+    reduced.update(model=None, model_file=MODEL_FILE, expected=matched.to_json())
+    path = found.folder / REPRO
+    write_atomic(path, repro_text(reduced, export(best), found.signature, f"Reduced from {found.model_name}."))
+    out.repro = str(path)
+    verified_text = "was not run"
+    if opts.verify:
+        out.verified, out.repro_exit = verify_repro(path, found, opts.timeout, opts.python)
+        if out.repro_exit is None:
+            verified_text = "did not finish in time"
+        elif out.repro_exit < 0:
+            verified_text = f"dies by signal {-out.repro_exit}"
+        else:
+            verified_text = f"exits with status {out.repro_exit}"
+    report = LoaderReportInput(found.signature, matched, found.model_name, original, best, out.complete,
+                               out.evaluations, out.seconds, verified_text, TOLERANCES["float32"], found.log)
+    write_atomic(found.folder / REPORT, render_report(report))
+
+
+def _status(res: LoaderTriage) -> str:
+    if not res.reproduced:
+        return "not-reproduced"
+    if res.verified is False:
+        return "unverified"
+    return "reduced" if res.complete else "partial"
+
+
+def triage_loader_finding(folder: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
+    """The loader kind's triage (:meth:`seedzer.finding.loader.kind.LoaderKind.triage`); the folder is
+    read again as the loader kind reads it, whichever Seedzer version wrote it."""
+    opts = LoaderTriageOptions(seconds=options.minutes * 60.0, force=options.force, python=options.python)
+    res = triage_loader(folder, opts)
+    found = read_finding(folder)
+    ops = []
+    if (folder / REDUCED).is_file():
+        ops = list(dict.fromkeys(n.op_type for n in onnx.load(folder / REDUCED).graph.node))
+    stage = found.observation.stage.value if found.observation.stage else "load"
+    return TriageResult(res.signature, "loader", res.symptom, f"{stage}/{res.step}", _status(res),
+                        res.original_nodes, res.nodes, "nodes", seconds=res.seconds, tests=res.evaluations,
+                        note=f"trigger: {', '.join(ops)}" if ops else "")
+

@@ -1,0 +1,138 @@
+"""The folder of a low-level finding: every file name it has, written when it is filed and read back.
+
+A low-level finding folder holds ``ir.py`` (the TVMScript the fuzzer ran), ``passes.json`` (its fuzzed
+pass sequence), ``case.json`` (the kernel case: flat steps, inputs' seed, tolerances, checks, the
+expected observation), ``log.txt`` and ``repro.py`` (its kernel case followed by the kernel's code,
+:func:`seedzer.finding.repro.render`; rendering only reads text, so the campaign process writes it
+when it files a finding), beside the house's ``meta.json``. Folders written before pass contracts
+existed hold a ``case.json`` of the older format, whose flat steps ran the fuzzed passes (with their
+repairs) before the whole pipeline: :func:`legacy_case` rebuilds that program exactly, so ``recheck``
+can tell a failure that needs passes outside their contracts from one that does not. TVM-free.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from seedzer.config import stage_limits
+from seedzer.errors import SeedzerError
+from seedzer.finding.layout import REPRO_FILE
+from seedzer.finding.meta import FindingMeta, FindingSettings, inside
+from seedzer.finding.repro import render
+from seedzer.kernel.common import FUZZED, Case, Checks, Observation, Step, Symptom
+from seedzer.passes.contracts import pipeline_steps, plan
+from seedzer.seed import input_seed, passes_from_json
+from seedzer.store.atomic import write_atomic
+
+KERNEL, NEEDS = "lowlevel", "numpy"
+"""The kernel module a low-level ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""
+IR_FILE, PASSES_FILE, CASE_FILE, LOG_FILE = "ir.py", "passes.json", "case.json", "log.txt"
+"""The low-level kind's own files (the house's are in :mod:`seedzer.finding.layout`)."""
+
+
+def stage_timeout(observation: Observation, settings: FindingSettings) -> float:
+    """The time limit a reproducer of ``observation`` allows: its stage's limit (a hang must outlive it)."""
+    timeouts = {**stage_limits(), **settings.timeouts}
+    stage = observation.stage.value if observation.stage else "build"
+    return float(timeouts.get(stage, 60.0)) if observation.symptom is Symptom.HANG else 2.0 * sum(timeouts.values())
+
+
+def new_case(script: str, passes_json: str, observation: Observation, settings: FindingSettings,
+             perf_factor: float = 2.0, perf_repeats: int = 3) -> Case:
+    """The case of a fuzzer test case, as the worker ran it, expecting ``observation``."""
+    checks = Checks(perf=observation.symptom is Symptom.PERF)
+    return Case(script, tuple(plan(passes_from_json(passes_json))), input_seed(script), rtol=settings.rtol,
+                atol=settings.atol, checks=checks, perf_factor=perf_factor, perf_repeats=perf_repeats,
+                timeout=stage_timeout(observation, settings), expected=observation)
+
+
+def _read(folder: Path, name: str) -> str:
+    path = inside(folder, name)
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SeedzerError(f"{path}: unreadable ({exc})") from exc
+
+
+@dataclass
+class FindingCase:
+    """A finding's case in the current model, and (for older findings) the program it was filed from."""
+
+    case: Case
+    legacy: Case | None = None
+
+
+def legacy_case(data: dict[str, Any], script: str, meta: FindingMeta, settings: FindingSettings) -> Case:
+    """The program an older Seedzer ran: its expanded steps (fuzzed passes with their repairs), then
+    TVM's whole pipeline."""
+    old = [Step(str(s["pass"]), dict(s.get("args") or {}), dict(s.get("config") or {}), FUZZED, True)
+           for s in data.get("steps") or [] if s.get("pass") != "tirx.BindTarget"]
+    obs = meta.observation
+    perf = obs.symptom is Symptom.PERF
+    return Case(script, tuple(old + pipeline_steps()), int(data.get("input_seed", input_seed(script))),
+                rtol=settings.rtol, atol=settings.atol, checks=Checks(perf=perf), timeout=stage_timeout(obs, settings),
+                expected=obs)
+
+
+def finding_case(folder: Path, meta: FindingMeta) -> FindingCase:
+    """The case of a low-level finding folder (see the module docstring)."""
+    folder = Path(folder)
+    script = _read(folder, IR_FILE)
+    passes = _read(folder, PASSES_FILE) if inside(folder, PASSES_FILE).exists() else "[]"
+    case_path = inside(folder, CASE_FILE)
+    data: dict[str, Any] = {}
+    if case_path.exists():
+        try:
+            data = json.loads(case_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise SeedzerError(f"{case_path}: unreadable case ({exc})") from exc
+    if "checks" in data:
+        try:
+            case = Case.from_json(data)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SeedzerError(f"{case_path}: not a Seedzer case ({exc})") from exc
+        return FindingCase(case)
+    try:
+        current = new_case(script, passes, meta.observation, meta.settings)
+    except (KeyError, ValueError) as exc:
+        raise SeedzerError(f"{folder / PASSES_FILE}: unusable pass sequence ({exc})") from exc
+    legacy = legacy_case(data, script, meta, meta.settings) if data.get("steps") else None
+    return FindingCase(current, legacy)
+
+
+def render_lowlevel_repro(case: Case, meta: FindingMeta) -> str:
+    """The standalone reproducer of a low-level finding's case."""
+    obs = case.expected or meta.observation
+    fuzzed = [s.label() for s in case.steps if s.role == FUZZED]
+    about = (f"Expected: {obs.headline()[:300]}\n"
+             f"Fuzzed passes inserted into TVM's default pipeline: {', '.join(fuzzed) or 'none'}\n"
+             + (f"Culprit (bisection): {' + '.join(meta.culprit)}\n" if meta.culprit else "")
+             + "Programs: opt = every step; reference = the pipeline alone (what tvm.compile builds); minimal = the "
+             "pipeline without its optional passes.")
+    return render(KERNEL, NEEDS, case.to_json(), title=obs.headline()[:160], about=about, finding=meta.signature,
+                  big={"script": "SCRIPT"})
+
+
+def lowlevel_files(case: Case, meta: FindingMeta, passes_json: str, log: str) -> dict[str, str | bytes]:
+    """The files of a low-level finding folder (written when it is filed, before the gate runs)."""
+    return {IR_FILE: case.script, PASSES_FILE: json.dumps(json.loads(passes_json or "[]"), indent=1),
+            CASE_FILE: json.dumps(case.to_json(), indent=1), LOG_FILE: log,
+            REPRO_FILE: render_lowlevel_repro(case, meta)}
+
+
+def write_case(folder: Path, case: Case, meta: FindingMeta) -> Path:
+    """Write a low-level finding's ``case.json`` and ``repro.py`` (e.g. the case the gate settled on)."""
+    write_atomic(folder / CASE_FILE, json.dumps(case.to_json(), indent=1))
+    write_atomic(folder / REPRO_FILE, render_lowlevel_repro(case, meta))
+    return folder / REPRO_FILE
+
+
+def ensure_repro(folder: Path, meta: FindingMeta) -> Path:
+    """The finding's ``repro.py``, written from its case first when the folder has none."""
+    path = Path(folder) / REPRO_FILE
+    if path.exists():
+        return path
+    return write_case(Path(folder), finding_case(folder, meta).case, meta)

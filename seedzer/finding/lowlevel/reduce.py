@@ -1,0 +1,170 @@
+"""Joint reduction of a low-level finding: ddmin over its fuzzed passes, then IR shrinking, alternating
+until neither helps, within a time budget, resumable.
+
+The reduction runs in a process forked from the zygote and judges every candidate exactly as the
+filing gate does (:class:`seedzer.finding.lowlevel.gate.Tester`: the kernel in a forked child, a death a crash,
+a timeout a hang): a candidate counts when it gives the finding's failure again
+(:func:`~seedzer.kernel.messages.same_failure`). TVM's pipeline stays whole; only the fuzzed insertions
+and the IR shrink. The best state is saved after every improvement in ``reduced/`` (``ir.py``,
+``case.json``, ``state.json``); a later run continues from it. At the end ``reduced/repro.py`` is
+written and run in a clean interpreter, and ``report.md`` is drafted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from seedzer.execute.isolated import run_isolated
+from seedzer.finding.ddmin import ddmin
+from seedzer.finding.kind import TriageOptions, TriageResult
+from seedzer.finding.lowlevel.folder import render_lowlevel_repro
+from seedzer.finding.lowlevel.report_md import write_report
+from seedzer.finding.meta import FindingMeta
+from seedzer.finding.repro import run_repro
+from seedzer.kernel.common import FUZZED, Case
+from seedzer.kernel.common import Stage as KernelStage
+from seedzer.kernel.messages import ir_names, same_failure
+from seedzer.store.atomic import write_atomic
+
+LOOSE = ("mismatch", "perf")
+"""Symptoms whose reduction must not drop writes (later reads would see uninitialized memory)."""
+
+
+def lines(script: str) -> int:
+    """TVMScript lines that are code (the printer's comment header is not counted)."""
+    return sum(1 for ln in script.splitlines() if ln.strip() and not ln.lstrip().startswith("#"))
+
+
+@dataclass
+class Reduction:
+    """What a reduction reached: the best case so far, whether it finished, tests and seconds."""
+
+    case: Case
+    done: bool
+    reproduced: bool
+    tests: int = 0
+    seconds: float = 0.0
+    note: str = ""
+
+
+def _fuzzed(case: Case) -> list[int]:
+    return [i for i, s in enumerate(case.steps) if s.role == FUZZED]
+
+
+def _without(case: Case, keep: list[int]) -> Case:
+    kept = set(keep)
+    return case.with_steps([s for i, s in enumerate(case.steps) if s.role != FUZZED or i in kept])
+
+
+def _save(folder: Path, case: Case, state: dict[str, Any]) -> None:
+    reduced = folder / "reduced"
+    write_atomic(reduced / "ir.py", case.script)
+    write_atomic(reduced / "case.json", json.dumps(case.to_json(), indent=1))
+    write_atomic(reduced / "state.json", json.dumps(state, indent=1))
+
+
+def reduce_in_child(folder_text: str, case_json: dict[str, Any], seconds: float, timeout: float,
+                    state: dict[str, Any]) -> Reduction:
+    """Reduce a case inside a zygote child (see the module docstring); ``state`` is the saved progress."""
+    from seedzer.finding.lowlevel.shrink_ir import shrink
+    from seedzer.finding.lowlevel.tester import Tester
+
+    folder = Path(folder_text)
+    case = Case.from_json(case_json)
+    target = case.expected
+    assert target is not None
+    tester = Tester()
+    start = time.monotonic()
+    deadline = start + seconds
+    names = ir_names(case.script)
+
+    def holds(candidate: Case) -> bool:
+        return same_failure(target, tester.observe(candidate, timeout), names | ir_names(candidate.script))
+
+    if not state.get("confirmed"):
+        got = tester.observe(case, timeout)
+        if not same_failure(target, got, names):
+            return Reduction(case, False, False, tester.tests, time.monotonic() - start, got.headline())
+        state["confirmed"] = True
+
+    def out_of_time() -> bool:
+        return time.monotonic() >= deadline
+
+    aggressive = target.symptom.value not in LOOSE
+    best = [case]  # the best case so far (updated by the callbacks)
+
+    def with_script(script: str) -> Case:
+        return best[0].with_steps(best[0].steps, script=script)
+
+    def better(script: str) -> None:
+        best[0] = with_script(script)
+        _save(folder, best[0], state)
+
+    while not out_of_time():
+        before = (best[0].script, len(best[0].steps))
+        current = best[0]
+
+        def test(keep: list[int], case: Case = current) -> bool:
+            return holds(_without(case, keep))
+
+        keep = ddmin(_fuzzed(current), test, out_of_time)
+        if len(keep) < len(_fuzzed(current)):
+            best[0] = _without(current, keep)
+            _save(folder, best[0], state)
+        shrink(best[0].script, lambda s: holds(with_script(s)), out_of_time, better, aggressive)
+        state["rounds"] = state.get("rounds", 0) + 1
+        _save(folder, best[0], state)
+        if (best[0].script, len(best[0].steps)) == before:
+            return Reduction(best[0], True, True, tester.tests, time.monotonic() - start)
+    return Reduction(best[0], False, True, tester.tests, time.monotonic() - start)
+
+
+def triage_lowlevel(folder: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
+    """Reduce one low-level finding (resumable), write reduced/repro.py and report.md."""
+    from seedzer.finding.lowlevel.folder import finding_case
+
+    start = time.monotonic()
+    obs = meta.observation
+    result = TriageResult(folder.name, "lowlevel", obs.symptom.value, obs.where(), "error")
+    case = finding_case(folder, meta).case
+    case = dataclasses.replace(case, expected=case.expected or obs)
+    state_path = folder / "reduced" / "state.json"
+    state: dict[str, Any] = {}
+    if state_path.exists() and not options.force:
+        state = json.loads(state_path.read_text())
+        case = Case.from_json(json.loads((folder / "reduced" / "case.json").read_text()))
+    result.size_before = state.setdefault("lines_before", lines(case.script))
+    result.passes_before = state.setdefault("passes_before", len(_fuzzed(case)))
+    if not state.get("done"):
+        timeout = case.timeout * 2 if obs.symptom.value == "hang" else min(case.timeout, 300.0)
+        res = run_isolated(reduce_in_child, str(folder), case.to_json(), options.minutes * 60, timeout, state,
+                           timeout=options.minutes * 60 + 2 * timeout + 60, stage=KernelStage.PASS,
+                           log=str(folder / "reduced" / "triage.log"))
+        if res.outcome is not None:
+            result.note = f"the reduction died: {res.outcome.message[:200]}"
+            return result
+        red: Reduction = res.value
+        if not red.reproduced:
+            result.status, result.note = "not-reproduced", f"observed {red.note[:200]}"
+            return result
+        case = red.case
+        state.update(done=red.done, tests=state.get("tests", 0) + red.tests,
+                     seconds=state.get("seconds", 0.0) + red.seconds, confirmed=True)
+        _save(folder, case, state)
+    repro = folder / "reduced" / "repro.py"
+    write_atomic(repro, render_lowlevel_repro(case, meta))
+    run = run_repro(repro, options.python, timeout=case.timeout + 300.0)
+    ok = (run.returncode is not None and run.returncode < 0) if obs.symptom.value == "crash" else run.returncode == 1
+    result.size_after, result.passes_after = lines(case.script), len(_fuzzed(case))
+    result.tests, result.seconds = int(state.get("tests", 0)), time.monotonic() - start
+    result.status = ("reduced" if state.get("done") else "partial") if ok else "unverified"
+    result.note = f"reduced repro exit status {run.returncode}"
+    state.update(verified=ok, verify_note=result.note)
+    _save(folder, case, state)
+    write_report(folder, meta, case, result)
+    return result

@@ -1,0 +1,50 @@
+"""The filing gate's verdict on a candidate, why a candidate is not a bug, and recording a verdict.
+
+Every kind's gate answers with a :class:`Verdict`; :meth:`seedzer.finding.store.FindingStore.settle`
+records it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from seedzer.kernel.common import Observation
+
+NOT_REPRODUCED = "not-reproduced"
+INSTRUMENTATION = "instrumentation-suspect"
+PRECONDITION = "precondition"
+CONTRACT = "contract"
+VERIFIER = "verifier-default-pipeline"
+INVALID = "invalid"
+REASONS = (NOT_REPRODUCED, INSTRUMENTATION, PRECONDITION, CONTRACT, VERIFIER, INVALID)
+"""Why the gate says not-a-bug (the first word of ``Verdict.reason``)."""
+
+
+def reason_code(reason: str) -> str:
+    """The first word of a verdict's reason (``contract``, ``not-reproduced``...)."""
+    return re.split(r"[:\s]", reason, maxsplit=1)[0] or "other"
+
+
+@dataclass
+class Verdict:
+    """The gate's verdict: ``bug`` with its culprit and root signature, or ``not-a-bug`` and why.
+
+    ``case`` is the case the gate judged, in its kind's form (a bug's reproducer is rewritten from
+    it), or None where the folder's case stands (a loader verdict: sending the loader kernel's case
+    back would make the campaign process import TVM to unpickle it). ``rule`` names the gate rule
+    that decided.
+    """
+
+    signature: str
+    verdict: str
+    reason: str
+    case: Any
+    observation: Observation
+    culprit: list[str] = field(default_factory=list)
+    root: str | None = None
+    tests: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    rule: str = ""

@@ -1,1 +1,0 @@
-"""Triage of campaign findings: reduction, standalone reproducers and bug-report drafts."""

@@ -1,0 +1,68 @@
+"""Reproducer rendering and replay verdicts (no TVM needed)."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from seedzer.campaign.confirm import crash_status
+from seedzer.finding.lowlevel.folder import render_lowlevel_repro
+from seedzer.finding.meta import FindingMeta
+from seedzer.finding.replay import verdict
+from seedzer.finding.repro import kernel_code
+from seedzer.kernel.common import FUZZED, PRESENT_LINE, Case, Observation, Stage, Step, Symptom
+
+OBS = Observation(Symptom.EXCEPTION, Stage.PASS, "tirx.UnrollLoop", "boom")
+CASE = Case("# from tvm.script import tirx as T\n@T.prim_func\ndef main():\n    T.evaluate(0)\n",
+            (Step("s_tir.LowerInitBlock"), Step("tirx.UnrollLoop", {}, {"tirx.UnrollLoop": {"auto_max_step": 16}},
+                                                FUZZED, True)), 7, expected=OBS)
+META = FindingMeta("abc123abc123", "lowlevel", OBS, culprit=["tirx.UnrollLoop"])
+
+
+def test_repro_is_valid_python_that_imports_only_tvm_numpy_and_the_stdlib() -> None:
+    text = render_lowlevel_repro(CASE, META)
+    tree = ast.parse(text)
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert imported <= {"__future__", "collections", "dataclasses", "enum", "faulthandler", "re", "sys", "time",
+                        "typing", "numpy", "tvm", "tvm_ffi"}
+    assert "seedzer" not in imported
+    assert "pip install apache-tvm==0.27.0.post1 numpy" in text
+    assert "T.evaluate(0)" in text  # the TVMScript is inline, readable
+    assert "Culprit (bisection): tirx.UnrollLoop" in text
+    names = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    assert {"SCRIPT", "CASE"} <= names
+
+
+def test_repro_code_is_the_kernel_verbatim_and_its_data_round_trips() -> None:
+    text = render_lowlevel_repro(CASE, META)
+    _imports, code = kernel_code("lowlevel")
+    assert code in text  # the kernel's own code, copied verbatim
+    data = text[text.index("SCRIPT = "): text.index(code)]
+    namespace: dict[str, object] = {}
+    exec(compile(data, "repro.py", "exec"), namespace)  # only the data part: no TVM import
+    assert Case.from_json(namespace["CASE"]) == CASE  # type: ignore[arg-type]
+
+
+def test_the_crash_confirmation_never_counts_sigkill() -> None:
+    assert crash_status(-11) == "confirmed"
+    assert crash_status(-9) == "unconfirmed"  # the OOM killer or an operator, never TVM
+    assert crash_status(0) == "unconfirmed"
+    assert crash_status(None) == "unconfirmed"
+
+
+@pytest.mark.parametrize(("symptom", "code", "output", "expected"), [
+    ("exception", 1, f"observed: ...\n{PRESENT_LINE}\n", "still-present"),
+    ("exception", 1, "", "error"),  # /bin/false exits 1 too: no verdict line, no verdict
+    ("crash", -11, "", "still-present"),
+    ("crash", -9, "", "error"),
+    ("crash", 0, "not reproduced: the bug is gone", "fixed"),
+    ("exception", 0, "", "error"),
+    ("exception", 2, "observed: x\na different failure", "error"),
+    ("exception", 3, "broken environment: No module named 'tvm'", "error"),
+    ("hang", None, "", "error"),
+    ("hang", 1, "expecting a hang: giving up after 20 s", "still-present"),
+])
+def test_replay_verdicts(symptom: str, code: int | None, output: str, expected: str) -> None:
+    assert verdict(symptom, code, output)[0] == expected
