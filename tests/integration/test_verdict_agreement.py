@@ -19,8 +19,8 @@ pytest.importorskip("tvm")
 from seedzer.execute.pool import WorkerPool
 from seedzer.execute.records import ExecTask, TestCaseInfo
 from seedzer.execute.settings import ExecSettings, WorkerSettings
+from seedzer.finding.lowlevel.context import reproduces
 from seedzer.finding.lowlevel.folder import new_case, render_lowlevel_repro
-from seedzer.finding.lowlevel.gate import _reproduces
 from seedzer.finding.lowlevel.tester import Tester
 from seedzer.finding.meta import FindingMeta, FindingSettings
 from seedzer.kernel.common import Observation, Stage, Symptom
@@ -84,7 +84,7 @@ def test_worker_repro_and_reducer_check_agree(symptom: Symptom, tmp_path: Path) 
 
     # The reducer's check (and the gate): the kernel in a child forked from a TVM process.
     again = Tester().observe(case, case.timeout + 60 if symptom is not Symptom.HANG else 2 * RUN_LIMIT)
-    assert _reproduces(seen, again, ir_names(script)), again.headline()
+    assert reproduces(seen, again, ir_names(script)), again.headline()
 
     # The standalone reproducer in a clean interpreter without Seedzer.
     (tmp_path / "repro.py").write_text(render_lowlevel_repro(case, meta))

@@ -1,47 +1,457 @@
-"""Gate rules that need no TVM: which failures undefined behaviour excuses, which failing steps the
-contract check applies to, reason codes. (The gate on real findings: tests/integration/test_audited_corpus.py.)"""
+"""The low-level gate's rules, each judged on its own through ``judge(context)`` with a fake tester
+that answers as the real one does (``observe(case, timeout)``, a ``tests`` counter, ``runner.parse``),
+then in order by the gate's rule engine. No TVM: the forked hang-size count and the undefined-
+behaviour analysis are injected too. (The gate on real findings: tests/integration/test_audited_corpus.py.)"""
 
 from __future__ import annotations
 
-from seedzer.finding.lowlevel.gate import Gate, excused_by_ub
+import dataclasses
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from seedzer.finding import store
+from seedzer.finding.gate import GateRules, GateSettings
+from seedzer.finding.lowlevel import gate
+from seedzer.finding.lowlevel.gate import RULES, GateJob, LowlevelContext, excused_by_ub
+from seedzer.finding.lowlevel.rules import (
+    Alone,
+    Ancestor,
+    Contract,
+    Culprit,
+    ExpectsFailure,
+    Hang,
+    LegacyProgram,
+    Precondition,
+    ReservedAttribute,
+    UndefinedBehaviour,
+    Verifier,
+)
+from seedzer.finding.meta import BUG, NOT_A_BUG, FindingMeta
 from seedzer.finding.verdict import reason_code
-from seedzer.kernel.common import FUZZED, PIPELINE, Case, Observation, Stage, Step, Symptom
+from seedzer.kernel.common import (
+    FUZZED,
+    OPT_VS_REFERENCE,
+    PIPELINE,
+    Case,
+    Observation,
+    Stage,
+    Step,
+    Symptom,
+)
+from seedzer.passes.contracts import pipeline_steps
+
+Answer = Callable[[Case], Observation]
 
 
-def _obs(symptom: Symptom, stage: Stage, message: str = "boom", step: int | None = None) -> Observation:
-    return Observation(symptom, stage, "tirx.LowerIntrin", message, step_index=step)
+class FakeRunner:
+    """Parses a script to itself, or fails on the scripts it is told are unparsable."""
+
+    def __init__(self, unparsable: frozenset[str] = frozenset()) -> None:
+        self.unparsable = unparsable
+
+    def parse(self, script: str) -> Any:
+        if script in self.unparsable:
+            raise SyntaxError(f"cannot parse {script!r}")
+        return script
+
+
+class FakeTester:
+    """The gate's tester, answering every case with ``answer`` (and remembering what it ran)."""
+
+    __test__ = False
+
+    def __init__(self, answer: Answer, unparsable: frozenset[str] = frozenset()) -> None:
+        self.answer = answer
+        self.runner = FakeRunner(unparsable)
+        self.tests = 0
+        self.ran: list[tuple[Case, float]] = []
+
+    def observe(self, case: Case, timeout: float) -> Observation:
+        self.tests += 1
+        self.ran.append((case, timeout))
+        return self.answer(case)
+
+
+def _never(case: Case) -> Observation:
+    raise AssertionError(f"the rule ran a test it should not have: {case.script!r}")
+
+
+ERROR = Observation(Symptom.EXCEPTION, Stage.PASS, "fz.B", "Check failed: (x) is false: boom", step_index=2)
+STEPS = (Step("Lower"), Step("fz.A", role=FUZZED, optional=True), Step("fz.B", role=FUZZED, optional=True),
+         Step("Codegen"))
+SCRIPT = 'def main(a: T.Buffer((4,), "float32")):\n    for i in range(4):\n        a[i] = a[i] + 1\n'
+
+
+def _case(expected: Observation | None = ERROR, script: str = SCRIPT, steps: tuple[Step, ...] = STEPS) -> Case:
+    return Case(script, steps, 0, expected=expected)
+
+
+def _context(case: Case, answer: Answer = _never, got: Observation | None = None,
+             ancestors: list[tuple[str, str]] | None = None, legacy: Case | None = None,
+             settings: GateSettings | None = None, unparsable: frozenset[str] = frozenset(),
+             measure: Callable[[Case, str, float], int | None] | None = None,
+             ub_check: Callable[[Any, Any], str | None] | None = None) -> LowlevelContext:
+    job = GateJob("0123456789ab", case, ancestors or [], settings or GateSettings(), legacy)
+    context = LowlevelContext.of(job, FakeTester(answer, unparsable))
+    context.got = got
+    context.measure = measure or (lambda case, program, timeout: pytest.fail("no hang size is measured"))
+    context.ub_check = ub_check or (lambda mutant, seed: None)
+    return context
+
+
+def _tester(context: LowlevelContext) -> FakeTester:
+    assert isinstance(context.tester, FakeTester)
+    return context.tester
+
+
+# --- the rule tuple and its documentation ---
+
+
+def test_the_module_docstring_lists_the_rules_in_order() -> None:
+    listed = re.findall(r"^\s*\d+\. \*\*([\w-]+)\.\*\*", gate.__doc__ or "", re.MULTILINE)
+    assert listed == [rule.name for rule in RULES]
+    assert listed == ["expects-failure", "legacy-program", "alone", "hang", "precondition", "reserved-attribute",
+                      "undefined-behaviour", "contract", "ancestor", "verifier", "culprit"]
+
+
+def test_the_engine_marks_the_answering_rule_and_the_store_records_it(tmp_path: Path) -> None:
+    context = _context(_case(), lambda case: Observation.ok())
+    verdict = GateRules(RULES).first_answer(context)
+    assert (verdict.verdict, verdict.rule, reason_code(verdict.reason)) == (NOT_A_BUG, "alone", "not-reproduced")
+    assert verdict.tests == 1 and verdict.signature == "0123456789ab"
+    meta = FindingMeta("0123456789ab", "lowlevel", ERROR)
+    store.apply_verdict(tmp_path, meta, verdict)
+    assert meta.extra["gate_rule"] == "alone" and meta.verdict == NOT_A_BUG
+
+
+def test_a_confirmed_error_goes_through_every_rule_to_its_culprit() -> None:
+    context = _context(_case(), lambda case: ERROR if "fz.B" in {s.name for s in case.steps} else Observation.ok())
+    verdict = GateRules(RULES).first_answer(context)
+    assert (verdict.verdict, verdict.rule, verdict.culprit) == (BUG, "culprit", ["fz.B"])
+    assert verdict.root and verdict.case.expected == ERROR  # the case now expects what it showed alone
+
+
+# --- expects-failure ---
+
+
+def test_expects_failure_dismisses_a_case_that_expects_none() -> None:
+    verdict = ExpectsFailure().judge(_context(_case(Observation.ok())))
+    assert verdict is not None and verdict.verdict == NOT_A_BUG
+    assert verdict.reason.startswith("not-reproduced: the case expects no failure (ok")
+    assert ExpectsFailure().judge(_context(_case())) is None
+
+
+# --- legacy-program ---
+
+
+def test_legacy_program_passes_a_finding_of_this_seedzer() -> None:
+    assert LegacyProgram().judge(_context(_case())) is None
+
+
+def test_legacy_program_must_still_fail_as_recorded() -> None:
+    old = _case(script="OLD")
+    context = _context(_case(), lambda case: Observation.ok(), legacy=old)
+    verdict = LegacyProgram().judge(context)
+    assert verdict is not None and verdict.reason.startswith("not-reproduced: run alone it gives ok")
+    assert verdict.case.script == "OLD" and _tester(context).tests == 1
+    assert not _tester(context).ran[0][0].checks.illformed  # the verifier only for an ill-formed finding
+
+
+def test_legacy_program_failing_only_outside_the_contracts_is_a_contract_violation() -> None:
+    context = _context(_case(), lambda case: ERROR if case.script == "OLD" else Observation.ok(),
+                       legacy=_case(script="OLD"))
+    verdict = LegacyProgram().judge(context)
+    assert verdict is not None and verdict.verdict == NOT_A_BUG and reason_code(verdict.reason) == "contract"
+    assert verdict.case.script == SCRIPT
+
+
+def test_legacy_program_confirms_the_failure_within_the_contracts() -> None:
+    other = Observation(Symptom.EXCEPTION, Stage.PASS, "Codegen", "Check failed: other", step_index=3)
+    context = _context(_case(), lambda case: ERROR if case.script == "OLD" else other, legacy=_case(script="OLD"))
+    assert LegacyProgram().judge(context) is None
+    assert context.expected == other and context.got == other
+    assert context.notes == [f"within the pass contracts it shows as: {other.headline()[:200]}"]
+    assert Alone().judge(context) is None and _tester(context).tests == 2  # not run alone once more
+
+
+# --- alone ---
+
+
+def test_alone_passes_the_same_failure_and_keeps_it() -> None:
+    context = _context(_case(), lambda case: ERROR)
+    assert Alone().judge(context) is None
+    assert context.got == ERROR and _tester(context).tests == 1 and not context.notes
+
+
+def test_alone_dismisses_another_failure_an_invalid_case_and_an_instrumented_crash() -> None:
+    other = dataclasses.replace(ERROR, message="Check failed: something else entirely")
+    verdict = Alone().judge(_context(_case(), lambda case: other))
+    assert verdict is not None and verdict.reason == f"not-reproduced: run alone it gives {other.headline()}"
+    invalid = Observation(Symptom.INVALID, Stage.MUTATE, None, "unusable test case: x")
+    verdict = Alone().judge(_context(_case(), lambda case: invalid))
+    assert verdict is not None and verdict.reason == "invalid: unusable test case: x"
+    crash = Observation(Symptom.CRASH, Stage.BUILD, "tirx.LowerIntrin", "killed by signal SIGSEGV", signal=11)
+    verdict = Alone().judge(_context(_case(crash), lambda case: Observation.ok(),
+                                     settings=GateSettings(instrumented=True)))
+    assert verdict is not None and reason_code(verdict.reason) == "instrumentation-suspect"
+
+
+def test_alone_judges_illformed_ir_that_now_shows_as_a_wrong_result_as_such() -> None:
+    illformed = Observation(Symptom.ILLFORMED, Stage.PASS, "fz.B", "ill-formed IR", step_index=2)
+    mismatch = Observation(Symptom.MISMATCH, Stage.COMPARE, None, "outputs differ", comparison=OPT_VS_REFERENCE)
+    context = _context(_case(illformed), lambda case: mismatch)
+    assert Alone().judge(context) is None
+    assert context.got == mismatch and context.notes[0].startswith("run alone the ill-formed IR shows as: mismatch")
+
+
+def test_alone_answers_a_hang_the_test_case_asks_for_before_the_long_rerun() -> None:
+    hang = Observation(Symptom.HANG, Stage.BUILD, "tirx.LowerIntrin", "build stage ran over 60s")
+    unrolled = _case(hang, script="for i in T.unroll(4096):\n    pass\n")
+    context = _context(unrolled, measure=lambda case, program, timeout: 5000)
+    verdict = Alone().judge(context)
+    assert verdict is not None and verdict.verdict == NOT_A_BUG and _tester(context).tests == 0
+    assert verdict.reason.startswith("invalid: the IR unrolls loops explicitly")
+    assert "lowers to 5000 statements (from 2 lines of IR): the slow compile" in verdict.reason
+    # small enough: the hang is re-run alone, with the generous limit
+    context = _context(unrolled, lambda case: hang, measure=lambda case, program, timeout: 100)
+    assert Alone().judge(context) is None
+    assert _tester(context).ran[0][1] == GateSettings().hang_factor * GateSettings().timeouts["build"]
+
+
+# --- hang ---
+
+
+def test_hang_passes_other_failures() -> None:
+    assert Hang().judge(_context(_case(), got=ERROR)) is None
+
+
+def test_a_hang_is_a_bug_at_its_step_unless_the_minimal_lowering_or_the_test_case_asks_for_it() -> None:
+    hang = Observation(Symptom.HANG, Stage.RUN, "tirx.LowerIntrin", "run stage ran over 60s")
+    verdict = Hang().judge(_context(_case(hang), got=hang))
+    assert verdict is not None and (verdict.verdict, verdict.culprit) == (BUG, ["tirx.LowerIntrin"])
+    assert verdict.root and verdict.notes == ["the kernel was slow at tirx.LowerIntrin (IR of 3 lines)"]
+    minimal = dataclasses.replace(hang, pass_name="<minimal>:tirx.LowerIntrin")
+    verdict = Hang().judge(_context(_case(minimal), got=minimal))
+    assert verdict is not None and verdict.reason.startswith("invalid: even the minimal lowering is this slow")
+    unrolled = _case(hang, script="for i in T.unroll(4096):\n    pass\n")
+    verdict = Hang().judge(_context(unrolled, got=hang, measure=lambda case, program, timeout: 2001))
+    assert verdict is not None and verdict.verdict == NOT_A_BUG and "the slow kernel is the work" in verdict.reason
+
+
+# --- precondition ---
+
+
+def test_precondition_dismisses_a_stated_precondition_and_a_disabled_oracle() -> None:
+    stated = dataclasses.replace(ERROR, message="Check failed: tirx.X must be called after tirx.Y")
+    verdict = Precondition().judge(_context(_case(stated), got=stated))
+    assert verdict is not None and verdict.reason.startswith("precondition: precondition: Check failed")
+    assert verdict.observation.symptom is Symptom.INVALID
+    settings = GateSettings(oracles=("crash", "hang"))
+    verdict = Precondition().judge(_context(_case(), got=ERROR, settings=settings))
+    assert verdict is not None and verdict.reason.startswith("precondition: exception oracle disabled")
+    assert Precondition().judge(_context(_case(), got=ERROR)) is None
+
+
+# --- reserved-attribute ---
+
+
+def test_reserved_attribute_dismisses_ir_carrying_compute_scope() -> None:
+    scoped = _case(script='with T.attr(0, "compute_scope", "main_compute_"):\n    pass\n')
+    verdict = ReservedAttribute().judge(_context(scoped, got=ERROR))
+    assert verdict is not None and verdict.reason.startswith("contract: the IR carries `compute_scope`")
+    assert ReservedAttribute().judge(_context(_case(), got=ERROR)) is None
+
+
+# --- undefined-behaviour ---
 
 
 def test_undefined_behaviour_excuses_a_wrong_run_but_not_a_compiler_crash() -> None:
-    assert excused_by_ub(_obs(Symptom.MISMATCH, Stage.COMPARE))
-    assert excused_by_ub(_obs(Symptom.PERF, Stage.RUN))
-    assert excused_by_ub(_obs(Symptom.CRASH, Stage.RUN))
-    assert not excused_by_ub(_obs(Symptom.EXCEPTION, Stage.PASS, "IntImm supports only int or uint or bool type"))
-    assert not excused_by_ub(_obs(Symptom.ILLFORMED, Stage.PASS))
-    assert not excused_by_ub(_obs(Symptom.CRASH, Stage.BUILD))
+    def obs(symptom: Symptom, stage: Stage, message: str = "boom") -> Observation:
+        return Observation(symptom, stage, "tirx.LowerIntrin", message)
+
+    assert excused_by_ub(obs(Symptom.MISMATCH, Stage.COMPARE))
+    assert excused_by_ub(obs(Symptom.PERF, Stage.RUN))
+    assert excused_by_ub(obs(Symptom.CRASH, Stage.RUN))
+    assert not excused_by_ub(obs(Symptom.EXCEPTION, Stage.PASS, "IntImm supports only int or uint or bool type"))
+    assert not excused_by_ub(obs(Symptom.ILLFORMED, Stage.PASS))
+    assert not excused_by_ub(obs(Symptom.CRASH, Stage.BUILD))
     # the simplifier's deliberate refusal of a constant division by zero is excused
-    assert excused_by_ub(_obs(Symptom.EXCEPTION, Stage.PASS, "Check failed: fb->value != 0 (0 vs. 0) : Divide by zero"))
+    assert excused_by_ub(obs(Symptom.EXCEPTION, Stage.PASS, "Check failed: fb->value != 0 (0 vs. 0) : Divide by zero"))
 
 
-def test_the_contract_check_applies_to_fuzzed_steps_only() -> None:
-    steps = (Step("tirx.StorageRewrite", {}, {}, FUZZED, True), Step("tirx.LowerIntrin", {}, {}, PIPELINE, False))
-    case = Case("", steps, 0)
-    assert Gate._fuzzed_step_failed(case, _obs(Symptom.EXCEPTION, Stage.PASS, step=0))
-    assert not Gate._fuzzed_step_failed(case, _obs(Symptom.EXCEPTION, Stage.PASS, step=1))
-    assert not Gate._fuzzed_step_failed(case, _obs(Symptom.EXCEPTION, Stage.BUILD, step=0))
-    assert not Gate._fuzzed_step_failed(case, _obs(Symptom.EXCEPTION, Stage.PASS, step=None))
+MISMATCH = Observation(Symptom.MISMATCH, Stage.COMPARE, None, "outputs differ", comparison=OPT_VS_REFERENCE)
 
 
-def test_reason_codes() -> None:
-    assert reason_code("contract: X fails only on IR ...") == "contract"
-    assert reason_code("verifier-default-pipeline: TVM's default pipeline ...") == "verifier-default-pipeline"
-    assert reason_code("") == "other"
+def test_undefined_behaviour_the_seed_lacks_makes_a_wrong_run_invalid() -> None:
+    checked: list[tuple[Any, Any]] = []
+
+    def ub(mutant: Any, seed: Any) -> str | None:
+        checked.append((mutant, seed))
+        return "ub: float division by a range holding 0"
+
+    context = _context(_case(), got=MISMATCH, ancestors=[("original seed", "SEED")], ub_check=ub)
+    verdict = UndefinedBehaviour().judge(context)
+    assert verdict is not None and verdict.reason == (
+        "invalid: the IR has undefined behaviour its original seed lacks (ub: float division by a range holding 0)")
+    assert checked == [(SCRIPT, "SEED")] and verdict.case.expected == MISMATCH
 
 
-def test_a_fuzzed_pass_in_its_non_optimizing_form_is_found() -> None:
+def test_undefined_behaviour_never_excuses_a_compiler_error_nor_judges_without_a_seed() -> None:
+    def ub(mutant: Any, seed: Any) -> str | None:
+        raise AssertionError("not analysed")
+
+    context = _context(_case(MISMATCH), got=ERROR, ancestors=[("original seed", "SEED")], ub_check=ub)
+    assert UndefinedBehaviour().judge(context) is None
+    assert context.case.expected == ERROR  # from here on the case expects the failure it showed alone
+    assert UndefinedBehaviour().judge(_context(_case(), got=MISMATCH, ub_check=ub)) is None
+    same = _context(_case(), got=MISMATCH, ancestors=[("original seed", SCRIPT)], ub_check=ub)
+    assert UndefinedBehaviour().judge(same) is None
+
+
+def test_undefined_behaviour_check_is_skipped_with_a_note_when_the_seed_does_not_parse() -> None:
+    context = _context(_case(), got=MISMATCH, ancestors=[("original seed", "SEED")], unparsable=frozenset({"SEED"}))
+    assert UndefinedBehaviour().judge(context) is None
+    assert context.notes == ["undefined-behaviour check skipped: SyntaxError: cannot parse 'SEED'"]
+
+
+# --- contract ---
+
+
+def _fuzzed_after(position: int) -> tuple[Step, ...]:
+    """TVM's pipeline with one fuzzed step right after its pipeline pass at ``position``."""
+    steps = pipeline_steps()
+    return (*steps[:position + 1], Step("tirx.StorageRewrite", role=FUZZED, optional=True), *steps[position + 1:])
+
+
+def test_contract_dismisses_a_fuzzed_failure_the_canonical_lowering_makes_disappear() -> None:
+    steps = _fuzzed_after(17)  # after FlattenBuffer: the lowering up to it establishes five forms
+    failed = Observation(Symptom.EXCEPTION, Stage.PASS, "tirx.StorageRewrite", "Check failed: boom", step_index=18)
+    context = _context(_case(failed, steps=steps), lambda case: Observation.ok(), got=failed)
+    verdict = Contract().judge(context)
+    assert verdict is not None and verdict.reason.startswith("contract: tirx.StorageRewrite fails only on IR")
+    (ran, _), = _tester(context).ran
+    assert len(ran.steps) == len(steps) + 5 and ran.steps[23] == steps[18]  # inserted right before it
+    # the failure survives the canonical lowering: a contract holds
+    context = _context(_case(failed, steps=steps), lambda case: failed, got=failed)
+    assert Contract().judge(context) is None
+
+
+def test_contract_applies_to_fuzzed_steps_failing_in_a_pass_only() -> None:
+    steps = _fuzzed_after(17)
+    failed = Observation(Symptom.EXCEPTION, Stage.PASS, "tirx.FlattenBuffer", "Check failed: boom", step_index=17)
+    assert Contract().judge(_context(_case(failed, steps=steps), got=failed)) is None  # a pipeline step
+    building = dataclasses.replace(failed, stage=Stage.BUILD, step_index=18)
+    assert Contract().judge(_context(_case(building, steps=steps), got=building)) is None
+    unknown = dataclasses.replace(failed, step_index=None)
+    assert Contract().judge(_context(_case(unknown, steps=steps), got=unknown)) is None
+    early = dataclasses.replace(failed, step_index=1)  # right after the first pass: no form to establish
+    assert Contract().judge(_context(_case(early, steps=_fuzzed_after(0)), got=early)) is None
+
+
+# --- ancestor ---
+
+
+def test_ancestor_narrows_the_case_to_the_least_mutated_ir_that_fails_the_same_way() -> None:
+    seed = 'def main(seed_buf: T.Buffer((4,), "float32")):\n    pass\n'
+    context = _context(_case(), lambda case: ERROR if case.script in (seed, "PARENT") else Observation.ok(),
+                       got=ERROR, ancestors=[("original seed", ""), ("the seed", seed), ("parent", "PARENT")])
+    assert Ancestor().judge(context) is None
+    assert context.case.script == seed and context.case.steps == STEPS and _tester(context).tests == 1
+    assert context.notes == ["the seed fails the same way: filed with its IR"] and "seed_buf" in context.names
+
+
+def test_ancestor_keeps_the_case_when_no_ancestor_fails_the_same_way() -> None:
+    context = _context(_case(), lambda case: Observation.ok(), got=ERROR, ancestors=[("parent", "PARENT")])
+    assert Ancestor().judge(context) is None
+    assert context.case.script == SCRIPT and not context.notes
+
+
+# --- verifier ---
+
+
+ILLFORMED = Observation(Symptom.ILLFORMED, Stage.PASS, "Codegen", "ill-formed: undefined variable", step_index=3)
+
+
+def _pipeline_makes_it(after: Observation) -> Answer:
+    """The reference pipeline verified from the start shows the ill-formed IR; without the verifier
+    the build shows ``after``."""
+    def answer(case: Case) -> Observation:
+        if case.checks.pipeline_illformed and all(s.role == PIPELINE for s in case.steps):
+            return ILLFORMED
+        assert not case.checks.illformed
+        return after
+    return answer
+
+
+def test_verifier_dismisses_ill_formed_ir_the_default_pipeline_makes_and_then_builds_correctly() -> None:
+    context = _context(_case(ILLFORMED), _pipeline_makes_it(Observation.ok()), got=ILLFORMED)
+    verdict = Verifier().judge(context)
+    assert verdict is not None and reason_code(verdict.reason) == "verifier-default-pipeline"
+    counted = _context(_case(ILLFORMED), _pipeline_makes_it(Observation.ok()), got=ILLFORMED,
+                       settings=GateSettings(verifier_issues=True))
+    assert Verifier().judge(counted) is None and counted.notes[0].startswith("verifier-default-pipeline:")
+
+
+def test_verifier_notes_a_pipeline_ir_whose_build_fails_and_passes_other_failures() -> None:
+    context = _context(_case(ILLFORMED), _pipeline_makes_it(ERROR), got=ILLFORMED)
+    assert Verifier().judge(context) is None
+    assert context.notes == [f"the default pipeline makes this IR, and the build then fails: {ERROR.headline()}"]
+    mine = _context(_case(ILLFORMED), lambda case: Observation.ok(), got=ILLFORMED)  # the pipeline alone is fine
+    assert Verifier().judge(mine) is None and _tester(mine).tests == 1
+    assert Verifier().judge(_context(_case(), got=ERROR)) is None
+
+
+# --- culprit ---
+
+
+def _fuzzed(case: Case) -> set[str]:
+    return {s.name for s in case.steps if s.role == FUZZED}
+
+
+def test_culprit_names_the_passes_a_failure_needs_and_files_a_bug() -> None:
+    context = _context(_case(), lambda case: ERROR if "fz.B" in _fuzzed(case) else Observation.ok(), got=ERROR)
+    verdict = Culprit().judge(context)
+    assert (verdict.verdict, verdict.culprit, verdict.observation) == (BUG, ["fz.B"], ERROR)
+    assert verdict.root and context.culprit == ["fz.B"] and verdict.tests == _tester(context).tests > 0
+    budget = _context(_case(), lambda case: ERROR if "fz.B" in _fuzzed(case) else Observation.ok(), got=ERROR,
+                      settings=GateSettings(max_tests=1))
+    assert Culprit().judge(budget).verdict == BUG
+    assert budget.notes == ["culprit bisection stopped after 1 tests (budget)"]
+
+
+def test_culprit_dismisses_a_slowdown_a_non_optimizing_fuzzed_pass_asks_for() -> None:
     vectorize = Step("tirx.VectorizeLoop", {"enable_vectorize": True}, {}, PIPELINE, True, {"enable_vectorize": False})
-    off = Step("tirx.VectorizeLoop", {"enable_vectorize": False}, {}, FUZZED, True)
-    on = Step("tirx.VectorizeLoop", {"enable_vectorize": True}, {}, FUZZED, True)
-    assert Gate._deoptimizing(Case("", (off, vectorize), 0), ["tirx.VectorizeLoop"]) is not None
-    assert Gate._deoptimizing(Case("", (on, vectorize), 0), ["tirx.VectorizeLoop"]) is None
-    assert Gate._deoptimizing(Case("", (off, vectorize), 0), ["tirx.UnrollLoop"]) is None
+    scalar = Step("tirx.VectorizeLoop", {"enable_vectorize": False}, {}, FUZZED, True)
+    fast = Step("tirx.VectorizeLoop", {"enable_vectorize": True}, {}, FUZZED, True)
+    slow = Observation(Symptom.PERF, Stage.RUN, None, "2.1x slower")
+
+    def answer(case: Case) -> Observation:
+        return slow if _fuzzed(case) else Observation.ok()
+
+    verdict = Culprit().judge(_context(_case(slow, steps=(scalar, vectorize)), answer, got=slow))
+    assert verdict.verdict == NOT_A_BUG and verdict.reason.startswith(
+        "invalid: the fuzzed tirx.VectorizeLoop[enable_vectorize=False] is the pipeline's non-optimizing form")
+    verdict = Culprit().judge(_context(_case(slow, steps=(fast, vectorize)), answer, got=slow))
+    assert (verdict.verdict, verdict.culprit) == (BUG, ["tirx.VectorizeLoop"])
+
+
+def test_culprit_files_a_wrong_result_that_comes_with_ill_formed_ir_as_that_ill_formedness() -> None:
+    broken = Observation(Symptom.ILLFORMED, Stage.PASS, "fz.B", "ill-formed after fz.B", step_index=2)
+
+    def answer(case: Case) -> Observation:
+        if case.checks.pipeline_illformed:  # verified from the first step
+            return broken
+        return MISMATCH if "fz.B" in _fuzzed(case) else Observation.ok()
+
+    context = _context(_case(MISMATCH), answer, got=MISMATCH)
+    verdict = Culprit().judge(context)
+    assert (verdict.verdict, verdict.culprit, verdict.observation) == (BUG, ["fz.B"], broken)
+    assert context.notes == ["the wrong result comes with ill-formed IR after fz.B"]
+    plain = _context(_case(MISMATCH), lambda case: MISMATCH if "fz.B" in _fuzzed(case) else Observation.ok(),
+                     got=MISMATCH)
+    verdict = Culprit().judge(plain)
+    assert (verdict.verdict, verdict.culprit, verdict.observation) == (BUG, ["fz.B"], MISMATCH)

@@ -1,0 +1,176 @@
+"""What the low-level gate's rules judge: the job, the context they share, and the helpers they use.
+
+:class:`GateJob` is one candidate as the campaign sends it; :class:`LowlevelContext` is the state of
+its judgement (the case, the failure it must show and the one it showed alone, the tester, notes so
+far), which the rules of :mod:`seedzer.finding.lowlevel.rules` read and narrow in turn.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from seedzer.execute.forked import call_forked
+from seedzer.finding.gate import GateSettings
+from seedzer.finding.lowlevel.hang_size import lowered_statements
+from seedzer.finding.meta import NOT_A_BUG
+from seedzer.finding.verdict import INSTRUMENTATION, INVALID, NOT_REPRODUCED, Verdict
+from seedzer.kernel.common import Case, Observation, Stage, Symptom
+from seedzer.kernel.messages import ir_names, normalize, same_failure
+
+COMPILE_STAGES = frozenset({Stage.MUTATE, Stage.PASS, Stage.BUILD})
+REFUSES_UB = re.compile(r"divide by zero|division by zero|mod(ulo)? by zero", re.IGNORECASE)
+"""TVM's deliberate refusals of a constant division by zero (the simplifier's checks)."""
+
+
+def excused_by_ub(observation: Observation) -> bool:
+    """Whether undefined behaviour in the IR excuses ``observation``: any failure of the run (a
+    mismatch, a slowdown, a crash or hang of the kernel) and a compiler's refusal of a division
+    by zero, but no other failure of the compiler."""
+    return observation.stage not in COMPILE_STAGES or bool(REFUSES_UB.search(observation.message))
+
+
+@dataclass
+class GateJob:
+    """One candidate: its case (``expected`` is what the campaign observed) and its ancestors' IR."""
+
+    signature: str
+    case: Case
+    ancestors: list[tuple[str, str]] = field(default_factory=list)
+    """``(label, TVMScript)`` of less mutated versions of the IR, least mutated first."""
+    settings: GateSettings = field(default_factory=GateSettings)
+    legacy: Case | None = None
+    """For a finding filed by an older Seedzer: the program it ran (passes outside their contracts)."""
+
+
+class Parser(Protocol):
+    """Parses a TVMScript text (the tester's runner, with its parse cache)."""
+
+    def parse(self, script: str) -> Any:
+        """The PrimFunc of ``script``."""
+        ...
+
+
+class GateTester(Protocol):
+    """What the rules need of :class:`~seedzer.finding.lowlevel.tester.Tester`."""
+
+    tests: int
+    runner: Parser
+
+    def observe(self, case: Case, timeout: float) -> Observation:
+        """What ``case`` shows when run alone within ``timeout`` seconds."""
+        ...
+
+
+def lines(case: Case) -> int:
+    """The non-blank lines of a case's IR (its size in verdicts)."""
+    return sum(1 for ln in case.script.splitlines() if ln.strip())
+
+
+def timeout_for(settings: GateSettings, observation: Observation) -> float:
+    """The limit of a test re-running a failure: a hang ``hang_factor`` times its stage's limit, any
+    other failure twice the limits of all stages together."""
+    limits = settings.timeouts
+    if observation.symptom is Symptom.HANG:
+        stage = observation.stage.value if observation.stage else "build"
+        return settings.hang_factor * float(limits.get(stage, 60.0))
+    return 2.0 * sum(float(v) for v in limits.values())
+
+
+def reproduces(expected: Observation, got: Observation, names: frozenset[str]) -> bool:
+    """Whether ``got`` is the failure ``expected`` describes, as the gate judges it (a crash at the
+    same step, any hang, else :func:`~seedzer.kernel.messages.same_failure`)."""
+    if expected.symptom is Symptom.CRASH:
+        return got.symptom is Symptom.CRASH and got.pass_name == expected.pass_name
+    if expected.symptom is Symptom.HANG:
+        return got.symptom is Symptom.HANG
+    return same_failure(expected, got, names)
+
+
+def reproduces_legacy(expected: Observation, got: Observation, names: frozenset[str]) -> bool:
+    """Whether a program of an older Seedzer still fails as it recorded (older versions named a build
+    error after the pipeline's last pass and a nested pass by its inner name: the message decides)."""
+    if expected.symptom in (Symptom.EXCEPTION, Symptom.ILLFORMED):
+        return got.symptom is expected.symptom and normalize(got.message, names) == normalize(expected.message, names)
+    return reproduces(expected, got, names)
+
+
+def lowered_size(case: Case, program: str, timeout: float) -> int | None:
+    """How many statements ``program`` of ``case`` lowers to (up to the huge-IR threshold plus one),
+    counted in a forked child; None when the child fails or times out."""
+    size = call_forked(lowered_statements, case, program, timeout=timeout)
+    return int(size.value) if size.ok else None
+
+
+def check_ub(mutant: Any, seed: Any) -> str | None:
+    """:func:`seedzer.tir.ub.check` (imported on first use: it imports TVM)."""
+    from seedzer.tir.ub import check
+
+    return check(mutant, seed)
+
+
+@dataclass
+class LowlevelContext:
+    """One candidate's judgement so far, shared by the gate's rules (see :mod:`seedzer.finding.lowlevel.gate`).
+
+    ``expected`` is the failure to confirm, ``got`` the one the case showed alone (None until a
+    rule ran it); ``case`` is the case judged (narrowed by the rules: the re-observed failure as its
+    expectation, then the least mutated ancestor's IR), ``names`` the IR names its messages are
+    normalized with. ``measure`` and ``ub_check`` are the forked hang-size count and the undefined-
+    behaviour analysis (injectable, so a rule can be judged without TVM).
+    """
+
+    job: GateJob
+    tester: GateTester
+    case: Case
+    expected: Observation
+    names: frozenset[str]
+    timeout: float
+    got: Observation | None = None
+    culprit: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    start: float = field(default_factory=time.monotonic)
+    measure: Callable[[Case, str, float], int | None] = lowered_size
+    ub_check: Callable[[Any, Any], str | None] = check_ub
+
+    @staticmethod
+    def of(job: GateJob, tester: GateTester) -> LowlevelContext:
+        """The context of a new judgement of ``job``, its tests run by ``tester``."""
+        expected = job.case.expected
+        assert expected is not None, "a gate job's case carries the observation to confirm"
+        return LowlevelContext(job, tester, job.case, expected, ir_names(job.case.script),
+                               timeout_for(job.settings, expected))
+
+    @property
+    def settings(self) -> GateSettings:
+        """The job's gate settings."""
+        return self.job.settings
+
+    @property
+    def seen(self) -> Observation:
+        """The failure the case showed alone (a rule that needs it runs after the one that saw it)."""
+        assert self.got is not None, "the case has not been run alone yet"
+        return self.got
+
+    def observe(self, case: Case, timeout: float | None = None) -> Observation:
+        """What ``case`` shows alone within ``timeout`` (default: the judgement's limit)."""
+        return self.tester.observe(case, self.timeout if timeout is None else timeout)
+
+    def verdict(self, verdict: str, reason: str, case: Case, observation: Observation,
+                culprit: list[str] | None = None, root: str | None = None) -> Verdict:
+        """A verdict with the judgement's cost so far and its notes."""
+        return Verdict(self.job.signature, verdict, reason, case, observation, culprit or [], root,
+                       self.tester.tests, time.monotonic() - self.start, self.notes)
+
+    def not_reproduced(self, case: Case, expected: Observation, got: Observation) -> Verdict:
+        """Not a bug: ``case`` run alone gave ``got``, not ``expected`` (an invalid test case; a crash
+        only coverage instrumentation shows; else not reproduced)."""
+        if got.symptom is Symptom.INVALID:
+            return self.verdict(NOT_A_BUG, f"{INVALID}: {got.message[:300]}", case, got)
+        if expected.symptom is Symptom.CRASH and self.settings.instrumented:
+            return self.verdict(NOT_A_BUG, f"{INSTRUMENTATION}: the crash does not happen without coverage "
+                                f"instrumentation (observed {got.headline()[:200]})", case, got)
+        return self.verdict(NOT_A_BUG, f"{NOT_REPRODUCED}: run alone it gives {got.headline()[:300]}", case, got)

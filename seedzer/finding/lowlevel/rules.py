@@ -1,0 +1,303 @@
+"""The low-level gate's rules, one class per check (:data:`seedzer.finding.lowlevel.gate.RULES` orders them).
+
+Each rule judges a :class:`~seedzer.finding.lowlevel.context.LowlevelContext`: a verdict, or None
+to let the next rule judge (after narrowing the context, for some). Their order matters: a rule
+reads what the rules before it established (the failure the case showed alone, the case it now
+expects, the least mutated IR that fails the same way).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from seedzer.finding.lowlevel.context import (
+    LowlevelContext,
+    excused_by_ub,
+    lines,
+    reproduces,
+    reproduces_legacy,
+    timeout_for,
+)
+from seedzer.finding.lowlevel.culprit import bisect, verified_from_start
+from seedzer.finding.lowlevel.hang_size import HUGE_IR_STATEMENTS, unrolling_asked
+from seedzer.finding.meta import BUG, NOT_A_BUG
+from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, VERIFIER, Verdict
+from seedzer.kernel.common import FUZZED, MINIMAL, Case, Observation, Stage, Symptom, label_parts, reference_steps
+from seedzer.kernel.messages import ir_names
+from seedzer.oracles.registry import judge, make_oracles
+from seedzer.oracles.signature import root_key
+from seedzer.passes.contracts import canonical_lowering, reserved_attribute, slot_of_step
+
+
+def _bug(context: LowlevelContext, case: Case, got: Observation, culprit: list[str]) -> Verdict:
+    root = root_key("lowlevel", got, culprit, ir_names(case.script)).digest()
+    return context.verdict(BUG, "bug", case, got, culprit, root)
+
+
+def _asked_for(context: LowlevelContext, case: Case, hang: Observation) -> Verdict | None:
+    """Not a bug when a slow compile or kernel comes from unrolling the test case asks for into huge
+    IR (:mod:`seedzer.finding.lowlevel.hang_size`)."""
+    asked = unrolling_asked(case) if hang.stage in (Stage.BUILD, Stage.RUN) else None
+    if asked is None:
+        return None
+    size = context.measure(case, label_parts(hang.pass_name or "")[0], timeout_for(context.settings, hang))
+    if size is None or size <= HUGE_IR_STATEMENTS:
+        return None
+    slow = "kernel" if hang.stage is Stage.RUN else "compile"
+    return context.verdict(NOT_A_BUG, f"{INVALID}: {asked}, and the program lowers to {size} statements "
+                           f"(from {lines(case)} lines of IR): the slow {slow} is the work the test case asks for",
+                           case, hang)
+
+
+class ExpectsFailure:
+    """Not a bug (not reproduced) when the case expects no failure at all."""
+
+    name = "expects-failure"
+
+    def judge(self, context: LowlevelContext) -> Verdict | None:
+        expected = context.expected
+        if expected.symptom.is_bug:
+            return None
+        return context.verdict(NOT_A_BUG, f"{NOT_REPRODUCED}: the case expects no failure ({expected.headline()})",
+                               context.case, expected)
+
+
+class LegacyProgram:
+    """A finding of an older Seedzer: its own program (passes outside their contracts) must still fail
+    as recorded; then the case, within the contracts, must fail at all, and that failure is the one
+    to confirm (its observation is the case's re-run alone)."""
+
+    name = "legacy-program"
+
+    def judge(self, context: LowlevelContext) -> Verdict | None:
+        program, expected = context.job.legacy, context.expected
+        if program is None:
+            return None
+        illformed = expected.symptom is Symptom.ILLFORMED
+        legacy = dataclasses.replace(program, checks=dataclasses.replace(
+            program.checks, illformed=illformed, pipeline_illformed=illformed))
+        old = context.observe(legacy)
+        if not reproduces_legacy(expected, old, context.names):
+            return context.not_reproduced(legacy, expected, old)
+        got = context.observe(context.case)
+        if got.symptom is Symptom.OK:
+            return context.verdict(NOT_A_BUG, f"{CONTRACT}: it happens only when passes run outside their "
+                                   "contracts (within them every check passes)", context.case, got)
+        if got.symptom.is_bug and not reproduces(old, got, context.names):
+            context.notes.append(f"within the pass contracts it shows as: {got.headline()[:200]}")
+        context.expected = context.got = got
+        return None
+
+
+class Alone:
+    """The case runs again alone and must fail the same way (a hang must outlive a generous limit; a
+    crash must die by a signal, never SIGKILL). A hang the test case asks for is answered before the
+    long re-run; ill-formed IR that now shows as a wrong result is judged as that wrong result."""
+
+    name = "alone"
+
+    def judge(self, context: LowlevelContext) -> Verdict | None:
+        case, expected = context.case, context.expected
+        if context.got is None:
+            early = _asked_for(context, case, expected) if expected.symptom is Symptom.HANG else None
+            if early is not None:  # known without waiting out the generous limit
+                return early
+            context.got = context.observe(case)
+        got = context.got
+        if reproduces(expected, got, context.names):
+            return None
+        if not (expected.symptom is Symptom.ILLFORMED and got.symptom is Symptom.MISMATCH):
+            return context.not_reproduced(case, expected, got)
+        # the verifier no longer looks where it did (a pipeline step before any fuzzed one):
+        # the wrong result is what the build of that IR gives, judged as such
+        context.notes.append(f"run alone the ill-formed IR shows as: {got.headline()[:200]}")
+        return None
+
+
+class Hang:
+    """A hang that outlived the generous limit alone: a bug unless even the minimal lowering is slow or
+    the test case asks for the work. Hangs are not bisected: every test would take the limit."""
+
+    name = "hang"
+
+    def judge(self, context: LowlevelContext) -> Verdict | None:
+        case, got = context.case, context.seen
+        if got.symptom is not Symptom.HANG:
+            return None
+        where = got.pass_name or ""
+        program, step = label_parts(where)
+        if program == MINIMAL:
+            return context.verdict(NOT_A_BUG, f"{INVALID}: even the minimal lowering is this slow ({where}; the IR "
+                                   f"has {lines(case)} lines): the test case asks for the work", case, got)
+        asked = _asked_for(context, case, got)
+        if asked is not None:
+            return asked
+        context.notes.append(f"the {'kernel' if got.stage is Stage.RUN else 'compilation'} was slow at {where} "
+                             f"(IR of {lines(case)} lines)")
+        return _bug(context, case, got, [step] if where else [])
+
+
+class Precondition:
+    """The failure goes through the enabled oracles: a pass stating a precondition is an invalid input."""
+
+    name = "precondition"
+
+    def judge(self, context: LowlevelContext) -> Verdict | None:
+        judged = judge(make_oracles(context.settings.oracles), context.seen)
+        if judged.symptom is not Symptom.INVALID:
+            return None
+        return context.verdict(NOT_A_BUG, f"{PRECONDITION}: {judged.message[:300]}", context.case, judged)
+
+
+class ReservedAttribute:
+    """IR carrying an attribute TVM's lowering puts in place itself is outside every pass's contract."""
+
+    name = "reserved-attribute"
+
+    def judge(self, context: LowlevelContext) -> Verdict | None:
+        reserved = reserved_attribute(context.case.script)
+        if reserved is None:
+            return None
+        return context.verdict(NOT_A_BUG, f"{CONTRACT}: the IR carries `{reserved}`, an attribute TVM's lowering "
+                               "puts in place itself (its pipeline never gives a pass or the code generator "
+                               "another)", context.case, context.seen)
+
+
+class UndefinedBehaviour:
+    """From here on the case expects the failure it showed alone. Undefined or NaN-producing behaviour
+    the IR adds to its original seed (:mod:`seedzer.tir.ub`) makes a failure it excuses
+    (:func:`~seedzer.finding.lowlevel.context.excused_by_ub`) an invalid test case."""
+
+    name = "undefined-behaviour"
+
+    def judge(self, context: LowlevelContext) -> Verdict | None:
+        got = context.seen
+        case = context.case = dataclasses.replace(context.case, expected=got)
+        undefined = self.undefined(context) if excused_by_ub(got) else None
+        if undefined is None:
+            return None
+        return context.verdict(NOT_A_BUG, f"{INVALID}: the IR has undefined behaviour its original seed lacks "
+                               f"({undefined})", case, got)
+
+    @staticmethod
+    def undefined(context: LowlevelContext) -> str | None:
+        """What undefined behaviour the case's IR adds to the original seed (None if none, or when the
+        seed is unknown or does not parse)."""
+        ancestors, case = context.job.ancestors, context.case
+        if not ancestors or ancestors[0][1] == case.script:
+            return None
+        try:
+            seed = context.tester.runner.parse(ancestors[0][1])
+            return context.ub_check(context.tester.runner.parse(case.script), seed)
+        except Exception as exc:  # an unparsable ancestor says nothing about the candidate
+            context.notes.append(f"undefined-behaviour check skipped: {type(exc).__name__}: {exc}"[:200])
+            return None
+
+
+class Contract:
+    """A fuzzed step's failure that disappears once the canonical lowering is inserted right before it:
+    the pass was given IR in a form TVM's pipeline never gives it (a pipeline step at its own
+    position always has the form the pipeline gives it)."""
+
+    name = "contract"
+
+    def judge(self, context: LowlevelContext) -> Verdict | None:
+        case, got = context.case, context.seen
+        index = got.step_index
+        fuzzed = (got.stage is Stage.PASS and index is not None and index < len(case.steps)
+                  and case.steps[index].role == FUZZED)
+        if not fuzzed or index is None:
+            return None
+        lowering = canonical_lowering(slot_of_step(case.steps, index))
+        if not lowering:
+            return None
+        again = context.observe(case.with_steps(list(case.steps[:index]) + lowering + list(case.steps[index:])))
+        if reproduces(dataclasses.replace(got, step_index=None), again, context.names):
+            return None
+        return context.verdict(NOT_A_BUG, f"{CONTRACT}: {got.pass_name} fails only on IR its pipeline position "
+                               "never has (the canonical lowering inserted before it makes the failure disappear)",
+                               case, got)
+
+
+class Ancestor:
+    """Narrows the case to the least mutated IR (the original seed first, then the parent) that fails
+    the same way with the same steps; never answers."""
+
+    name = "ancestor"
+
+    def judge(self, context: LowlevelContext) -> Verdict | None:
+        case, got = context.case, context.seen
+        for label, script in context.job.ancestors:
+            if not script or script == case.script:
+                continue
+            again = context.observe(case.with_steps(case.steps, script=script))
+            if reproduces(got, again, context.names | ir_names(script)):
+                context.notes.append(f"{label} fails the same way: filed with its IR")
+                context.case = case.with_steps(case.steps, script=script)
+                break
+        context.names = context.names | ir_names(context.case.script)
+        return None
+
+
+class Verifier:
+    """Ill-formed IR that TVM's default pipeline itself makes from the input, whose build then runs
+    correctly, is a verifier issue: not a bug unless ``verifier_issues`` is on (then a note)."""
+
+    name = "verifier"
+
+    def judge(self, context: LowlevelContext) -> Verdict | None:
+        case, got = context.case, context.seen
+        if got.symptom is not Symptom.ILLFORMED:
+            return None
+        pipeline = context.observe(verified_from_start(case.with_steps(reference_steps(case.steps))))
+        if not reproduces(dataclasses.replace(got, step_index=None), pipeline, context.names):
+            return None
+        after = context.observe(dataclasses.replace(case, checks=dataclasses.replace(case.checks, illformed=False)))
+        if after.symptom is not Symptom.OK:
+            context.notes.append(f"the default pipeline makes this IR, and the build then fails: {after.headline()}")
+            return None
+        reason = (f"{VERIFIER}: TVM's default pipeline itself produces this IR from the input, and the build then "
+                  "runs correctly")
+        if not context.settings.verifier_issues:
+            return context.verdict(NOT_A_BUG, reason, case, got)
+        context.notes.append(reason)
+        return None
+
+
+class Culprit:
+    """Bisection over the fuzzed and pipeline passes (:mod:`seedzer.finding.lowlevel.culprit`) names
+    the passes the failure needs; the root signature keys on them and on the essence of the symptom.
+    A slowdown whose fuzzed culprit is its pass's non-optimizing form is asked for (invalid); a wrong
+    result, or a later pass's failure, that comes with ill-formed IR out of a culprit pass given
+    well-formed IR is filed as that ill-formedness. Always answers."""
+
+    name = "culprit"
+
+    def judge(self, context: LowlevelContext) -> Verdict:
+        case, got, settings = context.case, context.seen, context.settings
+        found = bisect(case, context.observe, context.names, settings.max_tests,
+                       max(5.0, settings.max_seconds - (time.monotonic() - context.start)))
+        if not found.complete:
+            context.notes.append(f"culprit bisection stopped after {found.tests} tests (budget)")
+        culprit = context.culprit = found.names()
+        deoptimized = self.deoptimizing(case, culprit) if got.symptom is Symptom.PERF else None
+        if deoptimized is not None:
+            return context.verdict(NOT_A_BUG, f"{INVALID}: the fuzzed {deoptimized} is the pipeline's non-optimizing "
+                                   "form of that pass: slower code is what it asks for", case, got)
+        if got.symptom is Symptom.MISMATCH or (got.symptom in (Symptom.EXCEPTION, Symptom.CRASH) and len(culprit) > 1):
+            strict = context.observe(verified_from_start(case))
+            culprit_pass = strict.pass_name
+            if strict.symptom is Symptom.ILLFORMED and culprit_pass is not None and culprit_pass in culprit:
+                context.notes.append(f"the wrong result comes with ill-formed IR after {culprit_pass}")
+                got, culprit = strict, [culprit_pass]
+                context.culprit = culprit
+        return _bug(context, case, got, culprit)
+
+    @staticmethod
+    def deoptimizing(case: Case, culprit: list[str]) -> str | None:
+        """A fuzzed culprit step that runs in its pass's minimal (non-optimizing) form, such as
+        VectorizeLoop(enable_vectorize=False), as its label (None: none does)."""
+        minimal = {s.name: s.minimal for s in case.steps if s.role != FUZZED and s.minimal is not None}
+        return next((s.label() for s in case.steps
+                     if s.role == FUZZED and s.name in culprit and minimal.get(s.name) == s.args), None)

@@ -1,0 +1,96 @@
+"""The loader gate's rules, each judged on its own through ``judge(context)``: the re-run alone is a
+fake ``observe`` (the real one forks a child running the importer) and the finding's failure is
+picked by a fake ``match``; then in order by the gate's rule engine. No TVM."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from seedzer.finding.gate import GateRules
+from seedzer.finding.loader import gate
+from seedzer.finding.loader.gate import RULES, Alone, Bug, InvalidInput, LoaderContext, invalid_reason
+from seedzer.finding.meta import BUG, NOT_A_BUG
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.oracles.signature import root_key
+
+CRASH = Observation(Symptom.CRASH, Stage.LOAD, "legalize", "killed by signal SIGSEGV", signal=11)
+ERROR = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "TVMError: Check failed: shape mismatch")
+
+
+def _same_step(expected: Observation, observed: Sequence[Observation]) -> Observation | None:
+    """A stand-in for the kernel's same_loader_failure: the same symptom at the same step."""
+    return next((o for o in observed if o.symptom is expected.symptom and o.pass_name == expected.pass_name), None)
+
+
+class Rerun:
+    """The re-run alone: ``observed`` whatever the case (and what it was asked to run)."""
+
+    def __init__(self, observed: list[Observation]) -> None:
+        self.observed = observed
+        self.runs: list[tuple[Any, float]] = []
+
+    def __call__(self, case: Any, timeout: float) -> list[Observation]:
+        self.runs.append((case, timeout))
+        return self.observed
+
+
+def _context(expected: Observation, observed: list[Observation], got: Observation | None = None) -> LoaderContext:
+    return LoaderContext("0123456789ab", "CASE", expected, 3.0, observe=Rerun(observed), match=_same_step, got=got)
+
+
+def test_the_module_docstring_lists_the_rules_in_order() -> None:
+    listed = re.findall(r"^\s*\d+\. \*\*([\w-]+)\.\*\*", gate.__doc__ or "", re.MULTILINE)
+    assert listed == [rule.name for rule in RULES] == ["alone", "invalid-input", "bug"]
+
+
+def test_alone_reruns_the_case_within_its_limit_and_keeps_the_finding_s_failure() -> None:
+    context = _context(CRASH, [ERROR, CRASH])
+    assert Alone().judge(context) is None
+    assert context.got == CRASH and context.observed == [ERROR, CRASH]
+    assert isinstance(context.observe, Rerun) and context.observe.runs == [("CASE", 3.0)]
+
+
+def test_alone_dismisses_a_case_that_fails_otherwise_or_not_at_all() -> None:
+    verdict = Alone().judge(_context(CRASH, [ERROR]))
+    assert verdict is not None and verdict.verdict == NOT_A_BUG and verdict.observation == ERROR
+    assert verdict.reason == f"not-reproduced: run alone it gives {ERROR.headline()}"
+    verdict = Alone().judge(_context(CRASH, []))
+    assert verdict is not None and verdict.reason == "not-reproduced: run alone it gives every step passes"
+    assert verdict.observation == Observation.ok() and verdict.case is None and verdict.tests == 1
+
+
+def test_alone_calls_an_invalid_rerun_invalid() -> None:
+    killed = Observation(Symptom.INVALID, Stage.LOAD, "build",
+                         "killed by signal SIGKILL (out of memory or an operator)")
+    verdict = Alone().judge(_context(CRASH, [killed]))
+    assert verdict is not None and verdict.verdict == NOT_A_BUG
+    assert verdict.reason == "invalid: killed by signal SIGKILL (out of memory or an operator)"
+
+
+def test_invalid_input_dismisses_failures_about_the_input() -> None:
+    unsupported = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "OpNotImplemented: Gelu is not supported")
+    verdict = InvalidInput().judge(_context(unsupported, [], got=unsupported))
+    assert verdict is not None and verdict.verdict == NOT_A_BUG
+    assert verdict.reason == "invalid: unsupported operator: OpNotImplemented: Gelu is not supported"
+    reference = Observation(Symptom.EXCEPTION, Stage.LOAD, "reference", "onnxruntime cannot run it")
+    assert invalid_reason(reference) == "reference: onnxruntime cannot run it"
+    assert InvalidInput().judge(_context(ERROR, [], got=ERROR)) is None
+    assert InvalidInput().judge(_context(CRASH, [], got=CRASH)) is None
+
+
+def test_bug_names_the_step_and_keys_the_root_on_it() -> None:
+    verdict = Bug().judge(_context(CRASH, [], got=CRASH))
+    assert (verdict.verdict, verdict.culprit, verdict.observation) == (BUG, ["legalize"], CRASH)
+    assert verdict.root == root_key("loader", CRASH, ["legalize"]).digest()
+    nameless = Observation(Symptom.HANG, Stage.LOAD, None, "ran over 3s alone")
+    assert Bug().judge(_context(nameless, [], got=nameless)).culprit == ["import"]
+
+
+def test_the_engine_marks_the_answering_rule() -> None:
+    assert GateRules(RULES).first_answer(_context(CRASH, [CRASH])).rule == "bug"
+    assert GateRules(RULES).first_answer(_context(CRASH, [ERROR])).rule == "alone"
+    invalid = Observation(Symptom.EXCEPTION, Stage.LOAD, "parse", "not a model")
+    verdict = GateRules(RULES).first_answer(_context(invalid, [invalid]))
+    assert (verdict.rule, verdict.reason) == ("invalid-input", "invalid: parse: not a model")
