@@ -78,7 +78,11 @@ def test_constructed_crash_is_reduced_and_its_reduced_repro_dies_by_the_same_sig
                           env=CLEAN_ENV, timeout=300, check=False)
     assert proc.returncode == -signal.SIGSEGV
     assert replay_one(folder, reduced=True).verdict == "still-present"
-    assert "# [Bug] crash" in (folder / "report.md").read_text()
+    report = (folder / "report.md").read_text()
+    assert "# [Bug] crash" in report and "## Reduction passes" in report
+    assert "| `ddmin-passes` | " in report and "| `shrink-ir` | " in report  # the pass table
+    stats = json.loads((folder / "reduced" / "state.json").read_text())["pass_stats"]
+    assert stats["ddmin-passes"]["size_removed"]["passes"] == 4 and stats["shrink-ir"]["successes"] > 0
     # resuming a finished reduction does no more tests
     again = triage_lowlevel(folder, meta, TriageOptions(minutes=3))
     assert again.size_after == result.size_after and again.status == "reduced"

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import platform
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from importlib import metadata
 
 import onnx
 import onnx.printer
 
 from seedzer.finding.loader.folder import short_message
+from seedzer.finding.reducer import PassStats, stats_table
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.kernel.common import Observation, Symptom
 from seedzer.kernel.messages import key_line
@@ -40,6 +42,7 @@ class LoaderReportInput:
     verified: str  # how the standalone repro.py behaved in a clean process
     tolerance: tuple[float, float]  # float32 (rtol, atol) of the comparison with onnxruntime
     log: str = ""  # the finding's log (tracebacks)
+    stats: Mapping[str, PassStats] = field(default_factory=dict)  # the reducer's per-pass statistics
 
 
 def _ops(model: onnx.ModelProto) -> list[str]:
@@ -151,7 +154,14 @@ and compares with onnxruntime. In a clean process it {r.verified}.
 Found by Seedzer (fuzzing TVM with NNSmith-generated models) in `{r.model_name}`; finding signature
 `{r.signature}`. Graph-aware reduction (ddmin over nodes, then whole sub-graphs) brought it from
 {before} to {after} node(s) with {r.evaluations} isolated loads in {r.seconds:.0f} s; the reduction {status}.
-"""
+{_passes_table(r.stats)}"""
+
+
+def _passes_table(stats: Mapping[str, PassStats]) -> str:
+    if not stats:
+        return ""
+    return ("\nWhich reduction passes paid off (size removed: nodes, and elements of initializers):\n\n"
+            + stats_table(stats) + "\n")
 
 
 def _opset(model: onnx.ModelProto) -> int:

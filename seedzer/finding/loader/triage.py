@@ -9,7 +9,8 @@ of :mod:`seedzer.finding.lowlevel.reduce`, so ``seedzer replay`` finds them):
 
 =======================  ======================================================================
 ``reduced/model.onnx``   best model so far (written at every improvement: a killed run loses nothing)
-``reduced/state.json``   node counts, evaluations, seconds, finished or not, repro verification
+``reduced/state.json``   node counts, evaluations, seconds, finished or not, per-pass statistics,
+                         repro verification
 ``reduced/repro.py``     standalone reproducer of the reduced model (the loader kernel's code),
                          exit 1 while the bug is present; run in a clean process to verify it
 ``repro.py``             the same for the original model, when the folder has none
@@ -46,6 +47,7 @@ from seedzer.finding.loader.predicate import LoaderPredicate
 from seedzer.finding.loader.reduce import OnnxReducer, ReduceResult
 from seedzer.finding.loader.report_md import LoaderReportInput, render_report
 from seedzer.finding.meta import FindingMeta
+from seedzer.finding.reducer import stats_from_json, stats_to_json
 from seedzer.finding.replay import verdict
 from seedzer.finding.repro import run_repro
 from seedzer.load.loader import MODEL_FILE
@@ -83,7 +85,8 @@ class LoaderTriage:
     nodes: int = 0
     evaluations: int = 0
     seconds: float = 0.0
-    phases: dict[str, int] | None = None
+    phases: dict[str, int] | None = None  # pass -> successful reductions
+    pass_stats: dict[str, Any] | None = None  # pass -> its statistics (seedzer.finding.reducer.PassStats)
     repro: str | None = None
     verified: bool | None = None  # repro.py failed the expected way in a clean process
     repro_exit: int | None = None
@@ -124,7 +127,8 @@ def _reduce(found: LoaderFinding, original: onnx.ModelProto, opts: LoaderTriageO
     def save(model: onnx.ModelProto) -> None:
         write_atomic(folder / REDUCED, export(model))
 
-    result = OnnxReducer(pred, opts.seconds, on_progress=save).reduce(start)
+    earlier = stats_from_json(state.get("pass_stats")) if state is not None and start is not original else {}
+    result = OnnxReducer(pred, opts.seconds, on_progress=save, stats=earlier).reduce(start)
     if result.reproduced:
         save(result.model)
     return result.model, result
@@ -151,8 +155,9 @@ def triage_loader(folder: Path, opts: LoaderTriageOptions | None = None) -> Load
         out.evaluations += result.evaluations
         out.seconds += result.seconds
         out.complete, out.phases, out.reproduced = result.complete, result.phases, result.reproduced
+        out.pass_stats = stats_to_json(result.stats)
     else:
-        out.complete, out.phases = True, (state or {}).get("phases")
+        out.complete, out.phases, out.pass_stats = True, (state or {}).get("phases"), (state or {}).get("pass_stats")
     out.nodes = len(best.graph.node)
     matched = None
     if out.reproduced:  # confirm on the final model and keep the observation it gives
@@ -207,7 +212,8 @@ def _write_outputs(found: LoaderFinding, case: dict[str, Any], original: onnx.Mo
         else:
             verified_text = f"exits with status {out.repro_exit}"
     report = LoaderReportInput(found.signature, matched, found.model_name, original, best, out.complete,
-                               out.evaluations, out.seconds, verified_text, TOLERANCES["float32"], found.log)
+                               out.evaluations, out.seconds, verified_text, TOLERANCES["float32"], found.log,
+                               stats_from_json(out.pass_stats))
     write_atomic(found.folder / REPORT, render_report(report))
 
 

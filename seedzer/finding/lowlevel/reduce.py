@@ -1,13 +1,16 @@
-"""Joint reduction of a low-level finding: ddmin over its fuzzed passes, then IR shrinking, alternating
-until neither helps, within a time budget, resumable.
+"""Joint reduction of a low-level finding: two passes of the reducer engine
+(:mod:`seedzer.finding.reducer`), ``ddmin-passes`` (ddmin over its fuzzed passes) then ``shrink-ir``
+(greedy IR shrinking, :mod:`seedzer.finding.lowlevel.shrink_ir`), in rounds until a round helps
+neither, within a time budget, resumable.
 
 The reduction runs in a process forked from the zygote and judges every candidate exactly as the
 filing gate does (:class:`seedzer.finding.lowlevel.gate.Tester`: the kernel in a forked child, a death a crash,
 a timeout a hang): a candidate counts when it gives the finding's failure again
 (:func:`~seedzer.kernel.messages.same_failure`). TVM's pipeline stays whole; only the fuzzed insertions
 and the IR shrink. The best state is saved after every improvement in ``reduced/`` (``ir.py``,
-``case.json``, ``state.json``); a later run continues from it. At the end ``reduced/repro.py`` is
-written and run in a clean interpreter, and ``report.md`` is drafted.
+``case.json``, ``state.json`` with the per-pass statistics); a later run continues from it. At the
+end ``reduced/repro.py`` is written and run in a clean interpreter, and ``report.md`` is drafted
+with the table of the passes that paid off.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from seedzer.finding.kind import TriageOptions, TriageResult
 from seedzer.finding.lowlevel.folder import render_lowlevel_repro
 from seedzer.finding.lowlevel.report_md import write_report
 from seedzer.finding.meta import FindingMeta
+from seedzer.finding.reducer import Reducer, Trial, defines_pass, passes_of, stats_from_json, stats_to_json
 from seedzer.finding.repro import run_repro
 from seedzer.kernel.common import FUZZED, Case
 from seedzer.kernel.common import Stage as KernelStage
@@ -42,7 +46,9 @@ def lines(script: str) -> int:
 
 @dataclass
 class Reduction:
-    """What a reduction reached: the best case so far, whether it finished, tests and seconds."""
+    """What a reduction reached: the best case so far, whether it finished, tests and seconds, the
+    rounds it ran and the per-pass statistics (:func:`~seedzer.finding.reducer.stats_to_json`,
+    earlier runs included)."""
 
     case: Case
     done: bool
@@ -50,6 +56,8 @@ class Reduction:
     tests: int = 0
     seconds: float = 0.0
     note: str = ""
+    rounds: int = 0
+    stats: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def _fuzzed(case: Case) -> list[int]:
@@ -68,10 +76,38 @@ def _save(folder: Path, case: Case, state: dict[str, Any]) -> None:
     write_atomic(reduced / "state.json", json.dumps(state, indent=1))
 
 
+def case_size(case: Case) -> dict[str, int]:
+    """A case's size for the reducer: TVMScript lines and fuzzed passes."""
+    return {"lines": lines(case.script), "passes": len(_fuzzed(case))}
+
+
+class LowlevelPasses:
+    """The reduction passes of a low-level case; ``aggressive`` lets IR shrinking drop writes to
+    buffers the function allocates (see :func:`~seedzer.finding.lowlevel.shrink_ir.candidates`)."""
+
+    def __init__(self, aggressive: bool) -> None:
+        self.aggressive = aggressive
+
+    @defines_pass("ddmin-passes")
+    def ddmin_passes(self, case: Case, trial: Trial[Case]) -> Case | None:
+        """ddmin over the fuzzed passes (TVM's pipeline stays whole)."""
+        ddmin(_fuzzed(case), lambda keep: trial(_without(case, keep)), trial.out_of_time)
+        return trial.current
+
+    @defines_pass("shrink-ir")
+    def shrink_ir(self, case: Case, trial: Trial[Case]) -> Case | None:
+        """Greedy IR shrinking: the first smaller well-formed one-step shrink, again and again (one
+        pass: its candidate families interleave)."""
+        from seedzer.finding.lowlevel.shrink_ir import shrink
+
+        shrink(case.script, lambda s: trial(case.with_steps(case.steps, script=s)), trial.out_of_time,
+               aggressive=self.aggressive)
+        return trial.current
+
+
 def reduce_in_child(folder_text: str, case_json: dict[str, Any], seconds: float, timeout: float,
                     state: dict[str, Any]) -> Reduction:
     """Reduce a case inside a zygote child (see the module docstring); ``state`` is the saved progress."""
-    from seedzer.finding.lowlevel.shrink_ir import shrink
     from seedzer.finding.lowlevel.tester import Tester
 
     folder = Path(folder_text)
@@ -80,7 +116,6 @@ def reduce_in_child(folder_text: str, case_json: dict[str, Any], seconds: float,
     assert target is not None
     tester = Tester()
     start = time.monotonic()
-    deadline = start + seconds
     names = ir_names(case.script)
 
     def holds(candidate: Case) -> bool:
@@ -92,36 +127,17 @@ def reduce_in_child(folder_text: str, case_json: dict[str, Any], seconds: float,
             return Reduction(case, False, False, tester.tests, time.monotonic() - start, got.headline())
         state["confirmed"] = True
 
-    def out_of_time() -> bool:
-        return time.monotonic() >= deadline
+    def save(best: Case) -> None:
+        state["pass_stats"] = stats_to_json(engine.stats)
+        _save(folder, best, state)
 
-    aggressive = target.symptom.value not in LOOSE
-    best = [case]  # the best case so far (updated by the callbacks)
-
-    def with_script(script: str) -> Case:
-        return best[0].with_steps(best[0].steps, script=script)
-
-    def better(script: str) -> None:
-        best[0] = with_script(script)
-        _save(folder, best[0], state)
-
-    while not out_of_time():
-        before = (best[0].script, len(best[0].steps))
-        current = best[0]
-
-        def test(keep: list[int], case: Case = current) -> bool:
-            return holds(_without(case, keep))
-
-        keep = ddmin(_fuzzed(current), test, out_of_time)
-        if len(keep) < len(_fuzzed(current)):
-            best[0] = _without(current, keep)
-            _save(folder, best[0], state)
-        shrink(best[0].script, lambda s: holds(with_script(s)), out_of_time, better, aggressive)
-        state["rounds"] = state.get("rounds", 0) + 1
-        _save(folder, best[0], state)
-        if (best[0].script, len(best[0].steps)) == before:
-            return Reduction(best[0], True, True, tester.tests, time.monotonic() - start)
-    return Reduction(best[0], False, True, tester.tests, time.monotonic() - start)
+    engine = Reducer(passes_of(LowlevelPasses(target.symptom.value not in LOOSE)), holds, case_size,
+                     deadline=start + seconds, on_improvement=save, stats=stats_from_json(state.get("pass_stats")))
+    outcome = engine.run(case)
+    state["rounds"] = state.get("rounds", 0) + outcome.rounds
+    save(outcome.state)
+    return Reduction(outcome.state, outcome.complete, True, tester.tests, time.monotonic() - start,
+                     rounds=state["rounds"], stats=state["pass_stats"])
 
 
 def triage_lowlevel(folder: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
@@ -154,7 +170,8 @@ def triage_lowlevel(folder: Path, meta: FindingMeta, options: TriageOptions) -> 
             return result
         case = red.case
         state.update(done=red.done, tests=state.get("tests", 0) + red.tests,
-                     seconds=state.get("seconds", 0.0) + red.seconds, confirmed=True)
+                     seconds=state.get("seconds", 0.0) + red.seconds, confirmed=True, rounds=red.rounds,
+                     pass_stats=red.stats)
         _save(folder, case, state)
     repro = folder / "reduced" / "repro.py"
     write_atomic(repro, render_lowlevel_repro(case, meta))
@@ -166,5 +183,5 @@ def triage_lowlevel(folder: Path, meta: FindingMeta, options: TriageOptions) -> 
     result.note = f"reduced repro exit status {run.returncode}"
     state.update(verified=ok, verify_note=result.note)
     _save(folder, case, state)
-    write_report(folder, meta, case, result)
+    write_report(folder, meta, case, result, stats_from_json(state.get("pass_stats")))
     return result

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from seedzer.finding.kind import TriageResult
 from seedzer.finding.meta import FindingMeta
+from seedzer.finding.reducer import PassStats, stats_table
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.kernel.common import FUZZED, Case, Step
 from seedzer.store.atomic import write_atomic
@@ -45,8 +47,17 @@ def _headline(symptom: str, message: str) -> str:
     return f": {line[:120]}" if line and symptom in ("exception", "illformed", "mismatch") else ""
 
 
-def render_report(meta: FindingMeta, case: Case, result: TriageResult | None) -> str:
-    """The markdown draft of one low-level finding from its meta, (reduced) case and triage result."""
+def _passes_table(stats: Mapping[str, PassStats] | None) -> list[str]:
+    if not stats:
+        return []
+    return ["## Reduction passes", "", "Which of Seedzer's reduction passes paid off (size removed: TVMScript "
+            "lines and inserted passes):", "", stats_table(stats), ""]
+
+
+def render_report(meta: FindingMeta, case: Case, result: TriageResult | None,
+                  stats: Mapping[str, PassStats] | None = None) -> str:
+    """The markdown draft of one low-level finding from its meta, (reduced) case and triage result;
+    ``stats`` (the reducer's per-pass statistics) add a table of the passes that paid off."""
     exp = case.expected or meta.observation
     symptom = exp.symptom.value
     fields = {"message": exp.message.strip()[:1500], "stage": exp.stage.value if exp.stage else "?",
@@ -94,11 +105,13 @@ def render_report(meta: FindingMeta, case: Case, result: TriageResult | None) ->
         "",
         _ACTUAL.get(symptom, "{message}").format(**fields),
         "",
+        *_passes_table(stats),
     ])
 
 
-def write_report(folder: Path, meta: FindingMeta, case: Case, result: TriageResult | None) -> Path:
+def write_report(folder: Path, meta: FindingMeta, case: Case, result: TriageResult | None,
+                 stats: Mapping[str, PassStats] | None = None) -> Path:
     """Write ``report.md`` into the finding folder; return its path."""
     path = folder / "report.md"
-    write_atomic(path, render_report(meta, case, result))
+    write_atomic(path, render_report(meta, case, result, stats))
     return path

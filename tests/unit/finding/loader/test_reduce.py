@@ -30,7 +30,25 @@ def test_large_initializers_become_inputs() -> None:
     assert op_types(res.model) == ["Mul"]
     assert not res.model.graph.initializer  # w (24 elements) turned into an input
     assert {i.name for i in res.model.graph.input} == {"x", "w"}  # a rewired to x (Relu removed)
-    assert res.phases.get("initializers") == 1
+    assert res.phases.get("initializers-to-inputs") == 1
+    stats = res.stats["initializers-to-inputs"]
+    assert (stats.calls, stats.successes, stats.size_removed) == (1, 1, {"nodes": 0, "initializer elements": 24})
+
+
+def test_passes_are_named_and_counted_in_order() -> None:
+    res = OnnxReducer(has_scalar_prelu, seconds=60).reduce(prelu_scalar_model())
+    assert list(res.stats) == ["ddmin-nodes", "subgraphs", "initializers-to-inputs"]
+    assert all(s.calls == 1 for s in res.stats.values())  # one round: the node passes start from the original graph
+    ddmin = res.stats["ddmin-nodes"]
+    assert ddmin.successes == res.phases["ddmin-nodes"] and ddmin.size_removed["nodes"] == 8
+    assert sum(s.tests for s in res.stats.values()) == res.evaluations - 1  # and the confirming load
+
+
+def test_a_resumed_reduction_adds_to_the_earlier_stats() -> None:
+    first = OnnxReducer(has_scalar_prelu, seconds=60).reduce(prelu_scalar_model())
+    again = OnnxReducer(has_scalar_prelu, seconds=60, stats=first.stats).reduce(first.model)
+    assert again.stats["ddmin-nodes"].calls == 2 and first.stats["ddmin-nodes"].calls == 1
+    assert again.stats["ddmin-nodes"].successes == first.stats["ddmin-nodes"].successes
 
 
 def test_a_predicate_that_does_not_hold_reduces_nothing() -> None:
@@ -41,10 +59,11 @@ def test_a_predicate_that_does_not_hold_reduces_nothing() -> None:
 
 def test_deadline_stops_with_the_best_so_far() -> None:
     ticks = iter(range(1000))
-    res = OnnxReducer(has_scalar_prelu, seconds=3, clock=lambda: float(next(ticks))).reduce(prelu_scalar_model())
+    res = OnnxReducer(has_scalar_prelu, seconds=6, clock=lambda: float(next(ticks))).reduce(prelu_scalar_model())
     assert not res.complete
     assert has_scalar_prelu(res.model)
-    assert res.evaluations <= 3
+    assert res.evaluations <= 6
+    assert res.nodes < res.original_nodes  # what the reduction accepted before the deadline is kept
 
 
 def test_predicate_calls_are_memoized() -> None:
