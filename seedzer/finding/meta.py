@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from seedzer.errors import SeedzerError
+from seedzer.finding.layout import META_FILE
 from seedzer.kernel.common import Observation
 
 PENDING, BUG, NOT_A_BUG = "pending", "bug", "not-a-bug"
@@ -80,7 +81,7 @@ class FindingMeta:
             raise SeedzerError(f"{path}: cannot serialize finding metadata ({exc})") from exc
 
     @staticmethod
-    def from_json(data: dict[str, Any], where: str = "meta.json") -> FindingMeta:
+    def from_json(data: dict[str, Any], where: str = META_FILE) -> FindingMeta:
         """Build from a parsed ``meta.json``; a record that is not a finding is a one-line error."""
         if not isinstance(data, dict):
             raise SeedzerError(f"{where}: not a finding's metadata (a JSON object is expected)")
@@ -110,7 +111,7 @@ class FindingMeta:
     @staticmethod
     def load(folder: Path) -> FindingMeta:
         """Read ``folder/meta.json``; a missing or corrupt file is a one-line error naming it."""
-        path = Path(folder) / "meta.json"
+        path = Path(folder) / META_FILE
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seedzer.errors import SeedzerError
+from seedzer.finding.layout import META_FILE
 from seedzer.finding.meta import BUG, FindingMeta
 from seedzer.finding.registry import kind
 from seedzer.finding.verdict import Verdict
@@ -67,10 +68,10 @@ class FindingStore:
         now = time.time()
         meta.first_seen = meta.first_seen or now
         obs = meta.observation
-        if not (folder / "meta.json").exists():
+        if not (folder / META_FILE).exists():
             for name, data in files.items():
                 write_atomic(folder / name, data)
-            write_atomic(folder / "meta.json", meta.dump(folder / "meta.json"))
+            write_atomic(folder / META_FILE, meta.dump(folder / META_FILE))
         row = FindingRow(meta.signature, obs.symptom.value, obs.stage.value if obs.stage else None, obs.pass_name,
                          obs.message[:2000], now, now, 1, meta.status, f"findings/{meta.signature}", meta.kind,
                          meta.verdict, meta.verdict_reason, meta.root_signature)
@@ -91,7 +92,7 @@ class FindingStore:
     def update(self, meta: FindingMeta) -> None:
         """Write a changed ``meta.json`` (verdict, status) and mirror it in the database."""
         folder = finding_folder(self.root, meta.signature)
-        write_atomic(folder / "meta.json", meta.dump(folder / "meta.json"))
+        write_atomic(folder / META_FILE, meta.dump(folder / META_FILE))
         self.db.set_verdict(meta.signature, meta.verdict, meta.verdict_reason, meta.root_signature)
         self.db.set_finding_status(meta.signature, meta.status)
 

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from seedzer.errors import SeedzerError
+from seedzer.finding.layout import META_FILE
 from seedzer.store.readonly import open_readonly, read_meta
 
 CATEGORIES = ("segfault", "other_crash", "mismatch", "other")
@@ -110,7 +111,7 @@ def classify(symptom: str, meta: dict[str, Any] | None) -> str:
 
 
 def _finding_meta(trial_dir: Path, signature: str, stored_dir: str) -> dict[str, Any] | None:
-    for cand in (trial_dir / "findings" / signature / "meta.json", Path(stored_dir) / "meta.json"):
+    for cand in (trial_dir / "findings" / signature / META_FILE, Path(stored_dir) / META_FILE):
         try:
             data = json.loads(cand.read_text())
         except (OSError, ValueError):
