@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from seedzer.kernel.common import Observation
-from seedzer.outcome import Outcome
 from seedzer.seed import JointSeed, PassSpec
 
 
@@ -108,7 +107,10 @@ class PassMutator(Protocol):
 class CoverageBackend(Protocol):
     """Coverage feedback: features reached by one execution, merged into campaign totals.
 
-    Workers report the raw features of an execution; the campaign process owns the totals.
+    Workers report the raw features of an execution; the campaign process owns the totals. Every
+    method the campaign calls is declared here; a backend that subclasses this class explicitly
+    inherits the defaults of the ones it does not need (:meth:`restore`, :meth:`drain_fresh`,
+    :meth:`detail`).
     """
 
     name: str
@@ -125,13 +127,15 @@ class CoverageBackend(Protocol):
         """All features seen so far (for persistence and set operations between trials)."""
         ...
 
+    def restore(self, features: Iterable[str]) -> None:
+        """Re-seed the totals from persisted features (``--resume``), not counted as fresh.
+        Default: nothing to restore (a backend that forgets between sessions)."""
+        return None
 
-@runtime_checkable
-class Oracle(Protocol):
-    """Judges one execution record and returns an outcome that is a bug, or None."""
+    def drain_fresh(self) -> list[str]:
+        """Features first seen since the previous call (what a snapshot persists). Default: none."""
+        return []
 
-    name: str
-
-    def judge(self, record: dict[str, Any]) -> Outcome | None:
-        """Inspect an execution record; return a bug outcome or None when this oracle is quiet."""
-        ...
+    def detail(self) -> dict[str, int]:
+        """Totals beside :meth:`total` that a snapshot records (per family, sub-totals). Default: none."""
+        return {}

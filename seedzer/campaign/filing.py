@@ -22,13 +22,14 @@ from seedzer.campaign.confirm import Confirmer
 from seedzer.campaign.monitor import Monitor
 from seedzer.campaign.stats import CampaignStats
 from seedzer.config import Config
+from seedzer.errors import CampaignError
 from seedzer.execute.background import Background, JobResult
 from seedzer.execute.records import TestCaseInfo
 from seedzer.finding.gate import GateSettings, gate_settings
 from seedzer.finding.kind import GateContext
 from seedzer.finding.layout import REPRO_FILE
 from seedzer.finding.loader.folder import loader_finding
-from seedzer.finding.lowlevel.folder import lowlevel_files, new_case
+from seedzer.finding.lowlevel.folder import filed_case, lowlevel_files
 from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta, FindingSettings
 from seedzer.finding.registry import kind
 from seedzer.finding.repro import TVM_VERSION
@@ -122,7 +123,8 @@ class Filing:
                 self.submit(meta)
 
     def lowlevel(self, obs: Observation, tc: TestCaseInfo, worker: int, unchanged: list[int], log: str = "") -> None:
-        """File one bug observation of a fuzzer test case."""
+        """File one bug observation of a fuzzer test case, with the kernel case its worker ran (never
+        planned again here)."""
         passes = passes_from_json(tc.passes)
         changed = [p.name for i, p in enumerate(passes) if i not in set(unchanged)]
         names = ir_names(tc.script)
@@ -133,8 +135,10 @@ class Filing:
         meta = FindingMeta(signature, "lowlevel", obs, parent=tc.parent, origin=parent.origin if parent else "",
                            mutators=list(tc.mutators), worker=worker, testcase=tc.tc_id, tvm=TVM_VERSION,
                            seedzer=__version__, settings=self.settings.settings)
-        case = new_case(tc.script, tc.passes, obs, self.settings.settings, self.settings.perf_factor,
-                        self.settings.perf_repeats)
+        ran = tc.ran()
+        if ran is None:  # never: a result and a death are filed only once their test case was announced
+            raise CampaignError(f"test case {tc.tc_id} of worker {worker} was never announced")
+        case = filed_case(ran, obs, self.settings.settings, self.settings.perf_factor, self.settings.perf_repeats)
         report = self.findings.record(meta, lowlevel_files(case, meta, tc.passes, log or obs.message))
         self.verdicts[signature] = (PENDING, None)
         if report.new and meta.status != "known":

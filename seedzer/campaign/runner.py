@@ -17,6 +17,7 @@ from types import FrameType
 
 from seedzer import __version__
 from seedzer.campaign.filing import Filing, FilingSettings, GateRunner
+from seedzer.campaign.keep import KeepRule
 from seedzer.campaign.loading import SeedLoader, load_seeds
 from seedzer.campaign.monitor import Monitor, QuietMonitor
 from seedzer.campaign.scheduler import make_scheduler
@@ -35,7 +36,6 @@ from seedzer.finding.repro import TVM_VERSION
 from seedzer.finding.store import FindingStore
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.oracles import judge, make_oracles
-from seedzer.seed import JointSeed, drop_passes, passes_from_json, passes_to_json
 from seedzer.store.corpus import CORPUS_DIR, Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
 from seedzer.store.lock import DirLock
@@ -105,6 +105,7 @@ class Campaign:
         self.coverage = make_backend(cfg.fuzz.coverage)
         self.oracles = make_oracles(cfg.oracles.enabled)
         self.scheduler = make_scheduler(cfg.fuzz.scheduler)
+        self.keep = KeepRule()
         self.rng = random.Random(cfg.fuzz.seed)
         self.stats = CampaignStats(budget=cfg.fuzz.minutes * 60, jobs=cfg.fuzz.jobs)
         self.filing = Filing(self.findings, self.corpus, FilingSettings.of(cfg), self.stats, self.monitor, gate,
@@ -122,9 +123,7 @@ class Campaign:
         self.stats.elapsed = float(self.db.get_meta("elapsed", 0.0))
         self.stats.execs = self.db.total_execs()
         self.stats.invalid = sum(n for (s, _), n in self.db.exec_summary().items() if s == Symptom.INVALID.value)
-        restore = getattr(self.coverage, "restore", None)
-        if restore is not None:
-            restore(self.db.features())
+        self.coverage.restore(self.db.features())
         self.corpus.restore()
         self.stats.corpus, self.stats.coverage = len(self.corpus), self.coverage.total()  # shown from the start
         self.filing.restore()
@@ -285,21 +284,7 @@ class Campaign:
         self.stats.coverage = self.coverage.total()
         obs = self._judged(result.observation)
         bug = obs.symptom.is_bug
-        parent = self.corpus.by_id.get(tc.parent or "")
-        entry: CorpusEntry | None = None
-        if tc.kind == "exec":
-            if parent is not None:
-                parent.executed, parent.worker = True, worker
-        elif gain > 0 and obs.symptom is Symptom.OK:
-            # Passes that left the IR unchanged add nothing: the stored sequence goes without them.
-            passes = drop_passes(passes_from_json(tc.passes), result.unchanged)
-            entry = CorpusEntry(JointSeed(tc.script, passes).seed_id, tc.script, passes_to_json(passes),
-                                parent.origin if parent else "", tc.parent, parent.op if parent else "",
-                                executed=True, worker=worker)
-            if parent is not None:
-                parent.failures = 0
-        elif parent is not None:
-            parent.failures += 1
+        entry = self.keep.apply(tc, gain, obs, result.unchanged, self.corpus.by_id.get(tc.parent or ""), worker)
         if not bug and entry is None:
             return None
 
@@ -326,14 +311,12 @@ class Campaign:
         """Write one snapshot row and flush batched counters and fresh coverage features."""
         self.db.add_exec_counts(dict(self.exec_counts))
         self.exec_counts.clear()
-        drain = getattr(self.coverage, "drain_fresh", None)
-        if drain is not None:
-            self.db.add_features(drain(), time.time())
+        self.db.add_features(self.coverage.drain_fresh(), time.time())
         self.db.add_snapshot({
             "time": self.stats.elapsed, "execs": self.stats.execs, "coverage": self.coverage.total(),
             "coverage_backend": self.cfg.fuzz.coverage, "corpus_size": len(self.corpus),
             "findings": sum(self.stats.findings.values()), "unique_findings": sum(self.stats.unique.values()),
             "invalid": self.stats.invalid, "wall": time.time(),
-            "coverage_detail": getattr(self.coverage, "detail", dict)(),
+            "coverage_detail": self.coverage.detail(),
         })
         self.db.set_meta("elapsed", self.stats.elapsed)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from seedzer.protocols import CoverageBackend
 
-class FeatureSet:
+
+class FeatureSet(CoverageBackend):
     """A growing set of coverage features; implements :class:`~seedzer.protocols.CoverageBackend`."""
 
     def __init__(self, name: str, initial: Iterable[str] = ()) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from seedzer.coverage.features import FeatureSet
+from seedzer.protocols import CoverageBackend
 
 PREFIXES: dict[str, str] = {"breakpoints": "bp:", "sancov": "sc:"}
 """Feature prefix of each native backend; anything without one of them is a ``passes`` feature."""
@@ -28,7 +29,7 @@ def family_of(feature: str) -> str:
     return "passes"
 
 
-class CoverageTracker:
+class CoverageTracker(CoverageBackend):
     """Implements :class:`~seedzer.protocols.CoverageBackend` for ``chosen``, tracking every family."""
 
     def __init__(self, chosen: str) -> None:

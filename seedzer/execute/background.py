@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from seedzer.execute.isolated import describe_exit
+from seedzer.execute.death import describe_exit
 from seedzer.execute.zygote import context
 from seedzer.logfiles import redirect_output
 

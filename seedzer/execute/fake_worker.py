@@ -18,8 +18,10 @@ from typing import Any
 from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import ExecResult, FuzzTask
 from seedzer.execute.worker import redirect_worker_output, serve
-from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
+from seedzer.kernel.common import OPT_VS_REFERENCE, Case, Observation, Stage, Symptom
 from seedzer.kernel.comparison import Difference
+from seedzer.passes.contracts import plan
+from seedzer.seed import input_seed, passes_from_json
 
 
 def fake_execute(script: str, slot: ProgressSlot) -> ExecResult:
@@ -46,6 +48,11 @@ def fake_execute(script: str, slot: ProgressSlot) -> ExecResult:
     return ExecResult(observation, features, [], {"run": 0.001})
 
 
+def fake_case(script: str, passes: str) -> Case:
+    """The kernel case of a fake test case: planned as the real worker plans it (TVM-free)."""
+    return Case(script, tuple(plan(passes_from_json(passes))), input_seed(script))
+
+
 def fake_worker_main(conn: Connection, slot: ProgressSlot, settings: Any, index: int = 0) -> None:
     """Serve the real worker protocol (:func:`~seedzer.execute.worker.serve`) with fake mutation
     (append a random line) and fake execution. ``settings`` is the number of distinct lines, or an
@@ -56,7 +63,7 @@ def fake_worker_main(conn: Connection, slot: ProgressSlot, settings: Any, index:
     def mutate(task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
         return task.script + f"\nline{rng.randrange(lines)}", task.passes, ["FakeAppend"]
 
-    def execute(script: str, _passes: str) -> ExecResult:
-        return fake_execute(script, slot)
+    def execute(case: Case, _passes: str) -> ExecResult:
+        return fake_execute(case.script, slot)
 
-    serve(conn, slot, mutate, execute)
+    serve(conn, slot, mutate, fake_case, execute)

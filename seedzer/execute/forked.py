@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from multiprocessing import sharedctypes
 from typing import Any
 
-from seedzer.execute.isolated import describe_exit
+from seedzer.execute.death import describe_exit
 
 _NAME = 160
 

@@ -114,13 +114,14 @@ class Fuzzing:
                     atol=ex.atol, checks=checks, perf_factor=ex.perf_factor, perf_repeats=ex.perf_repeats,
                     max_elems=ex.max_buffer_elems)
 
-    def execute(self, script: str, passes_json: str) -> ExecResult:
-        """Run one test case through the kernel; the observation plus features and timings."""
+    def execute(self, case: Case, passes_json: str) -> ExecResult:
+        """Run one test case (its kernel case, from :meth:`case`) through the kernel; the observation
+        plus features and timings."""
         self.runner.reset()
         self.progress.reset()
         passes = passes_from_json(passes_json)
         kept = placeable(passes)
-        observation = observe(self.case(script, passes_json), self.runner)
+        observation = observe(case, self.runner)
         features = set(self.runner.features)
         err = error_feature(observation)
         if err is not None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import signal
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from seedzer.execute.death import death_observation, describe_exit
 from seedzer.execute.zygote import context
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.logfiles import redirect_output
@@ -39,18 +39,6 @@ def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...], log:
         conn.close()
 
 
-def describe_exit(exitcode: int | None) -> str:
-    """Human-readable cause of a child's death from its exit code (negative = signal)."""
-    if exitcode is None:
-        return "still running"
-    if exitcode < 0:
-        try:
-            return f"killed by signal {signal.Signals(-exitcode).name}"
-        except ValueError:
-            return f"killed by signal {-exitcode}"
-    return f"exited with status {exitcode}"
-
-
 def run_isolated(
     fn: Callable[..., Any], *args: Any, timeout: float = 300.0, stage: Stage = Stage.LOAD, log: str | None = None
 ) -> IsolatedResult:
@@ -76,11 +64,13 @@ def run_isolated(
             if msg is not None:
                 return IsolatedResult(outcome=Observation(Symptom.EXCEPTION, stage, None, msg[1]), traceback=msg[2])
             code = proc.exitcode
-            return IsolatedResult(outcome=Observation(Symptom.CRASH, stage, None, describe_exit(code),
-                                                      signal=-code if code is not None and code < 0 else None))
+            # a child that died without a word is a crash whatever ended it (the caller judges a SIGKILL)
+            return IsolatedResult(outcome=death_observation(stage, None, describe_exit(code), sigkill_crashes=True,
+                                                            signum=-code if code is not None and code < 0 else None,
+                                                            exit_crashes=True))
         proc.kill()
         proc.join()
-        return IsolatedResult(outcome=Observation(Symptom.HANG, stage, None, f"no result after {timeout:.0f}s"))
+        return IsolatedResult(outcome=death_observation(stage, None, f"no result after {timeout:.0f}s", timed_out=True))
     finally:
         parent.close()
         if proc.is_alive():

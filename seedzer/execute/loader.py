@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from seedzer.execute.death import death_observation
 from seedzer.execute.isolated import run_isolated
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.load.attempt import LOG_FILE, MODEL_COPY, PARTIAL_FILE, STEP_FILE, run_attempt
@@ -53,10 +54,14 @@ def died(symptom: Symptom, message: str, attempt: str, workdir: Path) -> Attempt
     if (workdir / MODEL_COPY).is_file():
         result.model = (workdir / MODEL_COPY).read_bytes()
     step = _read_text(workdir / STEP_FILE, 100).strip() or "parse"
-    signum = _signal_of(message) if symptom is Symptom.CRASH else None
-    if signum == signal.SIGKILL:
-        symptom, message = Symptom.INVALID, f"{message} (out of memory or an operator: not a TVM bug)"
-    result.observations.append(Observation(symptom, Stage.LOAD, step, message[:4000], signal=signum))
+    message = message[:4000]
+    if symptom in (Symptom.CRASH, Symptom.HANG):  # a death: the one rule (a SIGKILL is invalid)
+        signum = _signal_of(message) if symptom is Symptom.CRASH else None
+        observation = death_observation(Stage.LOAD, step, message, signum=signum, timed_out=symptom is Symptom.HANG,
+                                        exit_crashes=True)
+    else:
+        observation = Observation(symptom, Stage.LOAD, step, message)
+    result.observations.append(observation)
     result.log = _read_text(workdir / LOG_FILE, 3000)
     result.retryable = True
     result.died = True

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from seedzer.errors import CampaignError
-from seedzer.execute.isolated import describe_exit
+from seedzer.execute.death import describe_exit
 from seedzer.execute.memory import available_mb, peak_rss_mb
 from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import Announcement, Death, Fatal, Ready, Result, Stop, Task, TestCaseInfo, WorkerEvent
@@ -176,6 +176,7 @@ class WorkerPool:
             return
         if isinstance(msg, Announcement):
             info.script, info.passes, info.mutators, info.announced = msg.script, msg.passes, list(msg.mutators), True
+            info.case = msg.case
             out.append(WorkerEvent("tc", w.index, info))
         elif isinstance(msg, Result):
             w.finished()

@@ -10,9 +10,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from seedzer.outcome import STAGE_CODES, Stage
+from seedzer.kernel.common import Stage
 
 NAME_BYTES = 120
+STAGE_CODES: tuple[Stage, ...] = tuple(Stage)
+"""Stable integer codes for stages (index into this tuple), used in the shared-memory progress slots."""
 
 
 @dataclass

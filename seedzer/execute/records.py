@@ -6,10 +6,11 @@ picklable and TVM-free: the campaign process uses these types without importing 
 
 from __future__ import annotations
 
-import signal
+import dataclasses
 from dataclasses import dataclass, field
 
-from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.execute.death import death_observation
+from seedzer.kernel.common import Case, Observation, Stage, Symptom
 
 
 @dataclass(frozen=True)
@@ -38,12 +39,17 @@ Task = FuzzTask | ExecTask
 
 @dataclass(frozen=True)
 class Announcement:
-    """A worker's test case, sent before it runs so that a crash still leaves its reproducer."""
+    """A worker's test case, sent before it runs so that a crash still leaves its reproducer.
+
+    ``case`` is the kernel case the worker runs, without its script (``script`` holds it, sent once):
+    a finding is filed from it, never planned again by the campaign.
+    """
 
     tc_id: int
     script: str
     passes: str
     mutators: tuple[str, ...]
+    case: Case | None = None
 
 
 @dataclass
@@ -99,6 +105,12 @@ class TestCaseInfo:
     passes: str = "[]"
     mutators: list[str] = field(default_factory=list)
     announced: bool = False
+    case: Case | None = None
+    """The announced kernel case without its script (see :meth:`ran`)."""
+
+    def ran(self) -> Case | None:
+        """The kernel case the worker announced it runs (None before the announcement)."""
+        return dataclasses.replace(self.case, script=self.script) if self.case is not None else None
 
 
 @dataclass(frozen=True)
@@ -125,12 +137,11 @@ class Death:
 
     def observation(self) -> Observation | None:
         """The death as a test-case observation: a crash or a hang (None for SIGKILL and exits)."""
-        if self.kind == "signal" and self.signal != signal.SIGKILL:
-            return Observation(Symptom.CRASH, self.stage, self.pass_name, self.message + _frames(self.log_tail),
-                               signal=self.signal)
-        if self.kind == "timeout":
-            return Observation(Symptom.HANG, self.stage, self.pass_name, self.message, seconds=self.seconds)
-        return None
+        timed_out = self.kind == "timeout"
+        how = self.message if timed_out else self.message + _frames(self.log_tail)
+        observation = death_observation(self.stage, self.pass_name, how, signum=self.signal, timed_out=timed_out,
+                                        seconds=self.seconds)
+        return observation if observation.symptom in (Symptom.CRASH, Symptom.HANG) else None
 
 
 def _frames(log_tail: str) -> str:

@@ -9,6 +9,7 @@ it cannot be), then for every task an :class:`Announcement` of the test case *be
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import signal
 import time
@@ -19,24 +20,28 @@ from pathlib import Path
 from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import Announcement, ExecResult, ExecTask, Fatal, FuzzTask, Ready, Result, Stop
 from seedzer.execute.settings import WorkerSettings
-from seedzer.kernel.common import Stage
+from seedzer.kernel.common import Case, Stage
 from seedzer.logfiles import redirect_output
 
 MutateFn = Callable[[FuzzTask, random.Random], tuple[str, str, list[str]]]
 """(task, rng) -> (script, passes JSON, names of the mutators applied)."""
-ExecuteFn = Callable[[str, str], ExecResult]
-"""(script, passes JSON) -> the execution's result."""
+CaseFn = Callable[[str, str], Case]
+"""(script, passes JSON) -> the kernel case the worker runs (announced with its test case)."""
+ExecuteFn = Callable[[Case, str], ExecResult]
+"""(the kernel case, its passes JSON) -> the execution's result."""
+
 
 def redirect_worker_output(log_dir: str | None, index: int) -> None:
     """Send a worker's stdout and stderr (TVM's C++ warnings, crash reports) to ``worker-<n>.log``."""
     redirect_output(Path(log_dir) / f"worker-{index}.log" if log_dir is not None else None)
 
 
-def serve(conn: Connection, slot: ProgressSlot, mutate: MutateFn, execute: ExecuteFn) -> None:
+def serve(conn: Connection, slot: ProgressSlot, mutate: MutateFn, case_of: CaseFn, execute: ExecuteFn) -> None:
     """The worker protocol loop: serve tasks until told to stop or the pipe closes.
 
-    Every worker (the real one and the cheap test one) runs this loop; only ``mutate`` and
-    ``execute`` differ.
+    Every worker (the real one and the cheap test one) runs this loop; only ``mutate``, ``case_of``
+    and ``execute`` differ. The kernel case of a test case is made once, announced (without its
+    script, which the announcement carries already) and run.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the campaign decides when workers stop
     conn.send(Ready())
@@ -61,8 +66,9 @@ def serve(conn: Connection, slot: ProgressSlot, mutate: MutateFn, execute: Execu
             mutate_seconds = time.perf_counter() - start
         else:
             script, passes, applied = task.script, task.passes, []
-        conn.send(Announcement(task.tc_id, script, passes, tuple(applied)))
-        result = execute(script, passes)
+        case = case_of(script, passes)
+        conn.send(Announcement(task.tc_id, script, passes, tuple(applied), dataclasses.replace(case, script="")))
+        result = execute(case, passes)
         if mutate_seconds is not None:
             result.timings["mutate"] = mutate_seconds
         # what the test case took, and how much of that the worker had a processor (the rest it waited)
@@ -82,4 +88,4 @@ def worker_main(conn: Connection, slot: ProgressSlot, settings: WorkerSettings, 
     except Exception as exc:  # restarting cannot help: tell the campaign why, in one line
         conn.send(Fatal(f"{type(exc).__name__}: {exc}".splitlines()[0][:500]))
         raise SystemExit(1) from exc
-    serve(conn, slot, fuzzing.mutate, fuzzing.execute)
+    serve(conn, slot, fuzzing.mutate, fuzzing.case, fuzzing.execute)

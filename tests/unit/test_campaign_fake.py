@@ -34,7 +34,7 @@ from seedzer.config import Config
 from seedzer.coverage.native import prepare_collector
 from seedzer.errors import CampaignError
 from seedzer.execute.background import JobResult
-from seedzer.execute.fake_worker import fake_execute, fake_worker_main
+from seedzer.execute.fake_worker import fake_case, fake_execute, fake_worker_main
 from seedzer.execute.pool import WorkerHandle, WorkerPool
 from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import ExecResult, ExecTask, Fatal, FuzzTask, Task, WorkerEvent
@@ -64,12 +64,12 @@ def passes_worker_main(conn: Connection, slot: ProgressSlot, settings: Any, inde
         passes = [PassSpec(FUZZED_PASS[rng.randrange(2)]), PassSpec(NOOP_PASS)]
         return task.script + f"\nline{rng.randrange(settings.lines)}", passes_to_json(passes), ["FakeAppend"]
 
-    def execute(script: str, passes: str) -> ExecResult:
-        result = fake_execute(script, slot)
+    def execute(case: Case, passes: str) -> ExecResult:
+        result = fake_execute(case.script, slot)
         result.unchanged = [i for i, p in enumerate(passes_from_json(passes)) if p.name == NOOP_PASS]
         return result
 
-    serve(conn, slot, mutate, execute)
+    serve(conn, slot, mutate, fake_case, execute)
 
 
 def slow_setup_main(conn: Connection, slot: ProgressSlot, settings: Any, index: int = 0) -> None:
@@ -447,6 +447,48 @@ def test_invalid_counts_as_invalid(tmp_path: Path, pool: Path) -> None:
     assert not query(out / "campaign.db", "SELECT * FROM findings")
     assert query(out / "campaign.db", "SELECT symptom, stage, count FROM exec_summary") == [
         ("invalid", "mutate", stats.execs)]
+
+
+def test_findings_are_filed_with_the_case_their_worker_ran(tmp_path: Path, pool: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Filing never plans a case again: the campaign process cannot plan here (its workers, forked
+    from the zygote, can), and every finding's ``case.json`` is the case its worker announced, with
+    the finding's expectation, tolerances and time limit, as planning it anew made it."""
+    import sys
+
+    from seedzer.finding.lowlevel.folder import new_case
+    from seedzer.passes import contracts
+
+    real_plan = contracts.plan
+
+    def no_plan(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("the campaign process planned a case")
+
+    for module in list(sys.modules.values()):
+        if getattr(module, "plan", None) is real_plan:
+            monkeypatch.setattr(module, "plan", no_plan)
+    log: list[Task | WorkerEvent] = []
+    out = tmp_path / "camp"
+    c, _ = campaign(out, pool, ["a", "ERROR", "CRASH"], FakeGate(by_symptom),
+                    lambda c: {r.symptom for r in findings_rows(c)} >= {"exception", "crash"} and c.stats.execs >= 8,
+                    target=passes_worker_main, tasks=log)
+    c.run()
+    monkeypatch.undo()
+    announced = {e.tc.tc_id: e.tc for e in log if isinstance(e, WorkerEvent) and e.tc is not None and e.tc.announced}
+    rows = query(out / "campaign.db", "SELECT signature, symptom FROM findings")
+    assert {symptom for _, symptom in rows} >= {"exception", "crash"}
+    for signature, _ in rows:
+        folder = out / "findings" / signature
+        meta = FindingMeta.load(folder)
+        filed = Case.from_json(json.loads((folder / "case.json").read_text()))
+        tc = announced[meta.testcase]
+        ran = tc.ran()
+        assert ran is not None and tc.case is not None and tc.case.script == ""  # the script is sent once
+        assert (filed.script, filed.steps, filed.input_seed) == (ran.script, ran.steps, ran.input_seed)
+        assert any(s.name in FUZZED_PASS for s in filed.steps)
+        settings = c.filing.settings
+        assert filed == new_case(tc.script, tc.passes, meta.observation, settings.settings, settings.perf_factor,
+                                 settings.perf_repeats)
 
 
 def test_crash_death_is_a_crash_finding(tmp_path: Path, pool: Path) -> None:

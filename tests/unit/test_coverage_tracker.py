@@ -35,3 +35,26 @@ def test_restore_rebuilds_totals_without_fresh() -> None:
     assert t.detail() == {"passes": 1, "breakpoints": 2, "breakpoints_tvm": 1, "breakpoints_llvm": 1}
     assert t.drain_fresh() == []
     assert t.new_since_last(["bp:tvm:1"]) == 0
+
+
+def test_a_backend_declares_every_method_the_campaign_calls_with_defaults() -> None:
+    from collections.abc import Iterable
+
+    from seedzer.protocols import CoverageBackend
+
+    class Minimal(CoverageBackend):
+        name = "minimal"
+
+        def new_since_last(self, features: Iterable[str]) -> int:
+            return 0
+
+        def total(self) -> int:
+            return 0
+
+        def snapshot(self) -> list[str]:
+            return []
+
+    backend = Minimal()
+    backend.restore(["a"])
+    assert backend.drain_fresh() == [] and backend.detail() == {}
+    assert isinstance(backend, CoverageBackend) and isinstance(make_backend("passes"), CoverageBackend)

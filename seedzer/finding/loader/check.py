@@ -13,12 +13,12 @@ This module imports TVM only when those functions run.
 from __future__ import annotations
 
 import os
-import signal
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from seedzer.execute.death import death_observation
 from seedzer.execute.forked import SharedProgress, call_forked
-from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.common import Observation, Stage
 
 if TYPE_CHECKING:
     from seedzer.kernel.loader import LoaderCase
@@ -52,14 +52,9 @@ def observe_forked(case: LoaderCase, timeout: float) -> list[Observation]:
     step = res.step or "import"
     if res.ok:
         return list(res.value)
-    if res.timed_out:
-        return [Observation(Symptom.HANG, Stage.LOAD, step, f"{step} ran over {timeout:.0f}s alone",
-                            seconds=res.seconds)]
-    if res.signal == signal.SIGKILL:
-        return [Observation(Symptom.INVALID, Stage.LOAD, step, f"{res.describe()} (out of memory or an operator)")]
-    if res.signal is not None:
-        return [Observation(Symptom.CRASH, Stage.LOAD, step, res.describe(), signal=res.signal)]
-    return [Observation(Symptom.INVALID, Stage.LOAD, step, f"the check's child failed: {res.describe()}")]
+    how = f"{step} ran over {timeout:.0f}s alone" if res.timed_out else res.describe()
+    return [death_observation(Stage.LOAD, step, how, signum=res.signal, timed_out=res.timed_out, seconds=res.seconds,
+                              failed="the check's child")]
 
 
 def matching(expected: Observation, observed: Sequence[Observation]) -> Observation | None:

@@ -12,6 +12,7 @@ can tell a failure that needs passes outside their contracts from one that does 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,13 +41,24 @@ def stage_timeout(observation: Observation, settings: FindingSettings) -> float:
     return float(timeouts.get(stage, 60.0)) if observation.symptom is Symptom.HANG else 2.0 * sum(timeouts.values())
 
 
+def filed_case(ran: Case, observation: Observation, settings: FindingSettings, perf_factor: float = 2.0,
+               perf_repeats: int = 3) -> Case:
+    """The case a finding is filed with: the kernel case the worker ran (its script, steps and inputs),
+    expecting ``observation``, with the finding's tolerances and time limit and only the check that
+    shows it (the timing, for a ``perf`` finding)."""
+    return dataclasses.replace(ran, rtol=settings.rtol, atol=settings.atol,
+                               checks=Checks(perf=observation.symptom is Symptom.PERF), perf_factor=perf_factor,
+                               perf_repeats=perf_repeats, timeout=stage_timeout(observation, settings),
+                               expected=observation)
+
+
 def new_case(script: str, passes_json: str, observation: Observation, settings: FindingSettings,
              perf_factor: float = 2.0, perf_repeats: int = 3) -> Case:
-    """The case of a fuzzer test case, as the worker ran it, expecting ``observation``."""
-    checks = Checks(perf=observation.symptom is Symptom.PERF)
-    return Case(script, tuple(plan(passes_from_json(passes_json))), input_seed(script), rtol=settings.rtol,
-                atol=settings.atol, checks=checks, perf_factor=perf_factor, perf_repeats=perf_repeats,
-                timeout=stage_timeout(observation, settings), expected=observation)
+    """The case of a fuzzer test case planned anew from its script and pass sequence, expecting
+    ``observation`` (for folders filed without a current ``case.json``; the campaign files the case
+    its worker ran, :func:`filed_case`)."""
+    ran = Case(script, tuple(plan(passes_from_json(passes_json))), input_seed(script))
+    return filed_case(ran, observation, settings, perf_factor, perf_repeats)
 
 
 def _read(folder: Path, name: str) -> str:

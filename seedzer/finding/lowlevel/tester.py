@@ -18,6 +18,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from seedzer.execute.death import death_observation
 from seedzer.execute.forked import SharedProgress, call_forked
 from seedzer.execute.lru import LRU
 from seedzer.kernel.common import MINIMAL, Case, Observation, Stage, Step, Symptom
@@ -110,10 +111,9 @@ class Tester:
                 self.runner.known.put(key, built)
             self.minimal_builds += len(learned)
             return observation  # type: ignore[no-any-return]
-        if res.timed_out:
-            phase = "kernel" if stage is Stage.RUN else "compile"
-            return Observation(Symptom.HANG, stage, res.step, f"{stage.value if stage else 'start'} stage ran over "
-                               f"{timeout:.0f}s alone (the {phase} is slow)", seconds=res.seconds)
-        if res.signal is not None:
-            return Observation(Symptom.CRASH, stage, res.step, res.describe(), signal=res.signal)
-        return Observation(Symptom.INVALID, stage, res.step, f"the gate's child failed: {res.describe()}")
+        phase = "kernel" if stage is Stage.RUN else "compile"
+        how = (f"{stage.value if stage else 'start'} stage ran over {timeout:.0f}s alone (the {phase} is slow)"
+               if res.timed_out else res.describe())
+        # a SIGKILL stays a crash here: the gate compares it with the crash the campaign saw
+        return death_observation(stage, res.step, how, signum=res.signal, timed_out=res.timed_out,
+                                 seconds=res.seconds, sigkill_crashes=True, failed="the gate's child")
