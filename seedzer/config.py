@@ -84,6 +84,9 @@ class OracleConfig:
     perf_repeats: int = _f(3, "perf: alternating timing repeats that must all show the slowdown.")
     verifier_issues: bool = _f(False, "File ill-formed IR that TVM's default pipeline itself produces (and then "
                                "builds correctly) as bugs; the gate counts it apart otherwise.")
+    witnesses: bool = _f(True, "File a failure reached only outside the pass contracts when its witness (the IR "
+                         "just before the failing pass, as a user program through TVM's pipeline) fails the same "
+                         "way; the gate dismisses it as 'contract' otherwise.")
 
 
 @dataclass

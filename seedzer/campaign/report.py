@@ -52,6 +52,12 @@ class FindingLine:
     message: str
     repro: str
     gate_seconds: float = 0.0
+    rule: str = ""
+    """The gate rule that decided (``witness``, ``culprit``, ``contract``...; empty for older findings)."""
+
+    def decided(self) -> str:
+        """The verdict with the rule that decided it, e.g. ``bug (witness)``."""
+        return f"{self.verdict} ({self.rule})" if self.rule else self.verdict
 
 
 @dataclass
@@ -70,19 +76,20 @@ class FindingsView:
 def _line(campaign: Path, row: tuple[Any, ...]) -> FindingLine:
     sig, symptom, stage, pass_name, message, status, count, verdict, reason, root = row
     culprit: list[str] = []
-    gate_seconds = 0.0
+    gate_seconds, rule = 0.0, ""
     try:
         folder = finding_folder(campaign / "findings", str(sig))
         meta = FindingMeta.load(folder)
         culprit, verdict, reason, root = meta.culprit, meta.verdict, meta.verdict_reason, meta.root_signature
         message = meta.observation.headline()
         gate_seconds = float(meta.gate_seconds or 0.0)
+        rule = str(meta.extra.get("gate_rule") or "")
     except SeedzerError:
         pass  # a folder damaged or written by hand: the database row still says what it was
     first = next((ln.strip() for ln in str(message).splitlines() if ln.strip()), "")
     return FindingLine(str(sig), str(symptom), f"{stage or '?'}/{pass_name or '-'}", str(verdict or PENDING),
                        str(reason or ""), root, culprit, str(status), int(count), first,
-                       f"findings/{sig}/repro.py", gate_seconds)
+                       f"findings/{sig}/repro.py", gate_seconds, rule)
 
 
 def findings_view(campaign: Path, conn: sqlite3.Connection) -> FindingsView:
@@ -119,7 +126,7 @@ def _all_table(view: FindingsView) -> Table:
     for col in ("signature", "symptom", "stage / pass", "verdict", "reason", "count", "what happened"):
         table.add_column(col, overflow="fold")
     for line in [ln for group in view.bugs.values() for ln in group] + view.pending + view.not_bugs:
-        table.add_row(line.signature, line.symptom, line.where, line.verdict,
+        table.add_row(line.signature, line.symptom, line.where, line.decided(),
                       line.reason[:100] if line.verdict != BUG else f"root {line.root}", str(line.count),
                       line.message[:120])
     return table

@@ -102,14 +102,16 @@ def replay_cmd(path: Path, reduced: bool, python: str) -> None:
 @click.command("recheck")
 @click.argument("campaign", type=click.Path(path_type=Path))
 @click.option("--only", "only", multiple=True, help="Re-judge only these signatures (repeatable).")
-def recheck_cmd(campaign: Path, only: tuple[str, ...]) -> None:
+@click.option("--models", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Where the pool models of older loader findings are now (looked up by file name).")
+def recheck_cmd(campaign: Path, only: tuple[str, ...], models: Path | None) -> None:
     """Re-judge every finding of a campaign with the current filing gate (also campaigns written by
     older Seedzer versions) and record each verdict in its meta.json and campaign.db.
 
     Prints one line per finding: signature, bug or not-a-bug, reason (for a bug: its culprit passes
     and root signature), then the number of bugs and the not-a-bug counts by reason.
 
-    Example: seedzer recheck campaigns/basic-1
+    Example: seedzer recheck campaigns/basic-1 --models seedpools/basic
     """
     from collections import Counter
 
@@ -119,7 +121,7 @@ def recheck_cmd(campaign: Path, only: tuple[str, ...]) -> None:
         why = (f"{' + '.join(row.culprit) or '-'} (root {row.root})" if row.verdict == "bug" else row.reason)
         click.echo(f"{row.signature}  {row.verdict:<9}  {row.symptom:<9}  {why[:200]}")
 
-    rows = recheck(campaign, only, line)
+    rows = recheck(campaign, only, line, models)
     roots = {r.root for r in rows if r.verdict == "bug"}
     dismissed = Counter(reason_code(r.reason) for r in rows if r.verdict == "not-a-bug")
     errors = sum(r.verdict == "error" for r in rows)

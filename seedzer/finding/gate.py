@@ -34,13 +34,16 @@ class GateSettings:
     max_seconds: float = 90.0
     verifier_issues: bool = False
     instrumented: bool = False
+    witnesses: bool = True
+    """File a failure reached only outside the pass contracts through its witness (a user program)."""
     oracles: tuple[str, ...] = ("crash", "hang", "illformed", "exception", "mismatch", "perf")
 
 
 def gate_settings(cfg: Config) -> GateSettings:
     """The gate's settings for a campaign's configuration (stage limits, oracles, instrumentation)."""
     return GateSettings(timeouts=stage_limits(cfg.timeouts), instrumented=cfg.fuzz.coverage in INSTRUMENTED_BACKENDS,
-                        verifier_issues=cfg.oracles.verifier_issues, oracles=tuple(cfg.oracles.enabled))
+                        verifier_issues=cfg.oracles.verifier_issues, witnesses=cfg.oracles.witnesses,
+                        oracles=tuple(cfg.oracles.enabled))
 
 
 class Rule(Protocol[C]):

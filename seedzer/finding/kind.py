@@ -63,6 +63,8 @@ class GateContext:
     case: Any = None
     timeout: float | None = None
     """A fixed time limit for re-running the candidate (None: the kind's own, from its case)."""
+    models: str | None = None
+    """Where a finding of an older Seedzer whose model file has moved finds it (by its file name)."""
 
 
 @dataclass

@@ -76,9 +76,10 @@ def ancestors(campaign: Path, parent: str | None, parents_of: dict[str, str | No
 
 
 def _judge(folder: Path, meta: FindingMeta, settings: GateSettings, parents: dict[str, str | None],
-           campaign: Path) -> Verdict:
+           campaign: Path, models: Path | None = None) -> Verdict:
     """The gate's verdict on one finding, judged in a zygote child (TVM's output to logs/recheck.log)."""
-    context = GateContext(settings, ancestors(campaign, meta.parent, parents), timeout=RECHECK_TIMEOUT)
+    context = GateContext(settings, ancestors(campaign, meta.parent, parents), timeout=RECHECK_TIMEOUT,
+                          models=str(models) if models is not None else None)
     call = kind(meta.kind).gate_call(folder, meta, context)
     res = run_isolated(call.fn, *call.args, timeout=settings.max_seconds * 4 + 900.0, stage=Stage.PASS,
                        log=str(campaign / "logs" / "recheck.log"))
@@ -89,8 +90,9 @@ def _judge(folder: Path, meta: FindingMeta, settings: GateSettings, parents: dic
 
 
 def recheck(campaign: Path, only: tuple[str, ...] = (),
-            on_row: Callable[[RecheckRow], None] = lambda row: None) -> list[RecheckRow]:
-    """Re-judge the findings of ``campaign`` (all, or the signatures in ``only``); see the module doc."""
+            on_row: Callable[[RecheckRow], None] = lambda row: None, models: Path | None = None) -> list[RecheckRow]:
+    """Re-judge the findings of ``campaign`` (all, or the signatures in ``only``; ``models``: where
+    moved model files of older loader findings are); see the module doc."""
     campaign = Path(campaign)
     if not (campaign / "campaign.db").is_file():
         raise CampaignError(f"{campaign}: not a campaign directory (no campaign.db)")
@@ -106,7 +108,7 @@ def recheck(campaign: Path, only: tuple[str, ...] = (),
                 start = time.monotonic()
                 try:
                     meta = FindingMeta.load(folder)
-                    verdict = _judge(folder, meta, settings, parents, campaign)
+                    verdict = _judge(folder, meta, settings, parents, campaign, models)
                 except SeedzerError as exc:  # one damaged finding must not stop the others
                     row = RecheckRow(folder.name, "?", "error", str(exc), None, [], time.monotonic() - start)
                     rows.append(row)

@@ -296,6 +296,17 @@ def plan(passes: Sequence[PassSpec], target_kind: str = "llvm") -> list[Step]:
     return out
 
 
+def within_contract(step: Step, target_kind: str = "llvm") -> list[Step] | None:
+    """TVM's pipeline with ``step`` inserted right after the pipeline pass of its contract, as a fuzzed
+    step (None: the pass has no contract for ``target_kind``, so no program TVM builds runs it)."""
+    contract = CONTRACTS.get(step.name)
+    if contract is None or target_kind not in contract.targets:
+        return None
+    steps = pipeline_steps()
+    need = contract.slot + 1
+    return [*steps[:need], dataclasses.replace(step, role=FUZZED, optional=True, minimal=None), *steps[need:]]
+
+
 def pipeline_steps() -> list[Step]:
     """The reference pipeline alone (what ``tvm.compile`` runs)."""
     return [p.step() for p in PIPELINE_PASSES]

@@ -129,12 +129,13 @@ def bug(job: GateJob, root: str | None = None) -> Verdict:
     obs = job.case.expected
     assert isinstance(job.case, Case) and isinstance(obs, Observation)
     return Verdict(job.signature, BUG, "bug", job.case, obs, [obs.pass_name or "FakePass"],
-                   root or ROOTS[obs.symptom], tests=3, seconds=0.01)
+                   root or ROOTS[obs.symptom], tests=3, seconds=0.01, rule="witness")
 
 
 def not_a_bug(job: GateJob, reason: str) -> Verdict:
     assert job.case.expected is not None
-    return Verdict(job.signature, NOT_A_BUG, reason, job.case, job.case.expected, tests=1, seconds=0.01)
+    return Verdict(job.signature, NOT_A_BUG, reason, job.case, job.case.expected, tests=1, seconds=0.01,
+                   rule=reason.split(":")[0])
 
 
 def by_symptom(job: GateJob) -> Verdict:
@@ -435,7 +436,8 @@ def test_not_a_bug_is_counted_by_reason_never_as_a_bug(tmp_path: Path, pool: Pat
     assert sig not in text and "mismatch" not in text
     bug_sig = query(out / "campaign.db", "SELECT signature FROM findings WHERE verdict='bug'")[0][0]
     assert f"findings/{bug_sig}/repro.py" in text
-    assert sig in render(out, show_all=True)
+    every = render(out, show_all=True)
+    assert sig in every and "not-a-bug (contract)" in every and "bug (witness)" in every  # the deciding rules
 
 
 def test_invalid_counts_as_invalid(tmp_path: Path, pool: Path) -> None:

@@ -164,8 +164,9 @@ def _metadata(folder: Path) -> tuple[Path, dict[str, Any], FindingMeta]:
     return path, data, meta
 
 
-def read_finding(folder: Path) -> LoaderFinding:
-    """Read a loader finding folder; a one-line :class:`SeedzerError` names what is wrong."""
+def read_finding(folder: Path, models: Path | None = None) -> LoaderFinding:
+    """Read a loader finding folder; a one-line :class:`SeedzerError` names what is wrong. An older
+    folder whose model file has moved finds it by its file name in ``models``."""
     folder = Path(folder)
     path, data, meta = _metadata(folder)
     obs, attempt, log = meta.observation, str(meta.extra.get("attempt") or "raw"), _read(folder / LOG_FILE)
@@ -184,9 +185,13 @@ def read_finding(folder: Path) -> LoaderFinding:
         model, name = (folder / MODEL_FILE).read_bytes(), meta.origin or MODEL_FILE
     else:
         source = Path(str(meta.model or ""))
-        if not (source.is_absolute() and source.suffix == ".onnx" and source.is_file()):
-            raise SeedzerError(f"{path}: the finding's model {source} does not exist (and the folder has no "
-                               f"{MODEL_FILE})")
+        moved = Path(models) / source.name if models is not None and source.suffix == ".onnx" else None
+        if moved is not None and moved.is_file():
+            source = moved
+        elif not (source.is_absolute() and source.suffix == ".onnx" and source.is_file()):
+            where = f"nor is it in {models}" if models is not None else "give --models DIR where it is now"
+            raise SeedzerError(f"{path}: the finding's model {source} does not exist (the folder has no "
+                               f"{MODEL_FILE}; {where})")
         model, name = source.read_bytes(), source.name
         if attempt == "folded":
             model = _folded(model, name)

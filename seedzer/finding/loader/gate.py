@@ -168,13 +168,14 @@ def run_loader_gate(job: LoaderGateJob) -> Verdict:
     return GateRules(RULES).first_answer(context)
 
 
-def run_loader_gate_on_folder(folder: str, timeout: float | None = None) -> Verdict:
+def run_loader_gate_on_folder(folder: str, timeout: float | None = None, models: str | None = None) -> Verdict:
     """Judge the loader finding in ``folder``, whichever Seedzer version wrote it: an older folder's
     case is made from its model here, in the gate's own process (it needs the loader kernel).
-    ``timeout`` limits the re-run (None: :data:`HANG_FACTOR` times the case's own limit)."""
+    ``timeout`` limits the re-run (None: :data:`HANG_FACTOR` times the case's own limit); ``models`` is
+    where an older folder's moved model file is looked for by name."""
     from seedzer.finding.loader.folder import base_case, read_finding
 
-    found = read_finding(Path(folder))
+    found = read_finding(Path(folder), Path(models) if models is not None else None)
     made_limit = (timeout if timeout is not None else OLDER_FOLDER_TIMEOUT) / HANG_FACTOR
     case = {**base_case(found, made_limit), "expected": found.observation.to_json()}
     return run_loader_gate(LoaderGateJob(Path(folder).name, json.dumps(case), found.model, timeout))

@@ -22,7 +22,7 @@ class LoaderKind:
 
     def gate_call(self, where: Path, meta: FindingMeta, context: GateContext) -> GateCall:
         """The gate reads the folder itself (an older folder's case is made there, with TVM)."""
-        return GateCall(run_loader_gate_on_folder, (str(where), context.timeout))
+        return GateCall(run_loader_gate_on_folder, (str(where), context.timeout, context.models))
 
     def write_case(self, where: Path, meta: FindingMeta, case: Any) -> None:
         """Nothing: a loader verdict carries no case (the folder's stands)."""

@@ -33,9 +33,9 @@ import onnx
 
 from seedzer.errors import SeedzerError
 from seedzer.finding.kind import TriageOptions, TriageResult
+from seedzer.finding.layout import REDUCED_DIR, REPORT_FILE, REPRO_FILE, STATE_FILE
 from seedzer.finding.loader.folder import (
     EMBED_LIMIT,
-    REPRO_FILE,
     LoaderFinding,
     base_case,
     read_finding,
@@ -57,7 +57,9 @@ from seedzer.store.atomic import write_atomic
 __all__ = ["LoaderFinding", "LoaderTriage", "LoaderTriageOptions", "read_finding", "triage_loader",
            "triage_loader_finding", "write_original_repro"]
 
-REDUCED, STATE, REPRO, REPORT = "reduced/model.onnx", "reduced/state.json", "reduced/repro.py", "report.md"
+REDUCED, STATE = f"{REDUCED_DIR}/{MODEL_FILE}", f"{REDUCED_DIR}/{STATE_FILE}"
+REPRO, REPORT = f"{REDUCED_DIR}/{REPRO_FILE}", REPORT_FILE
+"""Paths of a loader finding's reduction, relative to its folder."""
 
 
 @dataclass(frozen=True)

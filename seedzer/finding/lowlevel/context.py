@@ -135,6 +135,10 @@ class LowlevelContext:
     start: float = field(default_factory=time.monotonic)
     measure: Callable[[Case, str, float], int | None] = lowered_size
     ub_check: Callable[[Any, Any], str | None] = check_ub
+    witnessed: bool = False
+    """The case is a witness's (:func:`seedzer.finding.lowlevel.rules.witnessed`): a bug is filed through it."""
+    make_witness_ir: Callable[[Case, int, float], Any] | None = None
+    """Makes the IR before a step (None: a forked child, :func:`seedzer.finding.lowlevel.witness.ir_before`)."""
 
     @staticmethod
     def of(job: GateJob, tester: GateTester) -> LowlevelContext:
@@ -154,6 +158,14 @@ class LowlevelContext:
         """The failure the case showed alone (a rule that needs it runs after the one that saw it)."""
         assert self.got is not None, "the case has not been run alone yet"
         return self.got
+
+    def ub_text(self, mutant: str, seed: str) -> str | None:
+        """:attr:`ub_check` on two TVMScript texts, parsed by the tester's runner (a text that does not
+        parse is a reason, never a pass)."""
+        try:
+            return self.ub_check(self.tester.runner.parse(mutant), self.tester.runner.parse(seed))
+        except Exception as exc:  # TVMScript the parser refuses
+            return f"ub: cannot parse: {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
 
     def observe(self, case: Case, timeout: float | None = None) -> Observation:
         """What ``case`` shows alone within ``timeout`` (default: the judgement's limit)."""

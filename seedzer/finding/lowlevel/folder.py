@@ -32,6 +32,13 @@ KERNEL, NEEDS = "lowlevel", "numpy"
 """The kernel module a low-level ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""
 IR_FILE, PASSES_FILE, CASE_FILE, LOG_FILE = "ir.py", "passes.json", "case.json", "log.txt"
 """The low-level kind's own files (the house's are in :mod:`seedzer.finding.layout`)."""
+TRIAGE_LOG = "triage.log"
+"""TVM's output while a finding is reduced (inside the house's ``reduced/``)."""
+WITNESS_FILE = "witness.py"
+"""For a bug filed through its witness (the gate's ``witness`` rule): the witness's TVMScript, the IR
+just before the failing pass that fails the same way as a user program (``case.json`` runs it)."""
+WITNESS_RULE = "witness"
+"""The gate rule a bug filed through its witness is decided by."""
 
 
 def stage_timeout(observation: Observation, settings: FindingSettings) -> float:
@@ -139,6 +146,8 @@ def write_case(folder: Path, case: Case, meta: FindingMeta) -> Path:
     """Write a low-level finding's ``case.json`` and ``repro.py`` (e.g. the case the gate settled on)."""
     write_atomic(folder / CASE_FILE, json.dumps(case.to_json(), indent=1))
     write_atomic(folder / REPRO_FILE, render_lowlevel_repro(case, meta))
+    if meta.extra.get("gate_rule") == WITNESS_RULE:
+        write_atomic(folder / WITNESS_FILE, case.script)
     return folder / REPRO_FILE
 
 

@@ -25,7 +25,8 @@ from typing import Any
 from seedzer.execute.isolated import run_isolated
 from seedzer.finding.ddmin import ddmin
 from seedzer.finding.kind import TriageOptions, TriageResult
-from seedzer.finding.lowlevel.folder import render_lowlevel_repro
+from seedzer.finding.layout import REDUCED_DIR, REPRO_FILE, STATE_FILE
+from seedzer.finding.lowlevel.folder import CASE_FILE, IR_FILE, TRIAGE_LOG, render_lowlevel_repro
 from seedzer.finding.lowlevel.report_md import write_report
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.reducer import Reducer, Trial, defines_pass, passes_of, stats_from_json, stats_to_json
@@ -70,10 +71,10 @@ def _without(case: Case, keep: list[int]) -> Case:
 
 
 def _save(folder: Path, case: Case, state: dict[str, Any]) -> None:
-    reduced = folder / "reduced"
-    write_atomic(reduced / "ir.py", case.script)
-    write_atomic(reduced / "case.json", json.dumps(case.to_json(), indent=1))
-    write_atomic(reduced / "state.json", json.dumps(state, indent=1))
+    reduced = folder / REDUCED_DIR
+    write_atomic(reduced / IR_FILE, case.script)
+    write_atomic(reduced / CASE_FILE, json.dumps(case.to_json(), indent=1))
+    write_atomic(reduced / STATE_FILE, json.dumps(state, indent=1))
 
 
 def case_size(case: Case) -> dict[str, int]:
@@ -149,18 +150,18 @@ def triage_lowlevel(folder: Path, meta: FindingMeta, options: TriageOptions) -> 
     result = TriageResult(folder.name, "lowlevel", obs.symptom.value, obs.where(), "error")
     case = finding_case(folder, meta).case
     case = dataclasses.replace(case, expected=case.expected or obs)
-    state_path = folder / "reduced" / "state.json"
+    state_path = folder / REDUCED_DIR / STATE_FILE
     state: dict[str, Any] = {}
     if state_path.exists() and not options.force:
         state = json.loads(state_path.read_text())
-        case = Case.from_json(json.loads((folder / "reduced" / "case.json").read_text()))
+        case = Case.from_json(json.loads((folder / REDUCED_DIR / CASE_FILE).read_text()))
     result.size_before = state.setdefault("lines_before", lines(case.script))
     result.passes_before = state.setdefault("passes_before", len(_fuzzed(case)))
     if not state.get("done"):
         timeout = case.timeout * 2 if obs.symptom.value == "hang" else min(case.timeout, 300.0)
         res = run_isolated(reduce_in_child, str(folder), case.to_json(), options.minutes * 60, timeout, state,
                            timeout=options.minutes * 60 + 2 * timeout + 60, stage=KernelStage.PASS,
-                           log=str(folder / "reduced" / "triage.log"))
+                           log=str(folder / REDUCED_DIR / TRIAGE_LOG))
         if res.outcome is not None:
             result.note = f"the reduction died: {res.outcome.message[:200]}"
             return result
@@ -173,7 +174,7 @@ def triage_lowlevel(folder: Path, meta: FindingMeta, options: TriageOptions) -> 
                      seconds=state.get("seconds", 0.0) + red.seconds, confirmed=True, rounds=red.rounds,
                      pass_stats=red.stats)
         _save(folder, case, state)
-    repro = folder / "reduced" / "repro.py"
+    repro = folder / REDUCED_DIR / REPRO_FILE
     write_atomic(repro, render_lowlevel_repro(case, meta))
     run = run_repro(repro, options.python, timeout=case.timeout + 300.0)
     ok = (run.returncode is not None and run.returncode < 0) if obs.symptom.value == "crash" else run.returncode == 1

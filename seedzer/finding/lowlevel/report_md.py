@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from seedzer.finding.kind import TriageResult
+from seedzer.finding.layout import REPORT_FILE
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.reducer import PassStats, stats_table
 from seedzer.finding.repro import TVM_VERSION
@@ -112,6 +113,6 @@ def render_report(meta: FindingMeta, case: Case, result: TriageResult | None,
 def write_report(folder: Path, meta: FindingMeta, case: Case, result: TriageResult | None,
                  stats: Mapping[str, PassStats] | None = None) -> Path:
     """Write ``report.md`` into the finding folder; return its path."""
-    path = folder / "report.md"
+    path = folder / REPORT_FILE
     write_atomic(path, render_report(meta, case, result, stats))
     return path

@@ -20,7 +20,9 @@ from seedzer.finding.lowlevel.context import (
     timeout_for,
 )
 from seedzer.finding.lowlevel.culprit import bisect, verified_from_start
+from seedzer.finding.lowlevel.folder import WITNESS_RULE
 from seedzer.finding.lowlevel.hang_size import HUGE_IR_STATEMENTS, unrolling_asked
+from seedzer.finding.lowlevel.witness import WitnessSearch
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, VERIFIER, Verdict
 from seedzer.kernel.common import FUZZED, MINIMAL, Case, Observation, Stage, Symptom, label_parts, reference_steps
@@ -32,7 +34,10 @@ from seedzer.passes.contracts import canonical_lowering, reserved_attribute, slo
 
 def _bug(context: LowlevelContext, case: Case, got: Observation, culprit: list[str]) -> Verdict:
     root = root_key("lowlevel", got, culprit, ir_names(case.script)).digest()
-    return context.verdict(BUG, "bug", case, got, culprit, root)
+    verdict = context.verdict(BUG, "bug", case, got, culprit, root)
+    if context.witnessed:  # decided by the rules after the witness's: filed through it
+        verdict.rule = WITNESS_RULE
+    return verdict
 
 
 def _asked_for(context: LowlevelContext, case: Case, hang: Observation) -> Verdict | None:
@@ -48,6 +53,28 @@ def _asked_for(context: LowlevelContext, case: Case, hang: Observation) -> Verdi
     return context.verdict(NOT_A_BUG, f"{INVALID}: {asked}, and the program lowers to {size} statements "
                            f"(from {lines(case)} lines of IR): the slow {slow} is the work the test case asks for",
                            case, hang)
+
+
+def witnessed(context: LowlevelContext, program: Case, failure: Observation, dismissal: Verdict) -> Verdict | None:
+    """A failure reached only outside the pass contracts: when its witness (the IR just before the
+    failing pass, run as a user program through TVM's own pipeline) fails the same way, the context
+    becomes the witness's and the rules after this one judge it (None); else ``dismissal``, saying
+    which check the witness failed (:mod:`seedzer.finding.lowlevel.witness`)."""
+    if not context.settings.witnesses:
+        return dismissal
+    seed = context.job.ancestors[0][1] if context.job.ancestors else None
+    search = WitnessSearch(context.observe, context.ub_text, context.timeout, context.make_witness_ir)
+    found = search.find(program, failure, seed, excused_by_ub(failure), context.names)
+    if found.case is None or found.observation is None:
+        dismissal.reason = f"{dismissal.reason}; no witness: {found.why_not}"
+        return dismissal
+    context.notes.append(f"{dismissal.reason}; but its witness, the IR just before {found.observation.pass_name} "
+                         "run as a user program through TVM's own pipeline, fails the same way: judged from the "
+                         "witness")
+    context.case, context.expected = found.case, found.observation
+    context.got, context.witnessed = found.observation, True
+    context.names = context.names | ir_names(found.case.script)
+    return None
 
 
 class ExpectsFailure:
@@ -82,8 +109,9 @@ class LegacyProgram:
             return context.not_reproduced(legacy, expected, old)
         got = context.observe(context.case)
         if got.symptom is Symptom.OK:
-            return context.verdict(NOT_A_BUG, f"{CONTRACT}: it happens only when passes run outside their "
-                                   "contracts (within them every check passes)", context.case, got)
+            return witnessed(context, legacy, old, context.verdict(
+                NOT_A_BUG, f"{CONTRACT}: it happens only when passes run outside their contracts (within them "
+                "every check passes)", context.case, got))
         if got.symptom.is_bug and not reproduces(old, got, context.names):
             context.notes.append(f"within the pass contracts it shows as: {got.headline()[:200]}")
         context.expected = context.got = got
@@ -174,7 +202,8 @@ class UndefinedBehaviour:
     def judge(self, context: LowlevelContext) -> Verdict | None:
         got = context.seen
         case = context.case = dataclasses.replace(context.case, expected=got)
-        undefined = self.undefined(context) if excused_by_ub(got) else None
+        # a witness's undefined behaviour was judged against the seed lowered by the same steps
+        undefined = self.undefined(context) if excused_by_ub(got) and not context.witnessed else None
         if undefined is None:
             return None
         return context.verdict(NOT_A_BUG, f"{INVALID}: the IR has undefined behaviour its original seed lacks "
@@ -215,9 +244,9 @@ class Contract:
         again = context.observe(case.with_steps(list(case.steps[:index]) + lowering + list(case.steps[index:])))
         if reproduces(dataclasses.replace(got, step_index=None), again, context.names):
             return None
-        return context.verdict(NOT_A_BUG, f"{CONTRACT}: {got.pass_name} fails only on IR its pipeline position "
-                               "never has (the canonical lowering inserted before it makes the failure disappear)",
-                               case, got)
+        return witnessed(context, case, got, context.verdict(
+            NOT_A_BUG, f"{CONTRACT}: {got.pass_name} fails only on IR its pipeline position never has (the "
+            "canonical lowering inserted before it makes the failure disappear)", case, got))
 
 
 class Ancestor:

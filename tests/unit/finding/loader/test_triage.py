@@ -107,6 +107,19 @@ def test_a_model_path_that_is_not_onnx_is_refused(tmp_path: Path) -> None:
         read_finding(_folder(tmp_path, {"kind": "loader", "model": str(other), "outcome": _outcome()}))
 
 
+def test_a_moved_model_of_an_older_finding_is_found_by_name_in_models(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, {"kind": "loader", "model": "/gone/pool/m7.onnx", "outcome": _outcome()})
+    with pytest.raises(SeedzerError, match=r"/gone/pool/m7.onnx does not exist .*give --models DIR"):
+        read_finding(folder)
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    with pytest.raises(SeedzerError, match=r"does not exist .*nor is it in .*pool"):
+        read_finding(folder, pool)
+    onnx.save(chain_model(), pool / "m7.onnx")
+    found = read_finding(folder, pool)
+    assert found.model == (pool / "m7.onnx").read_bytes() and found.model_name == "m7.onnx"
+
+
 def test_the_case_of_an_older_finding_follows_its_outcome(tmp_path: Path) -> None:
     model = tmp_path / "m.onnx"
     onnx.save(chain_model(), model)

@@ -30,6 +30,7 @@ from seedzer.finding.lowlevel.rules import (
     UndefinedBehaviour,
     Verifier,
 )
+from seedzer.finding.lowlevel.witness import WitnessIR
 from seedzer.finding.meta import BUG, NOT_A_BUG, FindingMeta
 from seedzer.finding.verdict import reason_code
 from seedzer.kernel.common import (
@@ -94,12 +95,14 @@ def _context(case: Case, answer: Answer = _never, got: Observation | None = None
              ancestors: list[tuple[str, str]] | None = None, legacy: Case | None = None,
              settings: GateSettings | None = None, unparsable: frozenset[str] = frozenset(),
              measure: Callable[[Case, str, float], int | None] | None = None,
-             ub_check: Callable[[Any, Any], str | None] | None = None) -> LowlevelContext:
+             ub_check: Callable[[Any, Any], str | None] | None = None,
+             witness_ir: Callable[[Case, int, float], WitnessIR] | None = None) -> LowlevelContext:
     job = GateJob("0123456789ab", case, ancestors or [], settings or GateSettings(), legacy)
     context = LowlevelContext.of(job, FakeTester(answer, unparsable))
     context.got = got
     context.measure = measure or (lambda case, program, timeout: pytest.fail("no hang size is measured"))
     context.ub_check = ub_check or (lambda mutant, seed: None)
+    context.make_witness_ir = witness_ir or (lambda case, index, timeout: WitnessIR("", "not made here"))
     return context
 
 
@@ -350,6 +353,71 @@ def test_contract_applies_to_fuzzed_steps_failing_in_a_pass_only() -> None:
     assert Contract().judge(_context(_case(unknown, steps=steps), got=unknown)) is None
     early = dataclasses.replace(failed, step_index=1)  # right after the first pass: no form to establish
     assert Contract().judge(_context(_case(early, steps=_fuzzed_after(0)), got=early)) is None
+
+
+def test_contract_files_a_failure_whose_witness_fails_the_same_way_through_tvms_pipeline() -> None:
+    steps = _fuzzed_after(17)
+    failed = Observation(Symptom.EXCEPTION, Stage.PASS, "tirx.StorageRewrite", "Check failed: boom", step_index=18)
+
+    def answer(case: Case) -> Observation:  # the witness fails in the pipeline's own StorageRewrite
+        return dataclasses.replace(failed, step_index=24) if case.script == "WITNESS" else Observation.ok()
+
+    made: list[int] = []
+    context = _context(_case(failed, steps=steps), answer, got=failed,
+                       witness_ir=lambda case, index, timeout: made.append(index) or WitnessIR("WITNESS"))
+    assert Contract().judge(context) is None and context.witnessed  # the witness is judged from here on
+    verdict = GateRules(RULES[8:]).first_answer(context)  # ancestor, verifier, culprit
+    assert made == [18] and verdict.verdict == BUG and verdict.rule == "witness"
+    assert verdict.case.script == "WITNESS" and all(s.role != FUZZED for s in verdict.case.steps)
+    assert verdict.culprit == ["tirx.StorageRewrite"] and verdict.root
+    assert any("its witness" in note for note in verdict.notes)
+
+
+def test_contract_keeps_the_dismissal_and_says_which_witness_check_failed() -> None:
+    steps = _fuzzed_after(17)
+    failed = Observation(Symptom.EXCEPTION, Stage.PASS, "tirx.StorageRewrite", "Check failed: boom", step_index=18)
+    context = _context(_case(failed, steps=steps), lambda case: Observation.ok(), got=failed,
+                       witness_ir=lambda case, index, timeout: WitnessIR("x", "it is not well-formed (undefined var)"))
+    verdict = Contract().judge(context)
+    assert verdict is not None and verdict.verdict == NOT_A_BUG and reason_code(verdict.reason) == "contract"
+    assert verdict.reason.endswith("; no witness: the IR before tirx.StorageRewrite: it is not well-formed "
+                                   "(undefined var)")
+    off = _context(_case(failed, steps=steps), lambda case: Observation.ok(), got=failed,
+                   settings=GateSettings(witnesses=False),
+                   witness_ir=lambda case, index, timeout: pytest.fail("no witness is looked for"))
+    verdict = Contract().judge(off)
+    assert verdict is not None and "no witness" not in verdict.reason
+
+
+def test_legacy_program_files_its_failure_through_a_witness() -> None:
+    pipeline = tuple(pipeline_steps())
+    narrow = 1 + next(i for i, s in enumerate(pipeline) if s.name == "tirx.NarrowDataType")
+    old = Observation(Symptom.EXCEPTION, Stage.PASS, "tirx.NarrowDataType", "Check failed: shift", step_index=narrow)
+    program = _case(old, script="OLD", steps=(Step("tirx.LowerIntrin", role=FUZZED, optional=True), *pipeline))
+
+    def answer(case: Case) -> Observation:
+        if case.script == "OLD":
+            return old
+        return dataclasses.replace(old, step_index=narrow - 1) if case.script == "WITNESS" else Observation.ok()
+
+    made: list[int] = []
+    context = _context(_case(old), answer, legacy=program,
+                       witness_ir=lambda case, index, timeout: made.append(index) or WitnessIR("WITNESS"))
+    assert LegacyProgram().judge(context) is None and made == [narrow]
+    assert context.witnessed and context.case.script == "WITNESS" and context.case.steps == pipeline
+    assert context.got == context.expected and context.expected.step_index == narrow - 1
+    assert any("its witness" in note for note in context.notes)
+    verdict = GateRules(RULES[2:]).first_answer(context)  # every rule after legacy-program judges the witness
+    assert verdict.verdict == BUG and verdict.rule == "witness" and verdict.case.script == "WITNESS"
+
+
+def test_a_witness_whose_pass_has_no_contract_leaves_the_dismissal() -> None:
+    old = Observation(Symptom.EXCEPTION, Stage.PASS, "fz.B", "Check failed: boom", step_index=2)
+    context = _context(_case(old), lambda case: old if case.script == "OLD" else Observation.ok(),
+                       legacy=_case(old, script="OLD"), witness_ir=lambda case, index, timeout: WitnessIR("WITNESS"))
+    verdict = LegacyProgram().judge(context)
+    assert verdict is not None and verdict.verdict == NOT_A_BUG and not context.witnessed
+    assert verdict.reason.endswith("no witness: fz.B has no contract for the target: no program TVM builds runs it")
 
 
 # --- ancestor ---
