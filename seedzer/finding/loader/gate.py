@@ -12,7 +12,7 @@ order:
    a signal other than SIGKILL.
 2. **invalid-input.** The failure is an unsupported operator, a violated precondition, an
    invalid model or a reference engine that cannot run the model: ``not-a-bug``, ``invalid``.
-3. **bug.** Otherwise ``bug``, with the step as its culprit; its root signature is
+3. **culprit.** Otherwise ``bug``, with the failing loader step as its culprit; its root signature is
    ``root_key("loader", observation, [step])``, so one importer bug reached by several models (the
    same normalized message at the same step) is one finding. Always answers.
 
@@ -137,10 +137,10 @@ class InvalidInput:
         return context.verdict(NOT_A_BUG, f"{INVALID}: {why[:300]}", context.seen)
 
 
-class Bug:
-    """A bug, with the step it happened at as its culprit. Always answers."""
+class Culprit:
+    """A bug, with the loader step it happened at as its culprit. Always answers."""
 
-    name = "bug"
+    name = "culprit"
 
     def judge(self, context: LoaderContext) -> Verdict:
         got = context.seen
@@ -148,7 +148,7 @@ class Bug:
         return context.verdict(BUG, "bug", got, culprit, root_key("loader", got, culprit).digest())
 
 
-RULES: tuple[Rule[LoaderContext], ...] = (Alone(), InvalidInput(), Bug())
+RULES: tuple[Rule[LoaderContext], ...] = (Alone(), InvalidInput(), Culprit())
 """The loader gate's rules in the order they judge (the module docstring lists them)."""
 
 

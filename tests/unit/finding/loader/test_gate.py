@@ -10,7 +10,7 @@ from typing import Any
 
 from seedzer.finding.gate import GateRules
 from seedzer.finding.loader import gate
-from seedzer.finding.loader.gate import RULES, Alone, Bug, InvalidInput, LoaderContext, invalid_reason
+from seedzer.finding.loader.gate import RULES, Alone, Culprit, InvalidInput, LoaderContext, invalid_reason
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.oracles.signature import root_key
@@ -42,7 +42,7 @@ def _context(expected: Observation, observed: list[Observation], got: Observatio
 
 def test_the_module_docstring_lists_the_rules_in_order() -> None:
     listed = re.findall(r"^\s*\d+\. \*\*([\w-]+)\.\*\*", gate.__doc__ or "", re.MULTILINE)
-    assert listed == [rule.name for rule in RULES] == ["alone", "invalid-input", "bug"]
+    assert listed == [rule.name for rule in RULES] == ["alone", "invalid-input", "culprit"]
 
 
 def test_alone_reruns_the_case_within_its_limit_and_keeps_the_finding_s_failure() -> None:
@@ -81,15 +81,15 @@ def test_invalid_input_dismisses_failures_about_the_input() -> None:
 
 
 def test_bug_names_the_step_and_keys_the_root_on_it() -> None:
-    verdict = Bug().judge(_context(CRASH, [], got=CRASH))
+    verdict = Culprit().judge(_context(CRASH, [], got=CRASH))
     assert (verdict.verdict, verdict.culprit, verdict.observation) == (BUG, ["legalize"], CRASH)
     assert verdict.root == root_key("loader", CRASH, ["legalize"]).digest()
     nameless = Observation(Symptom.HANG, Stage.LOAD, None, "ran over 3s alone")
-    assert Bug().judge(_context(nameless, [], got=nameless)).culprit == ["import"]
+    assert Culprit().judge(_context(nameless, [], got=nameless)).culprit == ["import"]
 
 
 def test_the_engine_marks_the_answering_rule() -> None:
-    assert GateRules(RULES).first_answer(_context(CRASH, [CRASH])).rule == "bug"
+    assert GateRules(RULES).first_answer(_context(CRASH, [CRASH])).rule == "culprit"
     assert GateRules(RULES).first_answer(_context(CRASH, [ERROR])).rule == "alone"
     invalid = Observation(Symptom.EXCEPTION, Stage.LOAD, "parse", "not a model")
     verdict = GateRules(RULES).first_answer(_context(invalid, [invalid]))
