@@ -3,11 +3,13 @@
 Usage::
 
     python benchmarks/fuzz_throughput.py [--pool DIR] [--seconds 60] [--testcases N] [--coverage passes] [--jobs 1]
+    python benchmarks/fuzz_throughput.py --from-campaign DIR [--late-share 0.5] [--seconds 60]
 
 Without ``--pool`` it generates a pool of 10-node models (the 'basic' heuristic) in a temporary
 directory. It then runs a real campaign (forked workers, real TVM, the configured oracles) for
 ``--seconds`` of fuzzing and prints the rate and the split of an iteration: mutation, passes, TIR
-build, LLVM JIT codegen, kernel runs, comparison, the perf oracle's O3 builds and timing, the
+build of the fuzzed program, lowering of the reference programs, LLVM JIT codegen, kernel runs, the
+perf oracle's O3 builds and timing, the
 campaign's own bookkeeping (judging, coverage merge, corpus and findings I/O, snapshots), and what
 is left (pipes, scheduling, waiting); then the processor time of the workers (on a processor,
 waiting for one while busy with a test case, waiting between test cases, from their own clocks) and
@@ -19,10 +21,19 @@ it to compare ``--jobs`` settings: a campaign's test cases get dearer as it goes
 holds ever more mutated, larger programs: one worker ran 16% fewer test cases in its second minute
 than in its first), so two workers that ran for as long as one have run twice as many test cases
 and reached dearer ones; with the same number of test cases both stand at the same point.
+
+Long mode, ``--from-campaign DIR``: the campaign is seeded with the corpus entries of another
+(finished) campaign instead of a pool's models: the last ``--late-share`` of them by the time they
+were added (``added_time``), its late, larger programs with long pass sequences. A campaign's late
+cost (a 60-minute run slows from 15 to 3-5 test cases/s) is then measured in minutes. The imported
+entries are mutated at once (the new campaign's coverage starts empty, so its first mutants are kept
+more often than the source's were); with ``--execute-imported`` each runs once first, as seeds do
+(500 late entries take about two minutes).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 import time
 from pathlib import Path
@@ -33,14 +44,16 @@ from rich.table import Table
 
 from seedzer.campaign.monitor import QuietMonitor
 from seedzer.campaign.runner import Campaign
+from seedzer.campaign.seeds import imported_entries
 from seedzer.campaign.stats import CampaignStats
 from seedzer.config import Config
 from seedzer.generate import generate_pool
 
-WORKER_PARTS = ("mutate", "passes", "build", "run", "perf")
+WORKER_PARTS = ("mutate", "passes", "reference", "build", "run", "perf")
 """Worker-side timing keys (seconds summed over the run) in the order an iteration spends them:
-mutation, the flat steps of the three programs (TVM's pipeline with the insertions), LLVM code
-generation of what is new (one JIT), the kernel runs (with the comparisons), the perf check."""
+mutation, the flat steps of the optimized program (TVM's pipeline with the insertions), those of the
+minimal and reference programs, LLVM code generation of what is new (one JIT), the kernel runs, the
+perf check."""
 
 
 class StopAfter(QuietMonitor):
@@ -107,11 +120,24 @@ def processor_table(timings: dict[str, float], campaign_cpu: float, execs: int, 
               help="Stop after this many test cases (0: run for --seconds); compare --jobs settings with it.")
 @click.option("--coverage", default="passes", show_default=True, help="Coverage backend of the campaign.")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes.")
-def main(pool: Path | None, models: int, seconds: float, testcases: int, coverage: str, jobs: int) -> None:
+@click.option("--from-campaign", "source", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              default=None, help="Seed with the late corpus entries of this (finished) campaign instead of a pool.")
+@click.option("--late-share", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.5, show_default=True,
+              help="With --from-campaign: the last share of its corpus entries, by the time they were added.")
+@click.option("--execute-imported", is_flag=True, help="With --from-campaign: run each imported entry once first.")
+def main(pool: Path | None, models: int, seconds: float, testcases: int, coverage: str, jobs: int,
+         source: Path | None, late_share: float, execute_imported: bool) -> None:
     """Run a timed campaign and print test cases/s per worker with the split of an iteration."""
     console = Console(width=120)
+    imported = imported_entries(source, late_share) if source is not None else None
+    if imported is not None and not execute_imported:
+        imported = [dataclasses.replace(e, executed=True) for e in imported]
+    if imported is not None:
+        console.print(f"seeds: the last {len(imported)} corpus entries ({100 * late_share:.0f}%) of {source}")
     with tempfile.TemporaryDirectory(prefix="seedzer-bench-") as tmp:
-        if pool is None:
+        if source is not None:
+            pool = source
+        elif pool is None:
             pool = Path(tmp) / "pool"
             t = time.perf_counter()
             generate_pool("basic", models, pool, seed=0, max_nodes=10, progress=False)
@@ -121,7 +147,7 @@ def main(pool: Path | None, models: int, seconds: float, testcases: int, coverag
         cfg.fuzz.jobs = jobs
         cfg.fuzz.coverage = coverage
         monitor = StopAfter(testcases)
-        campaign = Campaign(Path(tmp) / "campaign", pool, cfg, monitor=monitor)
+        campaign = Campaign(Path(tmp) / "campaign", pool, cfg, monitor=monitor, imported=imported)
         monitor.campaign = campaign
         t = time.perf_counter()
         stats = campaign.run()
@@ -129,7 +155,8 @@ def main(pool: Path | None, models: int, seconds: float, testcases: int, coverag
     fuzz_wall = stats.session_seconds
     execs = stats.session_execs
     rate = execs / fuzz_wall if fuzz_wall else 0.0
-    console.print(f"pool {pool}: {stats.loaded_models} models loaded, corpus {stats.corpus}, "
+    seeded = f"{len(imported)} imported entries" if imported is not None else f"{stats.loaded_models} models loaded"
+    console.print(f"pool {pool}: {seeded}, corpus {stats.corpus}, "
                   f"{total - fuzz_wall:.1f} s loading and shutdown")
     console.print(f"[bold]{execs} test cases in {fuzz_wall:.1f} s with {jobs} worker(s): "
                   f"{rate:.2f} test cases/s, {rate / jobs:.2f} per worker[/bold] (target: 15 per core)")

@@ -5,6 +5,9 @@ creates, migrates or writes a database (see :mod:`seedzer.store.readonly`), and 
 that is not a Seedzer campaign in one line. Findings are listed as the filing gate judged them:
 bugs, one row per root cause (its culprit passes, one-line message, occurrences and reproducer);
 candidates the gate has not judged yet; not-a-bug counts by reason (every candidate with ``--all``).
+Once the campaign has run for at least two windows (``--windows MINUTES``, default 5), a table of
+executions per second and the largest stages of the workers' time, window by window, follows the
+totals (see :mod:`seedzer.campaign.throughput`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from rich.table import Table
 
 from seedzer.campaign.monitor import summary_table
 from seedzer.campaign.stats import CampaignStats
+from seedzer.campaign.throughput import SnapshotPoint, read_points, throughput_table, windows
 from seedzer.errors import CampaignError, SeedzerError
 from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta
 from seedzer.finding.store import finding_folder
@@ -132,8 +136,15 @@ def _all_table(view: FindingsView) -> Table:
     return table
 
 
-def campaign_summary(campaign: Path, show_all: bool = False) -> Group:
-    """The summary of a campaign as recorded so far (bugs only, unless ``show_all``)."""
+def _throughput(points: list[SnapshotPoint], minutes: float, jobs: int) -> list[Table]:
+    """The throughput table, when the campaign has at least two windows of ``minutes``."""
+    wins = windows(points, minutes, jobs)
+    return [throughput_table(wins, f"Throughput over time ({minutes:g}-minute windows)")] if len(wins) >= 2 else []
+
+
+def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: float = 5.0) -> Group:
+    """The summary of a campaign as recorded so far (bugs only, unless ``show_all``), with its
+    throughput by window of ``window_minutes`` when it has at least two (0: never)."""
     path = Path(campaign) / "campaign.db"
     if not path.exists():
         raise CampaignError(f"{campaign}: not a campaign directory (no campaign.db)")
@@ -148,6 +159,7 @@ def campaign_summary(campaign: Path, show_all: bool = False) -> Group:
             config = read_meta(conn, "config") or {}
             elapsed = float(read_meta(conn, "elapsed", 0.0) or 0.0)
             view = findings_view(Path(campaign), conn)
+            points = read_points(conn)
         except (sqlite3.Error, ValueError, TypeError) as exc:
             raise CampaignError(f"{path}: unreadable campaign database ({exc})") from None
     finally:
@@ -169,6 +181,7 @@ def campaign_summary(campaign: Path, show_all: bool = False) -> Group:
     st.loaded_models, st.failed_models = int(models.get("ok", 0)), int(models.get("failed", 0))
     st.session_execs, st.session_seconds = st.execs, st.elapsed
     parts: list[Any] = [summary_table(st, str(campaign))]
+    parts.extend(_throughput(points, window_minutes, st.jobs))
     if view.bugs:
         parts.append(_bug_table(view))
     if show_all and (view.pending or view.not_bugs or view.bugs):

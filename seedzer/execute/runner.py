@@ -11,8 +11,10 @@ A worker runs many test cases of the same few scripts, so it keeps what does not
   alone so that the failure is attributed to the program that causes it.
 
 It also records the ``passes`` coverage features of the optimized program's steps and which fuzzed
-steps left the IR unchanged. What it judges, and in which order, is the kernel's
-:func:`~seedzer.kernel.lowlevel.observe`, exactly as in a reproducer.
+steps left the IR unchanged, and its timings by stage (``passes``: lowering the optimized program;
+``reference``: lowering the minimal and reference ones; ``build``, ``run``, ``perf``). What it
+judges, and in which order, is the kernel's :func:`~seedzer.kernel.lowlevel.observe`, exactly as
+in a reproducer.
 """
 
 from __future__ import annotations
@@ -110,7 +112,7 @@ class CachingRunner(Runner):
         finally:
             if cov is not None:
                 self.features |= cov.features
-            self._timed("passes", start)
+            self._timed("passes" if program == OPT else "reference", start)  # the oracles' programs apart
 
     def build(self, case: Case, func: Any, programs: dict[str, Sequence[Step]], inputs: list[np.ndarray],
               target: Any) -> dict[str, Built]:

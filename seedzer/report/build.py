@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from seedzer.campaign.throughput import CAMPAIGN_STAGES, WORKER_STAGES
 from seedzer.report import plots, stats
 from seedzer.report.html import Figure, Section, render_page
 from seedzer.report.table import CATEGORIES, ReportError, Tables, build_tables, discover
@@ -56,6 +57,28 @@ def _trials_section(tables: Tables) -> Section:
                                             median_corpus=("corpus", "median")).reset_index()
         summary = summary.merge(per, on="heuristic", how="left")
     return sec.table(summary)
+
+
+def _time_section(tables: Tables) -> Section | None:
+    """Where the time went, per heuristic: the median over its trials of each stage's share of the
+    workers' time over the whole trial, with the median executions per second; None without timings."""
+    st = tables.stages
+    if st.empty:
+        return None
+    shares = st.pivot_table(index="heuristic", columns="stage", values="share", aggfunc="median").fillna(0.0)
+    order = [*WORKER_STAGES, "other", *CAMPAIGN_STAGES, "idle"]
+    cols = [c for c in order if c in shares.columns] + sorted(c for c in shares.columns
+                                                             if c not in order and c != "busy")
+    table = (100 * shares[cols]).round(1)
+    last = tables.long.sort_values("time").groupby(["heuristic", "trial"]).tail(1)
+    rate = (last["execs"] / last["time"].where(last["time"] > 0)).groupby(last["heuristic"]).median()
+    table.insert(0, "execs_per_s", rate.reindex(table.index).round(2))
+    sec = Section("Where the time went")
+    sec.text("Median over a heuristic's trials of each stage's share (%) of the workers' time (elapsed x jobs) "
+             "over the whole trial: worker stages, other (the rest of a test case in a worker), the campaign's "
+             "bookkeeping, the filing gate's processor time, idle (workers not on a test case). Per-window "
+             "executions/s are the execs_per_s column of data.csv; `seedzer status` shows them by window.", "note")
+    return sec.table(table, index=True)
 
 
 def _coverage_sections(long: pd.DataFrame, out: Path, files: list[Path], colors: dict[str, Any],
@@ -154,12 +177,16 @@ def build_report(results: Path, out: Path | None = None, *, refresh: float | Non
     _csv(tables.long, out / "data.csv", files)
     _csv(tables.findings, out / "findings.csv", files)
     _csv(tables.trials, out / "trials.csv", files)
+    _csv(tables.stages, out / "stages.csv", files)
     heuristics = sorted(tables.trials["heuristic"].unique())
     colors = plots.heuristic_colors(heuristics)
     result = ReportResult(out, out / "report.html", len(tables.trials), heuristics, files=files,
                           findings=stats.findings_by_category(tables.findings, heuristics),
                           warnings=list(tables.warnings))
     sections = [_trials_section(tables)]
+    time_section = _time_section(tables)
+    if time_section is not None:
+        sections.append(time_section)
     if not tables.long.empty:
         sections += _coverage_sections(tables.long, out, files, colors, result)
         sections.append(_findings_section(tables, heuristics, out, files, colors))

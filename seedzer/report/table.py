@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from seedzer.campaign.throughput import read_points, whole
 from seedzer.errors import SeedzerError
 from seedzer.finding.layout import META_FILE
 from seedzer.store.readonly import open_readonly, read_meta
@@ -33,8 +34,12 @@ REPLICA_RE = re.compile(r"^(.+)-(\d+)$")
 LONG_COLUMNS = [
     "experiment", "heuristic", "trial", "status", "time", "execs", "coverage", "coverage_backend",
     "corpus", "findings", "unique_findings", "invalid",
-    *(f"findings_{c}" for c in CATEGORIES),
+    *(f"findings_{c}" for c in CATEGORIES), "execs_per_s",
 ]
+"""``execs_per_s``: executions per second since the trial's previous snapshot (one window)."""
+STAGE_COLUMNS = ["experiment", "heuristic", "trial", "stage", "seconds", "share"]
+"""Where a trial's time went: seconds by stage over the whole trial and their share of the workers'
+time (elapsed x jobs); stages as in :mod:`seedzer.campaign.throughput` (none for older trials)."""
 FINDING_COLUMNS = [
     "experiment", "heuristic", "trial", "signature", "symptom", "category", "stage", "pass",
     "status", "count", "time", "message",
@@ -63,6 +68,7 @@ class Tables:
     findings: pd.DataFrame
     trials: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
+    stages: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=STAGE_COLUMNS))
 
 
 def identify(campaign_dir: Path) -> tuple[str, str, int]:
@@ -134,18 +140,37 @@ def wall_to_elapsed(walls: np.ndarray, snapshots: pd.DataFrame) -> np.ndarray:
     return np.interp(walls, order["wall"].to_numpy(float), order["time"].to_numpy(float))
 
 
-def read_trial(ref: TrialRef) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
-    """One trial's snapshots (long rows), findings rows and metadata (budget, status, backend)."""
+def _stage_rows(ident: dict[str, Any], conn: sqlite3.Connection, jobs: int) -> pd.DataFrame:
+    """Seconds and shares by stage over a whole trial, from its last snapshot's cumulative timings."""
+    total = whole(read_points(conn), jobs)
+    shares = total.shares() if total is not None else {}
+    rows = [{**ident, "stage": k, "seconds": total.seconds.get(k, 0.0) if total else 0.0, "share": v}
+            for k, v in shares.items()]
+    return pd.DataFrame(rows, columns=STAGE_COLUMNS)
+
+
+def _rates(snaps: pd.DataFrame) -> np.ndarray:
+    """Executions per second between consecutive snapshots (the first: since the start)."""
+    times, execs = snaps["time"].to_numpy(float), snaps["execs"].to_numpy(float)
+    dt = np.diff(times, prepend=0.0)
+    dn = np.diff(execs, prepend=0.0)
+    return np.divide(dn, dt, out=np.zeros_like(dn), where=dt > 0)
+
+
+def read_trial(ref: TrialRef) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any], pd.DataFrame]:
+    """One trial's snapshots (long rows), findings rows, metadata (budget, status, backend) and
+    seconds by stage (:data:`STAGE_COLUMNS`)."""
+    ident = {"experiment": ref.experiment, "heuristic": ref.heuristic, "trial": ref.trial}
     conn = open_readonly(ref.dir / "campaign.db")
     try:
         snaps = pd.DataFrame(_rows(conn, "SELECT * FROM snapshots ORDER BY time"))
         finds = _rows(conn, "SELECT * FROM findings ORDER BY first_seen")
         cfg = read_meta(conn, "config", {}) or {}
         elapsed = float(read_meta(conn, "elapsed", 0.0) or 0.0)
+        stages = _stage_rows(ident, conn, int((cfg.get("fuzz") or {}).get("jobs", 1) or 1))
     finally:
         conn.close()
     status = trial_status(ref.dir)
-    ident = {"experiment": ref.experiment, "heuristic": ref.heuristic, "trial": ref.trial}
     frows = []
     first = wall_to_elapsed(np.array([f["first_seen"] for f in finds], float), snaps)
     for f, t in zip(finds, first, strict=True):
@@ -170,20 +195,21 @@ def read_trial(ref: TrialRef) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any
         for cat in CATEGORIES:
             seen = np.sort(fdf.loc[fdf["category"] == cat, "time"].to_numpy(float))
             long[f"findings_{cat}"] = np.searchsorted(seen, times, side="right")
+        long["execs_per_s"] = _rates(snaps)
         long = long[LONG_COLUMNS]
     budget = float((cfg.get("fuzz") or {}).get("minutes", 0.0)) * 60.0
     info = {**ident, "status": status, "budget": budget, "elapsed": elapsed, "snapshots": len(snaps),
             "dir": str(ref.dir)}
-    return long, fdf, info
+    return long, fdf, info, stages
 
 
 def build_tables(results: Path, *, warn: Callable[[str], None] | None = None) -> Tables:
     """Read every trial under ``results`` into one long table, one findings table and a trials table."""
     warnings: list[str] = []
-    longs, finds, infos = [], [], []
+    longs, finds, infos, stage_frames = [], [], [], []
     for ref in discover(results):
         try:
-            long, fdf, info = read_trial(ref)
+            long, fdf, info, stages = read_trial(ref)
         except (sqlite3.Error, OSError, ValueError, KeyError) as exc:
             msg = f"{ref.dir}: skipped, campaign.db unreadable ({exc})"
             warnings.append(msg)
@@ -195,11 +221,14 @@ def build_tables(results: Path, *, warn: Callable[[str], None] | None = None) ->
             longs.append(long)
         if not fdf.empty:
             finds.append(fdf)
+        if not stages.empty:
+            stage_frames.append(stages)
     long_df = pd.concat(longs, ignore_index=True) if longs else pd.DataFrame(columns=LONG_COLUMNS)
     find_df = pd.concat(finds, ignore_index=True) if finds else pd.DataFrame(columns=FINDING_COLUMNS)
+    stage_df = pd.concat(stage_frames, ignore_index=True) if stage_frames else pd.DataFrame(columns=STAGE_COLUMNS)
     trials_df = pd.DataFrame(infos, columns=["experiment", "heuristic", "trial", "status", "budget", "elapsed",
                                              "snapshots", "dir"])
     if long_df["experiment"].nunique() > 1:  # several experiments: keep heuristics apart by experiment
-        for df in (long_df, find_df, trials_df):
+        for df in (long_df, find_df, trials_df, stage_df):
             df["heuristic"] = df["experiment"].astype(str) + ":" + df["heuristic"].astype(str)
-    return Tables(long_df, find_df, trials_df, warnings)
+    return Tables(long_df, find_df, trials_df, warnings, stage_df)

@@ -28,7 +28,7 @@ CREATE TABLE IF NOT EXISTS snapshots (
     id INTEGER PRIMARY KEY, time REAL NOT NULL, execs INTEGER NOT NULL, coverage INTEGER NOT NULL,
     coverage_backend TEXT NOT NULL, corpus_size INTEGER NOT NULL, findings INTEGER NOT NULL,
     unique_findings INTEGER NOT NULL, invalid INTEGER NOT NULL, wall REAL NOT NULL,
-    coverage_detail TEXT NOT NULL DEFAULT '{}');
+    coverage_detail TEXT NOT NULL DEFAULT '{}', timings TEXT NOT NULL DEFAULT '{}');
 CREATE TABLE IF NOT EXISTS corpus (
     id TEXT PRIMARY KEY, parent TEXT, origin_model TEXT NOT NULL, passes TEXT NOT NULL,
     coverage_gain INTEGER NOT NULL, added_time REAL NOT NULL, path TEXT NOT NULL,
@@ -48,6 +48,7 @@ CREATE TABLE IF NOT EXISTS coverage_features (feature TEXT PRIMARY KEY, first_se
 
 MIGRATIONS: tuple[tuple[str, str, str], ...] = (
     ("snapshots", "coverage_detail", "TEXT NOT NULL DEFAULT '{}'"),
+    ("snapshots", "timings", "TEXT NOT NULL DEFAULT '{}'"),
     ("findings", "kind", "TEXT NOT NULL DEFAULT 'lowlevel'"),
     ("findings", "verdict", "TEXT NOT NULL DEFAULT 'pending'"),
     ("findings", "verdict_reason", "TEXT NOT NULL DEFAULT ''"),
@@ -153,15 +154,18 @@ class CampaignDB:
         """Append one snapshot row (time, execs, coverage, corpus size, findings...).
 
         ``coverage`` is the chosen backend's total; the optional ``coverage_detail`` dict holds every
-        backend's total (e.g. ``{"passes": n, "breakpoints": m, "breakpoints_tvm": a, ...}``).
+        backend's total (e.g. ``{"passes": n, "breakpoints": m, "breakpoints_tvm": a, ...}``); the
+        optional ``timings`` dict the cumulative seconds by stage so far (see
+        :mod:`seedzer.campaign.throughput`), so that any window's cost is a difference of two rows.
         """
-        row = {**row, "coverage_detail": json.dumps(row.get("coverage_detail") or {}, sort_keys=True)}
+        row = {**row, "coverage_detail": json.dumps(row.get("coverage_detail") or {}, sort_keys=True),
+               "timings": json.dumps(row.get("timings") or {}, sort_keys=True)}
         with self.transaction() as c:
             c.execute(
                 "INSERT INTO snapshots (time, execs, coverage, coverage_backend, corpus_size, findings,"
-                " unique_findings, invalid, wall, coverage_detail) VALUES (:time, :execs, :coverage,"
+                " unique_findings, invalid, wall, coverage_detail, timings) VALUES (:time, :execs, :coverage,"
                 " :coverage_backend, :corpus_size, :findings, :unique_findings, :invalid, :wall,"
-                " :coverage_detail)",
+                " :coverage_detail, :timings)",
                 row,
             )
 

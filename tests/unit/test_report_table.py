@@ -102,3 +102,34 @@ def test_several_experiments_keep_heuristics_apart(tmp_path: Path) -> None:
     make_trial(tmp_path / "e2" / "basic" / "trial-1", [0, 2])
     t = build_tables(tmp_path)
     assert sorted(t.long["heuristic"].unique()) == ["e1:basic", "e2:basic"]
+
+
+def _timed_trial(trial_dir: Path, busy_per_s: float) -> None:
+    """Two jobs, 4 snapshots a minute apart, 300 execs a minute; build takes half of the busy time."""
+    trial_dir.mkdir(parents=True)
+    db = CampaignDB(trial_dir / "campaign.db")
+    db.set_meta("config", {"fuzz": {"minutes": 3, "jobs": 2}})
+    for m in range(4):
+        busy = busy_per_s * 60 * m
+        db.add_snapshot({"time": 60.0 * m, "execs": 300 * m, "coverage": m, "coverage_backend": "passes",
+                         "corpus_size": m, "findings": 0, "unique_findings": 0, "invalid": 0,
+                         "wall": 1e9 + 60 * m, "timings": {"busy": busy, "build": busy / 2, "other": busy / 2}})
+    db.set_meta("elapsed", 180.0)
+    db.close()
+
+
+def test_per_window_rates_and_stage_shares_per_trial(tmp_path: Path) -> None:
+    from seedzer.report.build import build_report
+
+    _timed_trial(tmp_path / "res" / "alpha" / "trial-1", 1.0)
+    _timed_trial(tmp_path / "res" / "alpha" / "trial-2", 1.5)
+    make_trial(tmp_path / "res" / "beta" / "trial-1", [1, 2, 3])  # snapshots without timings
+    t = build_tables(tmp_path / "res")
+    a1 = t.long[(t.long["heuristic"] == "alpha") & (t.long["trial"] == 1)]
+    assert list(a1["execs_per_s"]) == [0.0, 5.0, 5.0, 5.0]
+    st = t.stages.set_index(["trial", "stage"])
+    assert set(t.stages["heuristic"]) == {"alpha"}  # beta recorded no stage seconds
+    assert st.loc[(1, "busy"), "share"] == pytest.approx(0.5) and st.loc[(1, "build"), "share"] == pytest.approx(0.25)
+    assert st.loc[(2, "idle"), "share"] == pytest.approx(0.25) and st.loc[(2, "build"), "seconds"] == pytest.approx(135)
+    html = build_report(tmp_path / "res").html.read_text()
+    assert "Where the time went" in html and "<td>31.2</td>" in html  # alpha's median build share (25%, 37.5%)
