@@ -73,8 +73,11 @@ def check_campaign_paths(pool: Path, out: Path) -> None:
 
 def check_campaign_state(pool: Path, out: Path, resume: bool) -> None:
     """Read-only checks of ``out``'s campaign.db: resumable (and made from ``pool``), or absent for a new one."""
+    from seedzer.campaign.runner import check_layout
+    from seedzer.store.corpus import CORPUS_DIR, corpus_lost, lost_corpus_files
     from seedzer.store.readonly import open_campaign, read_meta
 
+    check_layout(out)
     db = out / "campaign.db"
     if not resume:
         if db.exists() or db.is_symlink():
@@ -86,10 +89,13 @@ def check_campaign_state(pool: Path, out: Path, resume: bool) -> None:
     conn = open_campaign(db)
     try:
         recorded = read_meta(conn, "pool")
+        paths = [str(row[0]) for row in conn.execute("SELECT path FROM corpus")]
     except (ValueError, sqlite3.Error) as exc:
         raise CampaignError(f"{db}: unreadable campaign metadata ({exc})") from None
     finally:
         conn.close()
+    if lost_corpus_files(out, paths):
+        raise corpus_lost(out / CORPUS_DIR, len(paths))
     if isinstance(recorded, str) and Path(recorded) != _resolved(pool):
         raise UsageError(f"--resume: campaign {out} fuzzes the pool {recorded}, not {_resolved(pool)}; "
                          f"resume it with --pool {recorded}")
@@ -194,15 +200,19 @@ def config_check(path: Path) -> None:
 @main.command()
 @click.argument("campaign", type=click.Path(path_type=Path))
 @click.option("--all", "show_all", is_flag=True, help="Also list candidates the gate has not judged and not-bugs.")
-def status(campaign: Path, show_all: bool) -> None:
-    """Summarize a campaign directory (running or finished): totals, then its bugs, one row per root
-    cause (culprit passes, one-line message, occurrences, reproducer), and not-a-bug counts by reason.
+@click.option("--windows", "window_minutes", type=FiniteFloat(0, MAX_MINUTES, unit="minutes"), default=5.0,
+              show_default=True,
+              metavar="MINUTES", help="Window of the throughput table (shown from two windows on; 0: never).")
+def status(campaign: Path, show_all: bool, window_minutes: float) -> None:
+    """Summarize a campaign directory (running or finished): totals, executions/s and where the
+    workers' time went per window of campaign time, then its bugs, one row per root cause (culprit
+    passes, one-line message, occurrences, reproducer), and not-a-bug counts by reason.
 
     Example: seedzer status campaigns/basic-1 --all
     """
     from seedzer.campaign.report import campaign_summary
 
-    Console(width=max(Console().width, 160)).print(campaign_summary(campaign, show_all))
+    Console(width=max(Console().width, 160)).print(campaign_summary(campaign, show_all, window_minutes))
 
 
 def _register_verbs() -> None:

@@ -18,6 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from seedzer.errors import ConfigError, UsageError
+from seedzer.load.bounds import (
+    DEFAULT_MAX_MODEL_BYTES,
+    DEFAULT_MAX_TENSOR_BYTES,
+    DEFAULT_MAX_TESTCASE_MEMORY,
+    Limits,
+)
 from seedzer.oracles.registry import ORACLES
 from seedzer.yamlfiles import (  # noqa: F401 - re-exported: the limits and YAML reading of config files
     INT64,
@@ -120,6 +126,23 @@ class FuzzConfig:
 
 
 @dataclass
+class LimitsConfig:
+    """Resource bounds of models and test cases, checked before TVM runs anything (bytes; 0 = none)."""
+
+    max_tensor_bytes: int = _f(DEFAULT_MAX_TENSOR_BYTES, "Largest tensor a model may declare (inputs, outputs, "
+                               "value_info, initializers): a basic pool's largest is 256 KiB.")
+    max_model_bytes: int = _f(DEFAULT_MAX_MODEL_BYTES, "Inputs plus initializers of a model: a basic pool's "
+                              "largest is 264 KiB; ResNet-50's weights are ~100 MiB.")
+    max_testcase_memory: int = _f(DEFAULT_MAX_TESTCASE_MEMORY, "Address space (RLIMIT_AS) of a load attempt and "
+                                  "of a fuzz worker: ~4.7x a basic campaign's peak virtual size (1.7 GiB); "
+                                  "an allocation past it is an invalid test case.")
+
+    def limits(self) -> Limits:
+        """The bounds as the loader takes them."""
+        return Limits(self.max_tensor_bytes, self.max_model_bytes, self.max_testcase_memory)
+
+
+@dataclass
 class Config:
     """Top-level configuration; every section is optional in the YAML file."""
 
@@ -128,6 +151,7 @@ class Config:
     timeouts: TimeoutConfig = field(default_factory=TimeoutConfig, metadata={"doc": "Stage time limits."})
     oracles: OracleConfig = field(default_factory=OracleConfig, metadata={"doc": "Oracles."})
     known_issues: list[KnownIssue] = field(default_factory=list, metadata={"doc": "Known-issue patterns."})
+    limits: LimitsConfig = field(default_factory=LimitsConfig, metadata={"doc": "Resource bounds."})
 
 
 
@@ -176,6 +200,10 @@ _CHECKS: dict[str, tuple[str, Any]] = {
     "timeouts.build": _TIMEOUT,
     "timeouts.run": _TIMEOUT,
     "timeouts.compare": _TIMEOUT,
+    "limits.max_tensor_bytes": ("must be between 0 (no bound) and 2**62 bytes", lambda v: 0 <= v <= 1 << 62),
+    "limits.max_model_bytes": ("must be between 0 (no bound) and 2**62 bytes", lambda v: 0 <= v <= 1 << 62),
+    "limits.max_testcase_memory": ("must be 0 (no bound) or between 256 MiB and 2**62 bytes",
+                                   lambda v: v == 0 or 256 << 20 <= v <= 1 << 62),
     "known_issues[].pattern": ("must be a valid regular expression", lambda v: _is_regex(v)),
     "oracles.enabled": (f"entries must be among {', '.join(ORACLES)}", lambda v: set(v) <= set(ORACLES)),
     "oracles.rtol": ("must be a finite number >= 0", lambda v: _finite(v) and v >= 0),

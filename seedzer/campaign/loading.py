@@ -3,13 +3,14 @@
 Every pool model not loaded before is loaded (raw, then constant-folded, each attempt in a child
 forked from the zygote): its PrimFuncs become corpus entries with empty pass sequences, its failures
 loader findings (filed and gated like every finding). Ctrl-C stops at the next model; ``--resume``
-loads the rest.
+loads the rest. A campaign can instead start from corpus entries it is given (another campaign's,
+see :func:`seedzer.campaign.seeds.imported_entries`): :func:`import_seeds`.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -19,11 +20,12 @@ from seedzer.campaign.seeds import ModelSeeds, load_for_campaign
 from seedzer.campaign.stats import CampaignStats
 from seedzer.config import Config
 from seedzer.errors import PoolError
+from seedzer.load.bounds import Limits
 from seedzer.seed import JointSeed
 from seedzer.store.corpus import Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
 
-SeedLoader = Callable[[Path, bool, float, int], ModelSeeds]
+SeedLoader = Callable[[Path, bool, float, int, Limits], ModelSeeds]
 """(model, differential check, time limit per attempt, most seeds kept) -> what loading gave."""
 
 
@@ -55,7 +57,8 @@ def load_seeds(campaign: Loading, loader: SeedLoader | None = None) -> None:
             return
         if model.name in done:
             continue
-        got = load(model, cfg.fuzz.differential_load, cfg.timeouts.load, cfg.fuzz.max_seeds_per_model)
+        got = load(model, cfg.fuzz.differential_load, cfg.timeouts.load, cfg.fuzz.max_seeds_per_model,
+                   cfg.limits.limits())
         for failure in got.failures:
             campaign.filing.loader(model, failure)
         added = 0
@@ -76,3 +79,16 @@ def load_seeds(campaign: Loading, loader: SeedLoader | None = None) -> None:
         campaign.monitor.update(campaign.stats)
     if not campaign.corpus.entries:
         raise PoolError(f"{campaign.pool}: no usable seeds ({len(campaign.models)} models, none could be loaded)")
+
+
+def import_seeds(campaign: Loading, entries: Sequence[CorpusEntry]) -> None:
+    """Add ``entries`` (e.g. another campaign's late corpus) to the corpus instead of loading pool
+    models: as seeds executed first, except those marked ``executed`` (fuzzed at once); entries
+    already in the corpus (a resume) are not added again."""
+    for entry in entries:
+        if campaign.corpus.add(entry, 0, ["imported"]) and not entry.executed:
+            campaign.pending.append(entry)
+    campaign.stats.corpus = len(campaign.corpus)
+    campaign.monitor.update(campaign.stats)
+    if not campaign.corpus.entries:
+        raise PoolError(f"{campaign.pool}: no seeds to import")

@@ -11,18 +11,19 @@ import random
 import signal
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 
 from seedzer import __version__
 from seedzer.campaign.filing import Filing, FilingSettings, GateRunner
 from seedzer.campaign.keep import KeepRule
-from seedzer.campaign.loading import SeedLoader, load_seeds
+from seedzer.campaign.loading import SeedLoader, import_seeds, load_seeds
 from seedzer.campaign.monitor import Monitor, QuietMonitor
 from seedzer.campaign.scheduler import make_scheduler
 from seedzer.campaign.seeds import list_pool
 from seedzer.campaign.stats import CampaignStats
+from seedzer.campaign.throughput import parse_timings, stage_totals
 from seedzer.config import Config, OracleConfig, to_dict
 from seedzer.config import stage_limits as config_stage_limits
 from seedzer.coverage import make_backend
@@ -35,6 +36,7 @@ from seedzer.execute.settings import ExecSettings, WorkerSettings
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.finding.store import FindingStore
 from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.load.bounds import DEFAULT_MAX_TESTCASE_MEMORY
 from seedzer.oracles import judge, make_oracles
 from seedzer.store.corpus import CORPUS_DIR, Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
@@ -48,6 +50,18 @@ ExecutorFactory = Callable[[int, WorkerSettings, dict[Stage, float]], Executor]
 """Builds the campaign's executor: (jobs, worker settings, stage time limits) -> executor."""
 
 
+CAMPAIGN_FOLDERS = (CORPUS_DIR, "findings", "logs")
+"""The folders a campaign directory holds."""
+
+
+def check_layout(out: Path) -> None:
+    """Refuse (one line, read-only) a campaign directory where one of its folders is something else."""
+    for sub in CAMPAIGN_FOLDERS:
+        if (out / sub).exists() and not (out / sub).is_dir():
+            raise CampaignError(f"{out / sub}: exists and is not a directory (the campaign keeps its {sub} there); "
+                                "move it away")
+
+
 def prepare_dir(out: Path, resume: bool) -> None:
     """Create (or check, with ``resume``) a campaign directory; one-line errors name the path."""
     db = out / "campaign.db"
@@ -55,8 +69,9 @@ def prepare_dir(out: Path, resume: bool) -> None:
         raise CampaignError(f"{out}: nothing to resume (no campaign.db)")
     if not resume and db.exists():
         raise CampaignError(f"{out}: a campaign already exists here (use --resume to continue it)")
+    check_layout(out)
     try:
-        for sub in (CORPUS_DIR, "findings", "logs"):
+        for sub in CAMPAIGN_FOLDERS:
             (out / sub).mkdir(parents=True, exist_ok=True)
         probe = out / ".write-probe"
         probe.write_text("ok")
@@ -65,8 +80,9 @@ def prepare_dir(out: Path, resume: bool) -> None:
         raise CampaignError(f"{out}: campaign directory is not writable ({exc.strerror or exc})") from exc
 
 
-def exec_settings(oracles: OracleConfig, coverage: str) -> ExecSettings:
-    """What workers must check for the enabled oracles (costly checks only when asked for).
+def exec_settings(oracles: OracleConfig, coverage: str, max_memory: int = DEFAULT_MAX_TESTCASE_MEMORY) -> ExecSettings:
+    """What workers must check for the enabled oracles (costly checks only when asked for), and the
+    address space a worker's test cases may use (``max_memory`` bytes, 0: unbounded).
 
     The ``passes`` features describe how each step changed the IR only when ``passes`` is the
     coverage that decides what is kept (that detail triples the cost of a build).
@@ -76,7 +92,7 @@ def exec_settings(oracles: OracleConfig, coverage: str) -> ExecSettings:
                         illformed="illformed" in on, pipeline_illformed=oracles.verifier_issues,
                         perf_rate=oracles.perf_rate if "perf" in on else 0.0,
                         perf_factor=oracles.perf_factor, perf_repeats=oracles.perf_repeats,
-                        detailed_build_coverage=coverage == "passes")
+                        detailed_build_coverage=coverage == "passes", max_memory=max_memory)
 
 
 def stage_limits(cfg: Config) -> dict[Stage, float]:
@@ -85,14 +101,21 @@ def stage_limits(cfg: Config) -> dict[Stage, float]:
 
 
 class Campaign:
-    """One fuzzing campaign in one directory (resumable; one writer at a time)."""
+    """One fuzzing campaign in one directory (resumable; one writer at a time).
+
+    Its seeds are the models of ``pool``, or, with ``imported``, the given corpus entries (e.g.
+    another campaign's, :func:`~seedzer.campaign.seeds.imported_entries`; ``pool`` then only names
+    where they came from).
+    """
 
     def __init__(self, out: Path, pool: Path, cfg: Config, *, resume: bool = False, monitor: Monitor | None = None,
                  executor: ExecutorFactory = WorkerPool, seed_loader: SeedLoader | None = None,
-                 gate: GateRunner | None = None) -> None:
+                 gate: GateRunner | None = None, imported: Sequence[CorpusEntry] | None = None) -> None:
         self.out, self.pool, self.cfg, self.resume = Path(out), Path(pool), cfg, resume
         self.monitor = monitor or QuietMonitor()
-        self.models = list_pool(self.pool)  # fails early, before anything is created
+        self.imported = list(imported) if imported is not None else None
+        # fails early, before anything is created; a campaign seeded with imported entries loads no model
+        self.models = list_pool(self.pool) if self.imported is None else []
         self.lock = DirLock(self.out, what="campaign").acquire()
         try:
             prepare_dir(self.out, resume)
@@ -123,6 +146,8 @@ class Campaign:
         self.stats.elapsed = float(self.db.get_meta("elapsed", 0.0))
         self.stats.execs = self.db.total_execs()
         self.stats.invalid = sum(n for (s, _), n in self.db.exec_summary().items() if s == Symptom.INVALID.value)
+        snapshots = self.db.snapshots()  # stage seconds stay cumulative across resumes
+        self.stats.timings = parse_timings(snapshots[-1].get("timings")) if snapshots else {}
         self.coverage.restore(self.db.features())
         self.corpus.restore()
         self.stats.corpus, self.stats.coverage = len(self.corpus), self.coverage.total()  # shown from the start
@@ -139,7 +164,7 @@ class Campaign:
     def _worker_settings(self) -> WorkerSettings:
         # The coverage collector first: a backend that cannot work here fails before seeds load.
         return WorkerSettings(
-            exec=exec_settings(self.cfg.oracles, self.cfg.fuzz.coverage),
+            exec=exec_settings(self.cfg.oracles, self.cfg.fuzz.coverage, self.cfg.limits.max_testcase_memory),
             tolerance=self.cfg.fuzz.tolerance, max_passes=self.cfg.fuzz.max_passes,
             collector=prepare_collector(self.cfg.fuzz.coverage, self.out, self.db.features(),
                                         self.cfg.fuzz.block_cache, self.cfg.fuzz.block_granularity),
@@ -163,7 +188,10 @@ class Campaign:
         self._install_signals()
         settings = self._worker_settings()
         self.stats.phase = "loading"
-        load_seeds(self, self.seed_loader)
+        if self.imported is not None:
+            import_seeds(self, self.imported)
+        else:
+            load_seeds(self, self.seed_loader)
         self.pending.extend(e for e in self.corpus.entries if not e.executed and e not in self.pending)
         self.stats.phase = "fuzzing"
         executor = self.executor_factory(self.cfg.fuzz.jobs, settings, stage_limits(self.cfg))
@@ -317,6 +345,6 @@ class Campaign:
             "coverage_backend": self.cfg.fuzz.coverage, "corpus_size": len(self.corpus),
             "findings": sum(self.stats.findings.values()), "unique_findings": sum(self.stats.unique.values()),
             "invalid": self.stats.invalid, "wall": time.time(),
-            "coverage_detail": self.coverage.detail(),
+            "coverage_detail": self.coverage.detail(), "timings": stage_totals(self.stats.timings),
         })
         self.db.set_meta("elapsed", self.stats.elapsed)

@@ -1,15 +1,23 @@
-"""Turning a seed pool into initial corpus entries; each load attempt runs in an isolated child."""
+"""Turning a seed pool into initial corpus entries (each load attempt runs in an isolated child), or
+another campaign's corpus entries into seeds (:func:`imported_entries`)."""
 
 from __future__ import annotations
 
+import contextlib
+import math
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from seedzer.errors import PoolError, shown
+from seedzer.errors import CampaignError, PoolError, shown
 from seedzer.execute.loader import OnnxLoader
 from seedzer.kernel.common import Observation
+from seedzer.load.bounds import Limits
 from seedzer.load.loader import LoaderFailure, LoadOptions, ModelLoad
 from seedzer.load.loader import pool_models as _pool_models
+from seedzer.seed import JointSeed, passes_from_json, passes_to_json
+from seedzer.store.corpus import CORPUS_DIR, CorpusEntry
+from seedzer.store.readonly import open_readonly
 
 
 def list_pool(pool: Path) -> list[Path]:
@@ -66,10 +74,54 @@ def spread(items: list[tuple[str, str, bool]], limit: int) -> list[tuple[str, st
     return out
 
 
-def load_for_campaign(model: Path, differential: bool, timeout: float, max_seeds: int) -> ModelSeeds:
-    """Load ``model`` (raw, then constant-folded), each attempt in a child forked from the zygote;
-    crashes and hangs of the importer are observations."""
-    loader = OnnxLoader(LoadOptions(differential=differential, timeout=timeout), isolate=True)
+def load_for_campaign(model: Path, differential: bool, timeout: float, max_seeds: int,
+                      limits: Limits | None = None) -> ModelSeeds:
+    """Load ``model`` (raw, then constant-folded), each attempt in a child forked from the zygote and
+    bounded by ``limits`` (None: the defaults); crashes and hangs of the importer are observations."""
+    loader = OnnxLoader(LoadOptions(differential=differential, timeout=timeout, limits=limits or Limits()),
+                        isolate=True)
     result: ModelLoad = loader.load(model)
     items = [(s.seed.script, s.op, s.fused) for s in result.seeds]
     return ModelSeeds(model, list(result.observations), spread(items, max_seeds), result.failures())
+
+
+def imported_entries(source: Path, late_share: float = 1.0) -> list[CorpusEntry]:
+    """The corpus entries of another campaign (``source``, finished or running, opened read-only),
+    the last ``late_share`` of them by the time they were added, oldest first: seeds that start a
+    new campaign where ``source`` ended (its late, larger programs with long pass sequences).
+
+    Each entry is read from ``corpus/<id>.py`` and ``corpus/<id>.passes.json`` (the database's pass
+    sequence when that file is missing); an entry without its script is skipped. A campaign with no
+    readable entry is a one-line :class:`CampaignError`.
+    """
+    source = Path(source)
+    if not 0 < late_share <= 1:
+        raise CampaignError(f"late share must be in (0, 1], got {late_share}")
+    try:
+        conn = open_readonly(source / "campaign.db")
+        try:
+            rows = conn.execute("SELECT id, origin_model, passes, op, added_time FROM corpus "
+                                "ORDER BY added_time, rowid").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise CampaignError(f"{source}: cannot read the corpus of campaign.db ({exc})") from None
+    late = rows[len(rows) - max(1, math.ceil(late_share * len(rows))):] if rows else []
+    entries = []
+    for seed_id, origin, passes, op, _added in late:
+        folder = source / CORPUS_DIR
+        try:
+            script = (folder / f"{seed_id}.py").read_text()
+        except OSError:
+            continue
+        with contextlib.suppress(OSError):  # without the file, the database's copy of the sequence
+            passes = (folder / f"{seed_id}.passes.json").read_text()
+        try:
+            steps = passes_from_json(passes)
+        except (ValueError, KeyError, TypeError):
+            continue
+        entries.append(CorpusEntry(JointSeed(script, steps).seed_id, script, passes_to_json(steps), str(origin),
+                                   None, str(op or "")))
+    if not entries:
+        raise CampaignError(f"{source}: no corpus entry to import (no readable corpus/<id>.py)")
+    return entries

@@ -20,7 +20,7 @@ from rich.console import Console
 
 from seedzer.errors import ModelError, PoolError, UsageError, shown
 from seedzer.execute.loader import OnnxLoader
-from seedzer.finding.loader.funnel import build_report, render
+from seedzer.finding.loader.funnel import build_report, invalid_notes, render, verdict_of
 from seedzer.finding.loader.output import prepare, write_all
 from seedzer.load.loader import DEFAULT_INPUT_SEED, LoadOptions, ModelLoad, load_all
 
@@ -164,8 +164,16 @@ def check_out(out: Path, target: Path) -> None:
 
 
 def _summary(r: ModelLoad) -> str:
+    """One line per model; a model refused (over the limits, unknown opset) or ``invalid`` at the
+    reference says so with its reason, as its failure-table row does."""
     bugs = r.findings()
-    verdict = {True: "matched", False: "MISMATCH", None: "unchecked"}[r.matched]
+    invalid = invalid_notes(r)
+    refused = [o for o in invalid if o.pass_name == "parse"]
+    if refused:
+        return f"{shown(r.model)}: invalid: {' '.join(refused[0].message.split())[:300]}"
+    verdict = {True: "matched", False: "MISMATCH", None: "unchecked"}[verdict_of(r)]
+    if r.matched is True and verdict_of(r) is None:
+        verdict = f"invalid at {invalid[0].pass_name}"
     notes = f", {len(bugs)} finding(s)" if bugs else ""
     attempt = "folded" if r.folded else "raw"
     return f"{shown(r.model)}: {len(r.seeds)} seeds ({attempt}), {verdict}{notes}"

@@ -2,30 +2,92 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from seedzer.errors import SeedzerError
-from seedzer.finding.kind import TriageOptions, TriageResult
+from seedzer.cli_group import FiniteFloat
+from seedzer.config import MAX_MINUTES
+from seedzer.errors import SeedzerError, shown
+from seedzer.finding.kind import FindingKind, TriageOptions, TriageResult
+from seedzer.finding.layout import REDUCED_DIR
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.recheck import RecheckRow, recheck
 from seedzer.finding.registry import kind
 from seedzer.finding.replay import finding_dirs, replay_one
+from seedzer.finding.repro import check_interpreter
 
 PYTHON_OPTION = click.option(
     "--python", "python", default=sys.executable, show_default="this interpreter",
     help="Python interpreter that runs the reproducers (e.g. a virtualenv with another TVM version).")
 
 
-def _triage_one(folder: Path, options: TriageOptions) -> TriageResult:
-    meta = FindingMeta.load(folder)
+MINUTES = FiniteFloat(0, MAX_MINUTES, open_low=True, unit="minutes (a year)")
+
+
+def _usable(folder: Path) -> tuple[FindingMeta, FindingKind] | str:
+    """The finding's metadata and kind, or the one line saying why it cannot be triaged."""
     try:
-        return kind(meta.kind).triage(folder, meta, options)
+        meta = FindingMeta.load(folder)  # its errors name the meta.json
+    except SeedzerError as exc:
+        return str(exc)
+    try:
+        return meta, kind(meta.kind)
+    except SeedzerError as exc:
+        return f"{folder}: {exc}"
+
+
+def _unusable_row(folder: Path, why: str) -> TriageResult:
+    try:
+        meta = FindingMeta.load(folder)
+    except SeedzerError:
+        return TriageResult(folder.name, "?", "?", "?", "error", note=why)
+    obs = meta.observation
+    return TriageResult(folder.name, meta.kind, obs.symptom.value, obs.where(), "error", note=why)
+
+
+def _write_problem(directory: Path) -> str | None:
+    """Why nothing can be written in ``directory`` (None: a file could be created there).
+
+    Asks the file system itself (root passes any permission check, but not a read-only mount)."""
+    try:
+        handle, name = tempfile.mkstemp(prefix=".seedzer-write-probe-", dir=directory)
+    except OSError as exc:
+        if exc.errno == errno.EROFS:
+            return "read-only file system"
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            return "permission denied"
+        return exc.strerror or str(exc)
+    os.close(handle)
+    os.unlink(name)
+    return None
+
+
+def check_writable(folders: list[Path], summary: Path | None) -> None:
+    """Refuse, before any reduction starts, a finding folder (or its reduced/) triage cannot write into."""
+    for folder in folders:
+        for directory in (folder, folder / REDUCED_DIR):
+            if directory.is_dir():
+                why = _write_problem(directory)
+                if why is not None:
+                    raise SeedzerError(f"{shown(directory)}: cannot write there ({why}); triage writes the "
+                                       f"reduction, reduced/repro.py and report.md into every finding folder")
+    if summary is not None:
+        why = _write_problem(summary.parent)
+        if why is not None:
+            raise SeedzerError(f"{shown(summary.parent)}: cannot write {summary.name} there ({why})")
+
+
+def _triage_one(folder: Path, meta: FindingMeta, found: FindingKind, options: TriageOptions) -> TriageResult:
+    try:
+        return found.triage(folder, meta, options)
     except SeedzerError as exc:
         return TriageResult(folder.name, meta.kind, meta.observation.symptom.value, meta.observation.where(),
                             "error", note=str(exc))
@@ -39,7 +101,7 @@ def _fmt(before: int | None, after: int | None) -> str:
 
 @click.command("triage")
 @click.argument("campaign", type=click.Path(path_type=Path))
-@click.option("--minutes", type=float, default=5.0, show_default=True,
+@click.option("--minutes", type=MINUTES, default=5.0, show_default=True,
               help="Reduction budget per finding (a finding not finished in time resumes on the next run).")
 @click.option("--only", "only", multiple=True, help="Triage only these signatures (repeatable).")
 @click.option("--force", is_flag=True, help="Start reductions again instead of resuming or skipping them.")
@@ -48,29 +110,44 @@ def triage_cmd(campaign: Path, minutes: float, only: tuple[str, ...], force: boo
     """Reduce every unreduced finding of a campaign (or one finding folder) and draft bug reports.
 
     Writes reduced/repro.py, reduced/state.json and report.md in each finding folder and prints
-    one row per finding: signature, symptom, stage/pass, size and passes before -> after, status.
+    one row per finding: signature, symptom, stage/pass, size and passes before -> after, status
+    and a note (why a finding could not be triaged).
+
+    Checked before any finding is touched: that the findings have a readable meta.json of a known
+    kind (when none has, that is the error), the interpreter (--python), and that every finding
+    folder can be written.
 
     Example: seedzer triage campaigns/basic-1 --minutes 5
     """
-    if minutes <= 0:
-        raise SeedzerError("--minutes must be > 0")
     folders = [f for f in finding_dirs(campaign) if not only or f.name in only]
     if not folders:
         raise SeedzerError(f"{campaign}: no finding matches --only {', '.join(only)}")
+    checked = {folder: _usable(folder) for folder in folders}
+    problems = {folder: got for folder, got in checked.items() if isinstance(got, str)}
+    if len(problems) == len(folders):
+        first = next(iter(problems.values()))
+        more = f" (and {len(problems) - 1} more finding(s) that cannot be triaged)" if len(problems) > 1 else ""
+        raise SeedzerError(first + more)
+    check_interpreter(python)
+    summary = Path(campaign) / "triage.json" if (Path(campaign) / "findings").is_dir() else None
+    check_writable([f for f in folders if f not in problems], summary)
     options = TriageOptions(minutes=minutes, force=force, python=python)
     table = Table(title=f"triage of {campaign}")
-    for col in ("signature", "kind", "symptom", "stage/pass", "size", "passes", "tests", "status"):
+    for col in ("signature", "kind", "symptom", "stage/pass", "size", "passes", "tests", "status", "note"):
         table.add_column(col)
     results = []
-    for folder in folders:
-        click.echo(f"triage: {folder.name} ...", err=True)
-        res = _triage_one(folder, options)
+    for folder, got in checked.items():
+        if isinstance(got, str):
+            click.echo(f"warning: {got}; skipped", err=True)
+            res = _unusable_row(folder, got)
+        else:
+            click.echo(f"triage: {folder.name} ...", err=True)
+            res = _triage_one(folder, *got, options)
         results.append(res.to_dict())
         table.add_row(res.signature, res.kind, res.symptom, res.where, _fmt(res.size_before, res.size_after)
                       + (f" {res.unit}" if res.size_before is not None else ""),
-                      _fmt(res.passes_before, res.passes_after), str(res.tests), res.status)
-    Console(width=max(Console().width, 140)).print(table)
-    summary = Path(campaign) / "triage.json" if (Path(campaign) / "findings").is_dir() else None
+                      _fmt(res.passes_before, res.passes_after), str(res.tests), res.status, res.note[:120])
+    Console(width=max(Console().width, 160)).print(table)
     if summary is not None:
         summary.write_text(json.dumps(results, indent=1))
 
@@ -86,11 +163,13 @@ def replay_cmd(path: Path, reduced: bool, python: str) -> None:
 
     Example: seedzer replay campaigns/basic-1 --python /opt/tvm-next/bin/python
     """
+    folders = finding_dirs(path)
+    check_interpreter(python)
     table = Table(title=f"replay of {path}")
     for col in ("signature", "symptom", "verdict", "exit", "seconds", "detail"):
         table.add_column(col)
     present = False
-    for folder in finding_dirs(path):
+    for folder in folders:
         res = replay_one(folder, python, reduced)
         present |= res.verdict == "still-present"
         table.add_row(res.signature, res.symptom, res.verdict, str(res.returncode), f"{res.seconds:.1f}",

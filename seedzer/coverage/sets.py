@@ -69,7 +69,11 @@ def read_campaign(directory: Path) -> CoverageSet:
         raise CoverageSetError(f"{db}: cannot read coverage features ({exc})") from None
     finally:
         conn.close()
-    return CoverageSet({str(r[0]) for r in rows}, [str(directory)])
+    bad = [r[0] for r in rows if not isinstance(r[0], str)]
+    if bad:
+        raise CoverageSetError(f"{db}: coverage_features holds {len(bad)} feature(s) that are not text "
+                               f"(e.g. {bad[0]!r}), so it was not written by Seedzer")
+    return CoverageSet({r[0] for r in rows}, [str(directory)])
 
 
 def read_file(path: Path) -> CoverageSet:
@@ -85,7 +89,11 @@ def read_file(path: Path) -> CoverageSet:
             raise CoverageSetError(f"{path}: invalid JSON ({exc})") from exc
         if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("features"), list):
             raise CoverageSetError(f"{path}: not a coverage set (no \"format\": \"{FORMAT}\" with features)")
-        return CoverageSet({str(f) for f in data["features"]}, [str(path)])
+        for i, feature in enumerate(data["features"]):
+            if not isinstance(feature, str) or not feature or "\n" in feature:
+                raise CoverageSetError(f"{path}: features[{i}] is not a coverage feature (a non-empty one-line "
+                                       f"string), got {json.dumps(feature)[:80]}")
+        return CoverageSet(set(data["features"]), [str(path)])
     lines = text.splitlines()
     if not lines or lines[0] != f"# {FORMAT}":
         raise CoverageSetError(f"{path}: not a coverage set (first line is not '# {FORMAT}')")

@@ -9,6 +9,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from seedzer.execute.death import death_observation, describe_exit
+from seedzer.execute.memory import limit_address_space, out_of_memory_message
 from seedzer.execute.zygote import context
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.logfiles import redirect_output
@@ -28,11 +29,15 @@ class IsolatedResult:
         return self.outcome is None
 
 
-def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...], log: str | None = None) -> None:
+def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...], log: str | None = None,
+           memory: int = 0) -> None:
     redirect_output(log)
+    limit_address_space(memory)
     try:
         value = fn(*args)
         conn.send(("ok", value))
+    except MemoryError as exc:  # over the address-space limit: the input's size, not a TVM bug
+        conn.send(("memory", out_of_memory_message(exc, memory), traceback.format_exc()))
     except BaseException as exc:  # reported to the parent, which decides what it means
         conn.send(("exception", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
     finally:
@@ -40,16 +45,18 @@ def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...], log:
 
 
 def run_isolated(
-    fn: Callable[..., Any], *args: Any, timeout: float = 300.0, stage: Stage = Stage.LOAD, log: str | None = None
+    fn: Callable[..., Any], *args: Any, timeout: float = 300.0, stage: Stage = Stage.LOAD, log: str | None = None,
+    memory: int = 0,
 ) -> IsolatedResult:
     """Call ``fn(*args)`` in a child forked from the zygote; crashes, hangs and exceptions become
     observations. ``log`` receives the child's output (TVM's C++ logging) instead of the terminal.
+    ``memory`` > 0 bounds the child's address space (bytes): a MemoryError under it is ``invalid``.
 
     ``fn`` and ``args`` must be picklable (a module-level function and plain data).
     """
     ctx = context()
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(child, fn, args, log), daemon=True)
+    proc = ctx.Process(target=_child, args=(child, fn, args, log, memory), daemon=True)
     proc.start()
     child.close()
     try:
@@ -61,6 +68,8 @@ def run_isolated(
             proc.join(timeout=10)
             if msg is not None and msg[0] == "ok":
                 return IsolatedResult(value=msg[1])
+            if msg is not None and msg[0] == "memory":
+                return IsolatedResult(outcome=Observation(Symptom.INVALID, stage, None, msg[1]), traceback=msg[2])
             if msg is not None:
                 return IsolatedResult(outcome=Observation(Symptom.EXCEPTION, stage, None, msg[1]), traceback=msg[2])
             code = proc.exitcode

@@ -89,7 +89,8 @@ class OnnxLoader:
         workdir = Path(tempfile.mkdtemp(prefix="seedzer-load-"))
         try:
             res = run_isolated(self.attempt_fn, str(path), attempt, self.options, str(workdir),
-                               timeout=self.options.timeout, stage=Stage.LOAD)
+                               timeout=self.options.timeout, stage=Stage.LOAD,
+                               memory=self.options.limits.max_testcase_memory)
             if res.outcome is not None:
                 return died(res.outcome.symptom, res.outcome.message, attempt, workdir)
             value: AttemptResult = res.value

@@ -1,6 +1,9 @@
-"""Memory figures from /proc, recorded with worker deaths (a SIGKILL is often the OOM killer)."""
+"""Memory figures from /proc, recorded with worker deaths (a SIGKILL is often the OOM killer), and
+the address-space limit of the children that run models and test cases."""
 
 from __future__ import annotations
+
+import contextlib
 
 
 def _field_kb(path: str, name: str) -> float | None:
@@ -24,3 +27,26 @@ def available_mb() -> float | None:
     """The machine's available memory in MiB."""
     kb = _field_kb("/proc/meminfo", "MemAvailable")
     return None if kb is None else kb / 1024.0
+
+
+def limit_address_space(nbytes: int) -> None:
+    """Bound this process's address space (RLIMIT_AS) to ``nbytes`` (0: leave it); never raises it
+    above an existing hard limit. An allocation past it fails (MemoryError, std::bad_alloc) instead
+    of swapping the machine or calling the OOM killer. RLIMIT_AS rather than RLIMIT_DATA: TVM's
+    and numpy's large buffers are mmap'ed, which RLIMIT_DATA did not count before Linux 4.7."""
+    import resource
+
+    if nbytes <= 0:
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    want = nbytes if hard == resource.RLIM_INFINITY else min(nbytes, hard)
+    if soft == resource.RLIM_INFINITY or want < soft:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_AS, (want, hard))
+
+
+def out_of_memory_message(exc: BaseException, limit: int) -> str:
+    """One line for an allocation that failed under the address-space limit, with its figures."""
+    bound = f"limits.max_testcase_memory {limit / 2**30:.1f} GiB" if limit > 0 else "no address-space limit"
+    text = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+    return f"out of memory ({type(exc).__name__}: {text}) under {bound}: the input's size, not a TVM bug"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from seedzer.coverage.collectors import CollectorSpec
+from seedzer.load.bounds import DEFAULT_MAX_TESTCASE_MEMORY
 
 
 @dataclass
@@ -28,6 +29,8 @@ class ExecSettings:
     fresh_cache_size: int = 512
     """Parsed mutants and scripts only run that a worker keeps (a kept mutant is mutated from later)."""
     max_buffer_elems: int = 1 << 22
+    max_memory: int = DEFAULT_MAX_TESTCASE_MEMORY
+    """Address space (RLIMIT_AS, bytes) of the worker that runs test cases (0: unbounded)."""
 
 
 @dataclass

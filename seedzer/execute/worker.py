@@ -17,6 +17,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+from seedzer.execute.memory import limit_address_space
 from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import Announcement, ExecResult, ExecTask, Fatal, FuzzTask, Ready, Result, Stop
 from seedzer.execute.settings import WorkerSettings
@@ -81,6 +82,7 @@ def serve(conn: Connection, slot: ProgressSlot, mutate: MutateFn, case_of: CaseF
 def worker_main(conn: Connection, slot: ProgressSlot, settings: WorkerSettings, index: int = 0) -> None:
     """Entry point of a forked fuzz worker: real mutation and real TVM execution."""
     redirect_worker_output(settings.log_dir, index)
+    limit_address_space(settings.exec.max_memory)  # an oversized test case fails its allocation: invalid
     try:
         from seedzer.execute.fuzzing import Fuzzing  # TVM is imported in workers only
 

@@ -122,6 +122,28 @@ class ReproRun:
     output: str
 
 
+_PROBE = "import sys; print('seedzer-python', sys.version_info[0])"
+
+
+def check_interpreter(python: str, option: str = "--python", timeout: float = 60.0) -> None:
+    """Refuse, in one line naming ``option``, an interpreter that is missing or is no Python 3.
+
+    Asked before any finding is touched, so a typo costs one line rather than a reproducer run
+    (or a reduction) per finding."""
+    label = f"{option} {python}"
+    try:
+        proc = subprocess.run([python, "-I", "-c", _PROBE], stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise SeedzerError(f"{label}: the interpreter did not answer within {timeout:g} s") from None
+    except (OSError, ValueError) as exc:
+        raise SeedzerError(f"{label}: cannot run the interpreter ({getattr(exc, 'strerror', None) or exc})") from None
+    if proc.returncode != 0 or b"seedzer-python 3" not in proc.stdout:
+        said = next((ln.strip() for ln in proc.stderr.decode(errors="replace").splitlines()[::-1] if ln.strip()), "")
+        raise SeedzerError(f"{label}: not a working Python 3 interpreter (exit status {proc.returncode}"
+                           + (f": {said[:160]})" if said else ")"))
+
+
 def run_repro(path: Path, python: str = sys.executable, timeout: float = 600.0) -> ReproRun:
     """Run a reproducer with ``python -I`` in its folder (a missing interpreter is a one-line error)."""
     start = time.monotonic()

@@ -232,6 +232,7 @@ class NNSmithGenerator:
         from seedzer.generate.materialize import refine
         from seedzer.generate.onnx_facts import constraint_violation, model_facts
         from seedzer.generate.reference import ReferenceFailure, all_finite, npz_bytes, reference_outputs
+        from seedzer.load.bounds import bounds_problem, opset_problem
 
         start = time.perf_counter()
         lo = self.opts.min_nodes or self.opts.max_nodes
@@ -251,6 +252,12 @@ class NNSmithGenerator:
         proto: onnx.ModelProto = model.onnx_model
         proto.ir_version = min(proto.ir_version, MAX_IR_VERSION)
         data = proto.SerializeToString()
+        unknown = opset_problem(proto)
+        if unknown:
+            raise Rejected("unknown opset", unknown)
+        over = bounds_problem(proto)
+        if over:
+            raise Rejected("over limits", over)
         facts = model_facts(proto)
         violation = constraint_violation(facts, self.opts)
         if violation:

@@ -49,7 +49,7 @@ from seedzer.kernel.common import (
     error_text,
 )
 from seedzer.kernel.comparison import compare
-from seedzer.kernel.messages import key_line, normalize, same_failure
+from seedzer.kernel.messages import is_out_of_memory, key_line, normalize, same_failure
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 TOLERANCES: dict[str, tuple[float, float]] = {"float16": (1e-2, 1e-2), "bfloat16": (1e-2, 1e-2),
@@ -281,7 +281,8 @@ class Trace:
             value = fn(*args)
         except Exception as exc:  # TVM and the engines raise many types
             self.tracebacks[step] = traceback.format_exc()[-4000:]
-            symptom = Symptom.INVALID if step == "import" and is_unsupported(exc) else Symptom.EXCEPTION
+            invalid = (step == "import" and is_unsupported(exc)) or is_out_of_memory(exc)
+            symptom = Symptom.INVALID if invalid else Symptom.EXCEPTION
             return Observation(symptom, Stage.LOAD, step, error_text(exc)[:4000])
         finally:
             self.timings[step] = self.timings.get(step, 0.0) + time.perf_counter() - start

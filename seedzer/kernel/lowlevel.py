@@ -60,7 +60,7 @@ from seedzer.kernel.common import (
     step_label,
 )
 from seedzer.kernel.comparison import Difference, compare, uniform_tolerances
-from seedzer.kernel.messages import ir_names, same_failure
+from seedzer.kernel.messages import ir_names, is_out_of_memory, same_failure
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 FUNCTION_NAMES = {OPT: "main", REFERENCE: "main_reference", MINIMAL: "main_minimal"}
@@ -165,7 +165,7 @@ def apply_steps(mod: Any, steps: Sequence[Step], *, program: str = OPT, on_step:
             with tvm.transform.PassContext(opt_level=3, config=step.config, instruments=list(instruments)):
                 mod = make_pass(step)(mod)
         except Exception as exc:  # TVM raises many types
-            raise StepFailure(Observation(Symptom.EXCEPTION, Stage.PASS, step.name, error_text(exc)[:4000],
+            raise StepFailure(Observation(_symptom_of(exc), Stage.PASS, step.name, error_text(exc)[:4000],
                                           step_index=index)) from exc
         if watch_from is not None and index >= watch_from and not mod.same_as(before):
             error = well_formed_error(mod)
@@ -294,7 +294,7 @@ class Runner:
             try:
                 out[program] = codegen([host], target)
             except Exception as exc:  # LLVM and TVM codegen raise many types
-                out[program] = Observation(Symptom.EXCEPTION, Stage.BUILD, "codegen", error_text(exc)[:4000])
+                out[program] = Observation(_symptom_of(exc), Stage.BUILD, "codegen", error_text(exc)[:4000])
         return out
 
     def build(self, case: Case, func: Any, programs: dict[str, Sequence[Step]], inputs: list[np.ndarray],
@@ -315,7 +315,7 @@ class Runner:
             try:
                 results[program] = Built(call(executable, program, inputs), None, executable, program)
             except Exception as exc:  # a kernel that raises at run time (e.g. an assertion)
-                results[program] = Built(failure=Observation(Symptom.EXCEPTION, Stage.RUN, "run",
+                results[program] = Built(failure=Observation(_symptom_of(exc), Stage.RUN, "run",
                                                              error_text(exc)[:4000]))
         return results
 
@@ -422,3 +422,9 @@ def main(case_json: dict[str, Any]) -> int:
         return EXIT_GONE
     print("a different failure")
     return EXIT_DIFFERENT
+
+
+def _symptom_of(exc: BaseException) -> Symptom:
+    """An exception's symptom: ``invalid`` for a failed allocation (over the worker's memory limit),
+    else ``exception``."""
+    return Symptom.INVALID if is_out_of_memory(exc) else Symptom.EXCEPTION

@@ -91,3 +91,9 @@ def same_failure(expected: Observation, observed: Observation, names: Iterable[s
     if expected.symptom is Symptom.MISMATCH:
         return expected.comparison is None or observed.comparison == expected.comparison
     return True
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is an allocation that failed (Python's MemoryError, C++'s std::bad_alloc as
+    TVM relays it): under the workers' address-space limit the input's size, ``invalid``, not a bug."""
+    return isinstance(exc, MemoryError) or "std::bad_alloc" in str(exc)

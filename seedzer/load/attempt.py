@@ -101,7 +101,7 @@ def _attempt(path: Path, options: LoadOptions, result: AttemptResult, progress: 
             result.observations.append(_invalid("reference", str(exc)))
             ref = RefData()
         try:
-            model = read_model(path)
+            model = read_model(path, options.limits)
             specs, bound = input_specs(model, path.name, ref.inputs)
         except InvalidModel as exc:
             result.observations.append(_invalid("parse", str(exc)))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from seedzer.kernel.common import Observation
+from seedzer.load.bounds import Limits
 from seedzer.protocols import LoadedSeed, LoadResult
 from seedzer.seed import JointSeed
 
@@ -48,6 +49,8 @@ class LoadOptions:
     input_seed: int = DEFAULT_INPUT_SEED
     timeout: float = 300.0
     max_fold_bytes: int = 256 << 20  # folding.DEFAULT_MAX_FOLDED_BYTES (not imported: it loads onnx)
+    limits: Limits = field(default_factory=Limits)
+    """Model bounds checked before anything runs, and the address space of each attempt's process."""
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,19 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from seedzer.load.bounds import Limits, model_problem
+
 DYNAMIC_DIM_DEFAULT = 1
 """Size given to a symbolic input dimension when no reference input fixes it."""
 
 
 class InvalidModel(Exception):
     """The file is not a usable ONNX model; the message is one line and names the file."""
+
+
+class OverBounds(InvalidModel):
+    """The model is valid ONNX but over the resource bounds or of an unknown opset
+    (:mod:`seedzer.load.bounds`): ``invalid``, never loaded."""
 
 
 @dataclass(frozen=True)
@@ -43,8 +50,12 @@ def _first_line(text: str) -> str:
     return lines[0] if lines else ""
 
 
-def read_model(path: Path) -> onnx.ModelProto:
-    """Parse and check an ONNX file; raise :class:`InvalidModel` with a one-line message otherwise."""
+def read_model(path: Path, limits: Limits | None = None) -> onnx.ModelProto:
+    """Parse and check an ONNX file; raise :class:`InvalidModel` with a one-line message otherwise.
+
+    Before its external data is read or anything runs, the model's opset and declared tensor sizes
+    are checked against ``limits`` (the defaults when None): :class:`OverBounds` when over.
+    """
     name = path.name
     try:
         data = path.read_bytes()
@@ -56,6 +67,9 @@ def read_model(path: Path) -> onnx.ModelProto:
         model = onnx.load_model_from_string(data)
     except Exception as exc:  # protobuf's DecodeError and friends
         raise InvalidModel(f"ONNX model {name} is truncated or corrupt: {_first_line(str(exc))}") from exc
+    problem = model_problem(model, limits)
+    if problem is not None:
+        raise OverBounds(f"ONNX model {name}: {problem}")
     if any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer):
         try:
             onnx.load_external_data_for_model(model, str(path.parent))

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from seedzer.errors import CampaignError
 from seedzer.seed import passes_from_json, passes_to_json
 from seedzer.store.atomic import write_atomic
 from seedzer.store.db import CampaignDB
@@ -66,7 +67,8 @@ class Corpus:
     def restore(self) -> int:
         """Reload every entry recorded in campaign.db whose files exist (used by ``--resume``).
 
-        An entry kept from a run (it has a parent) or one that has children was executed; only
+        A campaign whose recorded entries have all lost their files is a one-line error naming the
+        corpus folder. An entry kept from a run (it has a parent) or one that has children was executed; only
         seeds loaded but not yet run before the stop are executed again (re-running the whole
         corpus would spend minutes of a resumed campaign without a single mutation).
         """
@@ -84,4 +86,17 @@ class Corpus:
             self._keep(CorpusEntry(row["id"], script, passes, row["origin_model"], row["parent"], row["op"],
                                    executed=executed))
             restored += 1
+        if rows and not restored:  # a few lost files are skipped; all of them is a damaged campaign
+            raise corpus_lost(self.root, len(rows))
         return restored
+
+
+def corpus_lost(root: Path, recorded: int) -> CampaignError:
+    """The error of a campaign none of whose ``recorded`` corpus entries has its file under ``root``."""
+    return CampaignError(f"{root}: none of the {recorded} corpus entries campaign.db records has its file "
+                         "(deleted?); this campaign cannot be resumed, start a new one")
+
+
+def lost_corpus_files(campaign: Path, paths: list[str]) -> bool:
+    """Whether every recorded corpus file (``paths`` relative to ``campaign``) is gone (False if none recorded)."""
+    return bool(paths) and not any((Path(campaign) / p).is_file() for p in paths)

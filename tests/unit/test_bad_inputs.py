@@ -201,6 +201,19 @@ def other_sqlite(r: Path) -> None:
     _foreign_sqlite(r / "other" / "campaign.db")
 
 
+def findings_is_a_file(r: Path) -> None:
+    _write(r / "camp" / "findings", "a file where the campaign keeps its findings\n")
+
+
+def corpus_files_deleted(r: Path) -> None:
+    db = CampaignDB(r / "camp" / "campaign.db")
+    for i in range(3):
+        db.add_corpus({"id": f"{i:016x}", "parent": None, "origin_model": "m.onnx", "passes": "[]",
+                       "coverage_gain": 1, "added_time": 1.0, "path": f"corpus/{i:016x}.py", "op": "add",
+                       "mutators": "[]"})
+    db.close()
+
+
 def other_pool_campaign(r: Path) -> None:
     shutil.copytree(r / "pool", r / "pool2")
 
@@ -259,6 +272,48 @@ def hold_lock(r: Path) -> subprocess.Popen[str]:
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
     return proc
+
+
+SIG = "abc123abc123"
+"""The signature (folder name) of the finding the triage cases put into ``camp``."""
+
+
+def finding(kind: str = "lowlevel", sig: str = SIG) -> Setup:
+    """A low-level-looking finding in ``camp/findings/<sig>`` (its meta.json names ``kind``)."""
+    def run(r: Path) -> None:
+        folder = r / "camp" / "findings" / sig
+        observation = {"symptom": "exception", "stage": "pass", "pass": "tirx.UnrollLoop", "message": "boom"}
+        _write(folder / "meta.json", json.dumps({"signature": sig, "kind": kind, "observation": observation}))
+        _write(folder / "ir.py", "x = 1\n")
+        _write(folder / "passes.json", "[]\n")
+    return run
+
+
+def read_only_campaign(r: Path) -> Callable[[], None]:
+    """``camp`` with a finding, read-only: a read-only bind mount as root (who ignores modes), else modes.
+
+    Returns what undoes it (called when the case ends)."""
+    finding()(r)
+    camp = r / "camp"
+    if os.geteuid() != 0:
+        dirs = [camp, *(p for p in camp.rglob("*") if p.is_dir())]
+        for d in dirs:
+            d.chmod(0o555)
+
+        def writable_again() -> None:
+            for d in dirs:
+                d.chmod(0o755)
+        return writable_again
+
+    def unmount() -> None:
+        subprocess.run(["umount", "-l", str(camp)], capture_output=True, check=False)
+
+    if subprocess.run(["mount", "--bind", str(camp), str(camp)], capture_output=True, check=False).returncode == 0:
+        if subprocess.run(["mount", "-o", "remount,bind,ro", str(camp)], capture_output=True,
+                          check=False).returncode == 0:
+            return unmount
+        unmount()
+    pytest.skip("cannot make a read-only directory here (running as root without mount privileges)")
 
 
 def both(*setups: Setup) -> Setup:
@@ -604,6 +659,34 @@ CASES: list[Case] = [
     Case("coverage-selftest-cache-file", ["coverage", "selftest", "--cache", "notes.txt"],
          r"--cache: Directory 'notes\.txt' is a file"),
     Case("coverage-unknown-verb", ["coverage", "intersect"], rf"seedzer coverage: No such command 'intersect'{N}"),
+    Case("coverage-union-null-feature", ["coverage", "union", "camp", "bad.json", "-o", "u.cov"],
+         r"bad\.json: features\[1\] is not a coverage feature \(a non-empty one-line string\), got null",
+         yaml_file("bad.json", '{"format": "seedzer-coverage-set", "features": ["seq/Simplify:=", null]}')),
+    Case("coverage-union-mapping-feature", ["coverage", "union", "bad.json", "-o", "u.cov"],
+         r"bad\.json: features\[0\] is not a coverage feature \(a non-empty one-line string\), "
+         r"got \{\"a\": 2\}",
+         yaml_file("bad.json", '{"format": "seedzer-coverage-set", "features": [{"a": 2}]}')),
+    Case("coverage-export-number-feature", ["coverage", "export", "bad.json"],
+         rf"bad\.json: features\[0\] is not a coverage feature{N}got 7",
+         yaml_file("bad.json", '{"format": "seedzer-coverage-set", "features": [7]}')),
+    # ---- triage / replay (every refusal comes before a finding is touched) ----
+    Case("triage-python-missing", ["triage", "camp", "--python", "/nope/python"],
+         r"--python /nope/python: cannot run the interpreter \(No such file or directory\)", finding()),
+    Case("triage-python-not-python", ["triage", "camp", "--python", "/bin/false"],
+         r"--python /bin/false: not a working Python 3 interpreter \(exit status 1\)", finding()),
+    Case("replay-python-missing", ["replay", "camp", "--python", "/nope/python"],
+         r"--python /nope/python: cannot run the interpreter \(No such file or directory\)", finding()),
+    Case("triage-minutes-nan", ["triage", "camp", "--minutes", "nan"],
+         r"--minutes: must be a finite number > 0 and <= 527040 minutes \(a year\) \(got nan\)", finding()),
+    Case("triage-minutes-inf", ["triage", "camp", "--minutes", "inf"], rf"--minutes: must be a finite{N}\(got inf\)",
+         finding()),
+    Case("triage-minutes-0", ["triage", "camp", "--minutes", "0"], rf"--minutes: must be a finite{N}\(got 0\)",
+         finding()),
+    Case("triage-unknown-kind", ["triage", "camp"],
+         rf"camp/findings/{SIG}: no finding kind 'telepathy' \(known: loader, lowlevel\)", finding("telepathy")),
+    Case("triage-read-only-campaign", ["triage", "camp"],
+         rf"camp/findings/{SIG}: cannot write there \((read-only file system|permission denied)\); triage writes "
+         r"the reduction, reduced/repro\.py and report\.md into every finding folder", read_only_campaign),
     # ---- report ----
     Case("report-missing", ["report", "nowhere"], r"nowhere: results directory does not exist"),
     Case("report-empty", ["report", "empty"],
@@ -726,6 +809,12 @@ CASES: list[Case] = [
          rf"--resume: campaign camp fuzzes the pool {N}/root/pool, not {N}/root/pool2; "
          rf"resume it with --pool {N}/root/pool",
          other_pool_campaign),
+    Case("fuzz-resume-findings-file", ["fuzz", "--pool", "pool", "--out", "camp", "--resume"],
+         r"camp/findings: exists and is not a directory \(the campaign keeps its findings there\); move it away",
+         findings_is_a_file),
+    Case("fuzz-resume-corpus-deleted", ["fuzz", "--pool", "pool", "--out", "camp", "--resume"],
+         r"camp/corpus: none of the 3 corpus entries campaign\.db records has its file \(deleted\?\); this "
+         r"campaign cannot be resumed, start a new one", corpus_files_deleted),
     Case("fuzz-resume-zero-db", ["fuzz", "--pool", "pool", "--out", "zero", "--resume"],
          r"zero/campaign\.db: empty file \(0 bytes\), not a Seedzer campaign database", zero_byte_db),
     Case("fuzz-resume-text-db", ["fuzz", "--pool", "pool", "--out", "text", "--resume"],
@@ -813,6 +902,8 @@ def test_bad_input(case: Case, template: Path, tmp_path: Path, monkeypatch: pyte
         if isinstance(handle, subprocess.Popen):
             handle.kill()
             handle.wait()
+        elif callable(handle):  # undoes what the set-up did outside the tree (a mount, modes)
+            handle()
     stderr = res.stderr
     lines = [ln for ln in stderr.splitlines() if ln.strip()]
     traceback = "Traceback" in res.output or (res.exception is not None and not isinstance(res.exception, SystemExit))

@@ -11,6 +11,7 @@ test waits for has happened; the budget (seconds) is only a safety net.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -25,6 +26,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from seedzer.campaign.loading import SeedLoader
 from seedzer.campaign.monitor import QuietMonitor
 from seedzer.campaign.report import campaign_summary
 from seedzer.campaign.runner import Campaign
@@ -44,6 +46,7 @@ from seedzer.finding.lowlevel.gate import GateJob, run_gate
 from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta
 from seedzer.finding.verdict import Verdict
 from seedzer.kernel.common import Case, Observation, Stage, Symptom
+from seedzer.load.bounds import Limits
 from seedzer.seed import JointSeed, PassSpec, passes_from_json, passes_to_json
 from seedzer.store.corpus import CorpusEntry
 
@@ -232,8 +235,8 @@ def config(run_limit: float = 30.0) -> Config:
     return cfg
 
 
-def loader_of(scripts: list[str], calls: list[Path] | None = None) -> Callable[[Path, bool, float, int], ModelSeeds]:
-    def load(model: Path, differential: bool, timeout: float, max_seeds: int) -> ModelSeeds:
+def loader_of(scripts: list[str], calls: list[Path] | None = None) -> SeedLoader:
+    def load(model: Path, differential: bool, timeout: float, max_seeds: int, limits: Limits) -> ModelSeeds:
         if calls is not None:
             calls.append(model)
         return ModelSeeds(model, seeds=[(s, f"op{i}") for i, s in enumerate(scripts)])
@@ -660,3 +663,43 @@ def test_a_setup_that_fails_stops_the_campaign_with_its_reason(tmp_path: Path, p
         c.run()
     assert str(info.value) == message
     assert not query(out / "campaign.db", "SELECT * FROM findings")
+
+
+def test_snapshots_record_cumulative_stage_seconds_across_a_resume(tmp_path: Path, pool: Path) -> None:
+    out = tmp_path / "camp"
+    c, _ = campaign(out, pool, ["a", "b"], FakeGate(by_symptom), lambda c: c.stats.execs >= 12)
+    c.run()
+    first = [json.loads(t) for (t,) in query(out / "campaign.db", "SELECT timings FROM snapshots ORDER BY id")]
+    last = first[-1]
+    assert last["busy"] > 0 and last["cpu"] > 0 and last["bookkeeping"] > 0 and "mutate" in last
+    assert "worker_busy" not in last and last["other"] <= last["busy"]
+    for a, b in itertools.pairwise(first):  # cumulative: a window is a difference
+        assert all(b.get(k, 0.0) >= v for k, v in a.items() if k != "other")
+    c, _ = campaign(out, pool, ["a", "b"], FakeGate(by_symptom), lambda c: c.stats.session_execs >= 3, resume=True)
+    c.run()
+    (after,) = query(out / "campaign.db", "SELECT timings FROM snapshots ORDER BY id DESC LIMIT 1")
+    assert json.loads(after[0])["busy"] > last["busy"]  # restored, then added to
+
+
+def test_a_campaign_seeded_with_another_campaigns_late_entries(tmp_path: Path, pool: Path) -> None:
+    from seedzer.campaign.seeds import imported_entries
+
+    src = tmp_path / "src"
+    c, _ = campaign(src, pool, ["a", "b"], FakeGate(by_symptom), lambda c: len(c.corpus) >= 6)
+    c.run()
+    late = imported_entries(src, 0.5)
+    assert 3 <= len(late) < len(c.corpus)
+    out = tmp_path / "late"
+    probe = Probe(lambda c: c.stats.execs >= len(late) + 3)
+    camp = Campaign(out, src, config(), monitor=probe, gate=FakeGate(by_symptom), imported=late,
+                    executor=lambda jobs, settings, limits: WorkerPool(
+                        jobs, SimpleNamespace(lines=4, log_dir=settings.log_dir, setup_seconds=0.0), limits,
+                        target=fake_worker_main))
+    probe.campaign = camp
+    stats = camp.run()
+    rows = query(out / "campaign.db", "SELECT id, passes, mutators FROM corpus ORDER BY rowid")
+    assert [r[0] for r in rows[:len(late)]] == [e.seed_id for e in late]
+    assert all(json.loads(r[2]) == ["imported"] for r in rows[:len(late)])
+    assert [r[1] for r in rows[:len(late)]] == [e.passes for e in late]
+    assert stats.loaded_models == 0 and not query(out / "campaign.db", "SELECT * FROM models")
+    assert stats.execs >= len(late) + 3

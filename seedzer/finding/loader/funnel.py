@@ -37,6 +37,21 @@ def funnel(reached: list[str], seeds: int, matched: bool | None) -> dict[str, bo
     }
 
 
+def invalid_notes(r: ModelLoad) -> list[Observation]:
+    """The ``invalid`` observations of ``r``'s final attempt (what its failure-table rows say)."""
+    runs = [run for run in r.runs if run.attempt == r.final_attempt]
+    return [o for run in runs[-1:] for o in run.observations if o.symptom.value == "invalid"]
+
+
+def verdict_of(r: ModelLoad) -> bool | None:
+    """The differential verdict the summary and the funnel count: a match only when nothing in the
+    final attempt was ``invalid`` at the reference or the comparison (a model onnxruntime refuses,
+    e.g. of an opset it does not know, is listed ``invalid`` in the failure table, never ``matched``)."""
+    if r.matched is True and any(o.pass_name in ("reference", "compare") for o in invalid_notes(r)):
+        return None
+    return r.matched
+
+
 @dataclass
 class FailureGroup:
     """Loader observations sharing one signature."""
@@ -94,9 +109,10 @@ def build_report(results: list[ModelLoad], differential: bool = True) -> LoadRep
     per_model: list[dict[str, Any]] = []
     folded_attempts = rescued = invalid = 0
     for r in results:
-        final = funnel(r.final_reached(), len(r.seeds), r.matched)
+        verdict = verdict_of(r)
+        final = funnel(r.final_reached(), len(r.seeds), verdict)
         raw_seeds = len(r.seeds) if r.final_attempt == "raw" else 0
-        raw = funnel(r.reached.get("raw", []), raw_seeds, r.matched if r.final_attempt == "raw" else None)
+        raw = funnel(r.reached.get("raw", []), raw_seeds, verdict if r.final_attempt == "raw" else None)
         counts.update(k for k, v in final.items() if v)
         raw_counts.update(k for k, v in raw.items() if v)
         if "folded" in r.attempts:
