@@ -12,7 +12,7 @@ import click
 from rich.console import Console
 
 from seedzer import __version__
-from seedzer.cli_group import FiniteFloat, SeedzerGroup, bounded_int
+from seedzer.cli_group import MINUTES, FiniteFloat, SeedzerGroup, bounded_int
 from seedzer.config import INT64, MAX_JOBS, MAX_MINUTES, MAX_POOL, Config, check_value, load_config, reference
 from seedzer.errors import CampaignError, UsageError
 
@@ -24,7 +24,6 @@ MONITOR_OPTION = click.option(
     "--monitor", type=click.Choice(["auto", "live", "plain", "quiet"]), default="auto", show_default=True,
     help="Status display: a live line on a terminal, periodic plain lines, or nothing.",
 )
-MINUTES = FiniteFloat(0, MAX_MINUTES, open_low=True, unit="minutes (a year)")
 JOBS = bounded_int(1, MAX_JOBS)
 SEED = bounded_int(-INT64 - 1, INT64)
 

@@ -25,6 +25,7 @@ from typing import Any
 import click
 
 from seedzer.errors import REPORT_BUGS, SeedzerError, shown
+from seedzer.yamlfiles import MAX_MINUTES
 
 USER_ERROR = 2
 INTERNAL_ERROR = 1
@@ -193,6 +194,10 @@ class FiniteFloat(click.ParamType):
         if not math.isfinite(number) or too_low or number > self.high:
             self.fail(f"{self.describe()} (got {value})", param, ctx)
         return number
+
+
+MINUTES = FiniteFloat(0, MAX_MINUTES, open_low=True, unit="minutes (a year)")
+"""A budget in minutes (``--minutes`` of every verb): finite, > 0, at most a year."""
 
 
 def bounded_int(low: int, high: int) -> click.IntRange:

@@ -13,8 +13,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from seedzer.cli_group import FiniteFloat
-from seedzer.config import MAX_MINUTES
+from seedzer.cli_group import MINUTES
 from seedzer.errors import SeedzerError, shown
 from seedzer.finding.kind import FindingKind, TriageOptions, TriageResult
 from seedzer.finding.layout import REDUCED_DIR
@@ -29,7 +28,6 @@ PYTHON_OPTION = click.option(
     help="Python interpreter that runs the reproducers (e.g. a virtualenv with another TVM version).")
 
 
-MINUTES = FiniteFloat(0, MAX_MINUTES, open_low=True, unit="minutes (a year)")
 
 
 def _usable(folder: Path) -> tuple[FindingMeta, FindingKind] | str:

@@ -138,10 +138,3 @@ def import_relax(model: onnx.ModelProto, specs: list[InputSpec]) -> Any:
 
     return import_model(model, [s.as_tuple() for s in specs])
 
-
-def opset_of(model: onnx.ModelProto) -> int:
-    """The default-domain opset version of ``model`` (0 when absent)."""
-    for entry in model.opset_import:
-        if entry.domain in ("", "ai.onnx"):
-            return int(entry.version)
-    return 0

@@ -9,7 +9,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from seedzer.load.onnx_import import InvalidModel, input_specs, opset_of, read_model
+from seedzer.load.bounds import opset_of
+from seedzer.load.onnx_import import InvalidModel, input_specs, read_model
 from seedzer.load.refdata import find_reference, read_reference
 
 

@@ -21,6 +21,7 @@ from seedzer.finding.reducer import PassStats, stats_table
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.kernel.common import Observation, Symptom
 from seedzer.kernel.messages import key_line
+from seedzer.load.bounds import opset_of
 
 _SITE = re.compile(r"(?<=File \")[^\"]*/site-packages/")
 MAX_TITLE = 120
@@ -125,7 +126,7 @@ def render_report(r: LoaderReportInput) -> str:
 
 ## Minimal trigger
 
-{after} ONNX node(s) ({", ".join(_ops(r.reduced)) or "none"}), opset {_opset(r.reduced)}:
+{after} ONNX node(s) ({", ".join(_ops(r.reduced)) or "none"}), opset {opset_of(r.reduced)}:
 
 ```
 {_trigger(r.reduced)}
@@ -163,6 +164,3 @@ def _passes_table(stats: Mapping[str, PassStats]) -> str:
     return ("\nWhich reduction passes paid off (size removed: nodes, and elements of initializers):\n\n"
             + stats_table(stats) + "\n")
 
-
-def _opset(model: onnx.ModelProto) -> int:
-    return next((int(o.version) for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
