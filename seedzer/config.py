@@ -67,6 +67,12 @@ class TimeoutConfig:
     build: float = _f(60.0, "One build (opt or nopt) with LLVM.")
     run: float = _f(20.0, "Running one built kernel.")
     compare: float = _f(20.0, "Comparing outputs (and the determinism re-run).")
+    relative: float = _f(10.0, "A mutant's stage limit: this many times its parent's measured seconds per test "
+                         "case, within [floor, the stage's limit above] (0: the fixed limits only). A mutant "
+                         "stopped there is counted as slow, never filed.")
+    floor: float = _f(4.0, "The shortest relative stage limit (seconds).")
+    hang_share: float = _f(0.1, "Share of mutants run with the full stage limits above: the ones whose hangs "
+                           "are candidates for filing.")
 
 
 def stage_limits(timeouts: TimeoutConfig | None = None) -> dict[str, float]:
@@ -126,6 +132,19 @@ class FuzzConfig:
 
 
 @dataclass
+class BoundsConfig:
+    """How far a mutant may grow before it is not run: counted as out of bounds, never filed or kept."""
+
+    max_growth: float = _f(4.0, "A mutant's TVMScript at most this many times the size of its parent's.")
+    max_script_bytes: int = _f(256 * 1024, "A mutant's TVMScript at most this many bytes.")
+    max_unroll: int = _f(1024, "Most iterations one unrolled loop nest may ask for (explicit T.unroll nests, and "
+                         "UnrollLoop's auto_max_step).")
+    max_passes_growth: int = _f(8, "A mutant's pass sequence at most this many passes longer than its parent's.")
+    perf_max_script_bytes: int = _f(32 * 1024, "The perf oracle times only test cases whose TVMScript is at "
+                                    "most this many bytes (timing big kernels costs seconds per case).")
+
+
+@dataclass
 class LimitsConfig:
     """Resource bounds of models and test cases, checked before TVM runs anything (bytes; 0 = none)."""
 
@@ -152,6 +171,7 @@ class Config:
     oracles: OracleConfig = field(default_factory=OracleConfig, metadata={"doc": "Oracles."})
     known_issues: list[KnownIssue] = field(default_factory=list, metadata={"doc": "Known-issue patterns."})
     limits: LimitsConfig = field(default_factory=LimitsConfig, metadata={"doc": "Resource bounds."})
+    bounds: BoundsConfig = field(default_factory=BoundsConfig, metadata={"doc": "Mutant bounds."})
 
 
 

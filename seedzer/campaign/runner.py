@@ -168,7 +168,7 @@ class Campaign:
             tolerance=self.cfg.fuzz.tolerance, max_passes=self.cfg.fuzz.max_passes,
             collector=prepare_collector(self.cfg.fuzz.coverage, self.out, self.db.features(),
                                         self.cfg.fuzz.block_cache, self.cfg.fuzz.block_granularity),
-            log_dir=str(self.out / "logs"))
+            bounds=self.cfg.bounds, log_dir=str(self.out / "logs"))
 
     def run(self) -> CampaignStats:
         """Load (or restore) seeds and fuzz until the budget is spent or a stop is requested."""

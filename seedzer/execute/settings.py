@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from seedzer.config import BoundsConfig
 from seedzer.coverage.collectors import CollectorSpec
 from seedzer.load.bounds import DEFAULT_MAX_TESTCASE_MEMORY
 
@@ -43,5 +44,7 @@ class WorkerSettings:
     ir_weights: dict[str, float] | None = None
     collector: CollectorSpec | None = None
     """Native coverage collector the worker builds at start (None: ``passes`` features only)."""
+    bounds: BoundsConfig = field(default_factory=BoundsConfig)
+    """How far a mutant may grow from its parent before it is not run."""
     log_dir: str | None = None
     """Where the worker writes its output (TVM's C++ warnings, crash reports): ``worker-<n>.log``."""
