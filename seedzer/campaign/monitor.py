@@ -24,7 +24,7 @@ def status_line(st: CampaignStats) -> str:
     return (
         f"[{st.phase}] {_hms(st.elapsed)} elapsed, {_hms(st.remaining)} left | execs {st.execs} "
         f"({st.execs_per_s:.1f}/s) | corpus {st.corpus} | cov {st.coverage} | invalid {st.invalid} | "
-        f"restarts {st.restarts} | findings: {st.findings_line()}"
+        f"restarts {st.restarts}{f' ({st.slow} slow)' if st.slow else ''} | findings: {st.findings_line()}"
     )
 
 
@@ -125,7 +125,8 @@ def summary_table(st: CampaignStats, campaign_dir: str) -> Table:
         ("corpus entries", str(st.corpus)),
         ("coverage (features)", str(st.coverage)),
         ("models loaded / failed", f"{st.loaded_models} / {st.failed_models}"),
-        ("worker restarts", str(st.restarts)),
+        ("worker restarts", f"{st.restarts} ({st.slow} of them slow test cases stopped at their relative limit)"
+         if st.slow else str(st.restarts)),
         ("bugs (distinct root causes)", ", ".join(f"{k} {v}" for k, v in sorted(st.unique.items()) if v) or "none"),
         ("awaiting the gate", str(st.pending)),
         ("not bugs, by reason", dismissed),

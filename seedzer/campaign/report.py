@@ -169,6 +169,7 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
         execs=sum(int(n) for _, n in summary), coverage=int(last[0][0]) if last else 0,
         corpus=int(corpus[0][0]) if corpus else 0, elapsed=elapsed, budget=float(minutes or 0) * 60,
         invalid=sum(int(n) for s, n in summary if s == "invalid"),
+        slow=sum(int(n) for s, n in summary if s == "slow"),
         unique=Counter(lines[0].symptom for lines in view.bugs.values()),
         not_a_bug=view.reasons(), pending=len(view.pending),
         restarts=int(restarts[0][0]) if restarts else 0,

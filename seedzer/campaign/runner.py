@@ -20,7 +20,7 @@ from seedzer.campaign.filing import Filing, FilingSettings, GateRunner
 from seedzer.campaign.keep import KeepRule
 from seedzer.campaign.loading import SeedLoader, import_seeds, load_seeds
 from seedzer.campaign.monitor import Monitor, QuietMonitor
-from seedzer.campaign.scheduler import make_scheduler
+from seedzer.campaign.scheduler import make_scheduler, record_cost
 from seedzer.campaign.seeds import list_pool
 from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import parse_timings, stage_totals
@@ -128,6 +128,7 @@ class Campaign:
         self.coverage = make_backend(cfg.fuzz.coverage)
         self.oracles = make_oracles(cfg.oracles.enabled)
         self.scheduler = make_scheduler(cfg.fuzz.scheduler)
+        self.limits = stage_limits(cfg)
         self.keep = KeepRule()
         self.rng = random.Random(cfg.fuzz.seed)
         self.stats = CampaignStats(budget=cfg.fuzz.minutes * 60, jobs=cfg.fuzz.jobs)
@@ -145,7 +146,9 @@ class Campaign:
     def _restore(self) -> None:
         self.stats.elapsed = float(self.db.get_meta("elapsed", 0.0))
         self.stats.execs = self.db.total_execs()
-        self.stats.invalid = sum(n for (s, _), n in self.db.exec_summary().items() if s == Symptom.INVALID.value)
+        summary = self.db.exec_summary().items()
+        self.stats.invalid = sum(n for (s, _), n in summary if s == Symptom.INVALID.value)
+        self.stats.slow = sum(n for (s, _), n in summary if s == "slow")
         snapshots = self.db.snapshots()  # stage seconds stay cumulative across resumes
         self.stats.timings = parse_timings(snapshots[-1].get("timings")) if snapshots else {}
         self.coverage.restore(self.db.features())
@@ -194,7 +197,7 @@ class Campaign:
             load_seeds(self, self.seed_loader)
         self.pending.extend(e for e in self.corpus.entries if not e.executed and e not in self.pending)
         self.stats.phase = "fuzzing"
-        executor = self.executor_factory(self.cfg.fuzz.jobs, settings, stage_limits(self.cfg))
+        executor = self.executor_factory(self.cfg.fuzz.jobs, settings, self.limits)
         self._executor = executor
         self.db.add_event("workers", {"pids": executor.pids()})
         start = time.monotonic()
@@ -254,7 +257,18 @@ class Campaign:
         entry = self._choose_for(w.index)
         other = self.rng.choice(self.corpus.entries).passes
         task = FuzzTask(self.tc_counter, entry.script, entry.passes, entry.failures, other, self.rng.getrandbits(62))
-        submit(task, TestCaseInfo(self.tc_counter, "fuzz", entry.seed_id))
+        submit(task, TestCaseInfo(self.tc_counter, "fuzz", entry.seed_id, limits=self._relative_limits(entry)))
+
+    def _relative_limits(self, parent: CorpusEntry) -> dict[Stage, float] | None:
+        """A mutant's stage limits: ``timeouts.relative`` times its parent's measured cost, within
+        ``timeouts.floor`` and each stage's own limit (None: the stage limits, for a parent not measured
+        yet and for the ``timeouts.hang_share`` of mutants whose hangs may be filed). AFL++ likewise
+        derives its time limit from the seeds' measured speed and confirms a hang with a longer one."""
+        t = self.cfg.timeouts
+        if t.relative <= 0 or parent.cost is None or self.rng.random() < t.hang_share:
+            return None
+        limit = max(t.floor, t.relative * parent.cost)
+        return {stage: min(full, limit) for stage, full in self.limits.items()}
 
     def _choose_for(self, worker: int) -> CorpusEntry:
         """The scheduler's choice, drawn again (up to :data:`AFFINITY_DRAWS` times) while it is an
@@ -266,16 +280,25 @@ class Campaign:
             if entry.worker is None or entry.worker == worker:
                 break
             entry = self.scheduler.choose(self.corpus.entries, self.rng)
+        entry.chosen += 1
         return entry
 
     def _on_death(self, ev: WorkerEvent, death: Death) -> None:
         tc = ev.tc
+        parent = self.corpus.by_id.get(tc.parent or "") if tc is not None else None
+        if parent is not None and death.seconds is not None:  # what choosing it cost: the time it ran
+            record_cost(parent, death.seconds)
         detail = {"worker": ev.worker, "kind": death.kind, "stage": death.stage.value, "pass": death.pass_name,
                   "message": death.message, "signal": death.signal, "exitcode": death.exitcode,
                   "rss_mb": death.rss_mb, "available_mb": death.available_mb, "during_setup": death.during_setup,
                   "testcase": tc.tc_id if tc else None}
         self.db.add_event("worker_killed" if death.kind == "killed" else "worker_restart", detail)
-        if death.kind == "killed":
+        if death.kind == "slow":  # an execution (counted as one, and in status and the report), not news
+            self.stats.slow += 1
+            self.stats.execs += 1
+            self.stats.session_execs += 1
+            self.exec_counts[("slow", death.stage.value)] += 1
+        elif death.kind == "killed":
             memory = (f"; available memory {death.available_mb:.0f} MiB, worker peak {death.rss_mb:.0f} MiB"
                       if death.available_mb is not None and death.rss_mb is not None else "")
             self.monitor.message(f"worker {ev.worker} was killed by SIGKILL (the OOM killer or an operator, "
@@ -312,15 +335,22 @@ class Campaign:
         self.stats.coverage = self.coverage.total()
         obs = self._judged(result.observation)
         bug = obs.symptom.is_bug
-        entry = self.keep.apply(tc, gain, obs, result.unchanged, self.corpus.by_id.get(tc.parent or ""), worker)
+        parent = self.corpus.by_id.get(tc.parent or "")
+        seconds = result.timings.get("worker_busy", 0.0)
+        if parent is not None:
+            record_cost(parent, seconds)
+            if tc.kind == "exec":  # a seed's (or a resumed entry's) own run: what it covers
+                self.scheduler.learn(parent, result.features)
+        entry = self.keep.apply(tc, gain, obs, result.unchanged, parent, worker)
         if not bug and entry is None:
             return None
 
         def store() -> None:
             if bug:
                 self.filing.lowlevel(obs, tc, worker, result.unchanged, "")
-            if entry is not None:
-                self.corpus.add(entry, gain, tc.mutators)
+            if entry is not None and self.corpus.add(entry, gain, tc.mutators):
+                record_cost(entry, seconds)
+                self.scheduler.learn(entry, result.features)
                 self.stats.corpus = len(self.corpus)
 
         return store

@@ -21,6 +21,8 @@ class CampaignStats:
     not_a_bug: Counter[str] = field(default_factory=Counter)
     pending: int = 0
     restarts: int = 0
+    slow: int = 0
+    """Test cases stopped at their relative time limit (counted among the restarts, never filed)."""
     elapsed: float = 0.0
     budget: float = 0.0
     session_seconds: float = 0.0
@@ -29,17 +31,32 @@ class CampaignStats:
     phase: str = "starting"
     jobs: int = 1
     timings: dict[str, float] = field(default_factory=dict)
+    gate_known: int = 0
+    """Candidates of this session counted against a verdict already given, without a gate run."""
+    gate_waiting: int = 0
+    """Candidates waiting for their gate run (one runs at a time, none while the gate is over its share)."""
 
     def add_timings(self, timings: Mapping[str, float]) -> None:
         """Accumulate seconds (or counts) per part of an iteration, e.g. ``{"build": 0.02}``."""
         for key, value in timings.items():
             self.timings[key] = self.timings.get(key, 0.0) + value
 
-    def gate_share(self) -> str:
-        """The filing gate's seconds and their share of the workers' time (elapsed x jobs)."""
-        gate = self.timings.get("gate", 0.0)
+    def gate_fraction(self) -> float | None:
+        """The filing gate's seconds as a fraction of the workers' time so far (elapsed x jobs; None
+        before any time has passed)."""
         budget = self.elapsed * max(self.jobs, 1)
-        return f"{gate:.0f} s ({100 * gate / budget:.1f}% of worker time)" if budget > 0 else f"{gate:.0f} s"
+        return self.timings.get("gate", 0.0) / budget if budget > 0 else None
+
+    def gate_share(self) -> str:
+        """The filing gate's seconds and their share of the workers' time (elapsed x jobs), with the
+        candidates counted without a gate run and those still waiting for one."""
+        gate, fraction = self.timings.get("gate", 0.0), self.gate_fraction()
+        extra = [f"{100 * fraction:.1f}% of worker time"] if fraction is not None else []
+        if self.gate_known:
+            extra.append(f"{self.gate_known} counted against known verdicts")
+        if self.gate_waiting:
+            extra.append(f"{self.gate_waiting} waiting")
+        return f"{gate:.0f} s" + (f" ({'; '.join(extra)})" if extra else "")
 
     @property
     def execs_per_s(self) -> float:

@@ -219,21 +219,28 @@ class WorkerPool:
                 w.rss_mb = peak_rss_mb(w.proc.pid) or w.rss_mb
 
     def check_hangs(self, now: float | None = None) -> list[WorkerEvent]:
-        """Kill workers whose current stage outlived its limit; report each as a hang."""
+        """Kill workers whose current stage outlived its limit; report each as a hang (``timeout``), or
+        as ``slow`` when the limit was the test case's own relative one, below the stage's."""
         now = time.time() if now is None else now
         out = []
         for w in list(self.workers):
             if w.current is None:
                 continue
             view = w.slot.read()
-            limit = self.timeouts.get(view.stage, max(self.timeouts.values())) if view.stage else None
+            longest = max(self.timeouts.values())
+            full = self.timeouts.get(view.stage, longest) if view.stage else longest
+            own = w.current.limits
+            limit = min(full, own.get(view.stage, full)) if own is not None and view.stage else full
             since = view.elapsed(now) if view.stage else now - w.submitted_at
-            if limit is None:
-                limit = max(self.timeouts.values())
             if since > limit:
                 w.kill()
                 where = view.stage.value if view.stage else "start"
-                out.append(self._death(w, "timeout", f"{where} stage exceeded {limit:.0f}s", signal.SIGKILL, since))
+                if limit < full:
+                    out.append(self._death(w, "slow", f"{where} stage exceeded the test case's relative limit "
+                                           f"{limit:.1f}s (the stage's limit: {full:.0f}s)", signal.SIGKILL, since))
+                else:
+                    out.append(self._death(w, "timeout", f"{where} stage exceeded {limit:.0f}s", signal.SIGKILL,
+                                           since))
         return out
 
     def pids(self) -> list[int | None]:

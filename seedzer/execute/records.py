@@ -107,6 +107,9 @@ class TestCaseInfo:
     announced: bool = False
     case: Case | None = None
     """The announced kernel case without its script (see :meth:`ran`)."""
+    limits: dict[Stage, float] | None = None
+    """Stage time limits of this test case below the campaign's (relative to its parent's cost): a
+    stage stopped there is a slow test case, not a hang (None: the campaign's limits)."""
 
     def ran(self) -> Case | None:
         """The kernel case the worker announced it runs (None before the announcement)."""
@@ -119,7 +122,8 @@ class Death:
 
     ``kind``: ``signal`` (died by a signal it raised or received), ``killed`` (SIGKILL from outside:
     the OOM killer or an operator, never a TVM bug), ``timeout`` (the campaign killed it because a
-    stage outlived its limit), ``exit`` (it exited by itself). Memory figures are the worker's last
+    stage outlived its limit), ``slow`` (a stage outlived the test case's own, relative limit, below
+    the campaign's: counted, never a finding), ``exit`` (it exited by itself). Memory figures are the worker's last
     sampled resident size and the machine's available memory when the death was seen.
     """
 
@@ -136,7 +140,10 @@ class Death:
     during_setup: bool = False
 
     def observation(self) -> Observation | None:
-        """The death as a test-case observation: a crash or a hang (None for SIGKILL and exits)."""
+        """The death as a test-case observation: a crash or a hang (None for SIGKILL, exits and slow
+        test cases)."""
+        if self.kind == "slow":
+            return None
         timed_out = self.kind == "timeout"
         how = self.message if timed_out else self.message + _frames(self.log_tail)
         observation = death_observation(self.stage, self.pass_name, how, signum=self.signal, timed_out=timed_out,

@@ -30,6 +30,10 @@ class CorpusEntry:
     executed: bool = False
     worker: int | None = None
     """The worker that ran it (its parsed IR is in that worker's cache); not persisted."""
+    cost: float | None = None
+    """Measured seconds of a test case made from it (its own run, then its mutants'); not persisted."""
+    chosen: int = 0
+    """Times the scheduler chose it for mutation in this session; not persisted."""
 
 
 class Corpus:

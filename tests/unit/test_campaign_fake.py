@@ -206,6 +206,9 @@ class NoHang:
         usable = [e for e in entries if "HANG" not in e.script]
         return usable[rng.randrange(len(usable))]
 
+    def learn(self, entry: CorpusEntry, features: Any) -> None:
+        """Nothing to learn."""
+
 
 @pytest.fixture(autouse=True)
 def _signals() -> Iterator[None]:
@@ -586,6 +589,25 @@ def test_a_hang_is_filed_as_a_hang(tmp_path: Path, pool: Path) -> None:
     (death,) = events(out, "worker_restart")
     assert death["kind"] == "timeout" and not events(out, "worker_killed")
     assert stats.unique == {"hang": 1}
+
+
+def test_a_mutant_over_its_relative_limit_is_slow_never_a_finding(tmp_path: Path, pool: Path) -> None:
+    """The hanging seed runs with the full limit (a hang finding, its cost measured at 1 s); its
+    mutants get 0.3 s (relative 0.3 x 1 s) and are stopped there: counted as slow, never filed."""
+    out = tmp_path / "camp"
+    cfg = config(run_limit=1.0)
+    cfg.timeouts.relative, cfg.timeouts.floor, cfg.timeouts.hang_share = 0.3, 0.1, 0.0
+    c, _ = campaign(out, pool, ["HANG"], FakeGate(by_symptom), lambda c: c.stats.slow >= 2, cfg=cfg)
+    stats = c.run()
+    deaths = events(out, "worker_restart")
+    assert deaths[0]["kind"] == "timeout" and {d["kind"] for d in deaths[1:]} == {"slow"}
+    assert all(d["message"].startswith("run stage exceeded the test case's relative limit 0.3s") for d in deaths[1:])
+    ((count,),) = query(out / "campaign.db", "SELECT COUNT(*) FROM findings")
+    assert count == 1 and stats.unique == {"hang": 1}
+    assert stats.slow >= 2 and stats.execs >= 1 + stats.slow
+    slow_rows = query(out / "campaign.db", "SELECT count FROM exec_summary WHERE symptom = 'slow'")
+    assert sum(n for (n,) in slow_rows) == stats.slow
+    assert f"({stats.slow} of them slow test cases stopped at their relative limit)" in render(out)
 
 
 def test_resume_judges_pending_findings_and_restores_verdicts(tmp_path: Path, pool: Path) -> None:

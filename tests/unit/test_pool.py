@@ -108,6 +108,19 @@ def test_hang_is_killed_and_reported() -> None:
         p.close()
 
 
+def test_a_stage_over_the_test_cases_own_limit_is_slow_not_a_hang() -> None:
+    p = WorkerPool(1, 50, dict(TIMEOUTS), target=fake_worker_main)
+    try:
+        w = _idle(p)
+        w.submit(ExecTask(3, "HANG", "[]"), TestCaseInfo(3, "exec", "seed", limits={Stage.RUN: 0.3}))
+        death = next(e for e in _collect(p, "death") if e.kind == "death").death
+        assert death is not None and death.kind == "slow" and death.stage is Stage.RUN
+        assert "relative limit 0.3s" in death.message and death.observation() is None
+        assert p.restarts == 1
+    finally:
+        p.close()
+
+
 def test_external_sigkill_is_no_crash_and_the_worker_is_restarted(pool: WorkerPool) -> None:
     w = _idle(pool)
     os.kill(w.proc.pid, signal.SIGKILL)
