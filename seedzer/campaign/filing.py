@@ -2,16 +2,28 @@
 
 A bug observation from a worker is grouped by its raw signature (:func:`seedzer.oracles.signature.raw_key`).
 The first occurrence of a raw signature gets its finding folder (IR, passes, the kernel case, a
-``repro.py``, ``meta.json`` with verdict ``pending``) and goes to the gate, which runs in a process
+``repro.py``, ``meta.json`` with verdict ``pending``) and waits for the gate, which runs in a process
 forked from the zygote while the campaign goes on (:mod:`seedzer.finding.lowlevel.gate`). The gate's verdict is
 written into ``meta.json`` and campaign.db; a bug is counted under its root signature (one root cause,
 one finding), a not-a-bug by its reason. A crash the gate confirms is re-run once more from its
 ``repro.py`` in a clean interpreter (independence from Seedzer). Pending candidates of a killed
 campaign are judged when it resumes: nothing is lost.
+
+**The gate's budget.** A candidate whose predicted root the gate already judged is counted against
+that verdict without a gate run (:mod:`seedzer.campaign.known`). The others wait in a queue, and one
+gate run starts at a time, each killed after ``GateSettings.job_seconds``. While the gate's processor
+seconds so far exceed ``FilingSettings.gate_share`` of the workers' time so far (elapsed x jobs, the
+whole campaign across resumes), no new run starts: the candidates keep waiting (pending in
+campaign.db) until the share falls back as the campaign goes on, or until the end of the campaign,
+whose drain starts them regardless of the share for as long as its budget lasts; what is left is
+judged on ``--resume``. So the share exceeds the limit by at most the run in progress during
+fuzzing, plus the end drain.
 """
 
 from __future__ import annotations
 
+import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +31,7 @@ from typing import Any, Protocol
 
 from seedzer import __version__
 from seedzer.campaign.confirm import Confirmer
+from seedzer.campaign.known import KnownVerdicts, predict
 from seedzer.campaign.monitor import Monitor
 from seedzer.campaign.stats import CampaignStats
 from seedzer.config import Config
@@ -76,13 +89,18 @@ class FilingSettings:
     perf_factor: float
     perf_repeats: int
     confirm_crashes: bool
+    gate_share: float | None = 0.05
+    """No new gate run starts while the gate's seconds exceed this share of the workers' time (None:
+    no limit; see the module docstring)."""
 
     @staticmethod
     def of(cfg: Config) -> FilingSettings:
         """From the campaign configuration."""
         gate = gate_settings(cfg)
+        share = cfg.oracles.gate_share  # 0 or less: no limit
         return FilingSettings(FindingSettings(cfg.oracles.rtol, cfg.oracles.atol, dict(gate.timeouts)), gate,
-                              cfg.oracles.perf_factor, cfg.oracles.perf_repeats, cfg.oracles.confirm_crashes)
+                              cfg.oracles.perf_factor, cfg.oracles.perf_repeats, cfg.oracles.confirm_crashes,
+                              share if share > 0 else None)
 
 
 class Filing:
@@ -96,14 +114,19 @@ class Filing:
         self.settings = settings
         self.stats = stats
         self.monitor = monitor
-        self.gate: GateRunner = gate or Background("gate", str(log_dir) if log_dir else None)
+        self.gate: GateRunner = gate or Background("gate", str(log_dir) if log_dir else None,
+                                                   settings.gate.job_seconds)
         self.confirmer = confirmer or Confirmer()
         self.verdicts: dict[str, tuple[str, str | None]] = {}  # raw signature -> (verdict, root)
         self.roots: set[str] = set()
+        self.known = KnownVerdicts()
+        self.waiting: deque[tuple[FindingMeta, Case | None]] = deque()  # candidates before their gate run
 
     # --- the campaign's view ------------------------------------------------------------------
     def restore(self) -> None:
-        """Reload verdicts from campaign.db; queue the gate for candidates still pending."""
+        """Reload verdicts from campaign.db (and what they teach, :mod:`seedzer.campaign.known`); queue
+        the gate for candidates still pending."""
+        pending: list[FindingMeta] = []
         for row in self.findings.db.findings():
             self.verdicts[row.signature] = (row.verdict, row.root)
             if row.verdict == BUG and row.root:
@@ -113,14 +136,25 @@ class Filing:
                 self.stats.findings[row.symptom] += row.count
             elif row.verdict == NOT_A_BUG:
                 self.stats.not_a_bug[reason_code(row.verdict_reason)] += 1
-            elif row.status != "known":  # known issues are never sent to the gate (as when filed)
-                try:
-                    meta = self.findings.load(row.signature)
-                except Exception as exc:  # a folder damaged outside Seedzer: say so, keep going
-                    self.monitor.message(f"warning: finding {row.signature}: {exc}")
-                    continue
-                self.stats.pending += 1  # shown as awaiting the gate until its verdict lands
-                self.submit(meta)
+            elif row.status == "known":  # known issues are never sent to the gate (as when filed)
+                continue
+            meta = self._load(row.signature)
+            if meta is None:
+                continue
+            if row.verdict in (BUG, NOT_A_BUG):
+                self.known.learn(meta)
+            else:
+                pending.append(meta)
+        for meta in pending:
+            self.stats.pending += 1  # shown as awaiting the gate until its verdict lands
+            self.submit(meta)
+
+    def _load(self, signature: str) -> FindingMeta | None:
+        try:
+            return self.findings.load(signature)
+        except Exception as exc:  # a folder damaged outside Seedzer: say so, keep going
+            self.monitor.message(f"warning: finding {signature}: {exc}")
+            return None
 
     def lowlevel(self, obs: Observation, tc: TestCaseInfo, worker: int, unchanged: list[int], log: str = "") -> None:
         """File one bug observation of a fuzzer test case, with the kernel case its worker ran (never
@@ -134,7 +168,8 @@ class Filing:
         parent = self.corpus.by_id.get(tc.parent or "")
         meta = FindingMeta(signature, "lowlevel", obs, parent=tc.parent, origin=parent.origin if parent else "",
                            mutators=list(tc.mutators), worker=worker, testcase=tc.tc_id, tvm=TVM_VERSION,
-                           seedzer=__version__, settings=self.settings.settings)
+                           seedzer=__version__, settings=self.settings.settings,
+                           extra=predict("lowlevel", obs, names, changed))
         ran = tc.ran()
         if ran is None:  # never: a result and a death are filed only once their test case was announced
             raise CampaignError(f"test case {tc.tc_id} of worker {worker} was never announced")
@@ -167,11 +202,60 @@ class Filing:
         return True
 
     def submit(self, meta: FindingMeta, case: Case | None = None) -> None:
-        """Queue the gate for a candidate (its kind's gate; ``case``: the case the worker ran)."""
-        folder = self.findings.root / meta.signature
-        context = GateContext(self.settings.gate, self._ancestors(meta.parent), case)
-        call = kind(meta.kind).gate_call(folder, meta, context)
-        self.gate.submit(meta.signature, call.fn, *call.args)
+        """Queue a pending candidate for the gate (``case``: the case the worker ran): counted at once
+        when a known verdict covers it, else gated in its turn (see the module docstring)."""
+        known = self.known.verdict(meta)
+        if known is not None:
+            self._settle_known(known)
+            return
+        self.waiting.append((meta, case))
+        self._dispatch()
+
+    def _dispatch(self, force: bool = False) -> bool:
+        """Start the next waiting candidate's gate run when none runs and the gate is within its share
+        (``force``: regardless of the share); whether one started."""
+        started = False
+        if self.waiting and self.gate.pending() == 0 and (force or self._within_share()):
+            meta, case = self.waiting.popleft()
+            folder = self.findings.root / meta.signature
+            context = GateContext(self.settings.gate, self._ancestors(meta.parent), case)
+            call = kind(meta.kind).gate_call(folder, meta, context)
+            self.gate.submit(meta.signature, call.fn, *call.args)
+            started = True
+        self.stats.gate_waiting = len(self.waiting)
+        return started
+
+    def _within_share(self) -> bool:
+        limit, fraction = self.settings.gate_share, self.stats.gate_fraction()
+        return limit is None or fraction is None or fraction <= limit
+
+    def _sweep(self) -> None:
+        """Count the waiting candidates a verdict just learned covers."""
+        keep: deque[tuple[FindingMeta, Case | None]] = deque()
+        for meta, case in self.waiting:
+            known = self.known.verdict(meta)
+            if known is None:
+                keep.append((meta, case))
+            else:
+                self._settle_known(known)
+        self.waiting = keep
+        self.stats.gate_waiting = len(self.waiting)
+
+    def _settle_known(self, verdict: Verdict) -> None:
+        """Record a verdict counted without a gate run (no crash confirmation either: the root's own
+        finding had it)."""
+        self.stats.pending = max(0, self.stats.pending - 1)
+        self.stats.gate_known += 1
+        meta = self.findings.load(verdict.signature)
+        verdict.observation = meta.observation  # the fuzzer's own, as recorded: nothing was re-observed
+        self.findings.settle(meta, verdict)
+        self.verdicts[meta.signature] = (meta.verdict, meta.root_signature)
+        self.findings.db.add_event("known_verdict", {"signature": meta.signature, "rule": verdict.rule,
+                                                     "verdict": verdict.verdict, "root": verdict.root})
+        if verdict.verdict == BUG:
+            self._count_bug(meta)
+        else:
+            self.stats.not_a_bug[reason_code(meta.verdict_reason)] += 1
 
     def _ancestors(self, parent: str | None) -> list[tuple[str, str]]:
         chain: list[CorpusEntry] = []
@@ -191,6 +275,7 @@ class Filing:
         """Apply finished gate verdicts and crash confirmations."""
         for job in self.gate.poll():
             self._apply(job)
+        self._dispatch()
         for done in self.confirmer.poll():
             meta = self.findings.load(done.signature)
             meta.status, meta.confirm_returncode = done.status, done.returncode
@@ -199,9 +284,16 @@ class Filing:
                                                         "returncode": done.returncode})
 
     def drain(self, budget: float) -> None:
-        """At the end of a campaign: wait up to ``budget`` seconds for outstanding verdicts."""
-        for job in self.gate.drain(budget):
-            self._apply(job)
+        """At the end of a campaign: judge waiting candidates regardless of the gate's share, and wait
+        for outstanding verdicts, for up to ``budget`` seconds (the rest stay pending for ``--resume``)."""
+        end = time.monotonic() + budget
+        while time.monotonic() < end:
+            started = self._dispatch(force=True)
+            finished = self.gate.drain(max(0.0, end - time.monotonic()))
+            for job in finished:
+                self._apply(job)
+            if not started and not finished:
+                break
         for done in self.confirmer.drain(min(budget, 60.0)):
             meta = self.findings.load(done.signature)
             meta.status, meta.confirm_returncode = done.status, done.returncode
@@ -227,6 +319,8 @@ class Filing:
                 self.confirmer.submit(meta.signature, folder / REPRO_FILE, 900.0)
         else:
             self.stats.not_a_bug[reason_code(meta.verdict_reason)] += 1
+        self.known.learn(meta)
+        self._sweep()
 
     def _count_bug(self, meta: FindingMeta) -> None:
         symptom = meta.observation.symptom.value

@@ -2,8 +2,10 @@
 
 The filing gate (and anything else that runs TVM for the campaign besides the workers) runs here:
 one job at a time, each in its own child of the zygote, so TVM is already imported (no interpreter
-start-up) and a crash takes only the job down. :meth:`Background.poll` returns finished jobs; each
-reports its CPU seconds, which count in the campaign's time accounting.
+start-up) and a crash takes only the job down. A job running longer than ``timeout`` seconds is
+killed. :meth:`Background.poll` returns finished jobs; each reports its CPU seconds, which count in
+the campaign's time accounting (a job that died or was killed cannot say: it is charged its wall
+seconds).
 """
 
 from __future__ import annotations
@@ -99,12 +101,14 @@ class Background:
             except (EOFError, OSError):
                 proc.join(timeout=5)
                 out = JobResult(key, error=f"the {self.name} job died ({describe_exit(proc.exitcode)})",
-                                seconds=elapsed)
+                                seconds=elapsed, cpu_seconds=elapsed)
         elif not proc.is_alive():
-            out = JobResult(key, error=f"the {self.name} job died ({describe_exit(proc.exitcode)})", seconds=elapsed)
+            out = JobResult(key, error=f"the {self.name} job died ({describe_exit(proc.exitcode)})", seconds=elapsed,
+                            cpu_seconds=elapsed)
         elif elapsed > self.timeout:
             proc.kill()
-            out = JobResult(key, error=f"the {self.name} job ran over {self.timeout:.0f}s", seconds=elapsed)
+            out = JobResult(key, error=f"the {self.name} job ran over {self.timeout:.0f}s", seconds=elapsed,
+                            cpu_seconds=elapsed)
         if out is None:
             return []
         proc.join(timeout=5)

@@ -26,12 +26,17 @@ C2 = TypeVar("C2")
 
 @dataclass
 class GateSettings:
-    """Limits of the gate: a hang must outlive ``hang_factor`` times its stage limit alone."""
+    """Limits of the gate: a hang must outlive ``hang_factor`` times its stage limit alone; at most
+    ``max_tests`` tests and ``max_seconds`` for the culprit bisection; ``job_seconds`` for a whole run."""
 
     timeouts: dict[str, float] = field(default_factory=stage_limits)
     hang_factor: float = 3.0
     max_tests: int = 40
     max_seconds: float = 90.0
+    job_seconds: float = 600.0
+    """The wall-clock limit of one gate run in a campaign (its culprit bisection has ``max_seconds``; a
+    hang's re-run alone ``hang_factor`` times its stage limit): a run over it is killed and its
+    candidate stays pending, judged again on ``--resume`` or by ``seedzer recheck``."""
     verifier_issues: bool = False
     instrumented: bool = False
     witnesses: bool = True
