@@ -18,9 +18,10 @@ from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import ExecResult, FuzzTask
 from seedzer.execute.runner import CachingRunner, RunnerSettings
 from seedzer.execute.settings import WorkerSettings
-from seedzer.kernel.common import Case, Checks, Observation, Stage
+from seedzer.kernel.common import Case, Checks, Observation, Stage, Symptom
 from seedzer.kernel.lowlevel import observe, step_label
 from seedzer.kernel.messages import normalize
+from seedzer.mutate.bounds import kind_of, out_of_bounds
 from seedzer.passes.contracts import placeable, plan
 from seedzer.seed import input_seed, passes_from_json, passes_to_json
 
@@ -68,9 +69,13 @@ def sampled(script: str, passes: str, rate: float) -> bool:
 
 
 def error_feature(observation: Observation) -> str | None:
-    """A coverage feature for an error observation: a new kind of failure is new behaviour."""
+    """A coverage feature for an error observation: a new kind of failure is new behaviour. An
+    out-of-bounds mutant's is the kind of bound it breaks (one feature per kind, not per size)."""
     if observation.symptom.value in ("ok", "mismatch", "perf"):
         return None
+    bound = kind_of(observation.message) if observation.stage is Stage.MUTATE else None
+    if bound is not None:
+        return f"err/{Stage.MUTATE}/bounds/{bound}"
     return f"err/{observation.stage}/{observation.pass_name}/{normalize(observation.message)[:80]}"
 
 
@@ -96,18 +101,29 @@ class Fuzzing:
             self.collector.start()
         self.schedule = TzerSchedule(settings.tolerance, settings.max_passes, self.ir_mutators,
                                      self.pass_mutators, self.stats)
+        self.out_of_bounds: tuple[str, str, str] | None = None
+        """``(script, passes JSON, reason)`` of the last mutant when it is out of bounds."""
 
     def mutate(self, task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
-        """Mutate a corpus entry with Tzer's tolerance schedule (:mod:`seedzer.mutate.schedule`)."""
+        """Mutate a corpus entry with Tzer's tolerance schedule (:mod:`seedzer.mutate.schedule`);
+        a mutant out of the settings' bounds (:mod:`seedzer.mutate.bounds`) is remembered, and
+        :meth:`execute` does not run it."""
+        parent = passes_from_json(task.passes)
         other = passes_from_json(task.other_passes) if task.other_passes else None
-        mutant = self.schedule.mutate(task.script, passes_from_json(task.passes), task.failures, rng,
-                                      self.scripts, other)
-        return mutant.script, passes_to_json(mutant.passes), mutant.applied
+        mutant = self.schedule.mutate(task.script, parent, task.failures, rng, self.scripts, other)
+        passes = passes_to_json(mutant.passes)
+        reason = out_of_bounds((task.script, parent), (mutant.script, mutant.passes), self.settings.bounds)
+        self.out_of_bounds = None if reason is None else (mutant.script, passes, reason)
+        if reason is not None:
+            self.stats.out_of_bounds[kind_of(reason) or "other"] += 1
+        return mutant.script, passes, mutant.applied
 
     def case(self, script: str, passes_json: str) -> Case:
-        """The kernel case of a test case (what its reproducer will run)."""
+        """The kernel case of a test case (what its reproducer will run); the perf oracle times only
+        scripts of at most ``bounds.perf_max_script_bytes``."""
         ex = self.settings.exec
-        perf = ex.perf_rate > 0 and sampled(script, passes_json, ex.perf_rate)
+        small = len(script.encode()) <= self.settings.bounds.perf_max_script_bytes
+        perf = ex.perf_rate > 0 and small and sampled(script, passes_json, ex.perf_rate)
         checks = Checks(illformed=ex.illformed, compare=ex.compare, pipeline=ex.pipeline, perf=perf,
                         pipeline_illformed=ex.pipeline_illformed)
         return Case(script, tuple(plan(passes_from_json(passes_json))), input_seed(script), rtol=ex.rtol,
@@ -116,7 +132,11 @@ class Fuzzing:
 
     def execute(self, case: Case, passes_json: str) -> ExecResult:
         """Run one test case (its kernel case, from :meth:`case`) through the kernel; the observation
-        plus features and timings."""
+        plus features and timings. The mutant just made, when out of bounds, is not run: its
+        observation is ``invalid`` at ``mutate``, with the reason (``bounds: ...``) as message."""
+        pending, self.out_of_bounds = self.out_of_bounds, None
+        if pending is not None and pending[:2] == (case.script, passes_json):
+            return self.bounded(pending[2])
         self.runner.reset()
         self.progress.reset()
         passes = passes_from_json(passes_json)
@@ -133,3 +153,12 @@ class Fuzzing:
                            | (set(range(len(passes))) - kept_indices))
         return ExecResult(observation, sorted(features), unchanged, dict(self.runner.timings),
                           self.stats.invalid_total())
+
+    def bounded(self, reason: str) -> ExecResult:
+        """The result of a mutant out of bounds: ``invalid`` at ``mutate``, one feature per bound kind
+        (the coverage of making it is dropped: it is never kept)."""
+        observation = Observation(Symptom.INVALID, Stage.MUTATE, None, reason)
+        if self.collector is not None:
+            self.collector.take()
+        err = error_feature(observation)
+        return ExecResult(observation, [err] if err is not None else [], [], {}, self.stats.invalid_total())

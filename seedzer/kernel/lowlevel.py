@@ -26,12 +26,14 @@ Depends on tvm, numpy and :mod:`seedzer.kernel.common` only (copied verbatim int
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import tvm
+import tvm_ffi
 from tvm.tirx.build import codegen_build
 
 from seedzer.kernel.common import (
@@ -133,33 +135,62 @@ class StepFailure(Exception):
         self.observation = observation
 
 
-def well_formed_error(mod: Any) -> str | None:
-    """None when every PrimFunc of ``mod`` passes TIR's well-formedness verifier, else its error."""
+PRAGMA_NODE = re.compile(r"undefined variable \S+ at \S*\.node\.?\s*$", re.MULTILINE)
+"""The verifier's report of a variable used as an AttrStmt's node outside the loop that defines it."""
+
+
+def _pragma_nodes_cleared(func: Any) -> Any:
+    """``func`` with the node of every ``pragma_*`` AttrStmt that is a variable replaced by 0."""
+    def clear(attr: Any) -> Any:
+        if attr.attr_key.startswith("pragma_") and isinstance(attr.node, tvm.tirx.Var):
+            return tvm.tirx.AttrStmt(tvm.tirx.const(0, "int32"), attr.attr_key, attr.value, attr.body)
+        return attr
+    return tvm_ffi.structural_map(func, (tvm.tirx.AttrStmt, clear))
+
+
+def well_formed_error(mod: Any, intended_pragmas: bool = False) -> str | None:
+    """None when every PrimFunc of ``mod`` passes TIR's well-formedness verifier, else its error.
+
+    ``intended_pragmas``: a ``pragma_*`` AttrStmt whose node is its loop's variable, outside the
+    loop, is TVM's intended output, not a violation (LowerOpaqueBlock lowers a loop's pragma
+    annotations so, and UnrollLoop reads them so); the verifier then checks the rest of the IR."""
     for func in mod.functions.values():
         if isinstance(func, tvm.tirx.PrimFunc):
-            try:
-                tvm.s_tir.analysis.verify_well_formed(func, True)
-            except Exception as exc:  # the verifier raises on the first violation
-                return str(exc)
+            error = _verify(func)
+            if error is not None and intended_pragmas and PRAGMA_NODE.search(error):
+                error = _verify(_pragma_nodes_cleared(func))
+            if error is not None:
+                return error
+    return None
+
+
+def _verify(func: Any) -> str | None:
+    try:
+        tvm.s_tir.analysis.verify_well_formed(func, True)
+    except Exception as exc:  # the verifier raises on the first violation
+        return str(exc)
     return None
 
 
 def apply_steps(mod: Any, steps: Sequence[Step], *, program: str = OPT, on_step: OnStep = _quiet,
                 watch_from: int | None = None, instruments: Sequence[Any] = (),
-                after: Callable[[int, Any, Any], None] | None = None) -> Any:
+                after: Callable[[int, Any, Any], None] | None = None, strict: bool | None = None) -> Any:
     """Apply ``steps`` one by one, each in ``PassContext(opt_level=3, config=step.config)``.
 
     From step ``watch_from`` on (None: never) the verifier runs after every step that returned a
     new module; when the IR entering step ``watch_from`` is already ill-formed (TVM's own pipeline
-    made it so), no step after it can be blamed and none is verified. Raises
+    made it so), no step after it can be blamed and none is verified. Unless ``strict`` (by
+    default: when verifying from step 0, i.e. looking for the pipeline's own verifier issues), a
+    pragma AttrStmt outside its loop is TVM's intended output (:func:`well_formed_error`). Raises
     :class:`StepFailure` (``exception`` or ``illformed`` at stage ``pass``, naming the step and its
     index). ``after(index, before,
     after)`` sees every step's input and output module.
     """
+    intended = not (watch_from == 0 if strict is None else strict)
     for index, step in enumerate(steps):
         on_step(Stage.PASS, step.name, program)
         before = mod
-        if index == watch_from and well_formed_error(mod) is not None:
+        if index == watch_from and well_formed_error(mod, intended) is not None:
             watch_from = None
         try:
             with tvm.transform.PassContext(opt_level=3, config=step.config, instruments=list(instruments)):
@@ -168,7 +199,7 @@ def apply_steps(mod: Any, steps: Sequence[Step], *, program: str = OPT, on_step:
             raise StepFailure(Observation(_symptom_of(exc), Stage.PASS, step.name, error_text(exc)[:4000],
                                           step_index=index)) from exc
         if watch_from is not None and index >= watch_from and not mod.same_as(before):
-            error = well_formed_error(mod)
+            error = well_formed_error(mod, intended)
             if error is not None:
                 raise StepFailure(Observation(Symptom.ILLFORMED, Stage.PASS, step.name, error[:4000],
                                               step_index=index))
@@ -259,7 +290,8 @@ def watch_from(case: Case, program: str, steps: Sequence[Step]) -> int | None:
     """The first step of ``program`` after which the verifier runs (None: never). Only the opt
     program is verified, and only from its first fuzzed step on: ill-formed IR that TVM's pipeline
     makes before any fuzzed pass ran is what the default pipeline itself produces from the input (a
-    verifier issue, looked for only with ``checks.pipeline_illformed``)."""
+    verifier issue, looked for only with ``checks.pipeline_illformed``, which verifies from step 0:
+    strictly, see :func:`apply_steps`)."""
     if program != OPT or not case.checks.illformed:
         return None
     if case.checks.pipeline_illformed:

@@ -31,6 +31,8 @@ class MutationStats:
     errors: Counter[str] = field(default_factory=Counter)
     accepted: Counter[str] = field(default_factory=Counter)
     reasons: Counter[str] = field(default_factory=Counter)
+    out_of_bounds: Counter[str] = field(default_factory=Counter)
+    """Mutants not run, by the kind of bound they break (:func:`seedzer.mutate.bounds.kind_of`)."""
     gave_up: int = 0
 
     def invalid_total(self) -> int:
@@ -47,6 +49,7 @@ class MutationStats:
             "errors": dict(self.errors),
             "accepted": dict(self.accepted),
             "reasons": dict(self.reasons.most_common(20)),
+            "out_of_bounds": dict(self.out_of_bounds),
             "gave_up": self.gave_up,
         }
 

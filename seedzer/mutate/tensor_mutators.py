@@ -22,7 +22,9 @@ from seedzer.tir.ir import arith, const, dtype_of, is_float, is_int, join, repla
 from seedzer.tir.nodes import Analysis, LoopInfo, Site, choose
 
 MAX_UNROLL = 64
-MAX_UNROLL_PRODUCT = 1024
+MAX_UNROLL_PRODUCT = 64
+"""Most iterations of one nest of unrolled loops a mutation makes (the default ``max_unroll`` of
+:class:`seedzer.config.BoundsConfig`: a bigger nest is out of bounds, :mod:`seedzer.mutate.bounds`)."""
 MAX_VECTOR = 64
 ATTR_KEYS = ("pragma_auto_unroll_max_step", "pragma_unroll_explicit")
 """Attributes a statement may be wrapped in. Not ``compute_scope``: MakePackedAPI puts exactly one
@@ -180,13 +182,23 @@ class SplitLoop(BaseIRMutator):
         return replace_site(a, site.path, outer)
 
 
-def allowed_kinds(li: LoopInfo) -> list[int]:
-    """Loop kinds that keep ``li``'s semantics and code size sane (current kind excluded)."""
+def nest_product(li: LoopInfo, loops: list[LoopInfo]) -> int:
+    """Iterations of the largest nest of unrolled loops through ``li`` once ``li`` is unrolled: the
+    unrolled loops around it and the deepest chain of unrolled loops inside it."""
+    unrolled = int(tirx.ForKind.UNROLLED)
+    inside = [d.unrolled_product * (d.const_extent or 1) for d in loops
+              if len(d.path) > len(li.path) and d.path[: len(li.path)] == li.path and int(d.node.kind) == unrolled]
+    return (li.const_extent or 1) * max([li.unrolled_product, *inside])
+
+
+def allowed_kinds(li: LoopInfo, loops: list[LoopInfo] | None = None) -> list[int]:
+    """Loop kinds that keep ``li``'s semantics and code size sane (current kind excluded); ``loops``:
+    every loop of the function (unrolled loops inside ``li`` count towards its nest)."""
     kinds = [int(tirx.ForKind.SERIAL)]
     n = li.const_extent
     if n is None:
         return [k for k in kinds if k != int(li.node.kind)]
-    if n <= MAX_UNROLL and li.unrolled_product * n <= MAX_UNROLL_PRODUCT:
+    if n <= MAX_UNROLL and nest_product(li, loops or [li]) <= MAX_UNROLL_PRODUCT:
         kinds.append(int(tirx.ForKind.UNROLLED))
     if li.parallel_safe and n <= MAX_VECTOR and isinstance(li.node.body, s_tir.SBlockRealize):
         kinds.append(int(tirx.ForKind.VECTORIZED))
@@ -204,12 +216,13 @@ class LoopKind(BaseIRMutator):
     def apply(self, a: Analysis, rng: random.Random) -> Any | None:
         """Re-kind a loop chosen by size."""
         infos = {
-            li.path: li for li in a.loops if int(li.node.kind) != int(tirx.ForKind.THREAD_BINDING) and allowed_kinds(li)
+            li.path: li for li in a.loops
+            if int(li.node.kind) != int(tirx.ForKind.THREAD_BINDING) and allowed_kinds(li, a.loops)
         }
         site = choose([a.by_path[p] for p in infos], rng)
         if site is None:
             return None
-        kind = rng.choice(allowed_kinds(infos[site.path]))
+        kind = rng.choice(allowed_kinds(infos[site.path], a.loops))
         return replace_site(a, site.path, replace_fields(site.node, kind=kind))
 
 

@@ -39,6 +39,7 @@ from seedzer.kernel.lowlevel import (  # noqa: E402
     observe,
     parse_func,
     slowdown,
+    well_formed_error,
 )
 from seedzer.oracles.signature import raw_key  # noqa: E402
 from seedzer.passes.contracts import PIPELINE_PASSES, pipeline_steps, plan  # noqa: E402
@@ -264,3 +265,41 @@ def test_real_tvm_bugs_in_the_default_pipeline_are_observed(bug: str, symptom: S
     got = observe(_case(script))
     assert got.symptom is symptom
     assert where in (got.comparison, got.pass_name)
+
+
+PRAGMA_LOOP = '''
+@T.prim_func(s_tir=True)
+def main(A: T.Buffer((4, 8), "float32"), B: T.Buffer((4, 8), "float32")):
+    for i in T.serial(4, annotations={"pragma_loop_partition_hint": 0}):
+        for j in range(8):
+            with T.sblock("b"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                B[vi, vj] = A[vi, vj] + T.float32(1)
+'''
+
+
+def test_lower_opaque_blocks_pragma_output_is_tvms_intended_ir_unless_the_pipeline_is_verified() -> None:
+    """LowerOpaqueBlock wraps a loop's pragma annotation around the loop with the loop variable as
+    node; a fuzzed step before it no longer makes the worker stop there, while a case that looks for
+    the pipeline's own verifier issues (the gate's view) still sees it."""
+    steps = plan([PassSpec("s_tir.AnnotateIrregularLoop")])
+    lob = next(i for i, s in enumerate(steps) if s.name == "s_tir.LowerOpaqueBlock")
+    assert any(s.role == FUZZED for s in steps[:lob])
+    assert observe(_case(PRAGMA_LOOP, steps)).symptom is Symptom.OK
+    strict = observe(_case(PRAGMA_LOOP, steps, checks=Checks(pipeline_illformed=True)))
+    assert (strict.symptom, strict.pass_name) == (Symptom.ILLFORMED, "s_tir.LowerOpaqueBlock")
+    assert "undefined variable i" in strict.message
+
+
+def test_a_real_violation_next_to_an_intended_pragma_is_still_reported() -> None:
+    """Only the pragma AttrStmt's node is excused: a variable used outside its loop elsewhere is not."""
+    lowered = lower(parse_func(PRAGMA_LOOP), pipeline_steps()[: 1 + next(
+        i for i, p in enumerate(PIPELINE_PASSES) if p.name == "s_tir.LowerOpaqueBlock")], make_target({"kind": "llvm"}))
+    func = lowered["main"]
+    assert well_formed_error(lowered) is not None
+    assert well_formed_error(lowered, intended_pragmas=True) is None
+    stray = tvm.tirx.Var("stray", "int32")
+    body = tvm.tirx.SeqStmt([func.body, tvm.tirx.Evaluate(stray + 1)])
+    broken = tvm.IRModule({"main": func.with_body(body)})
+    error = well_formed_error(broken, intended_pragmas=True)
+    assert error is not None and "stray" in error

@@ -230,3 +230,23 @@ def test_choice_is_weighted_by_subtree_size() -> None:
     expected = big.size / sum(s.size for s in sites)
     assert abs(share - expected) < 0.05
     assert choose([], rng) is None
+
+
+INNER_UNROLLED = """
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32")):
+    for i in T.serial(16):
+        for j in T.unroll(16):
+            A[i, j] = A[i, j] + T.float32(1)
+"""
+
+
+def test_a_loop_around_an_unrolled_loop_is_unrolled_only_while_the_whole_nest_stays_small() -> None:
+    """The nest through a loop counts the unrolled loops inside it, not only those around it."""
+    from seedzer.mutate.tensor_mutators import MAX_UNROLL_PRODUCT, allowed_kinds, nest_product
+
+    a = analyze(tvm.script.from_source(INNER_UNROLLED))
+    outer = next(li for li in a.loops if str(li.node.loop_var.name) == "i")
+    assert nest_product(outer, a.loops) == 256 > MAX_UNROLL_PRODUCT
+    assert int(tirx.ForKind.UNROLLED) not in allowed_kinds(outer, a.loops)
+    assert int(tirx.ForKind.UNROLLED) in allowed_kinds(outer)  # its own extent alone would allow it
