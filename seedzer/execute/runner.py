@@ -107,7 +107,7 @@ class CachingRunner(Runner):
         cov = PassCoverage(program, detailed=self.settings.detailed_coverage) if program == OPT else None
         try:
             return lower(func, steps, target, program=program, on_step=self.on_step,
-                         watch_from=watch_from(case, program, steps),
+                         watch_from=watch_from(case, program, steps), strict=case.checks.strict_verifier(),
                          instruments=[cov] if cov is not None else [], after=after)
         finally:
             if cov is not None:

@@ -174,19 +174,19 @@ def _verify(func: Any) -> str | None:
 
 def apply_steps(mod: Any, steps: Sequence[Step], *, program: str = OPT, on_step: OnStep = _quiet,
                 watch_from: int | None = None, instruments: Sequence[Any] = (),
-                after: Callable[[int, Any, Any], None] | None = None, strict: bool | None = None) -> Any:
+                after: Callable[[int, Any, Any], None] | None = None, strict: bool = True) -> Any:
     """Apply ``steps`` one by one, each in ``PassContext(opt_level=3, config=step.config)``.
 
     From step ``watch_from`` on (None: never) the verifier runs after every step that returned a
     new module; when the IR entering step ``watch_from`` is already ill-formed (TVM's own pipeline
-    made it so), no step after it can be blamed and none is verified. Unless ``strict`` (by
-    default: when verifying from step 0, i.e. looking for the pipeline's own verifier issues), a
-    pragma AttrStmt outside its loop is TVM's intended output (:func:`well_formed_error`). Raises
+    made it so), no step after it can be blamed and none is verified. Unless ``strict``
+    (:meth:`Checks.strict_verifier`), a pragma AttrStmt outside its loop is TVM's intended output
+    (:func:`well_formed_error`). Raises
     :class:`StepFailure` (``exception`` or ``illformed`` at stage ``pass``, naming the step and its
     index). ``after(index, before,
     after)`` sees every step's input and output module.
     """
-    intended = not (watch_from == 0 if strict is None else strict)
+    intended = not strict
     for index, step in enumerate(steps):
         on_step(Stage.PASS, step.name, program)
         before = mod
@@ -210,8 +210,9 @@ def apply_steps(mod: Any, steps: Sequence[Step], *, program: str = OPT, on_step:
 
 def lower(func: Any, steps: Sequence[Step], target: Any, *, program: str = OPT, on_step: OnStep = _quiet,
           watch_from: int | None = None, instruments: Sequence[Any] = (),
-          after: Callable[[int, Any, Any], None] | None = None) -> Any:
-    """The host module ``tvm.compile`` would generate code for: bind ``target``, apply ``steps``.
+          after: Callable[[int, Any, Any], None] | None = None, strict: bool = True) -> Any:
+    """The host module ``tvm.compile`` would generate code for: bind ``target``, apply ``steps``
+    (verified as :func:`apply_steps` says).
 
     The function is named after ``program`` (:data:`FUNCTION_NAMES`), so that several programs can
     share one generated module. CPU targets only.
@@ -220,7 +221,7 @@ def lower(func: Any, steps: Sequence[Step], target: Any, *, program: str = OPT, 
     mod = tvm.IRModule({name: func.with_attr("global_symbol", name)})
     mod = tvm.tirx.transform.BindTarget(target)(mod)
     mod = apply_steps(mod, steps, program=program, on_step=on_step, watch_from=watch_from,
-                      instruments=instruments, after=after)
+                      instruments=instruments, after=after, strict=strict)
     for func_out in mod.functions.values():
         kind = func_out.attrs.get("target").kind.name if func_out.attrs and "target" in func_out.attrs else "llvm"
         if kind not in ("llvm", "c"):
@@ -290,8 +291,7 @@ def watch_from(case: Case, program: str, steps: Sequence[Step]) -> int | None:
     """The first step of ``program`` after which the verifier runs (None: never). Only the opt
     program is verified, and only from its first fuzzed step on: ill-formed IR that TVM's pipeline
     makes before any fuzzed pass ran is what the default pipeline itself produces from the input (a
-    verifier issue, looked for only with ``checks.pipeline_illformed``, which verifies from step 0:
-    strictly, see :func:`apply_steps`)."""
+    verifier issue, looked for only with ``checks.pipeline_illformed``, which verifies from step 0)."""
     if program != OPT or not case.checks.illformed:
         return None
     if case.checks.pipeline_illformed:
@@ -316,7 +316,7 @@ class Runner:
     def lower_program(self, case: Case, func: Any, program: str, steps: Sequence[Step], target: Any) -> Any:
         """The lowered host module of one program (raises :class:`StepFailure`)."""
         return lower(func, steps, target, program=program, on_step=self.on_step,
-                     watch_from=watch_from(case, program, steps))
+                     watch_from=watch_from(case, program, steps), strict=case.checks.strict_verifier())
 
     def generate(self, hosts: dict[str, Any], target: Any) -> dict[str, Any]:
         """One executable per program; a program whose code generation fails maps to its failure."""
