@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from seedzer.execute.forked import call_forked
 from seedzer.finding.gate import GateSettings
-from seedzer.finding.lowlevel.hang_size import lowered_statements
+from seedzer.finding.lowlevel.hang_size import IRSize, lowered_size
 from seedzer.finding.meta import NOT_A_BUG
 from seedzer.finding.verdict import INSTRUMENTATION, INVALID, NOT_REPRODUCED, Verdict
 from seedzer.kernel.common import Case, Observation, Stage, Symptom
@@ -98,11 +98,12 @@ def reproduces_legacy(expected: Observation, got: Observation, names: frozenset[
     return reproduces(expected, got, names)
 
 
-def lowered_size(case: Case, program: str, timeout: float) -> int | None:
-    """How many statements ``program`` of ``case`` lowers to (up to the huge-IR threshold plus one),
-    counted in a forked child; None when the child fails or times out."""
-    size = call_forked(lowered_statements, case, program, timeout=timeout)
-    return int(size.value) if size.ok else None
+def forked_size(case: Case, program: str, before: str | None, timeout: float) -> IRSize | None:
+    """The size of ``program`` of ``case`` lowered, or of its IR entering its first step named
+    ``before`` (:func:`~seedzer.finding.lowlevel.hang_size.lowered_size`), measured in a forked child;
+    None when the child fails or times out."""
+    size = call_forked(lowered_size, case, program, before, timeout=timeout)
+    return size.value if size.ok and isinstance(size.value, IRSize) else None
 
 
 def check_ub(mutant: Any, seed: Any) -> str | None:
@@ -119,7 +120,7 @@ class LowlevelContext:
     ``expected`` is the failure to confirm, ``got`` the one the case showed alone (None until a
     rule ran it); ``case`` is the case judged (narrowed by the rules: the re-observed failure as its
     expectation, then the least mutated ancestor's IR), ``names`` the IR names its messages are
-    normalized with. ``measure`` and ``ub_check`` are the forked hang-size count and the undefined-
+    normalized with. ``measure`` and ``ub_check`` are the forked hang-size measure and the undefined-
     behaviour analysis (injectable, so a rule can be judged without TVM).
     """
 
@@ -133,7 +134,7 @@ class LowlevelContext:
     culprit: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     start: float = field(default_factory=time.monotonic)
-    measure: Callable[[Case, str, float], int | None] = lowered_size
+    measure: Callable[[Case, str, str | None, float], IRSize | None] = forked_size
     ub_check: Callable[[Any, Any], str | None] = check_ub
     witnessed: bool = False
     """The case is a witness's (:func:`seedzer.finding.lowlevel.rules.witnessed`): a bug is filed through it."""

@@ -11,10 +11,13 @@ rules (:mod:`seedzer.finding.lowlevel.rules`), in this order:
    (else ``contract``); that failure is the one confirmed from then on.
 3. **alone.** The case runs again alone: it must fail the same way (a hang must outlive a generous
    limit; a crash must die by a signal, never SIGKILL). A slow compile or kernel of a test case that
-   asks for unrolling and lowers to huge IR is that work, not a bug
-   (:mod:`seedzer.finding.lowlevel.hang_size`), known before the long re-run.
+   asks for unrolling and lowers to huge IR (many statements, or many expression nodes) is that
+   work, not a bug (:mod:`seedzer.finding.lowlevel.hang_size`), known before the long re-run.
 4. **hang.** A hang that outlived the limit alone is a bug (culprit: the step it hung at, never
-   bisected) unless even the minimal lowering is that slow or the test case asks for the work.
+   bisected) only when TVM is at fault: not when even the minimal lowering is that slow, nor when
+   the test case asks for the work (unrolling into huge IR; for a slow pass, the IR entering it),
+   nor when TVM's default pipeline on the same program does not finish within a share of the limit
+   either (:data:`~seedzer.finding.lowlevel.rules.PIPELINE_SHARE`: the program itself is that slow).
 5. **precondition.** The re-observed failure goes through the oracles (a pass stating a
    precondition is an invalid input).
 6. **reserved-attribute.** IR carrying an attribute TVM's lowering puts in place itself

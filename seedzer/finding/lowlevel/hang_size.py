@@ -5,22 +5,54 @@ code growth when its IR holds explicitly unrolled loops (``T.unroll``) or an unr
 a fuzzed UnrollLoop configuration sets ``auto_max_extent`` (every loop up to that extent is unrolled
 whatever its body). Its step criterion (``auto_max_step``) bounds the unrolled steps by itself, so a
 blow-up under it alone is TVM's doing (e.g. a nest with no counted step unrolled whole).
-When such a request exists and the program that hung lowers to more than :data:`HUGE_IR_STATEMENTS`
-statements, the time goes to code the test case asked for (an audited 60-minute campaign filed two
-such "hangs": LLVM compiling about 7,500 and 150,000 lines of unrolled IR).
+When such a request exists and the IR is huge (:class:`IRSize`: the program that hung in code
+generation or in its kernel, or the IR entering the pass that hung), the time goes to code the test
+case asked for. Audited 60-minute campaigns filed such "hangs": LLVM compiling about 7,500 and
+150,000 lines of unrolled IR (many statements), and a resize kernel with about 20 KB of expression
+per statement whose outer loops were unrolled (few statements, 22 to 28 MB of lowered TVMScript).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from seedzer.kernel.common import FUZZED, MINIMAL, REFERENCE, Case, minimal_steps, reference_steps
+from seedzer.kernel.common import FUZZED, MINIMAL, REFERENCE, Case, Step, minimal_steps, reference_steps
 
 HUGE_IR_STATEMENTS = 2000
-"""Lowered IR with more statements is huge: the pools' operator kernels lower to a few hundred at most."""
+"""IR with more statements is huge: the pools' operator kernels lower to a few hundred at most."""
+HUGE_IR_NODES = 200_000
+"""IR with more statement and expression nodes is huge. Measured on 400 kernels of a campaign's
+corpus (every one that unrolls, the rest at random), lowered by TVM's default pipeline and by their
+fuzzed sequences: a median of about 600 nodes, and at most 48,549 for a kernel that unrolls nothing
+(a resize whose statements hold about 20 KB of expression each: 0.67 MB of TVMScript) and 72,869 for
+one that does. That resize with its two outer loops unrolled (33 x 42) lowers to about 1.5 million
+nodes in 8,378 statements; the audited resize "hangs" had 22 to 28 MB of TVMScript."""
 UNROLL_IN_SCRIPT = re.compile(r"T\.unroll\(|pragma_auto_unroll_max_step|pragma_unroll_explicit\W+1")
 """Explicitly unrolled loops or an unroll pragma in TVMScript."""
+
+
+@dataclass(frozen=True)
+class IRSize:
+    """The size of lowered IR: its statements and its statement and expression nodes, each counted up
+    to one past its huge threshold (a walk stops there: a huge module costs no more than a big one)."""
+
+    statements: int
+    nodes: int
+
+    @property
+    def huge(self) -> bool:
+        """Whether either count is past its threshold."""
+        return self.statements > HUGE_IR_STATEMENTS or self.nodes > HUGE_IR_NODES
+
+    def describe(self) -> str:
+        """The count past its threshold, for a verdict (``over 2,000 statements``)."""
+        if self.statements > HUGE_IR_STATEMENTS:
+            return f"over {HUGE_IR_STATEMENTS:,} statements"
+        if self.nodes > HUGE_IR_NODES:
+            return f"over {HUGE_IR_NODES:,} IR nodes (statements and expressions)"
+        return f"{self.statements:,} statements and {self.nodes:,} IR nodes"
 
 
 def unrolling_asked(case: Case) -> str | None:
@@ -34,24 +66,38 @@ def unrolling_asked(case: Case) -> str | None:
     return None
 
 
-def lowered_statements(case: Case, program: str, limit: int = HUGE_IR_STATEMENTS) -> int:
-    """How many statements (up to ``limit + 1``: counting stops there) the host module of ``program``
-    (``opt``, ``reference`` or ``minimal``) has once all its steps ran: the code generator's input.
+def program_steps(case: Case, program: str, before: str | None = None) -> list[Step]:
+    """The steps of ``program`` (``opt``, ``reference`` or ``minimal``) of ``case``; with ``before``,
+    only those ahead of its first step of that name (all of them when it has none)."""
+    steps = {REFERENCE: reference_steps, MINIMAL: minimal_steps}.get(program, list)(case.steps)
+    cut = next((i for i, step in enumerate(steps) if step.name == before), len(steps)) if before else len(steps)
+    return steps[:cut]
+
+
+def ir_size(module: Any, statements: int = HUGE_IR_STATEMENTS, nodes: int = HUGE_IR_NODES) -> IRSize:
+    """The :class:`IRSize` of ``module``, every occurrence of a node counted; the walk stops once
+    ``statements`` or ``nodes`` is exceeded."""
+    import tvm
+    import tvm_ffi
+
+    counts = [0, 0]
+
+    def visit(node: Any) -> Any:
+        counts[0] += isinstance(node, tvm.tirx.Stmt)
+        counts[1] += 1
+        return tvm_ffi.VisitInterrupt(None) if counts[0] > statements or counts[1] > nodes else None
+
+    tvm_ffi.structural_walk(module, ((tvm.tirx.Stmt, tvm.ir.Expr), visit), order="pre")
+    return IRSize(*counts)
+
+
+def lowered_size(case: Case, program: str, before: str | None = None, statements: int = HUGE_IR_STATEMENTS,
+                 nodes: int = HUGE_IR_NODES) -> IRSize:
+    """The :func:`ir_size` of ``program`` of ``case`` lowered: the code generator's input once all its
+    steps ran, or with ``before`` the input of its first step of that name (:func:`program_steps`).
     Runs TVM (call it in a forked child)."""
     from seedzer.kernel.lowlevel import lower, make_target, parse_func
 
-    steps = {REFERENCE: reference_steps, MINIMAL: minimal_steps}.get(program, list)(case.steps)
-    module: Any = lower(parse_func(case.script), steps, make_target(case.target), program=program)
-    stack = [func.body for func in module.functions.values() if hasattr(func, "body")]
-    count = 0
-    while stack and count <= limit:
-        stmt = stack.pop()
-        count += 1
-        seq = getattr(stmt, "seq", None)
-        if seq is not None:
-            stack.extend(seq)
-        for name in ("body", "then_case", "else_case"):
-            child = getattr(stmt, name, None)
-            if child is not None:
-                stack.append(child)
-    return count
+    steps = program_steps(case, program, before)
+    return ir_size(lower(parse_func(case.script), steps, make_target(case.target), program=program), statements,
+                   nodes)

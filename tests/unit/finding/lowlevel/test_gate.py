@@ -17,7 +17,9 @@ from seedzer.finding import store
 from seedzer.finding.gate import GateRules, GateSettings
 from seedzer.finding.lowlevel import gate
 from seedzer.finding.lowlevel.gate import RULES, GateJob, LowlevelContext, excused_by_ub
+from seedzer.finding.lowlevel.hang_size import HUGE_IR_NODES, IRSize
 from seedzer.finding.lowlevel.rules import (
+    PIPELINE_SHARE,
     Alone,
     Ancestor,
     Contract,
@@ -46,6 +48,7 @@ from seedzer.kernel.common import (
 from seedzer.passes.contracts import pipeline_steps
 
 Answer = Callable[[Case], Observation]
+Measure = Callable[[Case, str, str | None, float], IRSize | None]
 
 
 class FakeRunner:
@@ -94,13 +97,13 @@ def _case(expected: Observation | None = ERROR, script: str = SCRIPT, steps: tup
 def _context(case: Case, answer: Answer = _never, got: Observation | None = None,
              ancestors: list[tuple[str, str]] | None = None, legacy: Case | None = None,
              settings: GateSettings | None = None, unparsable: frozenset[str] = frozenset(),
-             measure: Callable[[Case, str, float], int | None] | None = None,
+             measure: Measure | None = None,
              ub_check: Callable[[Any, Any], str | None] | None = None,
              witness_ir: Callable[[Case, int, float], WitnessIR] | None = None) -> LowlevelContext:
     job = GateJob("0123456789ab", case, ancestors or [], settings or GateSettings(), legacy)
     context = LowlevelContext.of(job, FakeTester(answer, unparsable))
     context.got = got
-    context.measure = measure or (lambda case, program, timeout: pytest.fail("no hang size is measured"))
+    context.measure = measure or (lambda case, program, before, timeout: pytest.fail("no hang size is measured"))
     context.ub_check = ub_check or (lambda mutant, seed: None)
     context.make_witness_ir = witness_ir or (lambda case, index, timeout: WitnessIR("", "not made here"))
     return context
@@ -214,18 +217,45 @@ def test_alone_judges_illformed_ir_that_now_shows_as_a_wrong_result_as_such() ->
 def test_alone_answers_a_hang_the_test_case_asks_for_before_the_long_rerun() -> None:
     hang = Observation(Symptom.HANG, Stage.BUILD, "tirx.LowerIntrin", "build stage ran over 60s")
     unrolled = _case(hang, script="for i in T.unroll(4096):\n    pass\n")
-    context = _context(unrolled, measure=lambda case, program, timeout: 5000)
+    measured: list[tuple[str, str | None, float]] = []
+
+    def huge(case: Case, program: str, before: str | None, timeout: float) -> IRSize:
+        measured.append((program, before, timeout))
+        return IRSize(5000, 60000)
+
+    context = _context(unrolled, measure=huge)
     verdict = Alone().judge(context)
     assert verdict is not None and verdict.verdict == NOT_A_BUG and _tester(context).tests == 0
     assert verdict.reason.startswith("invalid: the IR unrolls loops explicitly")
-    assert "lowers to 5000 statements (from 2 lines of IR): the slow compile" in verdict.reason
+    assert "the lowered program has over 2,000 statements (from 2 lines of IR): the slow compile" in verdict.reason
+    assert measured == [("opt", None, context.timeout)]  # the code generator's input, whole
     # small enough: the hang is re-run alone, with the generous limit
-    context = _context(unrolled, lambda case: hang, measure=lambda case, program, timeout: 100)
+    context = _context(unrolled, lambda case: hang, measure=lambda case, program, before, timeout: IRSize(100, 900))
     assert Alone().judge(context) is None
     assert _tester(context).ran[0][1] == GateSettings().hang_factor * GateSettings().timeouts["build"]
 
 
+def test_alone_reruns_a_slow_pass_before_measuring_the_ir_it_was_given() -> None:
+    # IR that big may still pass within the limit alone (audited: 1.4 million nodes entering ThreadSync)
+    hang = Observation(Symptom.HANG, Stage.PASS, "s_tir.ThreadSync", "pass stage ran over 20s")
+    context = _context(_case(hang, script="for i in T.unroll(4096):\n    pass\n"), lambda case: Observation.ok())
+    verdict = Alone().judge(context)
+    assert verdict is not None and verdict.reason.startswith("not-reproduced: run alone it gives ok")
+
+
 # --- hang ---
+
+
+HANG = Observation(Symptom.HANG, Stage.RUN, "tirx.LowerIntrin", "run stage ran over 60s")
+
+
+def _pipeline(hangs: bool) -> Answer:
+    """TVM's default pipeline (the case without its fuzzed steps) hangs or runs correctly; no other
+    case is run."""
+    def answer(case: Case) -> Observation:
+        assert case.steps == (STEPS[0], STEPS[3]), "only the default pipeline is run"
+        return HANG if hangs else Observation.ok()
+    return answer
 
 
 def test_hang_passes_other_failures() -> None:
@@ -233,16 +263,65 @@ def test_hang_passes_other_failures() -> None:
 
 
 def test_a_hang_is_a_bug_at_its_step_unless_the_minimal_lowering_or_the_test_case_asks_for_it() -> None:
-    hang = Observation(Symptom.HANG, Stage.RUN, "tirx.LowerIntrin", "run stage ran over 60s")
-    verdict = Hang().judge(_context(_case(hang), got=hang))
+    context = _context(_case(HANG), _pipeline(hangs=False), got=HANG)
+    verdict = Hang().judge(context)
     assert verdict is not None and (verdict.verdict, verdict.culprit) == (BUG, ["tirx.LowerIntrin"])
-    assert verdict.root and verdict.notes == ["the kernel was slow at tirx.LowerIntrin (IR of 3 lines)"]
-    minimal = dataclasses.replace(hang, pass_name="<minimal>:tirx.LowerIntrin")
+    assert verdict.root and verdict.notes[-1] == "the kernel was slow at tirx.LowerIntrin (IR of 3 lines)"
+    minimal = dataclasses.replace(HANG, pass_name="<minimal>:tirx.LowerIntrin")
     verdict = Hang().judge(_context(_case(minimal), got=minimal))
     assert verdict is not None and verdict.reason.startswith("invalid: even the minimal lowering is this slow")
-    unrolled = _case(hang, script="for i in T.unroll(4096):\n    pass\n")
-    verdict = Hang().judge(_context(unrolled, got=hang, measure=lambda case, program, timeout: 2001))
+    unrolled = _case(HANG, script="for i in T.unroll(4096):\n    pass\n")
+    verdict = Hang().judge(_context(unrolled, got=HANG, measure=lambda case, program, before, timeout: IRSize(2001, 0)))
     assert verdict is not None and verdict.verdict == NOT_A_BUG and "the slow kernel is the work" in verdict.reason
+
+
+def test_a_hang_is_not_a_bug_when_the_default_pipeline_on_the_program_is_slow_too() -> None:
+    for stage, where in ((Stage.RUN, "tirx.LowerIntrin"), (Stage.BUILD, "<reference>:codegen"),
+                         (Stage.PASS, "fz.B")):
+        hang = dataclasses.replace(HANG, stage=stage, pass_name=where)
+        context = _context(_case(hang), _pipeline(hangs=True), got=hang)
+        verdict = Hang().judge(context)
+        limit = context.timeout
+        assert verdict is not None and verdict.verdict == NOT_A_BUG and verdict.observation == hang
+        assert verdict.reason.startswith(
+            "invalid: the program itself is slow: TVM's default pipeline on it takes over "
+            f"{PIPELINE_SHARE * limit:.0f} s too (fuzzed: over {limit:.0f} s; IR of 3 lines, "
+            "stopped at run/tirx.LowerIntrin)")
+        (ran, timeout), = _tester(context).ran
+        assert timeout == PIPELINE_SHARE * limit and ran.script == SCRIPT
+
+
+def test_a_hang_the_default_pipeline_outruns_is_filed_with_a_note() -> None:
+    context = _context(_case(HANG), _pipeline(hangs=False), got=HANG)
+    verdict = Hang().judge(context)
+    assert verdict is not None and verdict.verdict == BUG and _tester(context).tests == 1
+    assert verdict.notes[0].startswith("TVM's default pipeline on the same program finishes in 0 s (limit "
+                                       f"{PIPELINE_SHARE * context.timeout:.0f} s): ok")
+    # a case without fuzzed steps is TVM's default pipeline: nothing to compare it with
+    pipeline_only = _case(HANG, steps=(STEPS[0], STEPS[3]))
+    verdict = Hang().judge(_context(pipeline_only, got=HANG))
+    assert verdict is not None and verdict.verdict == BUG
+
+
+def test_a_slow_pass_is_asked_for_when_the_ir_entering_it_is_huge() -> None:
+    hang = Observation(Symptom.HANG, Stage.PASS, "<reference>:tirx.RemoveNoOp", "pass stage ran over 20s")
+    measured: list[tuple[str, str | None]] = []
+
+    def measure(case: Case, program: str, before: str | None, timeout: float) -> IRSize:
+        measured.append((program, before))
+        return IRSize(300, HUGE_IR_NODES + 1)
+
+    unrolled = _case(hang, script="for i in T.unroll(4096):\n    pass\n")
+    verdict = Hang().judge(_context(unrolled, got=hang, measure=measure))
+    assert verdict is not None and verdict.verdict == NOT_A_BUG and measured == [("reference", "tirx.RemoveNoOp")]
+    assert verdict.reason.endswith(f"and the IR entering tirx.RemoveNoOp has over {HUGE_IR_NODES:,} IR nodes "
+                                   "(statements and expressions) (from 2 lines of IR): the slow tirx.RemoveNoOp "
+                                   "pass is the work the test case asks for")
+    # not huge: the default pipeline decides
+    context = _context(unrolled, _pipeline(hangs=False), got=hang,
+                       measure=lambda case, program, before, timeout: IRSize(300, HUGE_IR_NODES))
+    verdict = Hang().judge(context)
+    assert verdict is not None and verdict.verdict == BUG
 
 
 # --- precondition ---

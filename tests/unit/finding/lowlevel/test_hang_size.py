@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 
-from seedzer.finding.lowlevel.hang_size import HUGE_IR_STATEMENTS, lowered_statements, unrolling_asked
-from seedzer.kernel.common import FUZZED, PIPELINE, Case
+from seedzer.finding.lowlevel.hang_size import (
+    HUGE_IR_NODES,
+    HUGE_IR_STATEMENTS,
+    IRSize,
+    lowered_size,
+    program_steps,
+    unrolling_asked,
+)
+from seedzer.kernel.common import FUZZED, PIPELINE, REFERENCE, Case, reference_steps
 from seedzer.passes.contracts import UNROLL_DEFAULT_DEPTH, UNROLL_LIMIT, bounded, plan
 from seedzer.seed import PassSpec, input_seed
 
@@ -18,22 +25,56 @@ def main(a: T.Buffer((64, 64), "float32"), b: T.Buffer((64, 64), "float32")):
 """
 
 
-def _case(outer: str, inner: str, passes: list[PassSpec] | None = None) -> Case:
-    script = "# from tvm.script import tirx as T\n" + GRID.format(outer=outer, inner=inner)
+def _case(outer: str, inner: str, passes: list[PassSpec] | None = None, grid: str = GRID) -> Case:
+    script = "# from tvm.script import tirx as T\n" + grid.format(outer=outer, inner=inner)
     return Case(script, tuple(plan(passes or [])), input_seed(script))
 
 
 def test_explicit_unrolling_is_asked_for_and_lowers_to_huge_ir() -> None:
     case = _case("T.unroll", "T.unroll")
     assert unrolling_asked(case) is not None
-    assert lowered_statements(case, "opt") == HUGE_IR_STATEMENTS + 1  # counting stops past the limit
-    assert lowered_statements(case, "reference", limit=10**6) >= 64 * 64
+    size = lowered_size(case, "opt")
+    assert size.statements == HUGE_IR_STATEMENTS + 1 and size.huge  # counting stops past the limit
+    assert size.describe() == f"over {HUGE_IR_STATEMENTS:,} statements"
+    assert lowered_size(case, "reference", statements=10**6, nodes=10**7).statements >= 64 * 64
 
 
 def test_plain_loops_ask_for_nothing_and_stay_small() -> None:
     case = _case("range", "range")
     assert unrolling_asked(case) is None
-    assert lowered_statements(case, "minimal") < 100  # the packed-API checks and the loop nest
+    size = lowered_size(case, "minimal")
+    assert size.statements < 100 and size.nodes < 1000 and not size.huge  # the packed-API checks and the loop nest
+
+
+TERMS = 100
+BIG_EXPRESSION = """
+@T.prim_func
+def main(a: T.Buffer((24, 24), "float32"), b: T.Buffer((24, 24), "float32")):
+    for i in {outer}(24):
+        for j in {inner}(24):
+            b[i, j] = """ + " + ".join(f"a[i, j] * T.float32({k})" for k in range(TERMS)) + "\n"
+
+
+def test_few_statements_with_big_expressions_are_huge_by_their_nodes() -> None:
+    # the audited resize kernel: few statements of ~20 KB of expression each, its outer loops unrolled
+    case = _case("T.unroll", "T.unroll", grid=BIG_EXPRESSION)
+    size = lowered_size(case, "reference")
+    assert size.statements < HUGE_IR_STATEMENTS and size.nodes == HUGE_IR_NODES + 1 and size.huge
+    assert size.describe() == f"over {HUGE_IR_NODES:,} IR nodes (statements and expressions)"
+    rolled = lowered_size(_case("range", "range", grid=BIG_EXPRESSION), "reference")
+    assert 4 * TERMS < rolled.nodes < HUGE_IR_NODES // 100 and not rolled.huge  # every node counted, once here
+
+
+def test_the_ir_entering_a_step_is_measured_before_it() -> None:
+    case = _case("T.unroll", "T.unroll")
+    pipeline = reference_steps(case.steps)
+    unroll = next(s.name for s in pipeline if s.name.endswith("UnrollLoop"))
+    cut = program_steps(case, REFERENCE, unroll)
+    assert cut == pipeline[:len(cut)] and pipeline[len(cut)].name == unroll
+    assert program_steps(case, REFERENCE) == pipeline and program_steps(case, REFERENCE, "no.Such") == pipeline
+    before = lowered_size(case, REFERENCE, unroll)
+    assert not before.huge and before.statements < 50  # T.unroll loops are still loops before UnrollLoop
+    assert IRSize(3, 20).describe() == "3 statements and 20 IR nodes"
 
 
 def test_a_fuzzed_extent_criterion_asks_for_unrolling_but_the_step_criterion_does_not() -> None:
