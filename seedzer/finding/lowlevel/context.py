@@ -113,6 +113,10 @@ def check_ub(mutant: Any, seed: Any) -> str | None:
     return check(mutant, seed)
 
 
+ShrinkStep = Callable[[str, Callable[[str], bool], Callable[[], bool]], "str | None"]
+"""One greedy shrink step of a TVMScript text keeping a test true (None: no smaller one keeps it)."""
+
+
 @dataclass
 class LowlevelContext:
     """One candidate's judgement so far, shared by the gate's rules (see :mod:`seedzer.finding.lowlevel.gate`).
@@ -138,6 +142,8 @@ class LowlevelContext:
     ub_check: Callable[[Any, Any], str | None] = check_ub
     witnessed: bool = False
     """The case is a witness's (:func:`seedzer.finding.lowlevel.rules.witnessed`): a bug is filed through it."""
+    shrink_step: ShrinkStep | None = None
+    """Shrinks IR one step (None: :func:`seedzer.finding.lowlevel.shrink_ir.shrink_step`)."""
     make_witness_ir: Callable[[Case, int, float], Any] | None = None
     """Makes the IR before a step (None: a forked child, :func:`seedzer.finding.lowlevel.witness.ir_before`)."""
 

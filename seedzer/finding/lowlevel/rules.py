@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from seedzer.finding.lowlevel.at_fault import culprit_at_fault
 from seedzer.finding.lowlevel.context import (
     LowlevelContext,
     excused_by_ub,
@@ -22,6 +23,7 @@ from seedzer.finding.lowlevel.context import (
 from seedzer.finding.lowlevel.culprit import bisect, verified_from_start
 from seedzer.finding.lowlevel.folder import WITNESS_RULE
 from seedzer.finding.lowlevel.hang_size import unrolling_asked
+from seedzer.finding.lowlevel.ub_slice import slice_for
 from seedzer.finding.lowlevel.witness import WitnessSearch
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, VERIFIER, Verdict
@@ -229,7 +231,9 @@ class ReservedAttribute:
 class UndefinedBehaviour:
     """From here on the case expects the failure it showed alone. Undefined or NaN-producing behaviour
     the IR adds to its original seed (:mod:`seedzer.tir.ub`) makes a failure it excuses
-    (:func:`~seedzer.finding.lowlevel.context.excused_by_ub`) an invalid test case."""
+    (:func:`~seedzer.finding.lowlevel.context.excused_by_ub`) an invalid test case, unless a slice of
+    the IR without it still fails the same way (:mod:`seedzer.finding.lowlevel.ub_slice`): the slice
+    is judged instead."""
 
     name = "undefined-behaviour"
 
@@ -240,8 +244,17 @@ class UndefinedBehaviour:
         undefined = self.undefined(context) if excused_by_ub(got) and not context.witnessed else None
         if undefined is None:
             return None
+        found = slice_for(context, case, got, context.job.ancestors[0][1])
+        if found.script is not None:
+            sliced = case.with_steps(case.steps, script=found.script)
+            context.notes.append(f"the IR has undefined behaviour its original seed lacks ({undefined}), off the "
+                                 f"failure's path: its UB-free slice ({lines(sliced)} lines, {found.steps} shrink "
+                                 "steps) fails the same way and is judged instead")
+            context.case = sliced
+            context.names = context.names | ir_names(found.script)
+            return None
         return context.verdict(NOT_A_BUG, f"{INVALID}: the IR has undefined behaviour its original seed lacks "
-                               f"({undefined})", case, got)
+                               f"({undefined}); no slice without it fails the same way: {found.why}", case, got)
 
     @staticmethod
     def undefined(context: LowlevelContext) -> str | None:
@@ -355,6 +368,11 @@ class Culprit:
                 context.notes.append(f"the wrong result comes with ill-formed IR after {culprit_pass}")
                 got, culprit = strict, [culprit_pass]
                 context.culprit = culprit
+        at_fault = culprit_at_fault(context, case, got, found)
+        if at_fault is not None and at_fault != culprit:
+            context.notes.append(f"the pass at fault is {' + '.join(at_fault)} (the failure needs "
+                                 f"{' + '.join(culprit) or 'no optional pass'}): the root is named after it")
+            culprit = context.culprit = at_fault
         return _bug(context, case, got, culprit)
 
     @staticmethod

@@ -16,6 +16,7 @@ import pytest
 from seedzer.finding import store
 from seedzer.finding.gate import GateRules, GateSettings
 from seedzer.finding.lowlevel import gate
+from seedzer.finding.lowlevel.context import ShrinkStep
 from seedzer.finding.lowlevel.gate import RULES, GateJob, LowlevelContext, excused_by_ub
 from seedzer.finding.lowlevel.hang_size import HUGE_IR_NODES, IRSize
 from seedzer.finding.lowlevel.rules import (
@@ -99,13 +100,15 @@ def _context(case: Case, answer: Answer = _never, got: Observation | None = None
              settings: GateSettings | None = None, unparsable: frozenset[str] = frozenset(),
              measure: Measure | None = None,
              ub_check: Callable[[Any, Any], str | None] | None = None,
-             witness_ir: Callable[[Case, int, float], WitnessIR] | None = None) -> LowlevelContext:
+             witness_ir: Callable[[Case, int, float], WitnessIR] | None = None,
+             shrink_step: ShrinkStep | None = None) -> LowlevelContext:
     job = GateJob("0123456789ab", case, ancestors or [], settings or GateSettings(), legacy)
     context = LowlevelContext.of(job, FakeTester(answer, unparsable))
     context.got = got
     context.measure = measure or (lambda case, program, before, timeout: pytest.fail("no hang size is measured"))
     context.ub_check = ub_check or (lambda mutant, seed: None)
     context.make_witness_ir = witness_ir or (lambda case, index, timeout: WitnessIR("", "not made here"))
+    context.shrink_step = shrink_step or (lambda script, test, out_of_time: None)
     return context
 
 
@@ -378,8 +381,27 @@ def test_undefined_behaviour_the_seed_lacks_makes_a_wrong_run_invalid() -> None:
     context = _context(_case(), got=MISMATCH, ancestors=[("original seed", "SEED")], ub_check=ub)
     verdict = UndefinedBehaviour().judge(context)
     assert verdict is not None and verdict.reason == (
-        "invalid: the IR has undefined behaviour its original seed lacks (ub: float division by a range holding 0)")
-    assert checked == [(SCRIPT, "SEED")] and verdict.case.expected == MISMATCH
+        "invalid: the IR has undefined behaviour its original seed lacks (ub: float division by a range holding 0); "
+        "no slice without it fails the same way: no smaller program fails the same way")
+    assert checked == [(SCRIPT, "SEED"), (SCRIPT, "SEED")] and verdict.case.expected == MISMATCH
+
+
+def test_undefined_behaviour_off_the_failures_path_is_sliced_away_and_the_slice_judged() -> None:
+    def ub(mutant: Any, seed: Any) -> str | None:
+        return "ub: a second write of one location" if "UB" in mutant.split(";") else None
+
+    def drop_last(script: str, test: Callable[[str], bool], out_of_time: Callable[[], bool]) -> str | None:
+        smaller = ";".join(script.split(";")[:-1])
+        return smaller if smaller and test(smaller) else None
+
+    def answer(case: Case) -> Observation:
+        return MISMATCH if "X" in case.script.split(";") else Observation.ok()
+
+    context = _context(_case().with_steps(_case().steps, script="X;UB"), answer, got=MISMATCH,
+                       ancestors=[("original seed", "SEED")], ub_check=ub, shrink_step=drop_last)
+    assert UndefinedBehaviour().judge(context) is None
+    assert context.case.script == "X" and context.case.expected == MISMATCH
+    assert any("UB-free slice (1 lines, 1 shrink steps)" in note for note in context.notes)
 
 
 def test_undefined_behaviour_never_excuses_a_compiler_error_nor_judges_without_a_seed() -> None:
@@ -446,7 +468,7 @@ def test_contract_files_a_failure_whose_witness_fails_the_same_way_through_tvms_
                        witness_ir=lambda case, index, timeout: made.append(index) or WitnessIR("WITNESS"))
     assert Contract().judge(context) is None and context.witnessed  # the witness is judged from here on
     verdict = GateRules(RULES[8:]).first_answer(context)  # ancestor, verifier, culprit
-    assert made == [18] and verdict.verdict == BUG and verdict.rule == "witness"
+    assert made[0] == 18 and verdict.verdict == BUG and verdict.rule == "witness"  # then the culprit's IRs
     assert verdict.case.script == "WITNESS" and all(s.role != FUZZED for s in verdict.case.steps)
     assert verdict.culprit == ["tirx.StorageRewrite"] and verdict.root
     assert any("its witness" in note for note in verdict.notes)

@@ -1,0 +1,157 @@
+"""The pass at fault: the step that made the IR a failing step cannot handle, found from intermediate IRs.
+
+A failure shows at one step (the pass that raised, the code generator) but is often made earlier: a
+vectorized ``sinh`` that only the code generator rejects was made by VectorizeLoop; a non-Ramp vector
+index that CompactBufferAllocation rejects, by the pass that wrote it. Bisection (:mod:`.culprit`)
+names the passes a failure *needs*, which includes passes that only enable it (StmtSimplify removing a
+guard that kept a loop scalar) and leaves out which of them is wrong. Here the IR itself is asked.
+
+For a case with steps ``s_0 .. s_{n-1}`` whose failure shows at step ``k`` (``n`` for the build), let
+``IR_i`` be the PrimFunc after ``s_0 .. s_{i-1}`` (``IR_0`` the input). From ``IR_i`` the *minimal
+remainder* runs: the steps from ``i`` on, each optional one in its minimal form or left out (as in a
+minimal lowering), the failing step as it ran. When ``IR_i`` fails the same way from there, whatever
+the failing step cannot handle is already in ``IR_i``: one of ``s_0 .. s_{i-1}`` made it. A failure
+baked into ``IR_i`` stays in every later IR, so the earliest such ``i`` is found by binary search, and
+``s_{i-1}`` is the pass at fault (it is optional: a mandatory step runs in the remainder as well).
+When even ``IR_0`` fails so, the input asks for it and the failing step itself is at fault.
+
+A wrong result is asked differently: its culprit's passes before the last one only enable it when
+``IR_j``, the IR just before that last culprit pass ``s_j``, still gives the wrong result with
+``s_j`` applied as it was; then the root is named after ``s_j`` alone, and the enabling passes stay in
+the reproducer (their effect is in the IR it starts from).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from seedzer.finding.lowlevel.context import LowlevelContext, reproduces
+from seedzer.finding.lowlevel.culprit import Culprit, variant
+from seedzer.finding.lowlevel.witness import WitnessIR, forked_ir_before
+from seedzer.kernel.common import FUZZED, OPT, Case, Observation, Step, Symptom, label_parts
+from seedzer.kernel.messages import ir_names
+
+ObserveFn = Callable[[Case], Observation]
+"""Runs a case alone (in a forked child) and returns what it showed."""
+MakeIrFn = Callable[[Case, int], WitnessIR]
+"""The TVMScript of a case's IR after its first ``i`` steps (or why it could not be made)."""
+Reproduces = Callable[[Observation, Observation, str], bool]
+"""Whether an observation (second) is the expected failure (first), given the TVMScript it ran on."""
+
+MAX_TESTS = 8
+"""Most intermediate IRs one localization runs (a binary search over 60 steps needs 6)."""
+ERRORS = (Symptom.EXCEPTION, Symptom.ILLFORMED, Symptom.CRASH)
+
+
+@dataclass(frozen=True)
+class AtFault:
+    """The pass at fault (None: not localized, with ``why``) and the intermediate IRs run."""
+
+    step: Step | None
+    tests: int
+    why: str = ""
+
+
+def failing_index(case: Case, failure: Observation) -> int | None:
+    """The index of the step the failure showed at in the optimized program (the step count for a
+    build or run failure); None when it showed elsewhere (another program, or no step)."""
+    program, _ = label_parts(failure.pass_name or "")
+    if failure.step_index is not None:
+        return failure.step_index if program == OPT and failure.step_index < len(case.steps) else None
+    return len(case.steps) if failure.stage is not None and failure.stage.value in ("build", "run") else None
+
+
+def from_ir(case: Case, script: str, start: int, failing: int) -> Case:
+    """The minimal remainder of ``case`` run from ``script`` (its IR after ``start`` steps): the steps
+    from ``start`` on, optional ones minimal, the failing step kept as it ran."""
+    rest = dataclasses.replace(case, script=script, steps=case.steps[start:])
+    keep = [failing - start] if failing < len(case.steps) else []
+    return variant(rest, keep)
+
+
+class Localizer:
+    """Finds the pass at fault of a failure (see the module docstring)."""
+
+    def __init__(self, observe: ObserveFn, make_ir: MakeIrFn, reproduces: Reproduces,
+                 max_tests: int = MAX_TESTS) -> None:
+        self.observe, self.make_ir, self.reproduces, self.max_tests = observe, make_ir, reproduces, max_tests
+        self.tests = 0
+
+    def _fails_from(self, case: Case, failure: Observation, start: int, failing: int) -> bool | None:
+        """Whether the IR after ``start`` steps fails the same way from its minimal remainder (None:
+        the IR could not be made)."""
+        self.tests += 1
+        made = self.make_ir(case, start) if start > 0 else WitnessIR(case.script)
+        if made.problem is not None or not made.script:
+            return None
+        got = self.observe(from_ir(case, made.script, start, failing))
+        return self.reproduces(dataclasses.replace(failure, step_index=None), got, made.script)
+
+    def error(self, case: Case, failure: Observation) -> AtFault:
+        """The pass at fault of an error, an ill-formed IR or a crash."""
+        failing = failing_index(case, failure)
+        if failure.symptom not in ERRORS or failing is None:
+            return AtFault(None, 0, "it did not show at a step of the optimized program")
+        low, high = 0, failing  # invariant: the IR after `high` steps fails; after `low - 1` it does not
+        first = self._fails_from(case, failure, failing, failing)
+        if not first:
+            return AtFault(None, self.tests, "the IR just before the failing step does not fail alone from there")
+        while low < high and self.tests < self.max_tests:
+            middle = (low + high) // 2
+            fails = self._fails_from(case, failure, middle, failing)
+            if fails is None:
+                return AtFault(None, self.tests, f"the IR after {middle} steps could not be made")
+            if fails:
+                high = middle
+            else:
+                low = middle + 1
+        if low < high:
+            return AtFault(None, self.tests, f"out of tests between steps {low} and {high}")
+        if high == 0:
+            at = case.steps[failing] if failing < len(case.steps) else None
+            return AtFault(at, self.tests, "" if at else "the input fails the build as it is")
+        return AtFault(case.steps[high - 1], self.tests)
+
+    def enabling(self, case: Case, failure: Observation, culprit: list[int]) -> AtFault:
+        """For a wrong result: the last culprit step alone at fault when the earlier ones only enable
+        it (``culprit``: the culprit's step indices, in order)."""
+        fuzzed = [i for i in culprit if case.steps[i].role == FUZZED]
+        if failure.symptom is not Symptom.MISMATCH or len(culprit) < 2 or not fuzzed:
+            return AtFault(None, 0, "one culprit pass")
+        last = culprit[-1]
+        self.tests += 1
+        made = self.make_ir(case, last)
+        if made.problem is not None or not made.script:
+            return AtFault(None, self.tests, f"the IR before {case.steps[last].name}: {made.problem}")
+        got = self.observe(dataclasses.replace(case, script=made.script, steps=case.steps[last:]))
+        if not self.reproduces(failure, got, made.script):
+            return AtFault(None, self.tests, f"from the IR before {case.steps[last].name} it gives {got.headline()}")
+        return AtFault(case.steps[last], self.tests)
+
+
+def culprit_at_fault(context: LowlevelContext, case: Case, got: Observation, found: Culprit) -> list[str] | None:
+    """The culprit named after the pass at fault, for the gate's last rule: for an error, the pass
+    that made the IR the failing step cannot handle, with that step; for a wrong result, its last
+    culprit pass when the ones before only enable it (``found``: the bisection's culprit). None: not
+    localized (the bisected culprit stands)."""
+    make = context.make_witness_ir or forked_ir_before
+
+    def make_ir(program: Case, index: int) -> WitnessIR:
+        made: WitnessIR = make(program, index, context.timeout)
+        return made
+
+    def same(expected: Observation, observed: Observation, script: str) -> bool:
+        return reproduces(expected, observed, context.names | ir_names(script))
+
+    localizer = Localizer(context.observe, make_ir, same)
+    if got.symptom in ERRORS:
+        at = localizer.error(case, got)
+        if at.step is None:
+            return None
+        surfaced = label_parts(got.pass_name or "")[1]
+        return [at.step.name] + ([surfaced] if surfaced and surfaced != at.step.name else [])
+    indices = [i for i, step in enumerate(case.steps) if any(step is s for s in found.steps)]
+    enabled = localizer.enabling(case, got, indices)
+    return [enabled.step.name] if enabled.step is not None else None

@@ -1,0 +1,113 @@
+"""The pass at fault, from intermediate IRs, over a toy lowering whose IR is the list of steps applied."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from seedzer.finding.lowlevel.at_fault import Localizer, failing_index, from_ir
+from seedzer.finding.lowlevel.witness import WitnessIR
+from seedzer.kernel.common import FUZZED, Case, Observation, Stage, Step, Symptom
+from seedzer.kernel.messages import same_failure
+
+A = Step("tirx.A", role=FUZZED, optional=True)
+V = Step("tirx.V", role=FUZZED, optional=True)
+S = Step("tirx.S")
+O = Step("tirx.O", optional=True)  # noqa: E741 - a pipeline pass a minimal lowering leaves out
+C = Step("tirx.C")
+FAIL_AT_C = Observation(Symptom.EXCEPTION, Stage.PASS, "tirx.C", "InternalError: cannot handle v", step_index=4)
+
+
+def toy(producer: str = "tirx.V", failing: str = "tirx.C") -> tuple[object, object]:
+    """``observe`` fails at ``failing`` once ``producer`` ran before it (on this IR or an earlier one)."""
+    runs: list[Case] = []
+
+    def observe(case: Case) -> Observation:
+        runs.append(case)
+        applied = case.script.split(";") if case.script else []
+        for i, step in enumerate(case.steps):
+            if step.name == failing and producer in applied:
+                return dataclasses.replace(FAIL_AT_C, pass_name=failing, step_index=i)
+            applied.append(step.name)
+        return Observation.ok()
+
+    def make_ir(case: Case, index: int) -> WitnessIR:
+        applied = [*(case.script.split(";") if case.script else []), *(s.name for s in case.steps[:index])]
+        return WitnessIR(";".join(applied))
+
+    return observe, make_ir
+
+
+def reproduces(expected: Observation, got: Observation, _script: str) -> bool:
+    return same_failure(expected, got)
+
+
+def case(*steps: Step) -> Case:
+    return Case("", tuple(steps), 0)
+
+
+def test_the_producer_before_the_failing_pass_is_at_fault() -> None:
+    observe, make_ir = toy()
+    localizer = Localizer(observe, make_ir, reproduces)  # type: ignore[arg-type]
+    found = localizer.error(case(A, V, S, O, C), FAIL_AT_C)
+    assert found.step == V and found.tests <= 4
+
+
+def test_an_input_that_fails_alone_puts_the_failing_pass_at_fault() -> None:
+    observe, make_ir = toy(producer="input")  # the input fails as it is
+    given = dataclasses.replace(case(A, V, S, O, C), script="input")
+    found = Localizer(observe, make_ir, reproduces).error(given, FAIL_AT_C)  # type: ignore[arg-type]
+    assert found.step == C
+
+
+def test_an_ir_that_does_not_fail_before_the_failing_step_is_not_localized() -> None:
+    observe, _ = toy()
+
+    def broken(case_: Case, index: int) -> WitnessIR:
+        return WitnessIR("", "it does not parse back")
+
+    found = Localizer(observe, broken, reproduces).error(case(A, V, S, O, C), FAIL_AT_C)  # type: ignore[arg-type]
+    assert found.step is None and "does not fail alone" in found.why
+
+
+def test_the_minimal_remainder_drops_optional_steps_but_the_failing_one() -> None:
+    rest = from_ir(case(A, V, S, O, C), "tirx.A", 1, 4)
+    assert [s.name for s in rest.steps] == ["tirx.S", "tirx.C"] and rest.script == "tirx.A"
+    kept = from_ir(case(A, V, S, O, C), "", 0, 3)
+    assert [s.name for s in kept.steps] == ["tirx.S", "tirx.O", "tirx.C"]
+
+
+def test_failing_index_of_a_pass_a_build_and_another_program() -> None:
+    c = case(A, V, S, O, C)
+    assert failing_index(c, FAIL_AT_C) == 4
+    assert failing_index(c, Observation(Symptom.EXCEPTION, Stage.BUILD, "codegen", "x")) == 5
+    assert failing_index(c, dataclasses.replace(FAIL_AT_C, pass_name="<reference>:tirx.C")) is None
+
+
+def test_a_wrong_result_whose_first_culprit_only_enables_it_is_named_after_the_last() -> None:
+    wrong = Observation(Symptom.MISMATCH, Stage.COMPARE, None, "values differ")
+
+    def observe(case_: Case) -> Observation:  # wrong whenever V runs on an IR S has simplified
+        applied = case_.script.split(";") if case_.script else []
+        for step in case_.steps:
+            if step.name == "tirx.V" and "tirx.A" in applied:
+                return wrong
+            applied.append(step.name)
+        return Observation.ok()
+
+    _, make_ir = toy()
+    found = Localizer(observe, make_ir, reproduces).enabling(case(A, S, V, C), wrong, [0, 2])  # type: ignore[arg-type]
+    assert found.step == V
+    alone = Localizer(observe, make_ir, reproduces).enabling(case(A, S, V, C), wrong, [2])  # type: ignore[arg-type]
+    assert alone.step is None
+
+
+def test_a_wrong_result_made_by_the_first_culprit_keeps_both() -> None:
+    wrong = Observation(Symptom.MISMATCH, Stage.COMPARE, None, "values differ")
+
+    def observe(case_: Case) -> Observation:  # needs both A and V to run in this case
+        names = [s.name for s in case_.steps]
+        return wrong if "tirx.A" in names and "tirx.V" in names else Observation.ok()
+
+    _, make_ir = toy()
+    found = Localizer(observe, make_ir, reproduces).enabling(case(A, S, V, C), wrong, [0, 2])  # type: ignore[arg-type]
+    assert found.step is None and "from the IR before tirx.V" in found.why
