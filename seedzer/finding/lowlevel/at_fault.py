@@ -40,6 +40,9 @@ MakeIrFn = Callable[[Case, int], WitnessIR]
 Reproduces = Callable[[Observation, Observation, str], bool]
 """Whether an observation (second) is the expected failure (first), given the TVMScript it ran on."""
 
+HOST_STEPS = ("tirx.SplitHostDevice", "tirx.MakePackedAPI")
+"""Steps after which the IR is a host module, no longer a PrimFunc a user could write: a build or run
+failure is searched for in the IRs before the first of them."""
 MAX_TESTS = 8
 """Most intermediate IRs one localization runs (a binary search over 60 steps needs 6)."""
 ERRORS = (Symptom.EXCEPTION, Symptom.ILLFORMED, Symptom.CRASH)
@@ -94,10 +97,13 @@ class Localizer:
         failing = failing_index(case, failure)
         if failure.symptom not in ERRORS or failing is None:
             return AtFault(None, 0, "it did not show at a step of the optimized program")
-        low, high = 0, failing  # invariant: the IR after `high` steps fails; after `low - 1` it does not
-        first = self._fails_from(case, failure, failing, failing)
+        high = failing
+        if failing == len(case.steps):  # a build or run failure: from the last IR a user could write
+            high = next((i for i, s in enumerate(case.steps) if s.name in HOST_STEPS), failing)
+        low = 0  # invariant: the IR after `high` steps fails; after `low - 1` it does not
+        first = self._fails_from(case, failure, high, failing)
         if not first:
-            return AtFault(None, self.tests, "the IR just before the failing step does not fail alone from there")
+            return AtFault(None, self.tests, "the last IR searched does not fail the same way from there")
         while low < high and self.tests < self.max_tests:
             middle = (low + high) // 2
             fails = self._fails_from(case, failure, middle, failing)

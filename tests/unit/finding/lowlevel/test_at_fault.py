@@ -66,7 +66,7 @@ def test_an_ir_that_does_not_fail_before_the_failing_step_is_not_localized() -> 
         return WitnessIR("", "it does not parse back")
 
     found = Localizer(observe, broken, reproduces).error(case(A, V, S, O, C), FAIL_AT_C)  # type: ignore[arg-type]
-    assert found.step is None and "does not fail alone" in found.why
+    assert found.step is None and "does not fail the same way" in found.why
 
 
 def test_the_minimal_remainder_drops_optional_steps_but_the_failing_one() -> None:
@@ -111,3 +111,24 @@ def test_a_wrong_result_made_by_the_first_culprit_keeps_both() -> None:
     _, make_ir = toy()
     found = Localizer(observe, make_ir, reproduces).enabling(case(A, S, V, C), wrong, [0, 2])  # type: ignore[arg-type]
     assert found.step is None and "from the IR before tirx.V" in found.why
+
+
+def test_a_build_failure_is_searched_before_the_host_split() -> None:
+    """Code generation rejects what V made; the IRs after SplitHostDevice are not user programs."""
+    split = Step("tirx.SplitHostDevice")
+    codegen = Observation(Symptom.EXCEPTION, Stage.BUILD, "codegen", "unknown intrinsic tirx.sinh")
+
+    def observe(case_: Case) -> Observation:
+        applied = [*(case_.script.split(";") if case_.script else []), *(s.name for s in case_.steps)]
+        return codegen if "tirx.V" in applied else Observation.ok()
+
+    made: list[int] = []
+
+    def make_ir(case_: Case, index: int) -> WitnessIR:
+        made.append(index)
+        if index > 3:
+            return WitnessIR("", "the IR holds 2 PrimFuncs, not one")
+        return WitnessIR(";".join(s.name for s in case_.steps[:index]))
+
+    found = Localizer(observe, make_ir, reproduces).error(case(A, V, S, split, C), codegen)  # type: ignore[arg-type]
+    assert found.step == V and made[0] == 3 and max(made) == 3
