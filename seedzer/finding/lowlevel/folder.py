@@ -52,9 +52,10 @@ def filed_case(ran: Case, observation: Observation, settings: FindingSettings, p
                perf_repeats: int = 3) -> Case:
     """The case a finding is filed with: the kernel case the worker ran (its script, steps and inputs),
     expecting ``observation``, with the finding's tolerances and time limit and only the check that
-    shows it (the timing, for a ``perf`` finding)."""
-    return dataclasses.replace(ran, rtol=settings.rtol, atol=settings.atol,
-                               checks=Checks(perf=observation.symptom is Symptom.PERF), perf_factor=perf_factor,
+    shows it (the timing, for a ``perf`` finding); the verifier judges as it did in the worker
+    (``intended_pragmas``)."""
+    checks = Checks(perf=observation.symptom is Symptom.PERF, intended_pragmas=ran.checks.intended_pragmas)
+    return dataclasses.replace(ran, rtol=settings.rtol, atol=settings.atol, checks=checks, perf_factor=perf_factor,
                                perf_repeats=perf_repeats, timeout=stage_timeout(observation, settings),
                                expected=observation)
 
