@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from seedzer.finding.lowlevel.context import LowlevelContext, reproduces
 from seedzer.finding.lowlevel.culprit import Culprit, variant
 from seedzer.finding.lowlevel.witness import WitnessIR, forked_ir_before
-from seedzer.kernel.common import FUZZED, OPT, Case, Observation, Step, Symptom, label_parts
+from seedzer.kernel.common import OPT, OPT_VS_REFERENCE, Case, Observation, Step, Symptom, label_parts
 from seedzer.kernel.messages import ir_names
 
 ObserveFn = Callable[[Case], Observation]
@@ -122,20 +122,20 @@ class Localizer:
 
     def enabling(self, case: Case, failure: Observation, culprit: list[int]) -> AtFault:
         """For a wrong result: the last culprit step alone at fault when the earlier ones only enable
-        it (``culprit``: the culprit's step indices, in order)."""
-        fuzzed = [i for i in culprit if case.steps[i].role == FUZZED]
-        if failure.symptom is not Symptom.MISMATCH or len(culprit) < 2 or not fuzzed:
+        it (``culprit``: the culprit's step indices, in order). From the IR just before that step,
+        the step is the only insertion and the reference the minimal lowering, as in bisection."""
+        if failure.symptom is not Symptom.MISMATCH or len(culprit) < 2:
             return AtFault(None, 0, "one culprit pass")
         last = culprit[-1]
         self.tests += 1
         made = self.make_ir(case, last)
         if made.problem is not None or not made.script:
             return AtFault(None, self.tests, f"the IR before {case.steps[last].name}: {made.problem}")
-        got = self.observe(dataclasses.replace(case, script=made.script, steps=case.steps[last:]))
-        if not self.reproduces(failure, got, made.script):
+        rest = dataclasses.replace(case, script=made.script, steps=case.steps[last:], expected=failure)
+        got = self.observe(variant(rest, [0]))
+        if not self.reproduces(dataclasses.replace(failure, comparison=OPT_VS_REFERENCE), got, made.script):
             return AtFault(None, self.tests, f"from the IR before {case.steps[last].name} it gives {got.headline()}")
         return AtFault(case.steps[last], self.tests)
-
 
 def culprit_at_fault(context: LowlevelContext, case: Case, got: Observation, found: Culprit) -> list[str] | None:
     """The culprit named after the pass at fault, for the gate's last rule: for an error, the pass

@@ -6,7 +6,7 @@ import dataclasses
 
 from seedzer.finding.lowlevel.at_fault import Localizer, failing_index, from_ir
 from seedzer.finding.lowlevel.witness import WitnessIR
-from seedzer.kernel.common import FUZZED, Case, Observation, Stage, Step, Symptom
+from seedzer.kernel.common import FUZZED, OPT_VS_REFERENCE, Case, Observation, Stage, Step, Symptom
 from seedzer.kernel.messages import same_failure
 
 A = Step("tirx.A", role=FUZZED, optional=True)
@@ -84,7 +84,7 @@ def test_failing_index_of_a_pass_a_build_and_another_program() -> None:
 
 
 def test_a_wrong_result_whose_first_culprit_only_enables_it_is_named_after_the_last() -> None:
-    wrong = Observation(Symptom.MISMATCH, Stage.COMPARE, None, "values differ")
+    wrong = Observation(Symptom.MISMATCH, Stage.COMPARE, None, "values differ", comparison=OPT_VS_REFERENCE)
 
     def observe(case_: Case) -> Observation:  # wrong whenever V runs on an IR S has simplified
         applied = case_.script.split(";") if case_.script else []
