@@ -31,7 +31,7 @@ from seedzer.finding.lowlevel.context import LowlevelContext, reproduces
 from seedzer.finding.lowlevel.culprit import Culprit, variant
 from seedzer.finding.lowlevel.witness import WitnessIR, forked_ir_before
 from seedzer.kernel.common import OPT, OPT_VS_REFERENCE, Case, Observation, Step, Symptom, label_parts
-from seedzer.kernel.messages import ir_names
+from seedzer.kernel.messages import ir_names, normalize
 
 ObserveFn = Callable[[Case], Observation]
 """Runs a case alone (in a forked child) and returns what it showed."""
@@ -43,6 +43,9 @@ Reproduces = Callable[[Observation, Observation, str], bool]
 HOST_STEPS = ("tirx.SplitHostDevice", "tirx.MakePackedAPI")
 """Steps after which the IR is a host module, no longer a PrimFunc a user could write: a build or run
 failure is searched for in the IRs before the first of them."""
+MINIMAL_FAILS = "the minimal lowering fails, the IR is unusable: "
+"""How the kernel reports a minimal lowering that fails: from an IR whose remainder keeps no optional
+step (a build failure's), the minimal lowering is the program itself, so its failure is the one sought."""
 MAX_TESTS = 8
 """Most intermediate IRs one localization runs (a binary search over 60 steps needs 6)."""
 ERRORS = (Symptom.EXCEPTION, Symptom.ILLFORMED, Symptom.CRASH)
@@ -90,6 +93,9 @@ class Localizer:
         if made.problem is not None or not made.script:
             return None
         got = self.observe(from_ir(case, made.script, start, failing))
+        if got.symptom is Symptom.INVALID and got.message.startswith(MINIMAL_FAILS):
+            names = ir_names(made.script)
+            return normalize(got.message[len(MINIMAL_FAILS):], names) == normalize(failure.headline(), names)
         return self.reproduces(dataclasses.replace(failure, step_index=None), got, made.script)
 
     def error(self, case: Case, failure: Observation) -> AtFault:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from seedzer.finding.lowlevel.at_fault import Localizer, failing_index, from_ir
+from seedzer.finding.lowlevel.at_fault import MINIMAL_FAILS, Localizer, failing_index, from_ir
 from seedzer.finding.lowlevel.witness import WitnessIR
 from seedzer.kernel.common import FUZZED, OPT_VS_REFERENCE, Case, Observation, Stage, Step, Symptom
 from seedzer.kernel.messages import same_failure
@@ -118,9 +118,10 @@ def test_a_build_failure_is_searched_before_the_host_split() -> None:
     split = Step("tirx.SplitHostDevice")
     codegen = Observation(Symptom.EXCEPTION, Stage.BUILD, "codegen", "unknown intrinsic tirx.sinh")
 
-    def observe(case_: Case) -> Observation:
+    def observe(case_: Case) -> Observation:  # the remainder's minimal lowering is the program: it fails
         applied = [*(case_.script.split(";") if case_.script else []), *(s.name for s in case_.steps)]
-        return codegen if "tirx.V" in applied else Observation.ok()
+        wrapped = Observation(Symptom.INVALID, Stage.BUILD, None, MINIMAL_FAILS + codegen.headline())
+        return wrapped if "tirx.V" in applied else Observation.ok()
 
     made: list[int] = []
 
