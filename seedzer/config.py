@@ -46,6 +46,10 @@ def _f(default: Any, doc: str) -> Any:
     return field(default=default, metadata={"doc": doc})
 
 
+SCHEDULER_NAMES = ("cost", "uniform")
+"""The seed schedulers ``fuzz.scheduler`` may name (:data:`seedzer.campaign.scheduler.SCHEDULERS` implements them)."""
+
+
 @dataclass
 class GenerateConfig:
     """How ``seedzer run`` makes its seed pool."""
@@ -219,7 +223,7 @@ _CHECKS: dict[str, tuple[str, Any]] = {
                       lambda v: v in ("breakpoints", "passes", "sancov")),
     "fuzz.block_granularity": ("must be one of: blocks, functions", lambda v: v in ("blocks", "functions")),
     "fuzz.block_cache": ("must be a directory name", lambda v: bool(v.strip()) and "\0" not in v),
-    "fuzz.scheduler": ("must be one of: uniform", lambda v: v in ("uniform",)),
+    "fuzz.scheduler": (f"must be one of: {', '.join(SCHEDULER_NAMES)}", lambda v: v in SCHEDULER_NAMES),
     "generate.heuristic": ("must name a shipped heuristic (see `seedzer pool heuristics`) or an existing "
                            ".yaml/.py heuristic file", _known_heuristic),
     "generate.count": (f"must be >= 1 and <= {MAX_POOL}", lambda v: 1 <= v <= MAX_POOL),
@@ -232,6 +236,15 @@ _CHECKS: dict[str, tuple[str, Any]] = {
     "timeouts.build": _TIMEOUT,
     "timeouts.run": _TIMEOUT,
     "timeouts.compare": _TIMEOUT,
+    "timeouts.relative": ("must be between 0 (fixed limits only) and 1000", _between(0, 1000)),
+    "timeouts.floor": _TIMEOUT,
+    "timeouts.hang_share": ("must be a share between 0 and 1", _between(0, 1)),
+    "bounds.max_growth": ("must be between 1 and 1000", _between(1, 1000)),
+    "bounds.max_script_bytes": ("must be between 1024 and 2**30 bytes", lambda v: 1024 <= v <= 1 << 30),
+    "bounds.max_unroll": ("must be between 1 and 2**20 iterations", lambda v: 1 <= v <= 1 << 20),
+    "bounds.max_passes_growth": ("must be between 0 and 50", lambda v: 0 <= v <= 50),
+    "bounds.perf_max_script_bytes": ("must be between 0 and 2**30 bytes", lambda v: 0 <= v <= 1 << 30),
+    "oracles.gate_share": ("must be a share between 0 (no limit) and 1", _between(0, 1)),
     "limits.max_tensor_bytes": ("must be between 0 (no bound) and 2**62 bytes", lambda v: 0 <= v <= 1 << 62),
     "limits.max_model_bytes": ("must be between 0 (no bound) and 2**62 bytes", lambda v: 0 <= v <= 1 << 62),
     "limits.max_testcase_memory": ("must be 0 (no bound) or between 256 MiB and 2**62 bytes",

@@ -99,3 +99,10 @@ def test_registry() -> None:
     assert make_scheduler("cost").name == "cost" and make_scheduler("uniform").name == "uniform"
     with pytest.raises(ConfigError, match="unknown scheduler 'afl'"):
         make_scheduler("afl")
+
+
+def test_the_config_names_every_registered_scheduler() -> None:
+    from seedzer.campaign.scheduler import SCHEDULERS
+    from seedzer.config import SCHEDULER_NAMES
+
+    assert set(SCHEDULER_NAMES) == set(SCHEDULERS)
