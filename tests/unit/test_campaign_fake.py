@@ -35,20 +35,20 @@ from seedzer.campaign.stats import CampaignStats
 from seedzer.config import Config
 from seedzer.coverage.native import prepare_collector
 from seedzer.errors import CampaignError
-from seedzer.execute.background import JobResult
 from seedzer.execute.fake_worker import fake_case, fake_execute, fake_worker_main
 from seedzer.execute.pool import WorkerHandle, WorkerPool
 from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import ExecResult, ExecTask, Fatal, FuzzTask, Task, WorkerEvent
 from seedzer.execute.settings import WorkerSettings
 from seedzer.execute.worker import serve
-from seedzer.finding.lowlevel.gate import GateJob, run_gate
+from seedzer.finding.lowlevel.gate import GateJob
 from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta
 from seedzer.finding.verdict import Verdict
 from seedzer.kernel.common import Case, Observation, Stage, Symptom
 from seedzer.load.bounds import Limits
 from seedzer.seed import JointSeed, PassSpec, passes_from_json, passes_to_json
 from seedzer.store.corpus import CorpusEntry
+from tests.unit.fake_gate import FakeGate
 
 ROOTS = {Symptom.EXCEPTION: "e0e0e0e0e0e0", Symptom.CRASH: "c0c0c0c0c0c0", Symptom.HANG: "a0a0a0a0a0a0",
          Symptom.MISMATCH: "d0d0d0d0d0d0"}
@@ -98,36 +98,6 @@ def fatal_setup_main(conn: Connection, slot: ProgressSlot, settings: Any, index:
 
 
 # --- fakes of the campaign's other parts ----------------------------------------------------------
-class FakeGate:
-    """A GateRunner that judges at once with ``decide``; ``hold`` keeps the verdicts until released."""
-
-    def __init__(self, decide: Callable[[GateJob], Verdict], hold: bool = False) -> None:
-        self.decide = decide
-        self.hold = hold
-        self.submitted: list[str] = []
-        self.ready: list[JobResult] = []
-
-    def submit(self, key: str, fn: Callable[..., Any], *args: Any) -> None:
-        assert fn is run_gate and isinstance(args[0], GateJob) and args[0].signature == key
-        self.submitted.append(key)
-        self.ready.append(JobResult(key, self.decide(args[0]), None, 0.01, 0.01))
-
-    def poll(self) -> list[JobResult]:
-        if self.hold:
-            return []
-        out, self.ready = self.ready, []
-        return out
-
-    def pending(self) -> int:
-        return len(self.ready)
-
-    def drain(self, budget: float) -> list[JobResult]:
-        return self.poll()
-
-    def close(self) -> None:
-        pass
-
-
 def bug(job: GateJob, root: str | None = None) -> Verdict:
     obs = job.case.expected
     assert isinstance(job.case, Case) and isinstance(obs, Observation)

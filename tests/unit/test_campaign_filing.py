@@ -28,40 +28,10 @@ from seedzer.oracles.signature import root_key
 from seedzer.seed import PassSpec, passes_to_json
 from seedzer.store.corpus import Corpus
 from seedzer.store.db import CampaignDB
+from tests.unit.fake_gate import FakeGate
 
 SCRIPT = "a\nERROR"
 CHECK = "InternalError: Check failed: (lanes == 1) is false"
-
-
-class Gate:
-    """A GateRunner judging each job with ``decide`` at once, charging ``cpu`` seconds per job;
-    ``hold`` keeps the verdicts until released."""
-
-    def __init__(self, decide: Callable[[GateJob], Verdict], cpu: float = 0.01, hold: bool = False) -> None:
-        self.decide, self.cpu, self.hold = decide, cpu, hold
-        self.submitted: list[str] = []
-        self.ready: list[JobResult] = []
-
-    def submit(self, key: str, fn: Callable[..., Any], *args: Any) -> None:
-        job = args[0]
-        assert isinstance(job, GateJob) and job.signature == key
-        self.submitted.append(key)
-        self.ready.append(JobResult(key, self.decide(job), None, self.cpu, self.cpu))
-
-    def poll(self) -> list[JobResult]:
-        if self.hold:
-            return []
-        out, self.ready = self.ready, []
-        return out
-
-    def pending(self) -> int:
-        return len(self.ready)
-
-    def drain(self, budget: float) -> list[JobResult]:
-        return self.poll()
-
-    def close(self) -> None:
-        pass
 
 
 def culprit_bug(*culprit: str) -> Callable[[GateJob], Verdict]:
@@ -96,7 +66,7 @@ def db(tmp_path: Path) -> Iterator[CampaignDB]:
     d.close()
 
 
-def make_filing(tmp_path: Path, db: CampaignDB, gate: Gate, share: float | None = 0.05,
+def make_filing(tmp_path: Path, db: CampaignDB, gate: FakeGate, share: float | None = 0.05,
                 stats: CampaignStats | None = None) -> Filing:
     settings = FilingSettings(FindingSettings(), GateSettings(), 2.0, 3, False, share)
     return Filing(FindingStore(tmp_path / "findings", db), Corpus(tmp_path / "corpus", db), settings,
@@ -124,7 +94,7 @@ def row_of(db: CampaignDB, sig: str) -> Any:
 # --- known roots ------------------------------------------------------------------------------------
 def test_a_new_candidate_of_a_known_root_and_culprit_is_counted_without_a_gate_run(tmp_path: Path,
                                                                                    db: CampaignDB) -> None:
-    gate = Gate(culprit_bug("tirx.VectorizeLoop"))
+    gate = FakeGate(culprit_bug("tirx.VectorizeLoop"))
     filing = make_filing(tmp_path, db, gate)
     first = file(filing, error("tirx.VectorizeLoop"), 1)
     filing.poll()
@@ -151,7 +121,7 @@ def test_a_new_candidate_of_a_known_root_and_culprit_is_counted_without_a_gate_r
 def test_a_known_root_whose_culprit_is_not_the_guess_is_gated(tmp_path: Path, db: CampaignDB) -> None:
     """Ill-formed IR is keyed on the pass that emitted it, whatever else bisection named: the
     prediction hits the root, but the gate's culprit (two passes) is not the guess (one)."""
-    gate = Gate(culprit_bug("tirx.Simplify", "tirx.VectorizeLoop"))
+    gate = FakeGate(culprit_bug("tirx.Simplify", "tirx.VectorizeLoop"))
     filing = make_filing(tmp_path, db, gate)
     first = file(filing, error("tirx.VectorizeLoop", "the IR is ill-formed", Symptom.ILLFORMED), 1)
     filing.poll()
@@ -163,7 +133,7 @@ def test_a_known_root_whose_culprit_is_not_the_guess_is_gated(tmp_path: Path, db
 
 
 def test_another_check_or_pass_is_gated(tmp_path: Path, db: CampaignDB) -> None:
-    gate = Gate(lambda job: culprit_bug(job.case.expected.pass_name or "")(job))  # type: ignore[union-attr]
+    gate = FakeGate(lambda job: culprit_bug(job.case.expected.pass_name or "")(job))  # type: ignore[union-attr]
     filing = make_filing(tmp_path, db, gate)
     sigs = [file(filing, error("tirx.VectorizeLoop"), 1), file(filing, error("tirx.VectorizeLoop", "other"), 2),
             file(filing, error("tirx.Simplify"), 3)]
@@ -174,7 +144,7 @@ def test_another_check_or_pass_is_gated(tmp_path: Path, db: CampaignDB) -> None:
 
 def test_candidates_waiting_behind_a_gate_run_are_counted_once_it_judges_their_root(tmp_path: Path,
                                                                                     db: CampaignDB) -> None:
-    gate = Gate(culprit_bug("tirx.VectorizeLoop"), hold=True)
+    gate = FakeGate(culprit_bug("tirx.VectorizeLoop"), hold=True)
     filing = make_filing(tmp_path, db, gate)
     first = file(filing, error("tirx.VectorizeLoop"), 1)
     others = [file(filing, error(f"<{p}>:tirx.VectorizeLoop"), i) for i, p in enumerate(("reference", "minimal"), 2)]
@@ -191,14 +161,14 @@ def test_candidates_waiting_behind_a_gate_run_are_counted_once_it_judges_their_r
 
 def test_a_resumed_campaign_counts_candidates_of_roots_judged_before(tmp_path: Path, db: CampaignDB) -> None:
     # 1: killed before any verdict: one candidate with its gate run, one waiting behind it
-    held = Gate(culprit_bug("tirx.VectorizeLoop"), hold=True)
+    held = FakeGate(culprit_bug("tirx.VectorizeLoop"), hold=True)
     killed = make_filing(tmp_path, db, held)
     first = file(killed, error("tirx.VectorizeLoop"), 1)
     waiting = file(killed, error("<reference>:tirx.VectorizeLoop"), 2)
     assert held.submitted == [first]
 
     # 2: --resume gates the first again; the one that waited is counted by its verdict
-    gate = Gate(culprit_bug("tirx.VectorizeLoop"))
+    gate = FakeGate(culprit_bug("tirx.VectorizeLoop"))
     resumed = make_filing(tmp_path, db, gate)
     resumed.restore()
     resumed.poll()
@@ -206,7 +176,7 @@ def test_a_resumed_campaign_counts_candidates_of_roots_judged_before(tmp_path: P
     assert row_of(db, waiting).verdict == BUG and resumed.stats.gate_known == 1
 
     # 3: another resume learns the root from campaign.db: a new candidate of it is never gated
-    again = Gate(culprit_bug("tirx.VectorizeLoop"))
+    again = FakeGate(culprit_bug("tirx.VectorizeLoop"))
     third = make_filing(tmp_path, db, again)
     third.restore()
     later = file(third, error("<minimal>:tirx.VectorizeLoop"), 3)
@@ -220,7 +190,7 @@ PROGRAMS = ("opt", "reference", "minimal", "fuzzed")
 
 
 def test_a_key_dismissed_twice_for_one_reason_is_counted_as_dismissed(tmp_path: Path, db: CampaignDB) -> None:
-    gate = Gate(dismiss("contract: fails only on IR its position never has", "contract: again"))
+    gate = FakeGate(dismiss("contract: fails only on IR its position never has", "contract: again"))
     filing = make_filing(tmp_path, db, gate)
     sigs = []
     for i, program in enumerate(PROGRAMS):
@@ -235,7 +205,7 @@ def test_a_key_dismissed_twice_for_one_reason_is_counted_as_dismissed(tmp_path: 
 
 
 def test_dismissals_for_different_reasons_are_gated(tmp_path: Path, db: CampaignDB) -> None:
-    gate = Gate(dismiss("contract: one", "invalid: two", "precondition: three"))
+    gate = FakeGate(dismiss("contract: one", "invalid: two", "precondition: three"))
     filing = make_filing(tmp_path, db, gate)
     sigs = []
     for i, program in enumerate(PROGRAMS[:3]):
@@ -283,7 +253,7 @@ def test_the_culprit_guess() -> None:
 # --- the gate's budget --------------------------------------------------------------------------------
 def test_no_new_gate_run_while_the_gate_is_over_its_share(tmp_path: Path, db: CampaignDB) -> None:
     stats = CampaignStats(elapsed=100.0, jobs=2)  # 200 s of worker time
-    gate = Gate(lambda job: culprit_bug(job.case.expected.pass_name or "")(job), cpu=20.0)  # type: ignore[union-attr]
+    gate = FakeGate(lambda job: culprit_bug(job.case.expected.pass_name or "")(job), cpu=20.0)  # type: ignore[union-attr]
     filing = make_filing(tmp_path, db, gate, 0.05, stats)
     first = file(filing, error("tirx.A"), 1)
     filing.poll()  # 20 s of 200 s: 10%
@@ -303,7 +273,7 @@ def test_no_new_gate_run_while_the_gate_is_over_its_share(tmp_path: Path, db: Ca
 
 def test_without_a_share_limit_every_candidate_is_gated_in_turn(tmp_path: Path, db: CampaignDB) -> None:
     stats = CampaignStats(elapsed=1.0, jobs=1)
-    gate = Gate(lambda job: culprit_bug(job.case.expected.pass_name or "")(job), cpu=20.0)  # type: ignore[union-attr]
+    gate = FakeGate(lambda job: culprit_bug(job.case.expected.pass_name or "")(job), cpu=20.0)  # type: ignore[union-attr]
     filing = make_filing(tmp_path, db, gate, None, stats)
     sigs = []
     for i, name in enumerate(("tirx.A", "tirx.B", "tirx.C")):
@@ -314,7 +284,7 @@ def test_without_a_share_limit_every_candidate_is_gated_in_turn(tmp_path: Path, 
 
 def test_the_end_drain_judges_what_waited_and_a_resume_what_it_left(tmp_path: Path, db: CampaignDB) -> None:
     stats = CampaignStats(elapsed=10.0, jobs=1)
-    gate = Gate(lambda job: culprit_bug(job.case.expected.pass_name or "")(job), cpu=5.0)  # type: ignore[union-attr]
+    gate = FakeGate(lambda job: culprit_bug(job.case.expected.pass_name or "")(job), cpu=5.0)  # type: ignore[union-attr]
     filing = make_filing(tmp_path, db, gate, 0.05, stats)
     sigs = [file(filing, error(name), i) for i, name in enumerate(("tirx.A", "tirx.B", "tirx.C", "tirx.D"))]
     filing.poll()
@@ -327,7 +297,7 @@ def test_the_end_drain_judges_what_waited_and_a_resume_what_it_left(tmp_path: Pa
 
     # a candidate left pending by a campaign that ended is judged on --resume
     db.set_verdict(sigs[3], PENDING, "", None)
-    again = Gate(culprit_bug("tirx.D"))
+    again = FakeGate(culprit_bug("tirx.D"))
     resumed = make_filing(tmp_path, db, again, 0.05, CampaignStats())
     resumed.restore()
     resumed.poll()

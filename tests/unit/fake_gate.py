@@ -1,0 +1,40 @@
+"""A filing-gate runner for campaign tests: judges each job at once (not a test module)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from seedzer.execute.background import JobResult
+from seedzer.finding.lowlevel.gate import GateJob, run_gate
+from seedzer.finding.verdict import Verdict
+
+
+class FakeGate:
+    """A GateRunner judging each low-level job with ``decide`` at once, charging ``cpu`` seconds per
+    job; ``hold`` keeps the verdicts until released."""
+
+    def __init__(self, decide: Callable[[GateJob], Verdict], hold: bool = False, cpu: float = 0.01) -> None:
+        self.decide, self.hold, self.cpu = decide, hold, cpu
+        self.submitted: list[str] = []
+        self.ready: list[JobResult] = []
+
+    def submit(self, key: str, fn: Callable[..., Any], *args: Any) -> None:
+        assert fn is run_gate and isinstance(args[0], GateJob) and args[0].signature == key
+        self.submitted.append(key)
+        self.ready.append(JobResult(key, self.decide(args[0]), None, self.cpu, self.cpu))
+
+    def poll(self) -> list[JobResult]:
+        if self.hold:
+            return []
+        out, self.ready = self.ready, []
+        return out
+
+    def pending(self) -> int:
+        return len(self.ready)
+
+    def drain(self, budget: float) -> list[JobResult]:
+        return self.poll()
+
+    def close(self) -> None:
+        pass
