@@ -244,14 +244,18 @@ class Filing:
     def _settle_known(self, verdict: Verdict) -> None:
         """Record a verdict counted without a gate run (no crash confirmation either: the root's own
         finding had it)."""
-        self.stats.pending = max(0, self.stats.pending - 1)
         self.stats.gate_known += 1
         meta = self.findings.load(verdict.signature)
         verdict.observation = meta.observation  # the fuzzer's own, as recorded: nothing was re-observed
-        self.findings.settle(meta, verdict)
-        self.verdicts[meta.signature] = (meta.verdict, meta.root_signature)
+        self._record(meta, verdict)
         self.findings.db.add_event("known_verdict", {"signature": meta.signature, "rule": verdict.rule,
                                                      "verdict": verdict.verdict, "root": verdict.root})
+
+    def _record(self, meta: FindingMeta, verdict: Verdict) -> None:
+        """Write a pending candidate's verdict and count it (a bug by its root, a dismissal by its reason)."""
+        self.stats.pending = max(0, self.stats.pending - 1)
+        self.findings.settle(meta, verdict)
+        self.verdicts[meta.signature] = (meta.verdict, meta.root_signature)
         if verdict.verdict == BUG:
             self._count_bug(meta)
         else:
@@ -307,18 +311,11 @@ class Filing:
             self.monitor.message(f"warning: the gate could not judge {job.key} ({(job.error or '').splitlines()[0]}"
                                  "); it stays pending and is judged again on --resume")
             return
-        self.stats.pending = max(0, self.stats.pending - 1)
         verdict = job.value
         meta = self.findings.load(verdict.signature)
-        folder = self.findings.root / meta.signature
-        self.findings.settle(meta, verdict)
-        self.verdicts[meta.signature] = (meta.verdict, meta.root_signature)
-        if verdict.verdict == BUG:
-            self._count_bug(meta)
-            if meta.observation.symptom is Symptom.CRASH and self.settings.confirm_crashes:
-                self.confirmer.submit(meta.signature, folder / REPRO_FILE, 900.0)
-        else:
-            self.stats.not_a_bug[reason_code(meta.verdict_reason)] += 1
+        self._record(meta, verdict)
+        if verdict.verdict == BUG and meta.observation.symptom is Symptom.CRASH and self.settings.confirm_crashes:
+            self.confirmer.submit(meta.signature, self.findings.root / meta.signature / REPRO_FILE, 900.0)
         self.known.learn(meta)
         self._sweep()
 
