@@ -295,9 +295,7 @@ class Campaign:
         self.db.add_event("worker_killed" if death.kind == "killed" else "worker_restart", detail)
         if death.kind == "slow":  # an execution (counted as one, and in status and the report), not news
             self.stats.slow += 1
-            self.stats.execs += 1
-            self.stats.session_execs += 1
-            self.exec_counts[("slow", death.stage.value)] += 1
+            self._count("slow", death.stage.value)
         elif death.kind == "killed":
             memory = (f"; available memory {death.available_mb:.0f} MiB, worker peak {death.rss_mb:.0f} MiB"
                       if death.available_mb is not None and death.rss_mb is not None else "")
@@ -358,12 +356,16 @@ class Campaign:
     def _judged(self, observation: Observation) -> Observation:
         """The oracles' verdict on one execution, counted in the campaign's statistics."""
         obs = judge(self.oracles, observation)
-        self.stats.execs += 1
-        self.stats.session_execs += 1
-        self.exec_counts[(obs.symptom.value, obs.stage.value if obs.stage else "")] += 1
+        self._count(obs.symptom.value, obs.stage.value if obs.stage else "")
         if obs.symptom is Symptom.INVALID:
             self.stats.invalid += 1
         return obs
+
+    def _count(self, symptom: str, stage: str) -> None:
+        """One more execution, by symptom and stage (flushed to campaign.db at the next snapshot)."""
+        self.stats.execs += 1
+        self.stats.session_execs += 1
+        self.exec_counts[(symptom, stage)] += 1
 
     def snapshot(self) -> None:
         """Write one snapshot row and flush batched counters and fresh coverage features."""
