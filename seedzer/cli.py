@@ -13,7 +13,17 @@ from rich.console import Console
 
 from seedzer import __version__
 from seedzer.cli_group import MINUTES, FiniteFloat, SeedzerGroup, bounded_int
-from seedzer.config import INT64, MAX_JOBS, MAX_MINUTES, MAX_POOL, Config, check_value, load_config, reference
+from seedzer.config import (
+    INT64,
+    MAX_JOBS,
+    MAX_MINUTES,
+    MAX_POOL,
+    Config,
+    check_value,
+    load_config,
+    parse_levels,
+    reference,
+)
 from seedzer.errors import CampaignError, UsageError
 
 CONFIG_OPTION = click.option(
@@ -129,15 +139,19 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str) -> Non
 @click.option("--jobs", type=JOBS, default=None, help="Worker processes.")
 @click.option("--seed", type=SEED, default=None, help="Fuzzing rng seed.")
 @click.option("--resume", is_flag=True, help="Continue the campaign in --out where it stopped.")
+@click.option("--levels", default=None, metavar="LEVELS",
+              help="Levels to fuzz: tir,graph (configured weights) or tir=3,graph=1; the others are off.")
 @CONFIG_OPTION
 @MONITOR_OPTION
 def fuzz(pool: Path, out: Path, minutes: float | None, jobs: int | None, seed: int | None, resume: bool,
-         config_path: Path | None, monitor: str) -> None:
+         levels: str | None, config_path: Path | None, monitor: str) -> None:
     """Fuzz TVM with the models of a seed pool; results go to a campaign directory.
 
-    Example: seedzer fuzz --pool seedpools/basic --out campaigns/basic-1 --minutes 10
+    Example: seedzer fuzz --pool seedpools/basic --out campaigns/basic-1 --minutes 10 --levels tir,graph
     """
     cfg = _apply_overrides(load_config(config_path), minutes, jobs, seed)
+    if levels is not None:
+        cfg.levels = parse_levels(levels, cfg.levels)
     _fuzz(pool, out, cfg, resume, monitor)
 
 

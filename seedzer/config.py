@@ -139,6 +139,40 @@ class FuzzConfig:
 
 
 @dataclass
+class LevelsConfig:
+    """The levels a campaign fuzzes (DESIGN.md §11) and how often the schedule picks each: a weight per
+    level, 0 turns it off. A graph test case costs a whole-model build (several TIR cases' time)."""
+
+    tir: float = _f(3.0, "Weight of the TIR level: a lowered PrimFunc with a TIR pass sequence.")
+    graph: float = _f(1.0, "Weight of the graph level: a pool model with a Relax pass sequence, built whole.")
+
+    def weights(self) -> dict[str, float]:
+        """Level -> weight, of the levels turned on."""
+        return {name: w for name, w in (("tir", self.tir), ("graph", self.graph)) if w > 0}
+
+
+def parse_levels(text: str, current: LevelsConfig, option: str = "--levels") -> LevelsConfig:
+    """``tir,graph`` (the levels on, at their configured weight, 1 where it was 0) or ``tir=3,graph=1``
+    (explicit weights); the levels not named are turned off. A typo is a one-line error naming ``option``."""
+    weights = {"tir": 0.0, "graph": 0.0}
+    for item in (part.strip() for part in text.split(",") if part.strip()):
+        name, _, value = item.partition("=")
+        name = name.strip()
+        if name not in weights:
+            raise UsageError(f"{option}: unknown level {name!r} (levels: tir, graph)")
+        try:
+            weight = float(value) if value else (getattr(current, name) or 1.0)
+        except ValueError:
+            raise UsageError(f"{option}: the weight of {name} must be a number, got {value!r}") from None
+        if not _finite(weight) or not 0 < weight <= 1000:
+            raise UsageError(f"{option}: the weight of {name} must be > 0 and <= 1000 (got {value})")
+        weights[name] = weight
+    if not any(weights.values()):
+        raise UsageError(f"{option}: name at least one level (tir, graph)")
+    return LevelsConfig(**weights)
+
+
+@dataclass
 class BoundsConfig:
     """How far a mutant may grow before it is not run: counted as out of bounds, never filed or kept
     (:mod:`seedzer.mutate.bounds`, whose docstring gives the campaign figures behind the defaults).
@@ -188,6 +222,7 @@ class Config:
     known_issues: list[KnownIssue] = field(default_factory=list, metadata={"doc": "Known-issue patterns."})
     limits: LimitsConfig = field(default_factory=LimitsConfig, metadata={"doc": "Resource bounds."})
     bounds: BoundsConfig = field(default_factory=BoundsConfig, metadata={"doc": "Mutant bounds."})
+    levels: LevelsConfig = field(default_factory=LevelsConfig, metadata={"doc": "Levels fuzzed and their weights."})
 
 
 
@@ -244,6 +279,8 @@ _CHECKS: dict[str, tuple[str, Any]] = {
     "bounds.max_unroll": ("must be between 1 and 2**20 iterations", lambda v: 1 <= v <= 1 << 20),
     "bounds.max_passes_growth": ("must be between 0 and 50", lambda v: 0 <= v <= 50),
     "bounds.perf_max_script_bytes": ("must be between 0 and 2**30 bytes", lambda v: 0 <= v <= 1 << 30),
+    "levels.tir": ("must be between 0 (off) and 1000", _between(0, 1000)),
+    "levels.graph": ("must be between 0 (off) and 1000", _between(0, 1000)),
     "oracles.gate_share": ("must be a share between 0 (no limit) and 1", _between(0, 1)),
     "limits.max_tensor_bytes": ("must be between 0 (no bound) and 2**62 bytes", lambda v: 0 <= v <= 1 << 62),
     "limits.max_model_bytes": ("must be between 0 (no bound) and 2**62 bytes", lambda v: 0 <= v <= 1 << 62),
@@ -334,6 +371,8 @@ def _build(cls: Any, data: Any, where: str, source: str) -> Any:
 def config_from_dict(data: Any, source: str = "<config>") -> Config:
     """Validate a parsed YAML mapping and build a :class:`Config` (missing fields take defaults)."""
     cfg: Config = _build(Config, data, "", source)
+    if not cfg.levels.weights():
+        raise ConfigError(f"{source}: field 'levels' turns every level off (give tir or graph a weight > 0)")
     return cfg
 
 

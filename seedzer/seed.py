@@ -83,3 +83,42 @@ def drop_passes(passes: list[PassSpec], indices: Iterable[int]) -> list[PassSpec
     """``passes`` without the positions in ``indices`` (e.g. passes that left the IR unchanged)."""
     gone = set(indices)
     return [p for i, p in enumerate(passes) if i not in gone]
+
+
+LEVELS = ("tir", "graph")
+"""The levels a test case lives at (DESIGN.md §11): a TIR PrimFunc with TIR passes, or a pool model
+with Relax passes. A corpus entry's level is that of its script (:func:`level_of`)."""
+GRAPH_HEADER = '{"level": "graph"'
+"""How the script of a graph-level corpus entry (a :class:`GraphSeed` document) starts."""
+
+
+@dataclass(frozen=True)
+class GraphSeed:
+    """The "script" of a graph-level corpus entry: the pool model it fuzzes and its input specs.
+
+    Its pass sequence (Relax passes, ``relax.X``) is the entry's ``passes`` as for the TIR level, so
+    one corpus, one scheduler and one keep rule serve both levels.
+    """
+
+    model: str
+    specs: tuple[tuple[str, str, tuple[int, ...]], ...]
+
+    def to_text(self) -> str:
+        """The entry's script: a one-line JSON document starting with :data:`GRAPH_HEADER`."""
+        specs = [[name, dtype, list(shape)] for name, dtype, shape in self.specs]
+        return json.dumps({"level": "graph", "model": self.model, "specs": specs})
+
+    @staticmethod
+    def from_text(text: str) -> GraphSeed:
+        """Inverse of :meth:`to_text`; a ValueError names what is wrong with ``text``."""
+        try:
+            data = json.loads(text)
+            specs = tuple((str(n), str(d), tuple(int(x) for x in s)) for n, d, s in data["specs"])
+            return GraphSeed(str(data["model"]), specs)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"not a graph seed document ({exc})") from None
+
+
+def level_of(script: str) -> str:
+    """The level of a corpus entry or test case from its script: ``graph`` or ``tir``."""
+    return "graph" if script.startswith(GRAPH_HEADER) else "tir"

@@ -48,10 +48,11 @@ def _split(module: str) -> tuple[list[str], str]:
 
 def kernel_code(kernel: str) -> tuple[list[str], str]:
     """The import lines and the code of the kernel modules a reproducer carries: the shared ones,
-    then ``seedzer.kernel.<kernel>`` (its kind's)."""
+    then ``seedzer.kernel.<kernel>`` (its kind's; ``a+b`` names several, each needing only those
+    before it, the last one's ``main`` being the entry point)."""
     imports: list[str] = []
     parts = []
-    for module in (*SHARED_KERNELS, kernel):
+    for module in (*SHARED_KERNELS, *kernel.split("+")):
         lines, code = _split(module)
         imports.extend(ln for ln in lines if ln not in imports)
         parts.append(f"# ---- seedzer.kernel.{module} ----\n{code.strip()}\n")

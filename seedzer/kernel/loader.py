@@ -106,8 +106,8 @@ class LoaderCase:
         return dataclasses.replace(self, model=base64.b64encode(data).decode(), model_file=None)
 
 
-def model_bytes(case: LoaderCase) -> bytes:
-    """The case's model: embedded, or the file beside the running script."""
+def model_bytes(case: Any) -> bytes:
+    """The case's model (a loader or graph case): embedded, or the file beside the running script."""
     if case.model:
         return base64.b64decode(case.model)
     here = os.path.dirname(os.path.abspath(sys.argv[0] or "."))
@@ -261,9 +261,10 @@ class Trace:
     """What :func:`observe_all` saw besides failures: the steps it completed, seconds per step, the
     reference engine, whether the outputs matched, ``invalid`` notes that are no failure (an
     onnxruntime fallback, a reference input that does not fit) and the traceback of each error.
-    ``on_step`` is called with each step's name before it runs."""
+    ``on_step`` is called with each step's name before it runs, ``on_stage`` with its stage and name."""
 
     on_step: Callable[[str], None] | None = None
+    on_stage: Callable[[Stage, str], None] | None = None
     reached: list[str] = dataclasses.field(default_factory=list)
     timings: dict[str, float] = dataclasses.field(default_factory=dict)
     reference: str | None = None
@@ -271,11 +272,14 @@ class Trace:
     notes: list[Observation] = dataclasses.field(default_factory=list)
     tracebacks: dict[str, str] = dataclasses.field(default_factory=dict)
 
-    def call(self, step: str, fn: Callable[..., Any], *args: Any) -> Any:
-        """Announce, time and run step ``step`` (``fn(*args)``): its value, or the :class:`Observation`
-        of the error it raised (traceback kept; an unsupported operator at import is ``invalid``)."""
+    def call(self, step: str, fn: Callable[..., Any], *args: Any, stage: Stage = Stage.LOAD) -> Any:
+        """Announce, time and run step ``step`` of ``stage`` (``fn(*args)``): its value, or the
+        :class:`Observation` of the error it raised (traceback kept; an unsupported operator at
+        import is ``invalid``)."""
         if self.on_step is not None:
             self.on_step(step)
+        if self.on_stage is not None:
+            self.on_stage(stage, step)
         start = time.perf_counter()
         try:
             value = fn(*args)
@@ -283,7 +287,7 @@ class Trace:
             self.tracebacks[step] = traceback.format_exc()[-4000:]
             invalid = (step == "import" and is_unsupported(exc)) or is_out_of_memory(exc)
             symptom = Symptom.INVALID if invalid else Symptom.EXCEPTION
-            return Observation(symptom, Stage.LOAD, step, error_text(exc)[:4000])
+            return Observation(symptom, stage, step, error_text(exc)[:4000])
         finally:
             self.timings[step] = self.timings.get(step, 0.0) + time.perf_counter() - start
         self.reached.append(step)
@@ -370,8 +374,8 @@ def describe(observation: Observation) -> str:
     return f"{observation.symptom.value} at {observation.where()}: {key_line(observation.message)}"
 
 
-def main(case_json: dict[str, Any]) -> int:
-    """Reproduce a case: exit 1 while the expected failure happens (a crash dies by its signal, a
+def loader_main(case_json: dict[str, Any]) -> int:
+    """Reproduce a loader case: exit 1 while the expected failure happens (a crash dies by its signal, a
     hang exits 1 once it outlives ``timeout``), 0 once every step passes and the outputs agree, 2
     on a different failure."""
     case = LoaderCase.from_json(case_json)
@@ -396,3 +400,7 @@ def main(case_json: dict[str, Any]) -> int:
         return EXIT_GONE
     print("a different failure")
     return EXIT_DIFFERENT
+
+
+main = loader_main
+"""A loader reproducer's entry point (a graph reproducer's kernel defines its own after this one)."""

@@ -1,4 +1,6 @@
-from seedzer.seed import JointSeed, PassSpec, drop_passes, passes_from_json, passes_to_json
+import pytest
+
+from seedzer.seed import GraphSeed, JointSeed, PassSpec, drop_passes, level_of, passes_from_json, passes_to_json
 
 
 def test_passes_round_trip_through_json() -> None:
@@ -11,3 +13,17 @@ def test_drop_passes_keeps_order_and_changes_identity() -> None:
     assert drop_passes(seq, [1, 3]) == [PassSpec("a"), PassSpec("c")]
     assert drop_passes(seq, []) == seq
     assert JointSeed("x", drop_passes(seq, [0])).seed_id != JointSeed("x", seq).seed_id
+
+
+def test_graph_seed_round_trips_and_names_its_level() -> None:
+    seed = GraphSeed("/pool/model_000001.onnx", (("x", "float32", (1, 3, 8, 8)), ("i", "int64", (4,))))
+    text = seed.to_text()
+    assert GraphSeed.from_text(text) == seed
+    assert level_of(text) == "graph"
+    assert level_of("# from tvm.script import tir as T\n@T.prim_func\ndef main(): pass") == "tir"
+
+
+@pytest.mark.parametrize("text", ["", "{", '{"level": "graph"}', '{"level": "graph", "model": "m", "specs": 3}'])
+def test_a_damaged_graph_seed_is_a_value_error(text: str) -> None:
+    with pytest.raises(ValueError, match="not a graph seed document"):
+        GraphSeed.from_text(text)

@@ -1,0 +1,262 @@
+"""The graph kernel: an ONNX model through TVM's importer and a Relax pass sequence, built, run and
+compared with TVM's default pipeline (and onnxruntime).
+
+:func:`observe_graph` runs a :class:`~seedzer.kernel.graph_case.GraphCase`:
+
+1. ``import``: ``from_onnx`` (an unsupported operator is ``invalid``, as for the loader);
+2. each pass of the sequence, ``relax.X`` (``tvm.relax.transform.X(**args)`` under the target), then
+   ``relax.analysis.well_formed`` on its output: an error is an ``exception`` at that pass, a
+   violation ``illformed`` after it;
+3. ``build``: ``tvm.compile``, which runs the rest of TVM's default pipeline for the target;
+4. ``run`` on the Relax VM;
+5. the reference: TVM's default pipeline alone on the imported model (``<default>:build`` and
+   ``<default>:run``; a failure there is the loader's finding, so the case is ``invalid``), compared
+   with the NNSmith tolerances (looser after a pass that changes floating results by design). On a
+   difference, onnxruntime is asked which side it takes: when it agrees with the fuzzed build, the
+   default pipeline is the wrong one (a loader finding: ``invalid``); else the fuzzed sequence
+   changed the results (``mismatch``, comparison ``opt-vs-reference``). Differences only where the
+   reference is NaN/Inf, or a build that disagrees with itself, are ``invalid``.
+
+A :class:`GraphMemo` keeps a worker's imported modules and default outputs across cases of one model.
+Shares the loader kernel's model functions (:mod:`seedzer.kernel.loader`); depends on tvm, onnx,
+onnxruntime, numpy and the kernel modules only (copied verbatim into repro.py after the loader kernel).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import time
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+import onnx
+from tvm import relax
+
+from seedzer.kernel.common import (
+    EXIT_DIFFERENT,
+    EXIT_GONE,
+    EXIT_PRESENT,
+    GONE_LINE,
+    OPT_VS_REFERENCE,
+    PRESENT_LINE,
+    Observation,
+    Stage,
+    Symptom,
+    arm_watchdog,
+    disarm_watchdog,
+    step_label,
+)
+from seedzer.kernel.comparison import compare
+from seedzer.kernel.graph_case import DEFAULT_BUILD, INEXACT_SLACK, GraphCase, GraphPass
+from seedzer.kernel.loader import (
+    TOLERANCES,
+    Trace,
+    build,
+    describe,
+    import_model,
+    make_target,
+    model_bytes,
+    onnxruntime_outputs,
+    random_inputs,
+    run,
+)
+from seedzer.kernel.messages import normalize, same_failure
+
+# --- kernel code (everything below is copied verbatim into repro.py) ---
+WELL_FORMED = ":well-formed"
+"""Suffix of the step that checks a pass's output (``relax.X:well-formed``)."""
+
+
+def make_pass(step: GraphPass) -> Any:
+    """The Relax pass ``step`` names (``relax.X`` is ``tvm.relax.transform.X(**args)``)."""
+    namespace, _, name = step.name.partition(".")
+    if namespace != "relax" or not name or not hasattr(relax.transform, name):
+        raise ValueError(f"no Relax pass {step.name!r} in tvm.relax.transform")
+    return getattr(relax.transform, name)(**step.args)
+
+
+def apply_pass(mod: Any, step: GraphPass, target: Any) -> Any:
+    """``mod`` after the pass ``step``, run under ``target`` (as ``tvm.compile`` runs its passes)."""
+    with make_target(target):
+        return make_pass(step)(mod)
+
+
+def well_formed(mod: Any) -> None:
+    """Raise TVM's own error when ``mod`` is not well-formed Relax (``relax.analysis.well_formed``)."""
+    relax.analysis.well_formed(mod)
+
+
+class GraphMemo:
+    """A worker's memory across graph cases: imported modules by model, and TVM's default outputs by
+    model, input seed and target (the oldest are forgotten beyond ``size`` of each)."""
+
+    def __init__(self, size: int = 16) -> None:
+        self.size = size
+        self.imported: OrderedDict[str, Any] = OrderedDict()
+        self.defaults: OrderedDict[str, list[np.ndarray]] = OrderedDict()
+
+    def get(self, table: OrderedDict[str, Any], key: str) -> Any:
+        """The remembered value of ``key`` (None if forgotten)."""
+        if key in table:
+            table.move_to_end(key)
+            return table[key]
+        return None
+
+    def put(self, table: OrderedDict[str, Any], key: str, value: Any) -> None:
+        """Remember ``value`` under ``key``."""
+        table[key] = value
+        while len(table) > self.size:
+            table.popitem(last=False)
+
+
+def tolerances(case: GraphCase) -> dict[str, tuple[float, float]]:
+    """The comparison's ``dtype -> (rtol, atol)``: NNSmith's, loosened after an inexact pass."""
+    if case.exact:
+        return TOLERANCES
+    return {dtype: (r * INEXACT_SLACK, a * INEXACT_SLACK) for dtype, (r, a) in TOLERANCES.items()}
+
+
+def _lower(case: GraphCase, model: onnx.ModelProto, trace: Trace, memo: GraphMemo | None, key: str) -> Any:
+    """The imported module after the case's passes, or the :class:`Observation` of the first failure."""
+    mod = memo.get(memo.imported, key) if memo is not None else None
+    if mod is None:
+        mod = trace.call("import", import_model, model, case.specs)
+        if isinstance(mod, Observation):
+            return mod
+        if memo is not None:
+            memo.put(memo.imported, key, mod)
+    for index, step in enumerate(case.passes):
+        got = trace.call(step.name, apply_pass, mod, step, case.target, stage=Stage.PASS)
+        if isinstance(got, Observation):
+            return dataclasses.replace(got, step_index=index)
+        bad = trace.call(step.name + WELL_FORMED, well_formed, got, stage=Stage.PASS)
+        if isinstance(bad, Observation):
+            return Observation(Symptom.ILLFORMED, Stage.PASS, step.name, bad.message, step_index=index)
+        mod = got
+    return mod
+
+
+def default_outputs(case: GraphCase, model: onnx.ModelProto, feeds: dict[str, np.ndarray], trace: Trace,
+                    memo: GraphMemo | None, key: str) -> Any:
+    """TVM's default pipeline's outputs on the imported model, or the ``invalid`` observation of its
+    failure (a failure of the default pipeline is the loader's finding, not the sequence's)."""
+    cached = memo.get(memo.defaults, key) if memo is not None else None
+    if cached is not None:
+        return cached
+    outputs = _default_run(case, model, feeds, trace, memo.get(memo.imported, key.split("/")[0]) if memo else None)
+    if isinstance(outputs, Observation):
+        return Observation(Symptom.INVALID, outputs.stage, outputs.pass_name,
+                           f"TVM's default pipeline fails on the model (the loader's finding): {outputs.message}")
+    if memo is not None:
+        memo.put(memo.defaults, key, outputs)
+    return outputs
+
+
+def _default_run(case: GraphCase, model: onnx.ModelProto, feeds: dict[str, np.ndarray], trace: Trace,
+                 imported: Any) -> Any:
+    """Import (unless ``imported``), build and run with TVM's default pipeline: the outputs, or the
+    :class:`Observation` of the first failure."""
+    if imported is None:
+        imported = trace.call(step_label("import", DEFAULT_BUILD), import_model, model, case.specs)
+        if isinstance(imported, Observation):
+            return imported
+    executable = trace.call(step_label("build", DEFAULT_BUILD), build, imported, case.target, stage=Stage.BUILD)
+    if isinstance(executable, Observation):
+        return executable
+    return trace.call(step_label("run", DEFAULT_BUILD), run, executable, case.specs, feeds, stage=Stage.RUN)
+
+
+def _judge(case: GraphCase, model: onnx.ModelProto, feeds: dict[str, np.ndarray], executable: Any,
+           actual: list[np.ndarray], expected: list[np.ndarray], trace: Trace) -> Observation:
+    """Compare the fuzzed build's outputs with the default pipeline's (see the module docstring)."""
+    limits = tolerances(case)
+    diff = trace.call("compare", compare, expected, actual, limits, stage=Stage.COMPARE)
+    if isinstance(diff, Observation) or diff is None:
+        trace.matched = diff is None
+        return diff if isinstance(diff, Observation) else Observation.ok()
+    trace.matched = False
+    if diff.nonfinite_reference:
+        return Observation(Symptom.INVALID, Stage.COMPARE, "compare",
+                           f"outputs differ only where the default pipeline gives NaN/Inf: {diff.describe()}")
+    if compare(actual, run(executable, case.specs, feeds), {}) is not None:
+        return Observation(Symptom.INVALID, Stage.COMPARE, "compare", "the fuzzed build is nondeterministic")
+    ort = trace.call("reference", onnxruntime_outputs, model, feeds, stage=Stage.COMPARE)
+    if isinstance(ort, Observation):
+        side = "onnxruntime cannot run the model"
+    elif compare(ort, expected, limits) is None:
+        side = "onnxruntime agrees with the default pipeline"
+    elif compare(ort, actual, limits) is None:
+        return Observation(Symptom.INVALID, Stage.COMPARE, "compare", "the default pipeline is the build onnxruntime "
+                           f"disagrees with (the loader's finding): {diff.describe()}")
+    else:
+        side = "onnxruntime agrees with neither build"
+    trace.reference = "onnxruntime"
+    return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; {side}",
+                       comparison=OPT_VS_REFERENCE, difference=diff)
+
+
+def observe_graph(case: GraphCase, trace: Trace | None = None, memo: GraphMemo | None = None) -> Observation:
+    """Run the case's steps (see the module docstring): the first failure, else ``ok``.
+
+    A crash kills the process and a hang never returns: callers bound them.
+    """
+    trace = trace if trace is not None else Trace()
+    data = model_bytes(case)
+    model = onnx.load_model_from_string(data)
+    key = hashlib.sha256(data).hexdigest()[:32]
+    mod = _lower(case, model, trace, memo, key)
+    if isinstance(mod, Observation):
+        return mod
+    executable = trace.call("build", build, mod, case.target, stage=Stage.BUILD)
+    if isinstance(executable, Observation):
+        return executable
+    feeds = random_inputs(case.specs, case.input_seed)
+    actual = trace.call("run", run, executable, case.specs, feeds, stage=Stage.RUN)
+    if isinstance(actual, Observation):
+        return actual
+    reference_key = f"{key}/{case.input_seed}/{json.dumps(case.target, sort_keys=True)}"
+    expected = default_outputs(case, model, feeds, trace, memo, reference_key)
+    if isinstance(expected, Observation):
+        return expected
+    return _judge(case, model, feeds, executable, actual, expected, trace)
+
+
+def same_graph_failure(expected: Observation, observed: Observation) -> bool:
+    """Whether ``observed`` is the graph failure ``expected`` describes: the same symptom at the same
+    step with the same normalized message; a mismatch must also differ the same way."""
+    if observed.symptom is not expected.symptom or observed.pass_name != expected.pass_name:
+        return False
+    if expected.symptom is Symptom.MISMATCH:
+        if not (expected.difference and observed.difference):
+            return observed.comparison == expected.comparison
+        return expected.difference.reason.split(":")[0] == observed.difference.reason.split(":")[0]
+    if expected.symptom is Symptom.INVALID:
+        return normalize(observed.message) == normalize(expected.message)
+    return same_failure(expected, observed)
+
+
+def main(case_json: dict[str, Any]) -> int:
+    """Reproduce a graph case: exit 1 while the expected failure happens (a crash dies by its signal,
+    a hang exits 1 once it outlives ``timeout``), 0 once every step passes and the outputs agree
+    with TVM's default pipeline, 2 on a different failure."""
+    case = GraphCase.from_json(case_json)
+    expected = case.expected or Observation.ok()
+    arm_watchdog(expected.symptom, case.timeout)
+    start = time.monotonic()
+    print("passes: " + (", ".join(p.label() for p in case.passes) or "(none: TVM's default pipeline alone)"))
+    observed = observe_graph(case, Trace(on_step=lambda step: print(f"step {step}", flush=True)))
+    disarm_watchdog()
+    print(f"expected: {describe(expected)}")
+    print(f"observed: {describe(observed)}")
+    print(f"({time.monotonic() - start:.1f} s)")
+    if expected.symptom is not Symptom.OK and same_graph_failure(expected, observed):
+        print(PRESENT_LINE)
+        return EXIT_PRESENT
+    if observed.symptom is Symptom.OK:
+        print(f"{GONE_LINE} every step passed and the outputs agree with TVM's default pipeline")
+        return EXIT_GONE
+    print("a different failure")
+    return EXIT_DIFFERENT

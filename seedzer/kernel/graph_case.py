@@ -1,0 +1,99 @@
+"""The graph-level test case: a model, a Relax pass sequence and how to judge it (TVM-free).
+
+A :class:`GraphCase` is what a graph-level fuzz worker runs, what a ``graph`` finding's ``case.json``
+holds and what its ``repro.py`` carries as ``CASE``: an ONNX model (embedded in base64, else a file
+beside the reproducer), its input specs, the Relax passes to run after import (each a
+:class:`GraphPass`: ``relax.X`` and its keyword arguments), the input seed and the expected failure.
+The steps themselves are :mod:`seedzer.kernel.graph`; this module holds only data, so the campaign
+process handles graph cases without importing TVM.
+
+Depends on the standard library and :mod:`seedzer.kernel.common` only (copied verbatim into repro.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+from typing import Any
+
+from seedzer.kernel.common import Observation
+
+# --- kernel code (everything below is copied verbatim into repro.py) ---
+GRAPH_INPUT_SEED = 20240601
+"""Default seed of a graph case's random inputs (the loader's)."""
+INEXACT_SLACK = 10.0
+"""How much looser the comparison is after a pass that changes floating results by design (mixed
+precision, fast math, matmul reassociation): both tolerances are multiplied by it."""
+DEFAULT_BUILD = "default"
+"""The program built by TVM's default pipeline alone from the imported model (the reference)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GraphPass:
+    """One Relax pass of a sequence: ``relax.X`` (``tvm.relax.transform.X``) and its keyword arguments."""
+
+    name: str
+    args: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def label(self) -> str:
+        """``relax.X`` or ``relax.X[k=v, ...]``."""
+        items = ", ".join(f"{k}={v!r}" for k, v in sorted(self.args.items()))
+        return self.name + (f"[{items}]" if items else "")
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-friendly form: ``{"pass": ..., "args": {...}}``."""
+        return {"pass": self.name, "args": dict(self.args)}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> GraphPass:
+        """Inverse of :meth:`to_json` (also reads ``name`` for ``pass``)."""
+        return GraphPass(str(data.get("pass", data.get("name"))), dict(data.get("args") or {}))
+
+
+GraphSpec = tuple[str, str, tuple[int, ...]]
+"""One graph input: name, numpy dtype name, concrete shape."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GraphCase:
+    """One graph-level test case (see the module docstring).
+
+    ``exact`` off loosens the comparison by :data:`INEXACT_SLACK` (a pass of the sequence changes
+    floating results by design). ``timeout`` bounds a reproducer that expects a hang.
+    """
+
+    specs: tuple[GraphSpec, ...]
+    passes: tuple[GraphPass, ...] = ()
+    model: str | None = None
+    model_file: str | None = None
+    input_seed: int = GRAPH_INPUT_SEED
+    target: Any = "llvm"
+    exact: bool = True
+    timeout: float = 300.0
+    expected: Observation | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-friendly form (what ``case.json`` and a reproducer's ``CASE`` hold)."""
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["specs"] = [[name, dtype, list(shape)] for name, dtype, shape in self.specs]
+        data["passes"] = [p.to_json() for p in self.passes]
+        data["expected"] = self.expected.to_json() if self.expected else None
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> GraphCase:
+        """Inverse of :meth:`to_json` (unknown keys are ignored)."""
+        known = {f.name for f in dataclasses.fields(GraphCase)}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        kwargs["specs"] = tuple((str(n), str(d), tuple(int(x) for x in s)) for n, d, s in data["specs"])
+        kwargs["passes"] = tuple(GraphPass.from_json(p) for p in data.get("passes") or ())
+        kwargs["expected"] = Observation.from_json(data["expected"]) if data.get("expected") else None
+        return GraphCase(**kwargs)
+
+    def with_model(self, data: bytes) -> GraphCase:
+        """The same case with ``data`` embedded as its model."""
+        return dataclasses.replace(self, model=base64.b64encode(data).decode(), model_file=None)
+
+    def with_passes(self, passes: tuple[GraphPass, ...]) -> GraphCase:
+        """The same case with another pass sequence."""
+        return dataclasses.replace(self, passes=tuple(passes))
