@@ -12,12 +12,11 @@ This module imports TVM only when those functions run.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from seedzer.execute.death import death_observation
-from seedzer.execute.forked import SharedProgress, call_forked
+from seedzer.execute.forked import SharedProgress
+from seedzer.finding.isolated import observe_isolated, silence
 from seedzer.kernel.common import Observation, Stage
 
 if TYPE_CHECKING:
@@ -29,17 +28,9 @@ def preload() -> None:
     import seedzer.kernel.loader  # noqa: F401
 
 
-def _silence() -> None:
-    """Send the child's stdout/stderr (the importer's chatter) to /dev/null."""
-    fd = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
-
-
 def _observe(case: LoaderCase, progress: SharedProgress) -> list[Observation]:
     """The child: every failure of ``case``."""
-    _silence()
+    silence()
     from seedzer.kernel.loader import Trace, observe_all
 
     return observe_all(case, trace=Trace(on_step=lambda step: progress.set(Stage.LOAD.value, step)))
@@ -47,14 +38,8 @@ def _observe(case: LoaderCase, progress: SharedProgress) -> list[Observation]:
 
 def observe_forked(case: LoaderCase, timeout: float) -> list[Observation]:
     """Every failure of ``case`` run alone in a forked child within ``timeout`` seconds."""
-    progress = SharedProgress()
-    res = call_forked(_observe, case, progress, timeout=timeout, progress=progress)
-    step = res.step or "import"
-    if res.ok:
-        return list(res.value)
-    how = f"{step} ran over {timeout:.0f}s alone" if res.timed_out else res.describe()
-    return [death_observation(Stage.LOAD, step, how, signum=res.signal, timed_out=res.timed_out, seconds=res.seconds,
-                              failed="the check's child")]
+    got = observe_isolated(_observe, case, timeout, stage=Stage.LOAD, step="import")
+    return [got] if isinstance(got, Observation) else list(got)
 
 
 def matching(expected: Observation, observed: Sequence[Observation]) -> Observation | None:

@@ -18,7 +18,7 @@ from typing import Any
 import onnx
 
 from seedzer.finding.loader.check import matching, observe_forked, preload
-from seedzer.finding.loader.onnx_graph import export
+from seedzer.finding.onnx_graph import export
 from seedzer.kernel.common import Observation
 from seedzer.load.onnx_import import InvalidModel, input_specs
 

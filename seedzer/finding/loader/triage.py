@@ -42,11 +42,11 @@ from seedzer.finding.loader.folder import (
     repro_text,
     with_expected,
 )
-from seedzer.finding.loader.onnx_graph import export
 from seedzer.finding.loader.predicate import LoaderPredicate
-from seedzer.finding.loader.reduce import OnnxReducer, ReduceResult
 from seedzer.finding.loader.report_md import LoaderReportInput, render_report
 from seedzer.finding.meta import FindingMeta
+from seedzer.finding.onnx_graph import export
+from seedzer.finding.onnx_reduce import OnnxReducer, ReduceResult
 from seedzer.finding.reducer import stats_from_json, stats_to_json
 from seedzer.finding.replay import verdict
 from seedzer.finding.repro import run_repro

@@ -1,7 +1,7 @@
 """Graph-aware reduction of an ONNX model while a predicate (the finding reproduces) holds.
 
 The MT-DLComp idea, as named passes of the reducer engine (:mod:`seedzer.finding.reducer`) over
-the node set of the model (see :mod:`onnx_graph` for how a subset of nodes becomes a valid model):
+the node set of the model (see :mod:`seedzer.finding.onnx_graph` for how a subset of nodes becomes a valid model):
 
 1. ``ddmin-nodes``: ddmin over the nodes in topological order (contiguous chunks are mostly
    connected sub-graphs), ending 1-minimal for single-node removals;
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
-from seedzer.finding.loader.onnx_graph import Cut, GraphIndex, initializer_to_input
+from seedzer.finding.onnx_graph import Cut, GraphIndex, initializer_to_input
 from seedzer.finding.reducer import OutOfTime, PassStats, Reducer, Trial, defines_pass, passes_of
 
 MIN_INPUT_ELEMENTS = 16

@@ -6,7 +6,7 @@ import numpy as np
 import onnx
 from onnx.reference import ReferenceEvaluator
 
-from seedzer.finding.loader.onnx_graph import (
+from seedzer.finding.onnx_graph import (
     Cut,
     GraphIndex,
     export,

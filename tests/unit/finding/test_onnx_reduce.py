@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import onnx
 
-from seedzer.finding.loader.onnx_graph import op_types
-from seedzer.finding.loader.reduce import OnnxReducer
+from seedzer.finding.onnx_graph import op_types
+from seedzer.finding.onnx_reduce import OnnxReducer
 from tests.triage_models import chain_model, has_scalar_prelu, prelu_scalar_model
 
 
