@@ -16,8 +16,18 @@ from seedzer.finding.kind import FindingKind
 KINDS: dict[str, str] = {
     "lowlevel": "seedzer.finding.lowlevel.kind:KIND",
     "loader": "seedzer.finding.loader.kind:KIND",
+    "graph": "seedzer.finding.graph.kind:KIND",
 }
 """Finding kind -> ``"module:attribute"`` of its :class:`FindingKind`."""
+
+
+KIND_LEVELS: dict[str, str] = {"lowlevel": "tir", "loader": "load", "graph": "graph"}
+"""Finding kind -> the level its findings come from (``load``: loading the pool's models)."""
+
+
+def level_of_kind(name: str) -> str:
+    """The level findings of kind ``name`` come from (a kind registered without one: its own name)."""
+    return KIND_LEVELS.get(name, name)
 
 
 def register(name: str, target: str) -> None:

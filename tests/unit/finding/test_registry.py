@@ -17,15 +17,15 @@ PACKAGE = Path(__file__).resolve().parents[3] / "seedzer"
 
 
 def test_every_registered_kind_answers_to_its_name_with_its_kernel() -> None:
-    for name in ("lowlevel", "loader"):
+    for name in ("lowlevel", "loader", "graph"):
         found = kind(name)
         assert found.name == name
-        assert (PACKAGE / "kernel" / f"{found.kernel}.py").is_file()
+        assert all((PACKAGE / "kernel" / f"{module}.py").is_file() for module in found.kernel.split("+"))
         assert "numpy" in found.needs
 
 
 def test_an_unknown_kind_is_a_one_line_error_naming_the_known_ones() -> None:
-    with pytest.raises(SeedzerError, match=r"no finding kind 'nope' \(known: loader, lowlevel\)"):
+    with pytest.raises(SeedzerError, match=r"no finding kind 'nope' \(known: graph, loader, lowlevel\)"):
         kind("nope")
 
 
@@ -40,13 +40,14 @@ def test_a_registered_kind_is_found_by_name() -> None:
 
 def test_looking_up_the_registry_imports_no_kind() -> None:
     code = ("import sys, seedzer.finding.registry, seedzer.finding.store, seedzer.finding.recheck\n"
-            "print(sorted(m for m in sys.modules if m.startswith('seedzer.finding.lo')))")
+            "print(sorted(m for m in sys.modules if m.startswith(('seedzer.finding.lo', 'seedzer.finding.graph'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
 
 def test_nothing_outside_the_registry_branches_on_a_finding_kind() -> None:
-    branch = re.compile(r"""\bkind\s*[!=]=\s*["'](lowlevel|loader)["']|["'](lowlevel|loader)["']\s*[!=]=\s*\w*kind""")
+    kinds = "(lowlevel|loader|graph)"
+    branch = re.compile(rf"""\bkind\s*[!=]=\s*["']{kinds}["']|["']{kinds}["']\s*[!=]=\s*\w*kind""")
     offenders = [f"{path.relative_to(PACKAGE)}:{n}" for path in PACKAGE.rglob("*.py")
                  for n, line in enumerate(path.read_text().splitlines(), 1) if branch.search(line)]
     assert offenders == []

@@ -1,0 +1,42 @@
+"""Checking a graph case the way the graph gate and the reducer do: in a forked child, judged alike.
+
+:func:`observe_forked` runs :func:`seedzer.kernel.graph.observe_graph` on a case in a child forked
+from this process (call :func:`preload` first, so that the child inherits TVM instead of importing
+it; :func:`seedzer.finding.isolated.observe_isolated` forks it); the child reports each step it
+enters, so a death is a ``crash`` and a timeout a ``hang`` at that step. :func:`matches` judges with
+the kernel's own :func:`~seedzer.kernel.graph.same_graph_failure`, so the gate, the reducer and
+``repro.py`` agree. This module imports TVM only when those functions run.
+"""
+
+from __future__ import annotations
+
+from seedzer.execute.forked import SharedProgress
+from seedzer.finding.isolated import observe_isolated, silence
+from seedzer.kernel.common import Observation, Stage
+from seedzer.kernel.graph_case import GraphCase
+
+
+def preload() -> None:
+    """Import the graph kernel (TVM, onnx, onnxruntime) here, before children are forked."""
+    import seedzer.kernel.graph  # noqa: F401
+
+
+def _observe(case: GraphCase, progress: SharedProgress) -> Observation:
+    """The child: what ``case`` shows."""
+    silence()
+    from seedzer.kernel.graph import observe_graph
+    from seedzer.kernel.loader import Trace
+
+    return observe_graph(case, Trace(on_stage=lambda stage, step: progress.set(stage.value, step)))
+
+
+def observe_forked(case: GraphCase, timeout: float) -> Observation:
+    """What ``case`` shows run alone in a forked child within ``timeout`` seconds."""
+    return observe_isolated(_observe, case, timeout, stage=Stage.LOAD, step="import")
+
+
+def matches(expected: Observation, observed: Observation) -> bool:
+    """Whether ``observed`` is the graph failure ``expected`` describes (the kernel's own judgement)."""
+    from seedzer.kernel.graph import same_graph_failure
+
+    return same_graph_failure(expected, observed)

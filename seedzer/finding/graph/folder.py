@@ -1,0 +1,176 @@
+"""The folder of a graph finding: every file name it has, written when it is filed and read back.
+
+A graph finding folder holds:
+
+=========================  ==========================================================================
+``meta.json``              :class:`~seedzer.finding.meta.FindingMeta` (kind ``graph``, ``model`` =
+                           ``model.onnx``), written by the house
+``case.json``              the :class:`~seedzer.kernel.graph_case.GraphCase` (JSON) with the failure as
+                           its expected observation and ``model_file`` = ``model.onnx``
+``model.onnx``             the model the case runs
+``passes.json``            the Relax pass sequence, one ``{"pass", "args", "label"}`` object a line
+``repro.py``               :func:`seedzer.finding.repro.render` of the case (the model embedded when at
+                           most :data:`EMBED_LIMIT` bytes, else read from ``model.onnx`` beside it)
+``log.txt``                the failure's message and traceback
+``reduced/model.onnx``     after ``seedzer triage``: the reduced model, and beside it ``case.json``,
+``reduced/case.json``      ``passes.json`` and ``repro.py`` of the reduced case, and ``state.json``
+``reduced/passes.json``    (the reduction's resumable state); ``report.md`` in the folder itself
+``reduced/repro.py``
+=========================  ==========================================================================
+
+The filing gate's verdict rewrites ``case.json``, ``passes.json`` and ``repro.py`` from the minimal
+case it confirmed (:func:`write_case`), so the filed reproducer starts from the shortest sequence.
+Its name is the raw signature :func:`graph_signature`. Nothing here imports TVM or onnx: the
+campaign process calls :func:`graph_files`.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from pathlib import Path
+
+from seedzer.errors import SeedzerError
+from seedzer.finding.layout import META_FILE, REDUCED_DIR, REPRO_FILE, STATE_FILE
+from seedzer.finding.meta import FindingMeta
+from seedzer.finding.repro import render
+from seedzer.kernel.common import Observation, Symptom
+from seedzer.kernel.graph_case import GraphCase, GraphPass
+from seedzer.kernel.messages import key_line
+from seedzer.oracles.signature import raw_key
+from seedzer.seed import PassSpec
+from seedzer.store.atomic import write_atomic
+
+KIND_NAME = "graph"
+"""The ``kind`` of a graph finding's ``meta.json``."""
+KERNEL, NEEDS = "loader+graph_case+graph", "onnx onnxruntime numpy"
+"""The kernel modules a graph ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""
+CASE_FILE, MODEL_FILE, PASSES_FILE, LOG_FILE = "case.json", "model.onnx", "passes.json", "log.txt"
+"""The graph kind's own files (the house's are in :mod:`seedzer.finding.layout`)."""
+REDUCED_MODEL, REDUCED_CASE = f"{REDUCED_DIR}/{MODEL_FILE}", f"{REDUCED_DIR}/{CASE_FILE}"
+REDUCED_PASSES, REDUCED_REPRO = f"{REDUCED_DIR}/{PASSES_FILE}", f"{REDUCED_DIR}/{REPRO_FILE}"
+REDUCED_STATE = f"{REDUCED_DIR}/{STATE_FILE}"
+"""The reduction's files, relative to the folder."""
+EMBED_LIMIT = 1 << 20
+"""Models up to this many bytes are embedded in ``repro.py``; a larger one is read from beside it."""
+
+
+def graph_signature(observation: Observation, passes: tuple[GraphPass, ...] = ()) -> str:
+    """The raw signature of a graph finding (the name of its folder): the symptom where it surfaced,
+    its normalized message, and for a mismatch the passes of the sequence."""
+    return raw_key(KIND_NAME, observation, changed_passes=[p.name for p in passes]).digest()
+
+
+def stored(case: GraphCase, expected: Observation | None = None) -> GraphCase:
+    """``case`` as ``case.json`` holds it: its model in ``model.onnx`` beside it, ``expected`` (when
+    given) its expected failure."""
+    return dataclasses.replace(case, model=None, model_file=MODEL_FILE, expected=expected or case.expected)
+
+
+def passes_text(passes: tuple[GraphPass, ...]) -> str:
+    """``passes.json``: the sequence as a JSON list, one pass a line, each with its readable label."""
+    lines = [json.dumps({**p.to_json(), "label": p.label()}, sort_keys=True) for p in passes]
+    return "[\n" + ",\n".join(" " + ln for ln in lines) + ("\n" if lines else "") + "]\n"
+
+
+def read_passes(text: str) -> tuple[GraphPass, ...]:
+    """The sequence ``passes.json`` holds (inverse of :func:`passes_text`)."""
+    data = json.loads(text)
+    if not isinstance(data, list):
+        raise ValueError("passes.json is not a JSON list")
+    return tuple(GraphPass.from_json(p) for p in data)
+
+
+def title_of(expected: Observation) -> str:
+    """A one-line title of a graph failure: symptom, where, the identifying line of its message."""
+    if expected.symptom is Symptom.OK:
+        return "no failure"
+    return f"{expected.symptom.value} at {expected.where()}: {key_line(expected.message)}"[:200]
+
+
+def repro_text(case: GraphCase, model: bytes, signature: str = "", about: str = "") -> str:
+    """The standalone ``repro.py`` of a graph case (with its expected failure): the model embedded
+    when it is at most :data:`EMBED_LIMIT` bytes, else read from ``model.onnx`` beside it."""
+    big = None
+    if len(model) <= EMBED_LIMIT:
+        data = case.with_model(model).to_json()
+        big = {"model": "MODEL"}
+    else:
+        data = stored(case).to_json()
+    expected = case.expected or Observation.ok()
+    about = about or "Passes: " + (", ".join(p.label() for p in case.passes) or "none")
+    return render(KERNEL, NEEDS, data, title=title_of(expected), about=about, finding=signature, big=big)
+
+
+def graph_files(case: GraphCase, meta: FindingMeta, model: bytes, log: str) -> dict[str, str | bytes]:
+    """The files of a new graph finding folder (beside the ``meta.json`` the house writes): the case
+    (its expected failure ``meta.observation`` unless it has one), the model, the pass list, the
+    reproducer and the log."""
+    case = stored(case, case.expected or meta.observation)
+    return {
+        CASE_FILE: json.dumps(case.to_json(), indent=1),
+        MODEL_FILE: model,
+        PASSES_FILE: passes_text(case.passes),
+        REPRO_FILE: repro_text(case, model, meta.signature),
+        LOG_FILE: meta.observation.message + ("\n\n" + log if log else "") + "\n",
+    }
+
+
+def write_graph_finding(folder: Path, meta: FindingMeta, files: dict[str, str | bytes]) -> Path:
+    """Write a graph finding folder: its files, then ``meta.json`` (each atomically)."""
+    folder = Path(folder)
+    for name, data in files.items():
+        write_atomic(folder / name, data)
+    write_atomic(folder / META_FILE, meta.dump(folder / META_FILE))
+    return folder
+
+
+def read_case(path: Path) -> GraphCase:
+    """The :class:`GraphCase` a ``case.json`` holds; a missing or unreadable one is a one-line error."""
+    try:
+        data = json.loads(Path(path).read_text())
+        return GraphCase.from_json(data)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SeedzerError(f"{path}: not a graph case ({exc})") from exc
+
+
+def finding_case(folder: Path) -> GraphCase:
+    """The case of the graph finding in ``folder``, its model embedded (ready to run) and its
+    expected failure the one ``meta.json`` records when ``case.json`` has none."""
+    folder = Path(folder)
+    case = read_case(folder / CASE_FILE)
+    if case.model is None:
+        name = case.model_file or MODEL_FILE
+        path = folder / Path(name).name
+        if not path.is_file():
+            raise SeedzerError(f"{folder}: the graph finding's model {name} is missing")
+        case = case.with_model(path.read_bytes())
+    if case.expected is None and (folder / META_FILE).is_file():
+        case = dataclasses.replace(case, expected=FindingMeta.load(folder).observation)
+    return case
+
+
+def model_of(case: GraphCase, folder: Path) -> bytes:
+    """The bytes of ``case``'s model: embedded, else its file in ``folder``."""
+    if case.model is not None:
+        return base64.b64decode(case.model)
+    return (Path(folder) / Path(case.model_file or MODEL_FILE).name).read_bytes()
+
+
+def write_case(folder: Path, meta: FindingMeta, case: GraphCase) -> None:
+    """Rewrite the folder's ``case.json``, ``passes.json`` and ``repro.py`` from ``case`` (the minimal
+    case the gate confirmed; ``model.onnx`` too when it carries its model)."""
+    folder = Path(folder)
+    model = model_of(case, folder)
+    if case.model is not None:
+        write_atomic(folder / MODEL_FILE, model)
+    case = stored(case, case.expected or meta.observation)
+    write_atomic(folder / CASE_FILE, json.dumps(case.to_json(), indent=1))
+    write_atomic(folder / PASSES_FILE, passes_text(case.passes))
+    write_atomic(folder / REPRO_FILE, repro_text(case, model, meta.signature))
+
+
+def to_specs(passes: tuple[GraphPass, ...]) -> list[PassSpec]:
+    """The sequence as :class:`seedzer.seed.PassSpec` objects (what the Relax contracts judge)."""
+    return [PassSpec(p.name, tuple(sorted(p.args.items()))) for p in passes]

@@ -1,0 +1,174 @@
+"""Reduction of a graph finding while it still fails its way: first its Relax pass sequence, then its model.
+
+Two stages, both on the house's reducer engine (:mod:`seedzer.finding.reducer`):
+
+1. ``ddmin-passes`` (:class:`PassReducer`): ddmin over the pass sequence, the model unchanged, to a
+   1-minimal sequence (the filing gate's ``culprit`` rule already did this within its budget; here it
+   also covers a finding the gate did not minimize);
+2. the house's ONNX graph reduction (:class:`seedzer.finding.onnx_reduce.OnnxReducer`:
+   ``ddmin-nodes``, ``subgraphs``, ``initializers-to-inputs``) of the model under the minimal sequence.
+
+The predicate (:class:`GraphPredicate`) runs each candidate case in a child forked from the
+reducer's process (:func:`seedzer.finding.graph.check.observe_forked`) and judges it with the
+kernel's own ``same_graph_failure``. The statistics of both stages are one table.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import onnx
+
+from seedzer.finding.ddmin import ddmin
+from seedzer.finding.graph.check import matches, observe_forked, preload
+from seedzer.finding.onnx_graph import export
+from seedzer.finding.onnx_reduce import OnnxReducer
+from seedzer.finding.reducer import OutOfTime, PassStats, Reducer, Trial, defines_pass, passes_of
+from seedzer.kernel.common import Observation
+from seedzer.kernel.graph_case import GraphCase, GraphPass
+from seedzer.load.onnx_import import InvalidModel, input_specs
+
+Passes = tuple[GraphPass, ...]
+OnProgress = Callable[[Passes, onnx.ModelProto], None]
+"""Sees every new best (sequence, model), so a caller can persist it and resume from it later."""
+
+
+class GraphPredicate:
+    """Does the finding's case with another sequence (and another model) still fail its way?
+    A candidate model gets its own input specs; ``last_match`` is the last observation that did."""
+
+    def __init__(self, expected: Observation, case: GraphCase, timeout: float = 60.0,
+                 observe: Callable[[GraphCase, float], Observation] = observe_forked,
+                 match: Callable[[Observation, Observation], bool] = matches) -> None:
+        if observe is observe_forked:
+            preload()
+        self.expected = expected
+        self.base = dataclasses.replace(case, expected=expected)
+        self.timeout = timeout
+        self.observe = observe
+        self.match = match
+        self.last_match: Observation | None = None
+        own = base64.b64decode(case.model) if case.model is not None else b""
+        self.own = export(onnx.load_model_from_string(own)) if own else b""
+
+    def case_for(self, passes: Passes, model: onnx.ModelProto | None = None) -> GraphCase:
+        """The finding's case with ``passes`` and, when given, ``model`` embedded with its own input
+        specs (raises :class:`~seedzer.load.onnx_import.InvalidModel` for inputs without a shape)."""
+        case = self.base.with_passes(passes)
+        if model is None:
+            return case
+        data = export(model)
+        if data == self.own:  # the case's own model: run as the case has it
+            return case
+        specs, _ = input_specs(model, "candidate")
+        return dataclasses.replace(case, specs=tuple(s.as_tuple() for s in specs)).with_model(data)
+
+    def __call__(self, passes: Passes, model: onnx.ModelProto | None = None) -> bool:
+        """True when the case with ``passes`` (and ``model``) fails the finding's way."""
+        try:
+            case = self.case_for(passes, model)
+        except InvalidModel:
+            return False
+        observed = self.observe(case, self.timeout)
+        ok = self.match(self.expected, observed)
+        if ok:
+            self.last_match = observed
+        return ok
+
+
+@dataclass
+class GraphReduceResult:
+    """The smallest (sequence, model) found, and how the reduction went."""
+
+    passes: Passes
+    model: onnx.ModelProto
+    passes_before: int
+    nodes_before: int
+    evaluations: int
+    seconds: float
+    complete: bool
+    reproduced: bool = True
+    stats: dict[str, PassStats] = field(default_factory=dict)
+
+    @property
+    def nodes(self) -> int:
+        """Nodes of the reduced model."""
+        return len(self.model.graph.node)
+
+
+def _key(passes: Passes) -> str:
+    return json.dumps([p.to_json() for p in passes], sort_keys=True, default=str)
+
+
+class PassReducer:
+    """The first stage: reduces the sequence of a fixed model (see the module docstring)."""
+
+    def __init__(self, holds: Callable[[Passes], bool]) -> None:
+        self.holds = holds
+
+    @defines_pass("ddmin-passes")
+    def ddmin_passes(self, passes: Passes, trial: Trial[Passes]) -> Passes | None:
+        """ddmin over the passes of the sequence: to a 1-minimal sub-sequence that still fails."""
+        ddmin(list(passes), lambda keep: trial(tuple(keep)), trial.out_of_time)
+        return trial.current
+
+
+class GraphReducer:
+    """Reduces a graph finding's (sequence, model) within ``seconds`` (see the module docstring);
+    ``stats`` are the statistics of an earlier run to add to (a resumed reduction)."""
+
+    def __init__(self, predicate: GraphPredicate, seconds: float, on_progress: OnProgress | None = None,
+                 clock: Callable[[], float] = time.monotonic, stats: Mapping[str, PassStats] | None = None) -> None:
+        self.predicate = predicate
+        self.seconds = seconds
+        self.on_progress = on_progress
+        self.clock = clock
+        self.earlier = dict(stats or {})
+
+    def _passes(self, passes: Passes, model: onnx.ModelProto, deadline: float,
+                stats: dict[str, PassStats]) -> tuple[Passes, bool, bool, int]:
+        """Stage 1: (best sequence, complete, reproduced, tests)."""
+        progress = self.on_progress
+        stage = PassReducer(lambda p: self.predicate(p))
+        engine = Reducer(passes_of(stage), stage.holds, lambda p: {"passes": len(p)}, key=_key, deadline=deadline,
+                         clock=self.clock, max_rounds=1, stats={k: v for k, v in stats.items() if k == "ddmin-passes"},
+                         on_improvement=None if progress is None else lambda p: progress(p, model))
+        try:
+            if not engine.holds(passes):
+                return passes, False, False, engine.tests
+        except OutOfTime:
+            return passes, False, True, engine.tests
+        outcome = engine.run(passes)
+        stats.update(engine.stats)
+        return outcome.state, outcome.complete, True, engine.tests
+
+    def reduce(self, passes: Passes, model: onnx.ModelProto) -> GraphReduceResult:
+        """Reduce ``passes`` then ``model`` as far as the deadline allows."""
+        start = self.clock()
+        deadline = start + self.seconds
+        stats = dict(self.earlier)
+        best, complete, reproduced, tests = self._passes(passes, model, deadline, stats)
+        result = GraphReduceResult(best, model, len(passes), len(model.graph.node), tests, 0.0, False, reproduced,
+                                   stats)
+        if reproduced and complete:
+            progress = self.on_progress
+
+            def holds(candidate: onnx.ModelProto) -> bool:
+                return self.predicate(best, candidate)
+
+            onnx_stats = {k: v for k, v in stats.items() if k != "ddmin-passes"}
+            left = max(0.0, deadline - self.clock())
+            graph = OnnxReducer(holds, left, clock=self.clock, stats=onnx_stats,
+                                on_progress=None if progress is None else lambda m: progress(best, m)).reduce(model)
+            result.model, result.complete = graph.model, graph.complete
+            result.evaluations += graph.evaluations
+            result.reproduced = graph.reproduced
+            stats.update(graph.stats)
+        result.seconds = self.clock() - start
+        result.stats = stats
+        return result

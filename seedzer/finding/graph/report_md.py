@@ -1,0 +1,174 @@
+"""A markdown bug-report draft (``report.md``) for a reduced graph finding, ready for an issue tracker.
+
+Sections: title, environment (TVM, onnx, onnxruntime, numpy, Python versions), symptom, the minimal
+trigger (the Relax pass sequence and the reduced ONNX graph in ONNX's text syntax), how to
+reproduce, expected vs actual, and how the reduction went. Only ``onnx`` is needed (no TVM).
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+
+import onnx
+import onnx.printer
+
+from seedzer.finding.reducer import PassStats, stats_table
+from seedzer.finding.repro import TVM_VERSION
+from seedzer.kernel.common import Observation, Symptom
+from seedzer.kernel.graph_case import GraphPass
+from seedzer.kernel.messages import key_line
+
+_SITE = re.compile(r"(?<=File \")[^\"]*/site-packages/")
+MAX_TITLE = 120
+MAX_TRIGGER_LINES = 60
+
+
+@dataclass(frozen=True)
+class GraphReportInput:
+    """What a graph report draft is made of."""
+
+    signature: str
+    observation: Observation
+    """The failure as the reduced case shows it."""
+    model_name: str
+    original: onnx.ModelProto
+    reduced: onnx.ModelProto
+    passes_before: tuple[GraphPass, ...]
+    passes: tuple[GraphPass, ...]
+    complete: bool
+    evaluations: int
+    seconds: float
+    verified: str
+    """How the standalone repro.py behaved in a clean process."""
+    log: str = ""
+    stats: Mapping[str, PassStats] = field(default_factory=dict)
+    culprit: list[str] = field(default_factory=list)
+
+
+def _ops(model: onnx.ModelProto) -> list[str]:
+    return list(dict.fromkeys(n.op_type for n in model.graph.node))
+
+
+def title(r: GraphReportInput) -> str:
+    """An issue title: component (the culprit pass), the trigger's operators, what goes wrong."""
+    o = r.observation
+    where = (r.culprit or [p.name for p in r.passes[-1:]] or [o.pass_name or "build"])[0]
+    what = {
+        Symptom.CRASH: f"crashes at {o.pass_name}",
+        Symptom.HANG: f"hangs at {o.pass_name}",
+        Symptom.MISMATCH: "results differ from TVM's default pipeline",
+        Symptom.ILLFORMED: "emits ill-formed Relax",
+    }.get(o.symptom, key_line(o.message))
+    text = f"[Bug][Relax] {where} on {', '.join(_ops(r.reduced)) or 'an empty graph'}: {what}"
+    return text if len(text) <= MAX_TITLE else text[: MAX_TITLE - 3] + "..."
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def environment() -> str:
+    """Markdown list of the versions a maintainer needs."""
+    rows = [("TVM", f"apache-tvm=={TVM_VERSION} (PyPI wheel, llvm target, CPU)")]
+    rows += [(d, _version(d)) for d in ("onnx", "onnxruntime", "numpy")]
+    rows.append(("Python", f"{platform.python_version()} on {platform.system()} {platform.machine()}"))
+    return "\n".join(f"- {name}: {value}" for name, value in rows)
+
+
+def _actual(o: Observation, log: str) -> str:
+    step = o.pass_name or "build"
+    if o.symptom is Symptom.MISMATCH:
+        text = f"The outputs differ from TVM's default pipeline's:\n\n```\n{o.message.strip()}\n```"
+    elif o.symptom is Symptom.CRASH:
+        text = f"The process dies during `{step}`: {o.message}."
+    elif o.symptom is Symptom.HANG:
+        text = f"`{step}` does not finish: {o.message}."
+    elif o.symptom is Symptom.ILLFORMED:
+        text = f"`relax.analysis.well_formed` rejects the output of `{step}`:\n\n```\n{key_line(o.message)}\n```"
+    else:
+        text = f"`{step}` raises:\n\n```\n{key_line(o.message)}\n```"
+    frames = [_SITE.sub("", ln.strip()) for ln in log.strip().splitlines() if ln.strip().startswith("File ")][-4:]
+    if frames:
+        text += "\n\nLast frames (when the finding was filed):\n\n```\n" + "\n".join(frames) + "\n```"
+    return text
+
+
+def _trigger(model: onnx.ModelProto) -> str:
+    text = onnx.printer.to_text(model.graph).splitlines()
+    if len(text) > MAX_TRIGGER_LINES:
+        text = [*text[:MAX_TRIGGER_LINES], f"... ({len(text) - MAX_TRIGGER_LINES} more lines; see repro.py)"]
+    return "\n".join(text)
+
+
+def _sequence(passes: tuple[GraphPass, ...]) -> str:
+    if not passes:
+        return "(none: TVM's default pipeline alone)"
+    return "\n".join(f"{i}. `tvm.relax.transform.{p.name.removeprefix('relax.')}({_args(p)})`"
+                     for i, p in enumerate(passes, 1))
+
+
+def _args(p: GraphPass) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in sorted(p.args.items()))
+
+
+def render_report(r: GraphReportInput) -> str:
+    """The markdown draft."""
+    o = r.observation
+    before, after = len(r.original.graph.node), len(r.reduced.graph.node)
+    status = "finished" if r.complete else "stopped at its time limit (a smaller trigger may exist)"
+    stats = ("\nWhich reduction passes paid off:\n\n" + stats_table(r.stats) + "\n") if r.stats else ""
+    return f"""# {title(r)}
+
+## Environment
+
+{environment()}
+
+## Symptom
+
+{o.symptom.value} at `{o.where()}`: an ONNX model imported with `tvm.relax.frontend.onnx.from_onnx`,
+then the Relax passes below (each followed by `relax.analysis.well_formed`), then `tvm.compile`
+(the rest of TVM's default pipeline) and the Relax VM, compared with TVM's default pipeline alone.
+
+## Minimal trigger
+
+Relax passes, in order:
+
+{_sequence(r.passes)}
+
+on {after} ONNX node(s) ({", ".join(_ops(r.reduced)) or "none"}):
+
+```
+{_trigger(r.reduced)}
+```
+
+## Steps to reproduce
+
+```bash
+pip install apache-tvm=={TVM_VERSION} onnx onnxruntime numpy
+python repro.py   # the model is embedded (or model.onnx beside it); exit status 1 while the bug is present
+```
+
+In a clean process the reduced `repro.py` {r.verified}.
+
+## Expected behavior
+
+Each pass transforms the module into well-formed Relax, `tvm.compile` builds it for `llvm`, and its
+outputs match those of the same model built by TVM's default pipeline alone.
+
+## Actual behavior
+
+{_actual(o, r.log)}
+
+## How this was found
+
+Found by Seedzer (graph-level fuzzing of TVM's Relax passes) on `{r.model_name}`; finding signature
+`{r.signature}`. The reduction brought the sequence from {len(r.passes_before)} to {len(r.passes)} pass(es)
+and the model from {before} to {after} node(s) with {r.evaluations} isolated runs in {r.seconds:.0f} s; it {status}.
+{stats}"""

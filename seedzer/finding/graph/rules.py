@@ -1,0 +1,221 @@
+"""The graph gate's rules, one class per check (:data:`seedzer.finding.graph.gate.RULES` orders them).
+
+Each rule judges a :class:`GraphContext`: a verdict, or None to let the next rule judge. A rule
+reads what the rules before it established (the failure the case showed alone). Every TVM run goes
+through the context's ``observe`` (a forked child in the gate, a fake in the unit tests), every
+comparison with an expected failure through its ``match`` (the kernel's ``same_graph_failure``), and
+the Relax pass contracts through its ``contracts`` (:func:`seedzer.passes.relax_contracts.out_of_contract`,
+imported when first used), so each rule can be judged without TVM.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from seedzer.finding.ddmin import ddmin
+from seedzer.finding.gate import GateSettings
+from seedzer.finding.graph.check import matches, observe_forked
+from seedzer.finding.graph.folder import KIND_NAME, stored, to_specs
+from seedzer.finding.meta import BUG, NOT_A_BUG
+from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, Verdict
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.graph_case import GraphCase
+from seedzer.oracles.preconditions import is_precondition_error
+from seedzer.oracles.signature import root_key
+from seedzer.seed import PassSpec
+
+WELL_FORMED = ":well-formed"
+"""Suffix of the kernel's step that checks a pass's output (``relax.X:well-formed``)."""
+INVALID_STEPS = frozenset({"parse", "reference"})
+"""Steps whose failures are about the input (an unreadable model, the reference engine), never TVM."""
+INVALID_MODEL = ("ValidationError", "onnx.checker", "InvalidModel", "Error parsing message")
+"""Message fragments of a model ONNX itself refuses."""
+UNSUPPORTED = ("not supported for frontend ONNX", "OpNotImplemented")
+"""Message fragments of an operator TVM's ONNX importer does not support."""
+
+Contracts = Callable[[Sequence[PassSpec]], list[tuple[int, str]]]
+"""``(index, reason)`` of every pass of a sequence out of its contract."""
+
+
+def relax_out_of_contract(passes: Sequence[PassSpec]) -> list[tuple[int, str]]:
+    """The Relax catalog's judgement (:func:`seedzer.passes.relax_contracts.out_of_contract`),
+    imported when first asked."""
+    from seedzer.passes.relax_contracts import out_of_contract
+
+    return out_of_contract(passes)
+
+
+def invalid_reason(observation: Observation) -> str | None:
+    """Why a graph failure is about its input rather than TVM (an unsupported operator, a violated
+    precondition, a model ONNX refuses), or None."""
+    message = observation.message
+    if observation.symptom is Symptom.INVALID:
+        return message
+    if any(text in message for text in UNSUPPORTED):
+        return f"unsupported operator: {message}"
+    if observation.pass_name in INVALID_STEPS:
+        return f"{observation.pass_name}: {message}"
+    if observation.pass_name == "import" and any(text in message for text in INVALID_MODEL):
+        return f"invalid model: {message}"
+    if observation.symptom is Symptom.EXCEPTION and is_precondition_error(message):
+        return f"{PRECONDITION}: {message}"
+    return None
+
+
+def failing_pass(observation: Observation) -> str | None:
+    """The Relax pass a failure surfaced in (``relax.X``, also for ``relax.X:well-formed``), or None
+    when it surfaced after the sequence (build, run, comparison)."""
+    name = observation.pass_name or ""
+    if observation.stage is not Stage.PASS or not name.startswith("relax."):
+        return None
+    return name.removesuffix(WELL_FORMED)
+
+
+@dataclass
+class GraphContext:
+    """One graph candidate's judgement so far, shared by the rules (see the module docstring).
+
+    ``case`` is the case to re-run (its model embedded), ``expected`` the failure to confirm and
+    ``timeout`` each run's time limit; ``got`` is the finding's failure as the run alone showed it
+    (None until the ``alone`` rule ran) and ``parent`` what TVM's default pipeline alone showed
+    (None until the ``parent`` rule ran it).
+    """
+
+    signature: str
+    case: GraphCase
+    expected: Observation
+    timeout: float
+    settings: GateSettings = field(default_factory=GateSettings)
+    start: float = field(default_factory=time.monotonic)
+    observe: Callable[[GraphCase, float], Observation] = observe_forked
+    match: Callable[[Observation, Observation], bool] = matches
+    contracts: Contracts = relax_out_of_contract
+    got: Observation | None = None
+    parent: Observation | None = None
+    tests: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def seen(self) -> Observation:
+        """The finding's failure as the re-run showed it (a rule that needs it runs after ``alone``)."""
+        assert self.got is not None, "the case has not been run alone yet"
+        return self.got
+
+    def run(self, case: GraphCase) -> Observation:
+        """What ``case`` shows, run alone (one more test)."""
+        self.tests += 1
+        return self.observe(case, self.timeout)
+
+    def verdict(self, kind: str, reason: str, observation: Observation, culprit: list[str] | None = None,
+                root: str | None = None, case: GraphCase | None = None) -> Verdict:
+        """A verdict on the candidate; ``case`` (a bug's minimal case, model left in the folder)."""
+        return Verdict(self.signature, kind, reason, case, observation, culprit or [], root, self.tests,
+                       time.monotonic() - self.start, list(self.notes))
+
+
+class Alone:
+    """The case runs once more alone: it must fail the finding's way."""
+
+    name = "alone"
+
+    def judge(self, context: GraphContext) -> Verdict | None:
+        observed = context.run(context.case)
+        if context.match(context.expected, observed):
+            context.got = observed
+            return None
+        if observed.symptom is Symptom.INVALID:
+            return context.verdict(NOT_A_BUG, f"{INVALID}: {observed.message[:300]}", observed)
+        return context.verdict(NOT_A_BUG, f"{NOT_REPRODUCED}: run alone it gives {observed.headline()[:300]}",
+                               observed)
+
+
+class InvalidInput:
+    """A failure about the input rather than TVM (:func:`invalid_reason`) is an invalid test case."""
+
+    name = "invalid-input"
+
+    def judge(self, context: GraphContext) -> Verdict | None:
+        why = invalid_reason(context.seen)
+        if why is None:
+            return None
+        return context.verdict(NOT_A_BUG, f"{INVALID}: {why[:300]}", context.seen)
+
+
+class Contract:
+    """A pass that ran out of its contract (its position in the sequence breaks what it needs, per
+    :mod:`seedzer.passes.relax_contracts`) makes the failure the test case's: not a bug. Only the
+    passes that ran are judged: up to the failing one for a failure in a pass, else all."""
+
+    name = "contract"
+
+    def judge(self, context: GraphContext) -> Verdict | None:
+        passes = context.case.passes
+        index = context.seen.step_index
+        if failing_pass(context.seen) is not None and index is not None:
+            passes = passes[: index + 1]
+        broken = context.contracts(to_specs(passes))
+        if not broken:
+            return None
+        at, why = broken[0]
+        return context.verdict(NOT_A_BUG, f"{CONTRACT}: {passes[at].name} (pass {at + 1} of the sequence) is out of "
+                               f"its contract: {why}", context.seen)
+
+
+class Parent:
+    """The same model with no Relax pass (TVM's default pipeline alone) failing the same way is the
+    loader's finding, not the sequence's: not a bug. A failure in a pass of the sequence, or a
+    mismatch with the default pipeline, cannot happen without passes: not run for them."""
+
+    name = "parent"
+
+    def judge(self, context: GraphContext) -> Verdict | None:
+        got = context.seen
+        if not context.case.passes or failing_pass(got) is not None or got.symptom is Symptom.MISMATCH:
+            return None
+        parent = context.parent = context.run(context.case.with_passes(()))
+        if not context.match(context.expected, parent):
+            context.notes.append(f"TVM's default pipeline alone: {parent.headline()[:200]}")
+            return None
+        return context.verdict(NOT_A_BUG, f"{INVALID}: TVM's default pipeline alone (no Relax pass) fails the same "
+                               "way: the loader's finding, not the sequence's", parent)
+
+
+class Culprit:
+    """A bug: ddmin over the sequence to a minimal one that still fails the same way; the culprit is
+    the failing pass (an error, ill-formed IR or a crash in a pass), else the last pass of the minimal
+    sequence. Always answers."""
+
+    name = "culprit"
+
+    def judge(self, context: GraphContext) -> Verdict:
+        case, got = context.case, context.seen
+        deadline = time.monotonic() + context.settings.max_seconds
+        budget = context.tests + context.settings.max_tests
+        full = tuple(range(len(case.passes)))
+        found: dict[tuple[int, ...], Observation | None] = {full: got}
+        if context.parent is not None:
+            found[()] = None
+
+        def holds(keep: list[int]) -> bool:
+            key = tuple(keep)
+            if key not in found:
+                observed = context.run(case.with_passes(tuple(case.passes[i] for i in keep)))
+                found[key] = observed if context.match(context.expected, observed) else None
+            return found[key] is not None
+
+        def out_of_time() -> bool:
+            return context.tests >= budget or time.monotonic() >= deadline
+
+        keep = tuple(ddmin(list(full), holds, out_of_time)) if case.passes else ()
+        minimal = tuple(case.passes[i] for i in keep)
+        shown = found.get(keep) or got
+        if out_of_time():
+            context.notes.append("the culprit search stopped at its limit: the sequence may not be minimal")
+        culprit = failing_pass(shown) or (minimal[-1].name if minimal else shown.pass_name or "build")
+        context.notes.append("minimal sequence: " + (", ".join(p.label() for p in minimal) or "none"))
+        root = root_key(KIND_NAME, shown, [culprit]).digest()
+        bug_case = stored(dataclasses.replace(case.with_passes(minimal), expected=shown))
+        return context.verdict(BUG, "bug", shown, [culprit], root, bug_case)

@@ -1,0 +1,210 @@
+"""Triage of one graph finding: minimize its sequence, reduce its model, write ``repro.py`` and
+``report.md``, verify them.
+
+Works on a graph finding folder (:mod:`seedzer.finding.graph.folder`). Files it writes, relative to
+the folder (the house's layout, so ``seedzer replay --reduced`` finds them):
+
+=========================  ====================================================================
+``reduced/case.json``      best case so far (its sequence), with ``reduced/model.onnx`` its model
+``reduced/model.onnx``     and ``reduced/passes.json``; written at every improvement
+``reduced/passes.json``
+``reduced/state.json``     sizes, tests, seconds, finished or not, per-pass statistics, verification
+``reduced/repro.py``       standalone reproducer of the reduced case (model embedded when small,
+                           else ``model.onnx`` beside it): exit 1 while the bug is present
+``report.md``              bug-report draft
+=========================  ====================================================================
+
+A second run resumes from ``reduced/`` with the time it is given, unless the state says the
+reduction finished (``force`` starts again from the folder's own case).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import onnx
+
+from seedzer.errors import SeedzerError
+from seedzer.finding.graph.folder import (
+    KIND_NAME,
+    LOG_FILE,
+    REDUCED_CASE,
+    REDUCED_MODEL,
+    REDUCED_PASSES,
+    REDUCED_REPRO,
+    REDUCED_STATE,
+    finding_case,
+    model_of,
+    passes_text,
+    read_case,
+    repro_text,
+    stored,
+    write_case,
+)
+from seedzer.finding.graph.reduce import GraphPredicate, GraphReducer, Passes
+from seedzer.finding.graph.report_md import GraphReportInput, render_report
+from seedzer.finding.kind import TriageOptions, TriageResult
+from seedzer.finding.layout import REPORT_FILE, REPRO_FILE
+from seedzer.finding.meta import FindingMeta
+from seedzer.finding.onnx_graph import export
+from seedzer.finding.reducer import stats_from_json, stats_to_json
+from seedzer.finding.replay import verdict
+from seedzer.finding.repro import run_repro
+from seedzer.store.atomic import write_atomic
+
+
+@dataclass(frozen=True)
+class GraphTriageOptions:
+    """Limits: total reduction seconds, seconds per check, whether to verify the repro, redo a
+    finished reduction, and the interpreter that runs the reproducers."""
+
+    seconds: float = 600.0
+    timeout: float = 120.0
+    verify: bool = True
+    force: bool = False
+    python: str = sys.executable
+
+
+@dataclass
+class GraphTriage:
+    """What triaging one graph finding did (also saved as ``reduced/state.json``)."""
+
+    signature: str
+    symptom: str
+    where: str
+    reproduced: bool
+    complete: bool = False
+    passes_before: int = 0
+    passes: int = 0
+    original_nodes: int = 0
+    nodes: int = 0
+    evaluations: int = 0
+    seconds: float = 0.0
+    pass_stats: dict[str, Any] | None = None
+    sequence: list[str] | None = None
+    repro: str | None = None
+    verified: bool | None = None
+    repro_exit: int | None = None
+
+
+def _load_state(folder: Path, signature: str) -> dict[str, Any] | None:
+    try:
+        state = json.loads((folder / REDUCED_STATE).read_text())
+    except (OSError, ValueError):
+        return None
+    return state if isinstance(state, dict) and state.get("signature") == signature else None
+
+
+def _parse(data: bytes, where: Path) -> onnx.ModelProto:
+    try:
+        return onnx.load_model_from_string(data)
+    except Exception as exc:  # protobuf's DecodeError and friends
+        raise SeedzerError(f"{where}: the finding's model is not a readable ONNX model ({exc})") from exc
+
+
+def _start(folder: Path, passes: Passes, model: onnx.ModelProto,
+           state: dict[str, Any] | None) -> tuple[Passes, onnx.ModelProto]:
+    """Where the reduction starts: the saved best case when resuming, else the folder's own."""
+    if state is None or not (folder / REDUCED_CASE).is_file() or not (folder / REDUCED_MODEL).is_file():
+        return passes, model
+    saved = read_case(folder / REDUCED_CASE)
+    return saved.passes, _parse((folder / REDUCED_MODEL).read_bytes(), folder)
+
+
+def verify_repro(path: Path, symptom: str, timeout: float, python: str = sys.executable) -> tuple[bool, int | None]:
+    """Run the reproducer at ``path`` in a clean process; True when it fails as the finding does."""
+    run = run_repro(path, python, timeout + 120.0)
+    write_atomic(path.with_suffix(".log"), run.output)
+    return verdict(symptom, run.returncode, run.output)[0] == "still-present", run.returncode
+
+
+def triage_graph(folder: Path, opts: GraphTriageOptions | None = None) -> GraphTriage:
+    """Reduce, write ``repro.py`` and ``report.md``, verify; see the module doc. Saves the state."""
+    opts = opts or GraphTriageOptions()
+    folder = Path(folder)
+    meta = FindingMeta.load(folder)
+    case = finding_case(folder)
+    expected = case.expected or meta.observation
+    original = _parse(model_of(case, folder), folder)
+    out = GraphTriage(meta.signature, expected.symptom.value, expected.where(), True, passes_before=len(case.passes),
+                      passes=len(case.passes), original_nodes=len(original.graph.node), nodes=len(original.graph.node))
+    state = None if opts.force else _load_state(folder, meta.signature)
+    passes, model = _start(folder, case.passes, original, state)
+    pred = GraphPredicate(expected, case, opts.timeout)
+
+    def save(best: Passes, reduced: onnx.ModelProto) -> None:
+        write_atomic(folder / REDUCED_MODEL, export(reduced))
+        write_atomic(folder / REDUCED_PASSES, passes_text(best))
+        write_atomic(folder / REDUCED_CASE, json.dumps(stored(pred.case_for(best, reduced)).to_json(), indent=1))
+
+    earlier = stats_from_json(state.get("pass_stats")) if state is not None else {}
+    if state is not None:
+        out.evaluations, out.seconds = int(state.get("evaluations", 0)), float(state.get("seconds", 0.0))
+    if state is not None and state.get("complete"):
+        out.complete, out.pass_stats = True, state.get("pass_stats")
+    else:
+        result = GraphReducer(pred, opts.seconds, on_progress=save, stats=earlier).reduce(passes, model)
+        passes, model = result.passes, result.model
+        out.evaluations += result.evaluations
+        out.seconds += result.seconds
+        out.complete, out.reproduced = result.complete, result.reproduced
+        out.pass_stats = stats_to_json(result.stats)
+    out.passes, out.nodes, out.sequence = len(passes), len(model.graph.node), [p.label() for p in passes]
+    if out.reproduced:  # confirm on the final case and keep the observation it gives
+        out.reproduced = pred(passes, model)
+    if out.reproduced and pred.last_match is not None:
+        save(passes, model)
+        _write_outputs(folder, meta, case, original, passes, model, pred, out, opts)
+    write_atomic(folder / REDUCED_STATE, json.dumps(asdict(out), indent=2))
+    return out
+
+
+def _write_outputs(folder: Path, meta: FindingMeta, case: Any, original: onnx.ModelProto, passes: Passes,
+                   model: onnx.ModelProto, pred: GraphPredicate, out: GraphTriage, opts: GraphTriageOptions) -> None:
+    """``reduced/repro.py`` (verified in a clean process), the folder's ``repro.py`` when it has none,
+    and ``report.md``."""
+    matched = pred.last_match
+    assert matched is not None
+    if not (folder / REPRO_FILE).exists():
+        write_case(folder, meta, case)
+    reduced = stored(pred.case_for(passes, model), matched)
+    path = folder / REDUCED_REPRO
+    write_atomic(path, repro_text(reduced, export(model), meta.signature,
+                                  f"Reduced from {meta.origin or 'the finding'}'s model; passes: "
+                                  + (", ".join(p.label() for p in passes) or "none")))
+    out.repro = str(path)
+    verified_text = "was not run"
+    if opts.verify:
+        out.verified, out.repro_exit = verify_repro(path, matched.symptom.value, opts.timeout, opts.python)
+        if out.repro_exit is None:
+            verified_text = "did not finish in time"
+        elif out.repro_exit < 0:
+            verified_text = f"dies by signal {-out.repro_exit}"
+        else:
+            verified_text = f"exits with status {out.repro_exit}"
+    log = (folder / LOG_FILE).read_text(errors="replace") if (folder / LOG_FILE).is_file() else ""
+    report = GraphReportInput(meta.signature, matched, meta.origin or "model.onnx", original, model,
+                              case.passes, passes, out.complete, out.evaluations, out.seconds, verified_text, log,
+                              stats_from_json(out.pass_stats), list(meta.culprit))
+    write_atomic(folder / REPORT_FILE, render_report(report))
+
+
+def _status(res: GraphTriage) -> str:
+    if not res.reproduced:
+        return "not-reproduced"
+    if res.verified is False:
+        return "unverified"
+    return "reduced" if res.complete else "partial"
+
+
+def triage_graph_finding(folder: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
+    """The graph kind's triage (:meth:`seedzer.finding.graph.kind.GraphKind.triage`)."""
+    opts = GraphTriageOptions(seconds=options.minutes * 60.0, force=options.force, python=options.python)
+    res = triage_graph(folder, opts)
+    note = "passes: " + (", ".join(res.sequence or []) or "none")
+    return TriageResult(res.signature, KIND_NAME, res.symptom, res.where, _status(res), res.original_nodes, res.nodes,
+                        "nodes", res.passes_before, res.passes, res.seconds, res.evaluations, note)

@@ -1,0 +1,123 @@
+"""Graph findings with the real TVM 0.27: a Relax ConvertLayout failure filed, reproduced standalone,
+gated (minimal sequence, culprit), triaged, and its reduced ``repro.py`` run in a clean interpreter.
+
+``relax.ConvertLayout`` (asked for NHWC conv2d) fails on a model with no conv2d at all when an
+element-wise ``Max`` of two 2-D tensors is in it: ``Invalid SLayout: can't find S in source layout``.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from seedzer.finding.graph.check import observe_forked, preload
+from seedzer.finding.graph.folder import (
+    PASSES_FILE,
+    REDUCED_MODEL,
+    REDUCED_REPRO,
+    finding_case,
+    graph_files,
+    graph_signature,
+    read_passes,
+    write_graph_finding,
+)
+from seedzer.finding.graph.gate import run_graph_gate_on_folder
+from seedzer.finding.kind import TriageOptions
+from seedzer.finding.layout import REPORT_FILE, REPRO_FILE
+from seedzer.finding.meta import BUG, FindingMeta
+from seedzer.finding.registry import kind
+from seedzer.finding.repro import run_repro
+from seedzer.finding.store import apply_verdict
+from seedzer.kernel.common import Stage, Symptom
+from seedzer.kernel.graph_case import GraphCase, GraphPass
+from seedzer.oracles.signature import root_key
+
+pytestmark = pytest.mark.integration
+
+LAYOUT = GraphPass("relax.ConvertLayout", {"desired_layouts": {"relax.nn.conv2d": ["NHWC", "default"]}})
+SEQUENCE = (GraphPass("relax.FoldConstant"), GraphPass("relax.Normalize"), LAYOUT,
+            GraphPass("relax.DeadCodeElimination"))
+NO_SEEDZER = "import runpy, sys; sys.modules['seedzer'] = None; runpy.run_path('repro.py', run_name='__main__')"
+
+
+def _model() -> onnx.ModelProto:
+    """Relu, Neg, Max, Abs over a 2x3 input: no conv2d anywhere."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["n"]),
+             helper.make_node("Max", ["n", "x"], ["m"]), helper.make_node("Abs", ["m"], ["y"])]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y]), opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def _run_clean(folder: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``folder/repro.py`` in a fresh isolated interpreter where importing seedzer fails."""
+    return subprocess.run([sys.executable, "-I", "-c", NO_SEEDZER], cwd=folder, capture_output=True, text=True,
+                          timeout=600, env={"PYTHONPATH": str(folder)})
+
+
+def _file(tmp_path: Path) -> tuple[Path, FindingMeta]:
+    """Run the case as a worker would (in a forked child) and file its failure as the campaign does."""
+    preload()
+    data = _model().SerializeToString()
+    case = GraphCase((("x", "float32", (2, 3)),), SEQUENCE, timeout=120.0)
+    observed = observe_forked(case.with_model(data), 300.0)
+    assert observed.symptom is Symptom.EXCEPTION and observed.stage is Stage.PASS, observed.headline()
+    assert observed.pass_name == "relax.ConvertLayout" and "Invalid SLayout" in observed.message
+    meta = FindingMeta(signature=graph_signature(observed, case.passes), kind="graph", observation=observed,
+                       model="model.onnx", origin="model_000000.onnx")
+    folder = tmp_path / "findings" / meta.signature
+    return write_graph_finding(folder, meta, graph_files(case, meta, data, "")), meta
+
+
+def test_a_convert_layout_finding_is_filed_gated_triaged_and_reproduced(tmp_path: Path) -> None:
+    folder, meta = _file(tmp_path)
+    assert read_passes((folder / PASSES_FILE).read_text()) == SEQUENCE
+
+    clean = _run_clean(folder)  # the filed repro.py: the bug is present
+    assert clean.returncode == 1, clean.stdout + clean.stderr
+    assert "reproduced: the bug is present" in clean.stdout
+
+    verdict = run_graph_gate_on_folder(str(folder))  # the gate: a bug, culprit ConvertLayout, minimal sequence
+    assert verdict.verdict == BUG, verdict.reason
+    assert (verdict.rule, verdict.culprit) == ("culprit", ["relax.ConvertLayout"])
+    assert verdict.root == root_key("graph", verdict.observation, ["relax.ConvertLayout"]).digest()
+    assert verdict.case is not None and verdict.case.passes == (LAYOUT,)
+    unpickle = ("import pickle, sys; pickle.loads(sys.stdin.buffer.read()); "
+                "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tvm', 'onnx', 'onnxruntime')))")
+    got = subprocess.run([sys.executable, "-c", unpickle], input=pickle.dumps(verdict), capture_output=True,
+                         timeout=120, check=True)
+    assert got.stdout.decode().strip() == "[]", got.stdout.decode()
+
+    apply_verdict(folder, meta, verdict)  # as the store settles it: the folder now starts from the minimal case
+    assert meta.extra["gate_rule"] == "culprit" and meta.root_signature == verdict.root
+    assert finding_case(folder).passes == (LAYOUT,)
+    assert read_passes((folder / PASSES_FILE).read_text()) == (LAYOUT,)
+    assert _run_clean(folder).returncode == 1
+
+    result = kind("graph").triage(folder, meta, TriageOptions(minutes=4.0))
+    assert result.status == "reduced", (result, (folder / "reduced" / "state.json").read_text())
+    assert (result.passes_before, result.passes_after) == (1, 1)
+    assert result.size_before == 4 and result.size_after is not None and result.size_after <= 2
+    assert "Max" in [n.op_type for n in onnx.load(folder / REDUCED_MODEL).graph.node]
+    state = json.loads((folder / "reduced" / "state.json").read_text())
+    assert state["verified"] is True and state["repro_exit"] == 1
+
+    run = run_repro(folder / REDUCED_REPRO)  # the reduced repro.py, with python -I in its folder
+    assert run.returncode == 1, run.output
+    assert "reproduced: the bug is present" in run.output
+    report = (folder / REPORT_FILE).read_text()
+    assert "relax.ConvertLayout" in report and "pip install apache-tvm==0.27.0.post1 onnx onnxruntime numpy" in report
+    assert (folder / REPRO_FILE).is_file()
+
+    again = kind("graph").triage(folder, meta, TriageOptions(minutes=4.0))  # finished: resumed, not redone
+    assert (again.status, again.tests, again.size_after) == ("reduced", result.tests, result.size_after)

@@ -1,0 +1,164 @@
+"""Graph finding folders: the files a candidate is filed with, read back, rewritten from the gate's
+minimal case, and the seam the registry hands out (no TVM)."""
+
+from __future__ import annotations
+
+import ast
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from seedzer.errors import SeedzerError
+from seedzer.finding.graph import folder as gf
+from seedzer.finding.graph.folder import (
+    CASE_FILE,
+    LOG_FILE,
+    MODEL_FILE,
+    PASSES_FILE,
+    finding_case,
+    graph_files,
+    graph_signature,
+    passes_text,
+    read_passes,
+    write_case,
+    write_graph_finding,
+)
+from seedzer.finding.kind import GateContext
+from seedzer.finding.layout import META_FILE, REPRO_FILE
+from seedzer.finding.meta import FindingMeta
+from seedzer.finding.registry import kind
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.graph_case import GraphCase, GraphPass
+
+LAYOUT = GraphPass("relax.ConvertLayout", {"desired_layouts": {"relax.nn.conv2d": ["NHWC", "default"]}})
+FOLD = GraphPass("relax.FoldConstant")
+ERROR = Observation(Symptom.EXCEPTION, Stage.PASS, "relax.ConvertLayout",
+                    "InternalError: Check failed: Invalid SLayout:can't find S in source layoutAB", step_index=1)
+MODEL = b"\x08\x08fake onnx bytes"
+CASE = GraphCase((("x", "float32", (2, 3)),), (FOLD, LAYOUT), input_seed=7)
+
+
+def _meta() -> FindingMeta:
+    return FindingMeta(signature=graph_signature(ERROR, CASE.passes), kind="graph", observation=ERROR,
+                       model=MODEL_FILE, origin="model_000007.onnx")
+
+
+def _filed(tmp_path: Path) -> tuple[Path, FindingMeta]:
+    meta = _meta()
+    folder = write_graph_finding(tmp_path / meta.signature, meta, graph_files(CASE, meta, MODEL, "Traceback ..."))
+    return folder, meta
+
+
+def _repro_case(script: str) -> dict[str, object]:
+    found: dict[str, object] = {}
+    for node in ast.parse(script).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") in ("CASE", "MODEL"):
+            found[node.targets[0].id] = ast.literal_eval(node.value)  # type: ignore[attr-defined]
+    case = found["CASE"]
+    assert isinstance(case, dict)
+    if "MODEL" in found:
+        case["model"] = found["MODEL"]
+    return case
+
+
+def test_a_filed_candidate_is_its_case_model_passes_repro_and_log(tmp_path: Path) -> None:
+    folder, _ = _filed(tmp_path)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [CASE_FILE, MODEL_FILE, PASSES_FILE, REPRO_FILE, LOG_FILE, META_FILE])
+    assert (folder / MODEL_FILE).read_bytes() == MODEL
+    stored = json.loads((folder / CASE_FILE).read_text())
+    assert stored["model"] is None and stored["model_file"] == MODEL_FILE
+    assert Observation.from_json(stored["expected"]) == ERROR
+    assert (folder / LOG_FILE).read_text().startswith(ERROR.message + "\n\nTraceback ...")
+    assert read_passes((folder / PASSES_FILE).read_text()) == CASE.passes
+    assert '"label": "relax.FoldConstant"' in (folder / PASSES_FILE).read_text()
+    assert FindingMeta.load(folder).kind == "graph"
+
+
+def test_the_case_reads_back_with_its_model_embedded(tmp_path: Path) -> None:
+    folder, _ = _filed(tmp_path)
+    case = finding_case(folder)
+    assert case.passes == CASE.passes and case.specs == CASE.specs and case.input_seed == 7
+    assert case.model is not None and base64.b64decode(case.model) == MODEL and case.expected == ERROR
+
+
+def test_a_case_without_expected_failure_takes_the_meta_s(tmp_path: Path) -> None:
+    folder, _ = _filed(tmp_path)
+    data = json.loads((folder / CASE_FILE).read_text())
+    (folder / CASE_FILE).write_text(json.dumps({**data, "expected": None}))
+    assert finding_case(folder).expected == ERROR
+
+
+def test_a_missing_model_or_case_is_a_one_line_error(tmp_path: Path) -> None:
+    folder, _ = _filed(tmp_path)
+    (folder / MODEL_FILE).unlink()
+    with pytest.raises(SeedzerError, match=r"model model\.onnx is missing"):
+        finding_case(folder)
+    (folder / CASE_FILE).unlink()
+    with pytest.raises(SeedzerError, match="not a graph case"):
+        finding_case(folder)
+
+
+def test_repro_is_standalone_embeds_the_model_and_names_the_kernels(tmp_path: Path) -> None:
+    folder, meta = _filed(tmp_path)
+    script = (folder / REPRO_FILE).read_text()
+    compile(script, "repro.py", "exec")
+    assert "pip install apache-tvm==0.27.0.post1 onnx onnxruntime numpy" in script
+    for module in ("loader", "graph_case", "graph"):
+        assert f"# ---- seedzer.kernel.{module} ----" in script
+    assert "from seedzer" not in script and meta.signature in script
+    case = _repro_case(script)
+    assert isinstance(case["model"], str) and base64.b64decode(case["model"]) == MODEL
+
+
+def test_large_models_are_read_from_beside_the_script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gf, "EMBED_LIMIT", 4)
+    folder, _ = _filed(tmp_path)
+    case = _repro_case((folder / REPRO_FILE).read_text())
+    assert case["model"] is None and case["model_file"] == MODEL_FILE
+
+
+def test_write_case_rewrites_case_passes_and_repro_from_the_minimal_case(tmp_path: Path) -> None:
+    folder, meta = _filed(tmp_path)
+    minimal = gf.stored(CASE.with_passes((LAYOUT,)), ERROR)
+    write_case(folder, meta, minimal)
+    assert read_passes((folder / PASSES_FILE).read_text()) == (LAYOUT,)
+    assert finding_case(folder).passes == (LAYOUT,)
+    assert "relax.FoldConstant" not in _repro_case((folder / REPRO_FILE).read_text())["passes"].__repr__()
+    assert (folder / MODEL_FILE).read_bytes() == MODEL
+
+
+def test_the_signature_separates_failures_and_mismatching_sequences() -> None:
+    assert graph_signature(ERROR, CASE.passes) == graph_signature(ERROR, (LAYOUT,))  # an error: where it surfaced
+    other = Observation(Symptom.EXCEPTION, Stage.BUILD, "build", "unknown intrinsic tirx.atan")
+    assert graph_signature(other) != graph_signature(ERROR)
+    mismatch = Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "values differ")
+    assert graph_signature(mismatch, (FOLD,)) != graph_signature(mismatch, (LAYOUT,))
+
+
+def test_passes_text_of_no_pass_is_an_empty_list() -> None:
+    assert read_passes(passes_text(())) == ()
+
+
+def test_the_registry_s_graph_kind_writes_and_gates_from_the_folder(tmp_path: Path) -> None:
+    folder, meta = _filed(tmp_path)
+    found = kind("graph")
+    assert (found.name, found.kernel, found.needs) == ("graph", "loader+graph_case+graph", "onnx onnxruntime numpy")
+    call = found.gate_call(folder, meta, GateContext(timeout=30.0))
+    assert call.fn.__name__ == "run_graph_gate_on_folder" and call.args[:2] == (str(folder), 30.0)
+    (folder / REPRO_FILE).unlink()
+    assert found.ensure_repro(folder, meta).is_file()
+    found.write_case(folder, meta, gf.stored(CASE.with_passes((LAYOUT,)), ERROR))
+    assert finding_case(folder).passes == (LAYOUT,)
+
+
+def test_looking_up_and_filing_a_graph_finding_imports_no_tvm() -> None:
+    code = ("import sys\nfrom seedzer.finding.registry import kind\nk = kind('graph')\n"
+            "import seedzer.finding.graph.gate, seedzer.finding.graph.folder\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tvm', 'onnx', 'onnxruntime')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -1,0 +1,87 @@
+"""The graph reducer: ddmin over the Relax sequence, then the house's ONNX graph reduction, with a
+fake run (the real one forks a child running TVM); and the report draft. No TVM."""
+
+from __future__ import annotations
+
+import base64
+
+import onnx
+from onnx import TensorProto, helper
+
+from seedzer.finding.graph.reduce import GraphPredicate, GraphReducer
+from seedzer.finding.graph.report_md import GraphReportInput, render_report, title
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.graph_case import GraphCase, GraphPass
+
+FOLD, NORM, DCE = GraphPass("relax.FoldConstant"), GraphPass("relax.Normalize"), GraphPass("relax.DeadCodeElimination")
+LAYOUT = GraphPass("relax.ConvertLayout", {"desired_layouts": {"relax.nn.conv2d": ["NHWC", "default"]}})
+ERROR = Observation(Symptom.EXCEPTION, Stage.PASS, "relax.ConvertLayout", "Invalid SLayout:can't find S in layoutAB")
+
+
+def _model() -> onnx.ModelProto:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["n"]),
+             helper.make_node("Max", ["n", "x"], ["m"]), helper.make_node("Abs", ["m"], ["y"])]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y]), opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def _ops(case: GraphCase) -> list[str]:
+    assert case.model is not None
+    return [n.op_type for n in onnx.load_model_from_string(base64.b64decode(case.model)).graph.node]
+
+
+class Runs:
+    """Fails the finding's way while ConvertLayout runs on a model with a Max node."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, case: GraphCase, timeout: float) -> Observation:
+        self.count += 1
+        return ERROR if LAYOUT in case.passes and "Max" in _ops(case) else Observation.ok()
+
+
+def _predicate() -> tuple[GraphPredicate, Runs]:
+    runs = Runs()
+    case = GraphCase((("x", "float32", (2, 3)),), (FOLD, NORM, LAYOUT, DCE)).with_model(_model().SerializeToString())
+    same = lambda e, o: (e.symptom, e.pass_name) == (o.symptom, o.pass_name)  # noqa: E731
+    return GraphPredicate(ERROR, case, 5.0, observe=runs, match=same), runs
+
+
+def test_the_sequence_then_the_model_are_reduced() -> None:
+    predicate, runs = _predicate()
+    seen: list[tuple[int, int]] = []
+    result = GraphReducer(predicate, 60.0, on_progress=lambda p, m: seen.append((len(p), len(m.graph.node)))
+                          ).reduce((FOLD, NORM, LAYOUT, DCE), _model())
+    assert result.reproduced and result.complete
+    assert result.passes == (LAYOUT,) and [n.op_type for n in result.model.graph.node] == ["Max"]
+    assert (result.passes_before, result.nodes_before, result.nodes) == (4, 4, 1)
+    assert result.evaluations == runs.count
+    assert seen[-1] == (1, 1) and "ddmin-passes" in result.stats and "ddmin-nodes" in result.stats
+    assert result.stats["ddmin-passes"].size_removed == {"passes": 3}
+
+
+def test_a_case_that_no_longer_fails_is_not_reduced() -> None:
+    predicate, _ = _predicate()
+    result = GraphReducer(predicate, 60.0).reduce((FOLD, NORM, DCE), _model())
+    assert not result.reproduced and result.passes == (FOLD, NORM, DCE) and result.nodes == 4
+
+
+def test_the_case_s_own_model_keeps_the_case_s_specs() -> None:
+    predicate, _ = _predicate()
+    assert predicate.case_for((LAYOUT,), _model()).specs == (("x", "float32", (2, 3)),)
+    assert predicate.case_for((LAYOUT,)).passes == (LAYOUT,)
+
+
+def test_report_names_the_pass_the_trigger_and_the_reduction() -> None:
+    model = _model()
+    report = GraphReportInput("0123456789ab", ERROR, "model_000007.onnx", model, model, (FOLD, LAYOUT), (LAYOUT,),
+                              True, 12, 3.0, "exits with status 1", culprit=["relax.ConvertLayout"])
+    text = render_report(report)
+    assert title(report).startswith("[Bug][Relax] relax.ConvertLayout on Relu, Neg, Max, Abs: ")
+    assert "1. `tvm.relax.transform.ConvertLayout(desired_layouts=" in text
+    assert "pip install apache-tvm==0.27.0.post1 onnx onnxruntime numpy" in text
+    assert "from 2 to 1 pass(es)" in text and "exits with status 1" in text

@@ -1,0 +1,189 @@
+"""The graph gate's rules, each judged on its own through ``judge(context)``: every TVM run is a fake
+``observe`` (the real one forks a child running the graph kernel), the finding's failure is picked
+by a fake ``match`` and the Relax contracts by an injected checker; then in order by the engine. No TVM."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from seedzer.finding.gate import GateRules, GateSettings
+from seedzer.finding.graph import gate
+from seedzer.finding.graph.gate import RULES
+from seedzer.finding.graph.rules import (
+    Alone,
+    Contract,
+    Culprit,
+    GraphContext,
+    InvalidInput,
+    Parent,
+    failing_pass,
+    invalid_reason,
+)
+from seedzer.finding.meta import BUG, NOT_A_BUG
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.graph_case import GraphCase, GraphPass
+from seedzer.oracles.signature import root_key
+from seedzer.seed import PassSpec
+
+FOLD, NORM = GraphPass("relax.FoldConstant"), GraphPass("relax.Normalize")
+LAYOUT = GraphPass("relax.ConvertLayout", {"desired_layouts": {"relax.nn.conv2d": ["NHWC", "default"]}})
+DCE = GraphPass("relax.DeadCodeElimination")
+LAYOUT_ERROR = Observation(Symptom.EXCEPTION, Stage.PASS, "relax.ConvertLayout",
+                           "InternalError: Check failed: Invalid SLayout:can't find S in source layoutAB", step_index=2)
+BUILD_ERROR = Observation(Symptom.EXCEPTION, Stage.BUILD, "build", "TVMError: unknown intrinsic tirx.atan")
+CASE = GraphCase((("x", "float32", (2, 3)),), (FOLD, NORM, LAYOUT, DCE), model="AAAA")
+
+
+def _same(expected: Observation, observed: Observation) -> bool:
+    """A stand-in for the kernel's same_graph_failure: the same symptom, step and message."""
+    return (expected.symptom, expected.pass_name, expected.message) == (
+        observed.symptom, observed.pass_name, observed.message)
+
+
+class Runs:
+    """The runs alone: ``decide(passes)`` says what a case with those passes shows; every case is kept."""
+
+    def __init__(self, decide: Callable[[tuple[GraphPass, ...]], Observation]) -> None:
+        self.decide = decide
+        self.cases: list[GraphCase] = []
+
+    def __call__(self, case: GraphCase, timeout: float) -> Observation:
+        self.cases.append(case)
+        return self.decide(case.passes)
+
+
+def _layout_fails(passes: tuple[GraphPass, ...]) -> Observation:
+    return LAYOUT_ERROR if LAYOUT in passes else Observation.ok()
+
+
+def _context(expected: Observation, decide: Callable[[tuple[GraphPass, ...]], Observation],
+             got: Observation | None = None, broken: Sequence[tuple[int, str]] = (),
+             case: GraphCase = CASE) -> GraphContext:
+    def contracts(passes: Sequence[PassSpec]) -> list[tuple[int, str]]:
+        return [(i, why) for i, why in broken if i < len(passes)]
+
+    return GraphContext("0123456789ab", case, expected, 5.0, GateSettings(max_tests=40, max_seconds=60.0),
+                        observe=Runs(decide), match=_same, contracts=contracts, got=got)
+
+
+def test_the_module_docstring_lists_the_rules_in_order() -> None:
+    listed = re.findall(r"^\s*\d+\. \*\*([\w-]+)\.\*\*", gate.__doc__ or "", re.MULTILINE)
+    assert listed == [rule.name for rule in RULES] == ["alone", "invalid-input", "contract", "parent", "culprit"]
+
+
+def test_alone_keeps_the_failure_the_case_shows_again() -> None:
+    context = _context(LAYOUT_ERROR, _layout_fails)
+    assert Alone().judge(context) is None
+    assert context.got == LAYOUT_ERROR and context.tests == 1
+    assert isinstance(context.observe, Runs) and context.observe.cases == [CASE]
+
+
+def test_alone_dismisses_a_case_that_fails_otherwise_or_not_at_all() -> None:
+    verdict = Alone().judge(_context(LAYOUT_ERROR, lambda p: Observation.ok()))
+    assert verdict is not None and verdict.verdict == NOT_A_BUG and verdict.case is None
+    assert verdict.reason.startswith("not-reproduced: run alone it gives ok")
+    killed = Observation(Symptom.INVALID, Stage.BUILD, "build", "killed by signal SIGKILL (not a TVM bug)")
+    verdict = Alone().judge(_context(LAYOUT_ERROR, lambda p: killed))
+    assert verdict is not None and verdict.reason == "invalid: killed by signal SIGKILL (not a TVM bug)"
+
+
+def test_invalid_input_dismisses_failures_about_the_input() -> None:
+    unsupported = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "OpNotImplemented: Gelu is not supported")
+    verdict = InvalidInput().judge(_context(unsupported, _layout_fails, got=unsupported))
+    assert verdict is not None and verdict.verdict == NOT_A_BUG
+    assert verdict.reason == "invalid: unsupported operator: OpNotImplemented: Gelu is not supported"
+    checker = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "ValidationError: bad node")
+    assert invalid_reason(checker) == "invalid model: ValidationError: bad node"
+    precondition = Observation(Symptom.EXCEPTION, Stage.PASS, "relax.X", "RewriteSimplifier exceeded maximum number")
+    assert (invalid_reason(precondition) or "").startswith("precondition: ")
+    assert InvalidInput().judge(_context(LAYOUT_ERROR, _layout_fails, got=LAYOUT_ERROR)) is None
+    assert InvalidInput().judge(_context(BUILD_ERROR, _layout_fails, got=BUILD_ERROR)) is None
+
+
+def test_contract_dismisses_a_pass_out_of_its_contract_and_names_it() -> None:
+    verdict = Contract().judge(_context(LAYOUT_ERROR, _layout_fails, got=LAYOUT_ERROR, broken=[(1, "why not")]))
+    assert verdict is not None and verdict.verdict == NOT_A_BUG
+    assert verdict.reason == "contract: relax.Normalize (pass 2 of the sequence) is out of its contract: why not"
+    assert Contract().judge(_context(LAYOUT_ERROR, _layout_fails, got=LAYOUT_ERROR)) is None
+
+
+def test_contract_judges_only_the_passes_that_ran() -> None:
+    after = [(3, "DeadCodeElimination never ran")]
+    assert Contract().judge(_context(LAYOUT_ERROR, _layout_fails, got=LAYOUT_ERROR, broken=after)) is None
+    verdict = Contract().judge(_context(BUILD_ERROR, _layout_fails, got=BUILD_ERROR, broken=after))
+    assert verdict is not None and "relax.DeadCodeElimination" in verdict.reason
+
+
+def test_the_real_contract_checker_is_asked_by_default() -> None:
+    context = GraphContext("0123456789ab", CASE.with_passes((GraphPass("relax.FuseTIR"),)), BUILD_ERROR, 5.0,
+                           got=BUILD_ERROR)
+    verdict = Contract().judge(context)
+    assert verdict is not None and verdict.reason.startswith("contract: relax.FuseTIR (pass 1 of the sequence)")
+
+
+def test_parent_dismisses_a_failure_of_the_default_pipeline_alone() -> None:
+    context = _context(BUILD_ERROR, lambda p: BUILD_ERROR, got=BUILD_ERROR)
+    verdict = Parent().judge(context)
+    assert verdict is not None and verdict.verdict == NOT_A_BUG and verdict.reason.startswith("invalid: TVM's default")
+    assert isinstance(context.observe, Runs) and context.observe.cases[-1].passes == ()
+
+
+def test_parent_passes_when_the_default_pipeline_alone_does_not_fail_so() -> None:
+    context = _context(BUILD_ERROR, lambda p: BUILD_ERROR if p else Observation.ok(), got=BUILD_ERROR)
+    assert Parent().judge(context) is None and context.parent == Observation.ok()
+    assert context.notes and "default pipeline alone" in context.notes[0]
+
+
+def test_parent_does_not_run_for_a_failure_in_a_pass() -> None:
+    context = _context(LAYOUT_ERROR, _layout_fails, got=LAYOUT_ERROR)
+    assert Parent().judge(context) is None and context.tests == 0
+
+
+def test_culprit_minimizes_the_sequence_and_names_the_failing_pass() -> None:
+    context = _context(LAYOUT_ERROR, _layout_fails, got=LAYOUT_ERROR)
+    verdict = Culprit().judge(context)
+    assert (verdict.verdict, verdict.culprit) == (BUG, ["relax.ConvertLayout"])
+    assert verdict.root == root_key("graph", LAYOUT_ERROR, ["relax.ConvertLayout"]).digest()
+    assert verdict.case is not None and verdict.case.passes == (LAYOUT,)
+    assert verdict.case.model is None and verdict.case.model_file == "model.onnx"
+    assert verdict.case.expected == LAYOUT_ERROR
+    assert "minimal sequence: relax.ConvertLayout[" in verdict.notes[-1]
+
+
+def test_culprit_of_a_build_failure_is_the_last_pass_of_the_minimal_sequence() -> None:
+    def needs_fold_and_dce(passes: tuple[GraphPass, ...]) -> Observation:
+        return BUILD_ERROR if FOLD in passes and DCE in passes else Observation.ok()
+
+    verdict = Culprit().judge(_context(BUILD_ERROR, needs_fold_and_dce, got=BUILD_ERROR))
+    assert verdict.culprit == ["relax.DeadCodeElimination"]
+    assert verdict.case is not None and verdict.case.passes == (FOLD, DCE)
+
+
+def test_one_bug_through_two_sequences_is_one_root() -> None:
+    other = CASE.with_passes((DCE, LAYOUT))
+    first = Culprit().judge(_context(LAYOUT_ERROR, _layout_fails, got=LAYOUT_ERROR))
+    second = Culprit().judge(_context(LAYOUT_ERROR, _layout_fails, got=LAYOUT_ERROR, case=other))
+    assert first.root == second.root
+
+
+def test_culprit_stops_at_its_test_budget() -> None:
+    context = _context(LAYOUT_ERROR, _layout_fails, got=LAYOUT_ERROR)
+    context.settings = GateSettings(max_tests=1, max_seconds=60.0)
+    verdict = Culprit().judge(context)
+    assert verdict.verdict == BUG and context.tests == 1
+    assert any("may not be minimal" in note for note in verdict.notes)
+
+
+def test_failing_pass_strips_the_well_formed_check() -> None:
+    bad = Observation(Symptom.ILLFORMED, Stage.PASS, "relax.FuseOps:well-formed", "not well formed")
+    assert failing_pass(bad) == "relax.FuseOps"
+    assert failing_pass(BUILD_ERROR) is None
+
+
+def test_the_engine_marks_the_answering_rule() -> None:
+    assert GateRules(RULES).first_answer(_context(LAYOUT_ERROR, _layout_fails)).rule == "culprit"
+    assert GateRules(RULES).first_answer(_context(LAYOUT_ERROR, lambda p: Observation.ok())).rule == "alone"
+    verdict = GateRules(RULES).first_answer(_context(LAYOUT_ERROR, _layout_fails, broken=[(0, "no")]))
+    assert verdict.rule == "contract"
+    assert GateRules(RULES).first_answer(_context(BUILD_ERROR, lambda p: BUILD_ERROR)).rule == "parent"
