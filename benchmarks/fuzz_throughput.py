@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/fuzz_throughput.py [--pool DIR] [--seconds 60] [--testcases N] [--coverage passes] [--jobs 1]
     python benchmarks/fuzz_throughput.py --from-campaign DIR [--late-share 0.5] [--seconds 60]
+    python benchmarks/fuzz_throughput.py --level graph [--pool DIR] [--seconds 60]
 
 Without ``--pool`` it generates a pool of 10-node models (the 'basic' heuristic) in a temporary
 directory. It then runs a real campaign (forked workers, real TVM, the configured oracles) for
@@ -21,6 +22,11 @@ it to compare ``--jobs`` settings: a campaign's test cases get dearer as it goes
 holds ever more mutated, larger programs: one worker ran 16% fewer test cases in its second minute
 than in its first), so two workers that ran for as long as one have run twice as many test cases
 and reached dearer ones; with the same number of test cases both stand at the same point.
+
+``--level graph`` fuzzes the graph level only (a pool model with a Relax pass sequence, built whole
+and compared with TVM's default pipeline; ``import`` is the ONNX import, ``reference`` the default
+pipeline's build and run, both cached per model by the worker), ``--level both`` the two levels at
+the configured weights; the default is the TIR level alone, as the figures of earlier runs were.
 
 Long mode, ``--from-campaign DIR``: the campaign is seeded with the corpus entries of another
 (finished) campaign instead of a pool's models: the last ``--late-share`` of them by the time they
@@ -46,14 +52,14 @@ from seedzer.campaign.monitor import QuietMonitor
 from seedzer.campaign.runner import Campaign
 from seedzer.campaign.seeds import imported_entries
 from seedzer.campaign.stats import CampaignStats
-from seedzer.config import Config
+from seedzer.config import Config, parse_levels
 from seedzer.generate import generate_pool
 
-WORKER_PARTS = ("mutate", "passes", "reference", "build", "run", "perf")
+WORKER_PARTS = ("mutate", "import", "passes", "reference", "build", "run", "compare", "perf")
 """Worker-side timing keys (seconds summed over the run) in the order an iteration spends them:
 mutation, the flat steps of the optimized program (TVM's pipeline with the insertions), those of the
 minimal and reference programs, LLVM code generation of what is new (one JIT), the kernel runs, the
-perf check."""
+perf check (``import`` and ``compare`` are the graph level's)."""
 
 
 class StopAfter(QuietMonitor):
@@ -125,8 +131,10 @@ def processor_table(timings: dict[str, float], campaign_cpu: float, execs: int, 
 @click.option("--late-share", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.5, show_default=True,
               help="With --from-campaign: the last share of its corpus entries, by the time they were added.")
 @click.option("--execute-imported", is_flag=True, help="With --from-campaign: run each imported entry once first.")
+@click.option("--level", type=click.Choice(["tir", "graph", "both"]), default="tir", show_default=True,
+              help="The levels fuzzed: TIR only, graph only, or both at the configured weights.")
 def main(pool: Path | None, models: int, seconds: float, testcases: int, coverage: str, jobs: int,
-         source: Path | None, late_share: float, execute_imported: bool) -> None:
+         source: Path | None, late_share: float, execute_imported: bool, level: str) -> None:
     """Run a timed campaign and print test cases/s per worker with the split of an iteration."""
     console = Console(width=120)
     imported = imported_entries(source, late_share) if source is not None else None
@@ -146,6 +154,8 @@ def main(pool: Path | None, models: int, seconds: float, testcases: int, coverag
         cfg.fuzz.minutes = seconds / 60.0
         cfg.fuzz.jobs = jobs
         cfg.fuzz.coverage = coverage
+        if level != "both":
+            cfg.levels = parse_levels(level, cfg.levels)
         monitor = StopAfter(testcases)
         campaign = Campaign(Path(tmp) / "campaign", pool, cfg, monitor=monitor, imported=imported)
         monitor.campaign = campaign
@@ -160,6 +170,8 @@ def main(pool: Path | None, models: int, seconds: float, testcases: int, coverag
                   f"{total - fuzz_wall:.1f} s loading and shutdown")
     console.print(f"[bold]{execs} test cases in {fuzz_wall:.1f} s with {jobs} worker(s): "
                   f"{rate:.2f} test cases/s, {rate / jobs:.2f} per worker[/bold] (target: 15 per core)")
+    for name, count in sorted(stats.level_execs.items()):
+        console.print(f"  level {name}: {count} test cases, {count / max(fuzz_wall, 1e-9) / jobs:.2f} per worker per s")
     console.print(split_table(dict(stats.timings), execs, fuzz_wall, jobs))
     console.print(processor_table(dict(stats.timings), monitor.cpu_seconds, execs, fuzz_wall, jobs))
     cached = stats.timings.get("reused_builds", 0.0)

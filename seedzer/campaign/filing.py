@@ -22,6 +22,7 @@ fuzzing, plus the end drain.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import deque
 from collections.abc import Callable
@@ -39,6 +40,8 @@ from seedzer.errors import CampaignError
 from seedzer.execute.background import Background, JobResult
 from seedzer.execute.records import TestCaseInfo
 from seedzer.finding.gate import GateSettings, gate_settings
+from seedzer.finding.graph.folder import MODEL_FILE as GRAPH_MODEL_FILE
+from seedzer.finding.graph.folder import graph_files
 from seedzer.finding.kind import GateContext
 from seedzer.finding.layout import REPRO_FILE
 from seedzer.finding.loader.folder import loader_finding
@@ -49,10 +52,11 @@ from seedzer.finding.repro import TVM_VERSION
 from seedzer.finding.store import FindingStore
 from seedzer.finding.verdict import Verdict, reason_code
 from seedzer.kernel.common import Case, Observation, Symptom
+from seedzer.kernel.graph_case import GraphCase
 from seedzer.kernel.messages import ir_names
 from seedzer.load.loader import LoaderFailure
 from seedzer.oracles.signature import raw_key
-from seedzer.seed import passes_from_json
+from seedzer.seed import level_of, passes_from_json
 from seedzer.store.corpus import Corpus, CorpusEntry
 
 
@@ -156,6 +160,13 @@ class Filing:
             self.monitor.message(f"warning: finding {signature}: {exc}")
             return None
 
+    def candidate(self, obs: Observation, tc: TestCaseInfo, worker: int, unchanged: list[int], log: str = "") -> None:
+        """File one bug observation of a fuzzer test case by its level (the kind it is a finding of)."""
+        if level_of(tc.script) == "graph":
+            self.graph(obs, tc, worker, log)
+        else:
+            self.lowlevel(obs, tc, worker, unchanged, log)
+
     def lowlevel(self, obs: Observation, tc: TestCaseInfo, worker: int, unchanged: list[int], log: str = "") -> None:
         """File one bug observation of a fuzzer test case, with the kernel case its worker ran (never
         planned again here)."""
@@ -170,15 +181,51 @@ class Filing:
                            mutators=list(tc.mutators), worker=worker, testcase=tc.tc_id, tvm=TVM_VERSION,
                            seedzer=__version__, settings=self.settings.settings,
                            extra=predict("lowlevel", obs, names, changed))
-        ran = tc.ran()
-        if ran is None:  # never: a result and a death are filed only once their test case was announced
-            raise CampaignError(f"test case {tc.tc_id} of worker {worker} was never announced")
+        ran = self._announced(tc, worker)
+        if not isinstance(ran, Case):
+            raise CampaignError(f"test case {tc.tc_id} of worker {worker} announced a {type(ran).__name__}")
         case = filed_case(ran, obs, self.settings.settings, self.settings.perf_factor, self.settings.perf_repeats)
         report = self.findings.record(meta, lowlevel_files(case, meta, tc.passes, log or obs.message))
         self.verdicts[signature] = (PENDING, None)
         if report.new and meta.status != "known":
             self.stats.pending += 1
             self.submit(meta, case)
+
+    def graph(self, obs: Observation, tc: TestCaseInfo, worker: int, log: str = "") -> None:
+        """File one bug observation of a graph-level test case: its model (copied into the folder),
+        the planned Relax passes its worker ran, and the observation as the expected failure."""
+        ran = self._announced(tc, worker)
+        if not isinstance(ran, GraphCase):
+            raise CampaignError(f"test case {tc.tc_id} of worker {worker} announced a {type(ran).__name__}")
+        names = [p.name for p in ran.passes]
+        signature = raw_key("graph", obs, (), names).digest()
+        if self._occurrence(signature, obs):
+            return
+        try:
+            model = Path(str(ran.model_file)).read_bytes()
+        except OSError as exc:
+            self.monitor.message(f"warning: graph finding {signature}: cannot read its model ({exc.strerror or exc})")
+            return
+        parent = self.corpus.by_id.get(tc.parent or "")
+        meta = FindingMeta(signature, "graph", obs, parent=tc.parent, origin=parent.origin if parent else "",
+                           mutators=list(tc.mutators), worker=worker, testcase=tc.tc_id, tvm=TVM_VERSION,
+                           seedzer=__version__, settings=self.settings.settings,
+                           extra=predict("graph", obs, (), names))
+        case = dataclasses.replace(ran, expected=obs, model=None, model_file=GRAPH_MODEL_FILE)
+        report = self.findings.record(meta, graph_files(case, meta, model, log or obs.message))
+        self.verdicts[signature] = (PENDING, None)
+        if report.new and meta.status != "known":
+            self.stats.pending += 1
+            self.submit(meta)
+
+    @staticmethod
+    def _announced(tc: TestCaseInfo, worker: int) -> Any:
+        """The kernel case a worker announced for ``tc`` (a result and a death are filed only once
+        their test case was announced: never None)."""
+        ran = tc.ran()
+        if ran is None:
+            raise CampaignError(f"test case {tc.tc_id} of worker {worker} was never announced")
+        return ran
 
     def loader(self, model: Path, failure: LoaderFailure) -> None:
         """File one failure of loading a pool model (the one loader-finding path)."""

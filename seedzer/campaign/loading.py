@@ -1,8 +1,9 @@
 """Turning a campaign's seed pool into initial corpus entries, and loader failures into findings.
 
 Every pool model not loaded before is loaded (raw, then constant-folded, each attempt in a child
-forked from the zygote): its PrimFuncs become corpus entries with empty pass sequences, its failures
-loader findings (filed and gated like every finding). Ctrl-C stops at the next model; ``--resume``
+forked from the zygote): its PrimFuncs become corpus entries with empty pass sequences (the TIR
+level), the model itself graph-level entries when that level is on (:func:`seedzer.campaign.seeds.graph_entries`),
+its failures loader findings (filed and gated like every finding). Ctrl-C stops at the next model; ``--resume``
 loads the rest. A campaign can instead start from corpus entries it is given (another campaign's,
 see :func:`seedzer.campaign.seeds.imported_entries`): :func:`import_seeds`.
 """
@@ -16,7 +17,7 @@ from typing import Protocol
 
 from seedzer.campaign.filing import Filing
 from seedzer.campaign.monitor import Monitor
-from seedzer.campaign.seeds import ModelSeeds, load_for_campaign
+from seedzer.campaign.seeds import ModelSeeds, graph_entries, load_for_campaign
 from seedzer.campaign.stats import CampaignStats
 from seedzer.config import Config
 from seedzer.errors import PoolError
@@ -62,8 +63,11 @@ def load_seeds(campaign: Loading, loader: SeedLoader | None = None) -> None:
         for failure in got.failures:
             campaign.filing.loader(model, failure)
         added = 0
-        for script, op in got.seeds:
-            entry = CorpusEntry(JointSeed(script).seed_id, script, "[]", model.name, None, op)
+        entries = [CorpusEntry(JointSeed(script).seed_id, script, "[]", model.name, None, op)
+                   for script, op in got.seeds if cfg.levels.tir > 0]
+        if got.seeds and got.imports_raw and cfg.levels.graph > 0:
+            entries.extend(graph_entries(model))
+        for entry in entries:
             if campaign.corpus.add(entry, 0, ["initial"]):
                 campaign.pending.append(entry)
                 added += 1

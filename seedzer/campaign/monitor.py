@@ -20,10 +20,13 @@ def _hms(seconds: float) -> str:
 
 
 def status_line(st: CampaignStats) -> str:
-    """One-line status: phase, time, execs, rate, corpus, coverage, findings by symptom."""
+    """One-line status: phase, time, execs (this session's graph-level ones too), rate, corpus,
+    coverage, findings by symptom."""
+    graph = st.level_execs.get("graph", 0)
     return (
-        f"[{st.phase}] {_hms(st.elapsed)} elapsed, {_hms(st.remaining)} left | execs {st.execs} "
-        f"({st.execs_per_s:.1f}/s) | corpus {st.corpus} | cov {st.coverage} | invalid {st.invalid} | "
+        f"[{st.phase}] {_hms(st.elapsed)} elapsed, {_hms(st.remaining)} left | execs {st.execs}"
+        f"{f' (graph {graph})' if graph else ''} ({st.execs_per_s:.1f}/s) | corpus {st.corpus} | "
+        f"cov {st.coverage} | invalid {st.invalid} | "
         f"restarts {st.restarts}{f' ({st.slow} slow)' if st.slow else ''} | findings: {st.findings_line()}"
     )
 

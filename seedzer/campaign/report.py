@@ -26,6 +26,7 @@ from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import SnapshotPoint, read_points, throughput_table, windows
 from seedzer.errors import CampaignError, SeedzerError
 from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta
+from seedzer.finding.registry import level_of_kind
 from seedzer.finding.store import finding_folder
 from seedzer.finding.verdict import reason_code
 from seedzer.store.readonly import open_campaign, read_meta
@@ -58,6 +59,8 @@ class FindingLine:
     gate_seconds: float = 0.0
     rule: str = ""
     """The gate rule that decided (``witness``, ``culprit``, ``contract``...; empty for older findings)."""
+    kind: str = "lowlevel"
+    """The finding kind (``lowlevel``, ``loader``, ``graph``)."""
 
     def decided(self) -> str:
         """The verdict with the rule that decided it, e.g. ``bug (witness)``."""
@@ -78,7 +81,7 @@ class FindingsView:
 
 
 def _line(campaign: Path, row: tuple[Any, ...]) -> FindingLine:
-    sig, symptom, stage, pass_name, message, status, count, verdict, reason, root = row
+    sig, symptom, stage, pass_name, message, status, count, verdict, reason, root, kind = row
     culprit: list[str] = []
     gate_seconds, rule = 0.0, ""
     try:
@@ -93,13 +96,14 @@ def _line(campaign: Path, row: tuple[Any, ...]) -> FindingLine:
     first = next((ln.strip() for ln in str(message).splitlines() if ln.strip()), "")
     return FindingLine(str(sig), str(symptom), f"{stage or '?'}/{pass_name or '-'}", str(verdict or PENDING),
                        str(reason or ""), root, culprit, str(status), int(count), first,
-                       f"findings/{sig}/repro.py", gate_seconds, rule)
+                       f"findings/{sig}/repro.py", gate_seconds, rule, str(kind or "lowlevel"))
 
 
 def findings_view(campaign: Path, conn: sqlite3.Connection) -> FindingsView:
     """Every finding of a campaign, read from campaign.db and the verdicts in its finding folders."""
     cols = {r[1] for r in _rows(conn, "PRAGMA table_info(findings)")}
     verdict_cols = "verdict, verdict_reason, root" if "verdict" in cols else "NULL, NULL, NULL"
+    verdict_cols += ", kind" if "kind" in cols else ", NULL"
     view = FindingsView()
     for row in _rows(conn, f"SELECT signature, symptom, stage, pass, message, status, count, {verdict_cols} "
                            "FROM findings ORDER BY first_seen"):
@@ -111,6 +115,20 @@ def findings_view(campaign: Path, conn: sqlite3.Connection) -> FindingsView:
         else:
             view.pending.append(line)
     return view
+
+
+def level_table(view: FindingsView, execs: dict[str, int], corpus: int, graph_corpus: int) -> Table:
+    """Executions, corpus entries and bugs (root causes) by level; bugs found while loading the pool
+    (the importer's) are their own row."""
+    roots: Counter[str] = Counter(level_of_kind(lines[0].kind) for lines in view.bugs.values())
+    table = Table(title="By level")
+    for col in ("level", "executions", "corpus entries", "bugs (root causes)"):
+        table.add_column(col, justify="right" if col != "level" else "left")
+    table.add_row("tir", str(execs.get("tir", 0)), str(corpus - graph_corpus), str(roots.get("tir", 0)))
+    table.add_row("graph", str(execs.get("graph", 0)), str(graph_corpus), str(roots.get("graph", 0)))
+    if roots.get("load"):
+        table.add_row("load (pool models)", "-", "-", str(roots["load"]))
+    return table
 
 
 def _bug_table(view: FindingsView) -> Table:
@@ -160,6 +178,9 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
             elapsed = float(read_meta(conn, "elapsed", 0.0) or 0.0)
             view = findings_view(Path(campaign), conn)
             points = read_points(conn)
+            by_level = dict(_rows(conn, "SELECT level, SUM(count) FROM level_summary GROUP BY level")) \
+                if _rows(conn, "SELECT name FROM sqlite_master WHERE name = 'level_summary'") else {}
+            graph_corpus = _rows(conn, "SELECT COUNT(*) FROM corpus WHERE path LIKE '%.graph.json'")
         except (sqlite3.Error, ValueError, TypeError) as exc:
             raise CampaignError(f"{path}: unreadable campaign database ({exc})") from None
     finally:
@@ -182,6 +203,9 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
     st.loaded_models, st.failed_models = int(models.get("ok", 0)), int(models.get("failed", 0))
     st.session_execs, st.session_seconds = st.execs, st.elapsed
     parts: list[Any] = [summary_table(st, str(campaign))]
+    if by_level.get("graph"):
+        parts.append(level_table(view, {str(k): int(v) for k, v in by_level.items()}, st.corpus,
+                                 int(graph_corpus[0][0]) if graph_corpus else 0))
     parts.extend(_throughput(points, window_minutes, st.jobs))
     if view.bugs:
         parts.append(_bug_table(view))

@@ -38,6 +38,7 @@ from seedzer.finding.store import FindingStore
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.load.bounds import DEFAULT_MAX_TESTCASE_MEMORY
 from seedzer.oracles import judge, make_oracles
+from seedzer.seed import LEVELS, level_of
 from seedzer.store.corpus import CORPUS_DIR, Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
 from seedzer.store.lock import DirLock
@@ -127,7 +128,9 @@ class Campaign:
         self.findings = FindingStore(self.out / "findings", self.db, [(k.pattern, k.note) for k in cfg.known_issues])
         self.coverage = make_backend(cfg.fuzz.coverage)
         self.oracles = make_oracles(cfg.oracles.enabled)
-        self.scheduler = make_scheduler(cfg.fuzz.scheduler)
+        self.levels = cfg.levels.weights()
+        self.schedulers = {level: make_scheduler(cfg.fuzz.scheduler) for level in LEVELS}
+        """One scheduler per level: a level is drawn by its weight, then an entry of it."""
         self.limits = stage_limits(cfg)
         self.keep = KeepRule()
         self.rng = random.Random(cfg.fuzz.seed)
@@ -138,6 +141,7 @@ class Campaign:
         self.seed_loader = seed_loader
         self.pending: deque[CorpusEntry] = deque()
         self.exec_counts: Counter[tuple[str, str]] = Counter()
+        self.level_counts: Counter[tuple[str, str]] = Counter()
         self.tc_counter = 0
         self._stop = False
         self._executor: Executor | None = None
@@ -254,8 +258,9 @@ class Campaign:
             submit(ExecTask(self.tc_counter, entry.script, entry.passes),
                    TestCaseInfo(self.tc_counter, "exec", entry.seed_id, entry.script, entry.passes))
             return
-        entry = self._choose_for(w.index)
-        other = self.rng.choice(self.corpus.entries).passes
+        level = self._level()
+        entry = self._choose_for(w.index, level)
+        other = self.rng.choice(self.corpus.levels.get(level) or self.corpus.entries).passes
         task = FuzzTask(self.tc_counter, entry.script, entry.passes, entry.failures, other, self.rng.getrandbits(62))
         submit(task, TestCaseInfo(self.tc_counter, "fuzz", entry.seed_id, limits=self._relative_limits(entry)))
 
@@ -270,16 +275,25 @@ class Campaign:
         limit = max(t.floor, t.relative * parent.cost)
         return {stage: min(full, limit) for stage, full in self.limits.items()}
 
-    def _choose_for(self, worker: int) -> CorpusEntry:
+    def _level(self) -> str:
+        """A level drawn by its configured weight among those the corpus has entries of (the TIR level
+        when it has none of a level on, e.g. a campaign whose pool gave no graph seed)."""
+        present = {level: w for level, w in self.levels.items() if self.corpus.levels.get(level)}
+        if not present:
+            return next(iter(self.corpus.levels), "tir")
+        return self.rng.choices(list(present), weights=list(present.values()))[0]
+
+    def _choose_for(self, worker: int, level: str) -> CorpusEntry:
         """The scheduler's choice, drawn again (up to :data:`AFFINITY_DRAWS` times) while it is an
         entry another worker ran: a worker has the parsed IR of its own entries cached, and parsing
         another's TVMScript costs 30-100 ms. Workers are alike, so every entry is still chosen as
         often as the scheduler says; each worker mostly grows its own part of the corpus."""
-        entry = self.scheduler.choose(self.corpus.entries, self.rng)
+        entries, scheduler = self.corpus.levels[level], self.schedulers[level]
+        entry = scheduler.choose(entries, self.rng)
         for _ in range(AFFINITY_DRAWS):
             if entry.worker is None or entry.worker == worker:
                 break
-            entry = self.scheduler.choose(self.corpus.entries, self.rng)
+            entry = scheduler.choose(entries, self.rng)
         entry.chosen += 1
         return entry
 
@@ -293,9 +307,10 @@ class Campaign:
                   "rss_mb": death.rss_mb, "available_mb": death.available_mb, "during_setup": death.during_setup,
                   "testcase": tc.tc_id if tc else None}
         self.db.add_event("worker_killed" if death.kind == "killed" else "worker_restart", detail)
+        level = level_of(tc.script or (parent.script if parent else "")) if tc is not None else "tir"
         if death.kind == "slow":  # an execution (counted as one, and in status and the report), not news
             self.stats.slow += 1
-            self._count("slow", death.stage.value)
+            self._count("slow", death.stage.value, level)
         elif death.kind == "killed":
             memory = (f"; available memory {death.available_mb:.0f} MiB, worker peak {death.rss_mb:.0f} MiB"
                       if death.available_mb is not None and death.rss_mb is not None else "")
@@ -312,9 +327,9 @@ class Campaign:
         obs = death.observation()
         if obs is None or tc is None or not tc.announced:
             return
-        judged = self._judged(obs)
+        judged = self._judged(obs, level)
         if judged.symptom.is_bug:
-            self.filing.lowlevel(judged, tc, ev.worker, [], death.log_tail)
+            self.filing.candidate(judged, tc, ev.worker, [], death.log_tail)
 
     def _on_event(self, ev: WorkerEvent) -> Callable[[], None] | None:
         """Take in one event: judge a result, merge its coverage, decide whether it is kept and
@@ -331,46 +346,51 @@ class Campaign:
         self.stats.add_timings(result.timings)
         gain = self.coverage.new_since_last(result.features)
         self.stats.coverage = self.coverage.total()
-        obs = self._judged(result.observation)
+        obs = self._judged(result.observation, level_of(tc.script))
         bug = obs.symptom.is_bug
         parent = self.corpus.by_id.get(tc.parent or "")
         seconds = result.timings.get("worker_busy", 0.0)
         if parent is not None:
             record_cost(parent, seconds)
             if tc.kind == "exec":  # a seed's (or a resumed entry's) own run: what it covers
-                self.scheduler.learn(parent, result.features)
+                self.schedulers[level_of(parent.script)].learn(parent, result.features)
         entry = self.keep.apply(tc, gain, obs, result.unchanged, parent, worker)
         if not bug and entry is None:
             return None
 
         def store() -> None:
             if bug:
-                self.filing.lowlevel(obs, tc, worker, result.unchanged, "")
+                self.filing.candidate(obs, tc, worker, result.unchanged, "")
             if entry is not None and self.corpus.add(entry, gain, tc.mutators):
                 record_cost(entry, seconds)
-                self.scheduler.learn(entry, result.features)
+                self.schedulers[level_of(entry.script)].learn(entry, result.features)
                 self.stats.corpus = len(self.corpus)
 
         return store
 
-    def _judged(self, observation: Observation) -> Observation:
-        """The oracles' verdict on one execution, counted in the campaign's statistics."""
+    def _judged(self, observation: Observation, level: str) -> Observation:
+        """The oracles' verdict on one execution of ``level``, counted in the campaign's statistics."""
         obs = judge(self.oracles, observation)
-        self._count(obs.symptom.value, obs.stage.value if obs.stage else "")
+        self._count(obs.symptom.value, obs.stage.value if obs.stage else "", level)
         if obs.symptom is Symptom.INVALID:
             self.stats.invalid += 1
         return obs
 
-    def _count(self, symptom: str, stage: str) -> None:
-        """One more execution, by symptom and stage (flushed to campaign.db at the next snapshot)."""
+    def _count(self, symptom: str, stage: str, level: str) -> None:
+        """One more execution, by symptom and stage and by level and symptom (flushed to campaign.db
+        at the next snapshot)."""
         self.stats.execs += 1
         self.stats.session_execs += 1
         self.exec_counts[(symptom, stage)] += 1
+        self.level_counts[(level, symptom)] += 1
+        self.stats.level_execs[level] += 1
 
     def snapshot(self) -> None:
         """Write one snapshot row and flush batched counters and fresh coverage features."""
         self.db.add_exec_counts(dict(self.exec_counts))
         self.exec_counts.clear()
+        self.db.add_level_counts(dict(self.level_counts))
+        self.level_counts.clear()
         self.db.add_features(self.coverage.drain_fresh(), time.time())
         self.db.add_snapshot({
             "time": self.stats.elapsed, "execs": self.stats.execs, "coverage": self.coverage.total(),

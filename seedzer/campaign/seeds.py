@@ -15,7 +15,7 @@ from seedzer.kernel.common import Observation
 from seedzer.load.bounds import Limits
 from seedzer.load.loader import LoaderFailure, LoadOptions, ModelLoad
 from seedzer.load.loader import pool_models as _pool_models
-from seedzer.seed import JointSeed, passes_from_json, passes_to_json
+from seedzer.seed import GraphSeed, JointSeed, PassSpec, passes_from_json, passes_to_json
 from seedzer.store.corpus import CORPUS_DIR, CorpusEntry
 from seedzer.store.readonly import open_readonly
 
@@ -60,6 +60,9 @@ class ModelSeeds:
     observations: list[Observation] = field(default_factory=list)
     seeds: list[tuple[str, str]] = field(default_factory=list)
     failures: list[LoaderFailure] = field(default_factory=list)
+    imports_raw: bool = True
+    """Whether TVM imports the model as it is (not only once constant-folded): only such a model is
+    a graph-level seed, whose test cases import the pool's file."""
 
 
 def spread(items: list[tuple[str, str, bool]], limit: int) -> list[tuple[str, str]]:
@@ -82,7 +85,34 @@ def load_for_campaign(model: Path, differential: bool, timeout: float, max_seeds
                         isolate=True)
     result: ModelLoad = loader.load(model)
     items = [(s.seed.script, s.op, s.fused) for s in result.seeds]
-    return ModelSeeds(model, list(result.observations), spread(items, max_seeds), result.failures())
+    return ModelSeeds(model, list(result.observations), spread(items, max_seeds), result.failures(),
+                      result.final_attempt == "raw" and "import" in result.reached.get("raw", []))
+
+
+GRAPH_OP = "graph"
+"""The ``op`` of a graph-level corpus entry (a TIR entry's is the operator its PrimFunc came from)."""
+
+
+def graph_entries(model: Path, orders: dict[str, list[PassSpec]] | None = None) -> list[CorpusEntry]:
+    """The graph-level seeds of a pool model that loaded: the model with no Relax pass (TVM's default
+    pipeline alone) and with each pass order TVM's own pipelines use (``orders``, by default
+    :data:`seedzer.passes.relax_contracts.PIPELINE_ORDERS`). A model whose inputs have no usable
+    type gives none (the loader has filed it already)."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    from seedzer.load.onnx_import import InvalidModel, input_specs
+    from seedzer.passes.relax_contracts import PIPELINE_ORDERS
+
+    try:
+        proto = onnx.load(str(model), load_external_data=False)
+        specs, _ = input_specs(proto, model.name)
+    except (OSError, ValueError, InvalidModel, DecodeError):
+        return []
+    text = GraphSeed(str(model.resolve()), tuple(spec.as_tuple() for spec in specs)).to_text()
+    sequences = [[], *(orders if orders is not None else PIPELINE_ORDERS).values()]
+    return [CorpusEntry(JointSeed(text, seq).seed_id, text, passes_to_json(seq), model.name, None, GRAPH_OP)
+            for seq in sequences]
 
 
 def imported_entries(source: Path, late_share: float = 1.0) -> list[CorpusEntry]:

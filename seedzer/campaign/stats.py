@@ -33,6 +33,8 @@ class CampaignStats:
     timings: dict[str, float] = field(default_factory=dict)
     gate_known: int = 0
     """Candidates of this session counted against a verdict already given, without a gate run."""
+    level_execs: Counter[str] = field(default_factory=Counter)
+    """Executions of this session by level (``tir``, ``graph``)."""
     gate_waiting: int = 0
     """Candidates waiting for their gate run (one runs at a time, none while the gate is over its share)."""
 

@@ -16,7 +16,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from seedzer.execute.progress import ProgressSlot
-from seedzer.execute.records import ExecResult, FuzzTask
+from seedzer.execute.records import ExecResult, FuzzTask, KernelCase
 from seedzer.execute.worker import redirect_worker_output, serve
 from seedzer.kernel.common import OPT_VS_REFERENCE, Case, Observation, Stage, Symptom
 from seedzer.kernel.comparison import Difference
@@ -63,7 +63,7 @@ def fake_worker_main(conn: Connection, slot: ProgressSlot, settings: Any, index:
     def mutate(task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
         return task.script + f"\nline{rng.randrange(lines)}", task.passes, ["FakeAppend"]
 
-    def execute(case: Case, _passes: str) -> ExecResult:
-        return fake_execute(case.script, slot)
+    def execute(case: KernelCase, _passes: str) -> ExecResult:
+        return fake_execute(case.script if isinstance(case, Case) else str(case.model_file), slot)
 
     serve(conn, slot, mutate, fake_case, execute)

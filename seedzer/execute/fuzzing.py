@@ -1,8 +1,11 @@
 """A worker's fuzzing: Tzer-style mutation of a joint seed and the kernel's execution of the mutant.
 
-Only workers import this module (it imports TVM). The pass sequence of a test case becomes its flat
-steps through the pass contracts (:func:`seedzer.passes.contracts.plan`) and is judged by the
-kernel's :func:`~seedzer.kernel.lowlevel.observe` through the worker's caching runner.
+A test case of the graph level (its script is a :class:`~seedzer.seed.GraphSeed` document, see
+:func:`~seedzer.seed.level_of`) is mutated and run by :mod:`seedzer.execute.graph_fuzzing`; the rest
+of this module is the TIR level. Only workers import this module (it imports TVM). The pass
+sequence of a test case becomes its flat steps through the pass contracts
+(:func:`seedzer.passes.contracts.plan`) and is judged by the kernel's
+:func:`~seedzer.kernel.lowlevel.observe` through the worker's caching runner.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import random
 from typing import Any
 
 from seedzer.coverage.collectors import Collector, make_collector
+from seedzer.execute.graph_fuzzing import GraphFuzzing
 from seedzer.execute.lru import ParsedScripts
 from seedzer.execute.parsing import quick_parser
 from seedzer.execute.progress import ProgressSlot
@@ -19,11 +23,12 @@ from seedzer.execute.records import ExecResult, FuzzTask
 from seedzer.execute.runner import CachingRunner, RunnerSettings
 from seedzer.execute.settings import WorkerSettings
 from seedzer.kernel.common import Case, Checks, Observation, Stage, Symptom
+from seedzer.kernel.graph_case import GraphCase
 from seedzer.kernel.lowlevel import observe, step_label
 from seedzer.kernel.messages import normalize
 from seedzer.mutate.bounds import kind_of, out_of_bounds
 from seedzer.passes.contracts import placeable, plan
-from seedzer.seed import input_seed, passes_from_json, passes_to_json
+from seedzer.seed import input_seed, level_of, passes_from_json, passes_to_json
 
 
 class SlotProgress:
@@ -99,6 +104,7 @@ class Fuzzing:
         if settings.collector is not None:
             self.collector = make_collector(settings.collector)
             self.collector.start()
+        self.graph = GraphFuzzing(self.progress, self.collector)
         self.schedule = TzerSchedule(settings.tolerance, settings.max_passes, self.ir_mutators,
                                      self.pass_mutators, self.stats)
         self.out_of_bounds: tuple[str, str, str] | None = None
@@ -107,7 +113,9 @@ class Fuzzing:
     def mutate(self, task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
         """Mutate a corpus entry with Tzer's tolerance schedule (:mod:`seedzer.mutate.schedule`);
         a mutant out of the settings' bounds (:mod:`seedzer.mutate.bounds`) is remembered, and
-        :meth:`execute` does not run it."""
+        :meth:`execute` does not run it. A graph-level entry is mutated by its level."""
+        if level_of(task.script) == "graph":
+            return self.graph.mutate(task, rng)
         parent = passes_from_json(task.passes)
         other = passes_from_json(task.other_passes) if task.other_passes else None
         mutant = self.schedule.mutate(task.script, parent, task.failures, rng, self.scripts, other)
@@ -118,9 +126,11 @@ class Fuzzing:
             self.stats.out_of_bounds[kind_of(reason) or "other"] += 1
         return mutant.script, passes, mutant.applied
 
-    def case(self, script: str, passes_json: str) -> Case:
+    def case(self, script: str, passes_json: str) -> Case | GraphCase:
         """The kernel case of a test case (what its reproducer will run); the perf oracle times only
         scripts of at most ``bounds.perf_max_script_bytes``."""
+        if level_of(script) == "graph":
+            return self.graph.case(script, passes_json)
         ex = self.settings.exec
         small = len(script.encode()) <= self.settings.bounds.perf_max_script_bytes
         perf = ex.perf_rate > 0 and small and sampled(script, passes_json, ex.perf_rate)
@@ -130,10 +140,13 @@ class Fuzzing:
                     atol=ex.atol, checks=checks, perf_factor=ex.perf_factor, perf_repeats=ex.perf_repeats,
                     max_elems=ex.max_buffer_elems)
 
-    def execute(self, case: Case, passes_json: str) -> ExecResult:
+    def execute(self, case: Case | GraphCase, passes_json: str) -> ExecResult:
         """Run one test case (its kernel case, from :meth:`case`) through the kernel; the observation
         plus features and timings. The mutant just made, when out of bounds, is not run: its
         observation is ``invalid`` at ``mutate``, with the reason (``bounds: ...``) as message."""
+        if isinstance(case, GraphCase):
+            self.progress.reset()
+            return self.graph.execute(case, passes_json)
         pending, self.out_of_bounds = self.out_of_bounds, None
         if pending is not None and pending[:2] == (case.script, passes_json):
             return self.bounded(pending[2])

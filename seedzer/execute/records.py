@@ -11,6 +11,16 @@ from dataclasses import dataclass, field
 
 from seedzer.execute.death import death_observation
 from seedzer.kernel.common import Case, Observation, Stage, Symptom
+from seedzer.kernel.graph_case import GraphCase
+
+KernelCase = Case | GraphCase
+"""The kernel case of a test case: a TIR-level :class:`Case` or a graph-level :class:`GraphCase`."""
+
+
+def without_script(case: KernelCase) -> KernelCase:
+    """The case as announced: a TIR case without its script (the announcement carries it once); a
+    graph case as it is (it names its model file)."""
+    return dataclasses.replace(case, script="") if isinstance(case, Case) else case
 
 
 @dataclass(frozen=True)
@@ -49,7 +59,7 @@ class Announcement:
     script: str
     passes: str
     mutators: tuple[str, ...]
-    case: Case | None = None
+    case: KernelCase | None = None
 
 
 @dataclass
@@ -105,15 +115,17 @@ class TestCaseInfo:
     passes: str = "[]"
     mutators: list[str] = field(default_factory=list)
     announced: bool = False
-    case: Case | None = None
+    case: KernelCase | None = None
     """The announced kernel case without its script (see :meth:`ran`)."""
     limits: dict[Stage, float] | None = None
     """Stage time limits of this test case below the campaign's (relative to its parent's cost): a
     stage stopped there is a slow test case, not a hang (None: the campaign's limits)."""
 
-    def ran(self) -> Case | None:
+    def ran(self) -> KernelCase | None:
         """The kernel case the worker announced it runs (None before the announcement)."""
-        return dataclasses.replace(self.case, script=self.script) if self.case is not None else None
+        if isinstance(self.case, Case):
+            return dataclasses.replace(self.case, script=self.script)
+        return self.case
 
 
 @dataclass(frozen=True)

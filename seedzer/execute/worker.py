@@ -9,7 +9,6 @@ it cannot be), then for every task an :class:`Announcement` of the test case *be
 
 from __future__ import annotations
 
-import dataclasses
 import random
 import signal
 import time
@@ -19,16 +18,27 @@ from pathlib import Path
 
 from seedzer.execute.memory import limit_address_space
 from seedzer.execute.progress import ProgressSlot
-from seedzer.execute.records import Announcement, ExecResult, ExecTask, Fatal, FuzzTask, Ready, Result, Stop
+from seedzer.execute.records import (
+    Announcement,
+    ExecResult,
+    ExecTask,
+    Fatal,
+    FuzzTask,
+    KernelCase,
+    Ready,
+    Result,
+    Stop,
+    without_script,
+)
 from seedzer.execute.settings import WorkerSettings
-from seedzer.kernel.common import Case, Stage
+from seedzer.kernel.common import Stage
 from seedzer.logfiles import redirect_output
 
 MutateFn = Callable[[FuzzTask, random.Random], tuple[str, str, list[str]]]
 """(task, rng) -> (script, passes JSON, names of the mutators applied)."""
-CaseFn = Callable[[str, str], Case]
+CaseFn = Callable[[str, str], KernelCase]
 """(script, passes JSON) -> the kernel case the worker runs (announced with its test case)."""
-ExecuteFn = Callable[[Case, str], ExecResult]
+ExecuteFn = Callable[[KernelCase, str], ExecResult]
 """(the kernel case, its passes JSON) -> the execution's result."""
 
 
@@ -68,7 +78,7 @@ def serve(conn: Connection, slot: ProgressSlot, mutate: MutateFn, case_of: CaseF
         else:
             script, passes, applied = task.script, task.passes, []
         case = case_of(script, passes)
-        conn.send(Announcement(task.tc_id, script, passes, tuple(applied), dataclasses.replace(case, script="")))
+        conn.send(Announcement(task.tc_id, script, passes, tuple(applied), without_script(case)))
         result = execute(case, passes)
         if mutate_seconds is not None:
             result.timings["mutate"] = mutate_seconds

@@ -12,10 +12,12 @@ import threading
 
 PRELOAD_MODULES = [
     "seedzer.execute.preload", "seedzer.execute.worker", "seedzer.finding.lowlevel.gate", "seedzer.tir.ub",
+    "seedzer.kernel.graph",
 ]
 """Imported once in the zygote: TVM, the override that keeps its children from re-running the
 parent's main script (see :mod:`seedzer.execute.preload`), and the modules of its most frequent
-children (a worker; a filing-gate job, which imported them anew each time: ~75 ms of CPU). Named
+children (a worker; a filing-gate job, which imported them anew each time: ~75 ms of CPU; the graph
+kernel, whose onnx and onnxruntime a worker would import at its first graph case). Named
 here, not imported: the zygote sits below the layers whose code its children run."""
 
 _lock = threading.Lock()

@@ -3,7 +3,8 @@ compared with TVM's default pipeline (and onnxruntime).
 
 :func:`observe_graph` runs a :class:`~seedzer.kernel.graph_case.GraphCase`:
 
-1. ``import``: ``from_onnx`` (an unsupported operator is ``invalid``, as for the loader);
+1. ``import``: ``from_onnx`` (a failure there is ``invalid``: it happens before any pass of the
+   sequence, and the loader files it);
 2. each pass of the sequence, ``relax.X`` (``tvm.relax.transform.X(**args)`` under the target), then
    ``relax.analysis.well_formed`` on its output: an error is an ``exception`` at that pass, a
    violation ``illformed`` after it;
@@ -124,8 +125,9 @@ def _lower(case: GraphCase, model: onnx.ModelProto, trace: Trace, memo: GraphMem
     mod = memo.get(memo.imported, key) if memo is not None else None
     if mod is None:
         mod = trace.call("import", import_model, model, case.specs)
-        if isinstance(mod, Observation):
-            return mod
+        if isinstance(mod, Observation):  # before any pass: the loader's finding, never the sequence's
+            return Observation(Symptom.INVALID, Stage.LOAD, "import",
+                               f"the model does not import (the loader's finding): {mod.message}")
         if memo is not None:
             memo.put(memo.imported, key, mod)
     for index, step in enumerate(case.passes):

@@ -8,12 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seedzer.errors import CampaignError
-from seedzer.seed import passes_from_json, passes_to_json
+from seedzer.seed import level_of, passes_from_json, passes_to_json
 from seedzer.store.atomic import write_atomic
 from seedzer.store.db import CampaignDB
 
 CORPUS_DIR = "corpus"
-"""A campaign's corpus folder: ``<id>.py`` (TVMScript) and ``<id>.passes.json`` per entry."""
+"""A campaign's corpus folder: ``<id>.py`` (TVMScript; a graph-level entry's :class:`~seedzer.seed.GraphSeed`
+document is ``<id>.graph.json``) and ``<id>.passes.json`` per entry."""
+SCRIPT_SUFFIX = {"tir": ".py", "graph": ".graph.json"}
+"""The file suffix of an entry's script, by level."""
 
 
 @dataclass
@@ -44,6 +47,8 @@ class Corpus:
         self.db = db
         self.entries: list[CorpusEntry] = []
         self.by_id: dict[str, CorpusEntry] = {}
+        self.levels: dict[str, list[CorpusEntry]] = {}
+        """The entries of each level (:func:`seedzer.seed.level_of`), in the order they were kept."""
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -52,7 +57,7 @@ class Corpus:
         """Persist and keep ``entry``; False if an entry with the same id already exists."""
         if entry.seed_id in self.by_id:
             return False
-        path = self.root / f"{entry.seed_id}.py"
+        path = self.root / f"{entry.seed_id}{SCRIPT_SUFFIX[level_of(entry.script)]}"
         write_atomic(self.root / f"{entry.seed_id}.passes.json", entry.passes)
         write_atomic(path, entry.script)
         self.db.add_corpus({
@@ -67,6 +72,7 @@ class Corpus:
     def _keep(self, entry: CorpusEntry) -> None:
         self.entries.append(entry)
         self.by_id[entry.seed_id] = entry
+        self.levels.setdefault(level_of(entry.script), []).append(entry)
 
     def restore(self) -> int:
         """Reload every entry recorded in campaign.db whose files exist (used by ``--resume``).

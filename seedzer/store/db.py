@@ -24,6 +24,8 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS exec_summary (
     symptom TEXT NOT NULL, stage TEXT NOT NULL, count INTEGER NOT NULL,
     PRIMARY KEY (symptom, stage));
+CREATE TABLE IF NOT EXISTS level_summary (
+    level TEXT NOT NULL, symptom TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (level, symptom));
 CREATE TABLE IF NOT EXISTS snapshots (
     id INTEGER PRIMARY KEY, time REAL NOT NULL, execs INTEGER NOT NULL, coverage INTEGER NOT NULL,
     coverage_backend TEXT NOT NULL, corpus_size INTEGER NOT NULL, findings INTEGER NOT NULL,
@@ -140,6 +142,22 @@ class CampaignDB:
                 "DO UPDATE SET count = count + excluded.count",
                 [(s, st, n) for (s, st), n in counts.items()],
             )
+
+    def add_level_counts(self, counts: dict[tuple[str, str], int]) -> None:
+        """Add per-(level, symptom) execution counts (batched by the caller; campaigns before levels
+        existed have none: their executions are all of the TIR level)."""
+        if not counts:
+            return
+        with self.transaction() as c:
+            c.executemany(
+                "INSERT INTO level_summary VALUES (?, ?, ?) ON CONFLICT(level, symptom) "
+                "DO UPDATE SET count = count + excluded.count",
+                [(lv, s, n) for (lv, s), n in counts.items()],
+            )
+
+    def level_summary(self) -> dict[tuple[str, str], int]:
+        """All execution counts by (level, symptom)."""
+        return {(lv, s): n for lv, s, n in self.conn.execute("SELECT * FROM level_summary")}
 
     def exec_summary(self) -> dict[tuple[str, str], int]:
         """All execution counts by (symptom, stage)."""

@@ -503,7 +503,7 @@ def test_external_sigkill_is_an_event_never_a_finding(tmp_path: Path, pool: Path
         return len(kills) == 2 and pool_.restarts == 2 and c.stats.execs >= 10
 
     c, probe = campaign(out, pool, ["a", "HANG"], FakeGate(by_symptom), step)
-    c.scheduler = NoHang()
+    c.schedulers["tir"] = NoHang()
     stats = c.run()
     killed = events(out, "worker_killed")
     assert len(killed) == 2 and [k["signal"] for k in killed] == [signal.SIGKILL] * 2
@@ -537,7 +537,7 @@ def test_a_seed_waiting_behind_a_killed_test_case_is_executed_later(tmp_path: Pa
         return bool(kills) and waiting is not None and waiting.executed and c.stats.execs >= 3
 
     c, _ = campaign(out, pool, ["HANG", "b"], FakeGate(by_symptom), step, tasks=log)
-    c.scheduler = NoHang()
+    c.schedulers["tir"] = NoHang()
     c.run()
     execs = [t.script for t in log if isinstance(t, ExecTask)]
     assert execs == ["HANG", "b", "b"]  # sent behind the hang, dropped with the worker, sent again

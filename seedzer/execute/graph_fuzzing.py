@@ -1,0 +1,95 @@
+"""A worker's graph level: Relax pass-sequence mutation of a pool model and the graph kernel's run.
+
+A graph-level corpus entry is a :class:`~seedzer.seed.GraphSeed` (the model and its input specs) with
+a Relax pass sequence. :class:`GraphFuzzing` mutates the sequence with the Relax pass mutators
+(:mod:`seedzer.mutate.relax_pass_mutators`), plans it under the Relax pass contracts
+(:func:`seedzer.passes.relax_contracts.plan_relax`: a pass is only run where its contract allows),
+makes the kernel's :class:`~seedzer.kernel.graph_case.GraphCase` and runs it with
+:func:`~seedzer.kernel.graph.observe_graph`, keeping imported modules and TVM's default outputs per
+model across cases (:class:`~seedzer.kernel.graph.GraphMemo`). Only workers import this module.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from seedzer.coverage.collectors import Collector
+from seedzer.execute.records import ExecResult, FuzzTask
+from seedzer.kernel.common import OPT, Observation, Stage
+from seedzer.kernel.graph import WELL_FORMED, GraphMemo, observe_graph
+from seedzer.kernel.graph_case import GraphCase, GraphPass
+from seedzer.kernel.loader import Trace
+from seedzer.kernel.messages import normalize
+from seedzer.mutate.relax_pass_mutators import default_relax_pass_mutators
+from seedzer.passes.relax_contracts import exact_sequence, placeable_relax
+from seedzer.seed import GraphSeed, passes_from_json, passes_to_json
+
+OnStage = Callable[[Stage, str, str], None]
+"""The worker's progress callback: ``(stage, step, program)``."""
+TIMING_KEYS = {Stage.PASS: "passes", Stage.BUILD: "build", Stage.RUN: "run", Stage.COMPARE: "compare",
+               Stage.LOAD: "import"}
+"""The campaign's timing name of each stage of a graph case (the default pipeline's are ``reference``)."""
+
+
+def graph_timings(timings: dict[str, float], stages: dict[str, Stage]) -> dict[str, float]:
+    """A graph case's seconds by the campaign's stage names: the fuzzed program's stages, and
+    ``reference`` for TVM's default pipeline (steps labelled ``<default>:...``)."""
+    out: dict[str, float] = {}
+    for step, seconds in timings.items():
+        key = "reference" if step.startswith("<") else TIMING_KEYS.get(stages.get(step, Stage.LOAD), "import")
+        out[key] = out.get(key, 0.0) + seconds
+    return out
+
+
+class GraphFuzzing:
+    """Mutation and execution of graph-level test cases in one worker (see the module docstring)."""
+
+    def __init__(self, progress: OnStage, collector: Collector | None) -> None:
+        self.progress = progress
+        self.collector = collector
+        self.memo = GraphMemo()
+        self.mutators = default_relax_pass_mutators()
+
+    def mutate(self, task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
+        """One weighted Relax pass mutator on the entry's sequence (the model is not mutated yet)."""
+        parent = passes_from_json(task.passes)
+        other = passes_from_json(task.other_passes) if task.other_passes else None
+        mutator = rng.choices(self.mutators, weights=[m.weight for m in self.mutators])[0]
+        return task.script, passes_to_json(mutator.mutate(parent, rng, other)), [mutator.name]
+
+    def case(self, script: str, passes_json: str) -> GraphCase:
+        """The kernel case of a graph test case: the model file, its specs and the planned passes."""
+        seed = GraphSeed.from_text(script)
+        planned = [spec for _, spec in placeable_relax(passes_from_json(passes_json))]
+        passes = tuple(GraphPass(spec.name, dict(spec.args)) for spec in planned)
+        return GraphCase(seed.specs, passes, model_file=seed.model, exact=exact_sequence(planned))
+
+    def execute(self, case: GraphCase, passes_json: str) -> ExecResult:
+        """Run one graph case: its observation, coverage features (the native collector's, one per
+        pass run and one per kind of error) and timings by stage."""
+        stages: dict[str, Stage] = {}
+
+        def on_stage(stage: Stage, step: str) -> None:
+            stages[step] = stage
+            self.progress(stage, step, OPT)
+
+        trace = Trace(on_stage=on_stage)
+        observation = observe_graph(case, trace, self.memo)
+        features = {f"graph/{step}" for step in trace.reached if step.startswith("relax.")
+                    and not step.endswith(WELL_FORMED)}
+        err = graph_error_feature(observation)
+        if err is not None:
+            features.add(err)
+        if self.collector is not None:
+            features.update(self.collector.take())
+        kept = {i for i, _ in placeable_relax(passes_from_json(passes_json))}
+        dropped = sorted(set(range(len(passes_from_json(passes_json)))) - kept)
+        return ExecResult(observation, sorted(features), dropped, graph_timings(trace.timings, stages))
+
+
+def graph_error_feature(observation: Observation) -> str | None:
+    """A coverage feature for a graph case's failure (a new kind of failure is new behaviour)."""
+    if observation.symptom.value in ("ok", "mismatch"):
+        return None
+    return f"err/graph/{observation.stage}/{observation.pass_name}/{normalize(observation.message)[:80]}"
