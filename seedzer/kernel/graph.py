@@ -5,8 +5,9 @@ compared with TVM's default pipeline (and onnxruntime).
 
 1. ``import``: ``from_onnx`` (a failure there is ``invalid``: it happens before any pass of the
    sequence, and the loader files it);
-2. each pass of the sequence, ``relax.X`` (``tvm.relax.transform.X(**args)`` under the target), then
-   ``relax.analysis.well_formed`` on its output: an error is an ``exception`` at that pass, a
+2. each step of the sequence: a Relax pass ``relax.X`` (``tvm.relax.transform.X(**args)`` under the
+   target) or a Relax IR mutation ``mutate.X`` (:mod:`seedzer.kernel.relax_mutations`), then
+   ``relax.analysis.well_formed`` on its output: an error is an ``exception`` at that step, a
    violation ``illformed`` after it;
 3. ``build``: ``tvm.compile``, which runs the rest of TVM's default pipeline for the target;
 4. ``run`` on the Relax VM;
@@ -20,7 +21,8 @@ compared with TVM's default pipeline (and onnxruntime).
 
 A :class:`GraphMemo` keeps a worker's imported modules and default outputs across cases of one model.
 Shares the loader kernel's model functions (:mod:`seedzer.kernel.loader`); depends on tvm, onnx,
-onnxruntime, numpy and the kernel modules only (copied verbatim into repro.py after the loader kernel).
+onnxruntime, numpy and the kernel modules only (copied verbatim into repro.py after the loader kernel,
+the graph case and the Relax mutations).
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ from seedzer.kernel.loader import (
     run,
 )
 from seedzer.kernel.messages import normalize, same_failure
+from seedzer.kernel.relax_mutations import MUTATION_PREFIX, apply_mutation
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 WELL_FORMED = ":well-formed"
@@ -80,7 +83,10 @@ def make_pass(step: GraphPass) -> Any:
 
 
 def apply_pass(mod: Any, step: GraphPass, target: Any) -> Any:
-    """``mod`` after the pass ``step``, run under ``target`` (as ``tvm.compile`` runs its passes)."""
+    """``mod`` after the pass or Relax IR mutation ``step`` (``mutate.X``,
+    :mod:`seedzer.kernel.relax_mutations`), a pass run under ``target`` as ``tvm.compile`` runs its own."""
+    if step.name.startswith(MUTATION_PREFIX):
+        return apply_mutation(mod, step)
     with make_target(target):
         return make_pass(step)(mod)
 

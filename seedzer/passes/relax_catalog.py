@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from seedzer.passes.catalog import Sampler
-from seedzer.passes.relax_contracts import CONTRACTS, PREFIX, RelaxContract
+from seedzer.passes.relax_contracts import CONTRACTS, RelaxContract
 from seedzer.seed import PassSpec
 
 
@@ -41,8 +41,9 @@ class RelaxPassInfo:
 
     @property
     def function(self) -> str:
-        """The attribute of ``tvm.relax.transform`` that builds the pass (``"FoldConstant"``)."""
-        return self.name[len(PREFIX):]
+        """The attribute of ``tvm.relax.transform`` that builds the pass (``"FoldConstant"``; a
+        mutation's name after ``mutate.``)."""
+        return self.name.split(".", 1)[1]
 
     @property
     def exact(self) -> bool:
@@ -92,6 +93,34 @@ def _skip_ops(rng: random.Random) -> list[str]:
     return sorted(rng.sample(_SKIP_OPS, rng.randint(1, 2)))
 
 
+def _seed(rng: random.Random) -> int:
+    """An index seed: the mutation takes it modulo its number of sites."""
+    return rng.randrange(0, 1 << 16)
+
+
+MUTATION_ARGS: dict[str, tuple[RelaxArg, ...]] = {
+    "mutate.SymbolicShapes": (RelaxArg("input", _choice(-1, 0, 0, 1, 2), required=True),
+                              RelaxArg("axes", _seed, required=True), RelaxArg("share", _b)),
+    "mutate.SplitDataflow": (RelaxArg("index", _seed, required=True),),
+    "mutate.DuplicateFunction": (RelaxArg("mode", _choice("call", "outline"), required=True),
+                                 RelaxArg("index", _seed, required=True), RelaxArg("length", _choice(1, 2, 3, 5))),
+    "mutate.TupleOutputs": (RelaxArg("depth", _choice(0, 1, 2, 3)), RelaxArg("unpack", _b)),
+    "mutate.PrimArgs": (RelaxArg("index", _seed, required=True),),
+    "mutate.LiftConstants": (RelaxArg("index", _seed, required=True), RelaxArg("all", _b)),
+}
+"""Argument samplers by mutation name (every value JSON-able)."""
+
+MUTATION_WEIGHTS: dict[str, float] = {
+    "mutate.SymbolicShapes": 1.5,
+    "mutate.SplitDataflow": 0.75,
+    "mutate.DuplicateFunction": 1.0,
+    "mutate.TupleOutputs": 0.5,
+    "mutate.PrimArgs": 0.75,
+    "mutate.LiftConstants": 1.0,
+}
+"""Sampling weights: symbolic shapes reach the most new code (dynamic-shape legalization and VM shape
+lowering); tuple repacking only touches main's tail."""
+
 ARGS: dict[str, tuple[RelaxArg, ...]] = {
     "relax.LegalizeOps": (RelaxArg("skip_ops", _skip_ops), RelaxArg("enable_warning", _b)),
     "relax.FuseOps": (RelaxArg("fuse_opt_level", _choice(-1, 0, 1, 2, 3, 4)),),
@@ -102,7 +131,8 @@ ARGS: dict[str, tuple[RelaxArg, ...]] = {
     "relax.DeadCodeElimination": (RelaxArg("entry_functions", _choice(["main"])),),
     "relax.DecomposeOpsForInference": (RelaxArg("func_name", _choice("main")),),
     "relax.ConvertLayout": (RelaxArg("desired_layouts", _layouts, required=True),),
-    "relax.ToMixedPrecision": (RelaxArg("out_dtype", _choice("float32", "float16")),),
+    "relax.ToMixedPrecision": (RelaxArg("out_dtype", _choice("float32")),),
+    **MUTATION_ARGS,
 }
 """Argument samplers by pass name (passes not listed take no arguments we can express in JSON)."""
 
@@ -127,11 +157,12 @@ RELAX_CATALOG: dict[str, RelaxPassInfo] = {
         name=name,
         contract=contract,
         args=ARGS.get(name, ()),
-        weight=LOW_WEIGHT if name in RARELY_ACTIVE else HEAVY_WEIGHT if name in CORE else 1.0,
+        weight=MUTATION_WEIGHTS.get(name, LOW_WEIGHT if name in RARELY_ACTIVE else HEAVY_WEIGHT
+                                    if name in CORE else 1.0),
     )
     for name, contract in sorted(CONTRACTS.items())
 }
-"""Every catalogue pass by full name."""
+"""Every catalogue step by full name: the Relax passes and the Relax IR mutations (``mutate.*``)."""
 
 RELAX_PASS_NAMES: tuple[str, ...] = tuple(RELAX_CATALOG)
 """Every catalogue pass name, sorted."""

@@ -155,8 +155,44 @@ _CONTRACTS: tuple[RelaxContract, ...] = (
        "with layout-rewrite preprocessing blocks", needs=_HIGH),
 )
 
-CONTRACTS: dict[str, RelaxContract] = {c.name: c for c in _CONTRACTS}
-"""Every Relax pass the fuzzer may run, by its full name (``"relax.FoldConstant"``)."""
+MUTATION_PREFIX = "mutate."
+"""Prefix of a Relax IR mutation step (``"mutate.SplitDataflow"``), run by
+:func:`seedzer.kernel.relax_mutations.apply_mutation` like a pass, so a sequence records it and the
+reducer can drop it."""
+_SOURCE = "seedzer/kernel/relax_mutations.py"
+_BEFORE_LEGALIZE = frozenset({LEGALIZED, GROUPED})
+
+
+def _mutation(name: str, why: str, forbids: frozenset[str] = _BEFORE_LEGALIZE) -> RelaxContract:
+    return RelaxContract(MUTATION_PREFIX + name, forbids=forbids, exact=True, source=f"{_SOURCE}: {why}")
+
+
+_MUTATION_CONTRACTS: tuple[RelaxContract, ...] = (
+    _mutation("SymbolicShapes", "re-normalizes high-level relax ops over symbolic input dims; before LegalizeOps "
+              "(call_tir PrimFuncs have static buffers)"),
+    _mutation("SplitDataflow", "splits a dataflow block in two; any form with dataflow blocks (a no-op after "
+              "ToNonDataflow)", forbids=frozenset({GROUPED, NO_DATAFLOW})),
+    _mutation("DuplicateFunction", "main calls a private copy, or a run of bindings is outlined into a private "
+              "function; tested on high-level relax: before LegalizeOps"),
+    _mutation("TupleOutputs", "appends TupleGetItem/Tuple bindings after main's blocks; any form",
+              forbids=frozenset()),
+    _mutation("PrimArgs", "a scalar constant operand of a high-level binary op (relax.add, ...) becomes an R.Prim "
+              "argument of an outlined function; before LegalizeOps (no such ops after)"),
+    _mutation("LiftConstants", "main's constants become parameters of a private copy bound at the call site; "
+              "before LegalizeOps"),
+)
+
+CONTRACTS: dict[str, RelaxContract] = {c.name: c for c in (*_CONTRACTS, *_MUTATION_CONTRACTS)}
+"""Every step the fuzzer may run, by full name: Relax passes (``"relax.FoldConstant"``) and Relax IR
+mutations (``"mutate.SplitDataflow"``). The mutations were written and tested on high-level Relax (an
+ONNX import): after legalization the calls are ``call_tir`` of PrimFuncs with static buffers, where
+symbolic shapes, scalar operands and constants no longer mean what they expect, so most forbid
+:data:`LEGALIZED`; none runs between FuseOps and FuseTIR."""
+
+
+def is_mutation(name: str) -> bool:
+    """Whether step ``name`` is a Relax IR mutation (``mutate.<Name>``) rather than a Relax pass."""
+    return name.startswith(MUTATION_PREFIX)
 
 
 def relax_contract(name: str) -> RelaxContract | None:

@@ -8,6 +8,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from seedzer.finding.graph.folder import KERNEL
 from seedzer.finding.repro import render, run_repro
 from seedzer.kernel.common import Stage, Symptom
 from seedzer.kernel.graph import GraphMemo, observe_graph
@@ -61,10 +62,10 @@ def test_repro_carries_the_graph_kernel_and_reproduces(tmp_path: Path) -> None:
     observed = observe_graph(_case(max_model(), CONVERT_LAYOUT))
     case = _case(max_model(), CONVERT_LAYOUT).to_json() | {"expected": observed.to_json()}
     path = tmp_path / "repro.py"
-    path.write_text(render("loader+graph_case+graph", "onnx onnxruntime numpy", case, title="test"))
+    path.write_text(render(KERNEL, "onnx onnxruntime numpy", case, title="test"))
     ran = run_repro(path, timeout=300)
     assert ran.returncode == 1, ran.output
     assert "reproduced: the bug is present" in ran.output
     fixed = _case(max_model()).to_json() | {"expected": observed.to_json()}  # the same case without the pass
-    path.write_text(render("loader+graph_case+graph", "onnx onnxruntime numpy", fixed, title="test"))
+    path.write_text(render(KERNEL, "onnx onnxruntime numpy", fixed, title="test"))
     assert run_repro(path, timeout=300).returncode == 0

@@ -14,14 +14,14 @@ from seedzer.passes.relax_catalog import (
     RELAX_PASS_NAMES,
     sample_relax_pass,
 )
-from seedzer.passes.relax_contracts import CONTRACTS, PREFIX
+from seedzer.passes.relax_contracts import CONTRACTS, MUTATION_PREFIX, PREFIX, is_mutation
 from seedzer.seed import PassSpec, passes_from_json, passes_to_json
 
 
 def test_every_catalogue_pass_is_named_after_its_transform_attribute_and_has_a_contract() -> None:
     assert tuple(sorted(RELAX_CATALOG)) == RELAX_PASS_NAMES
     for name, info in RELAX_CATALOG.items():
-        assert name == info.name == PREFIX + info.function
+        assert name == info.name == (MUTATION_PREFIX if is_mutation(name) else PREFIX) + info.function
         assert info.contract is CONTRACTS[name] and info.contract.source
         assert info.weight > 0
     assert set(RELAX_CATALOG) == set(CONTRACTS)
