@@ -38,6 +38,7 @@ _RULES = (
     (re.compile(r"(?<![\w)\]])(?:~|\.{1,2})?(/[\w.+-]+)+(:\d+)?"), "PATH"),
     (re.compile(r"\[\d{2}:\d{2}:\d{2}\]"), ""),
     (re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`"), "Q"),
+    (re.compile(r"\blayout[A-Z]{2,}\b"), "layoutL"),  # a tensor layout glued to the word (ABCD: the rank)
     (re.compile(r"\b(?!(?:float|int|uint|bfloat|bool)\d)[A-Za-z_][A-Za-z_]*(_\d+|\d+)\w*\b"), "ID"),
     (re.compile(r"[-+]?\b\d+(\.\d+)?([eE][-+]?\d+)?\b"), "N"),
     (re.compile(r"\s+"), " "),
