@@ -41,7 +41,7 @@ def _summary_table(summary: Any) -> Table:
 @click.option("--resume", is_flag=True,
               help="Continue earlier results: finished trials are kept, interrupted ones resumed.")
 @click.option("--results", "results", type=click.Path(path_type=Path), default=DEFAULT_RESULTS, show_default=True,
-              help="Directory under which <name>/<heuristic>/trial-<n>/ are written.")
+              help="Directory under which <name>/<arm>/trial-<n>/ are written (an arm: <pool> or <pool>@<levels>).")
 @click.option("--parallel", type=int, default=None,
               help="Trials at once (default: the file's 'parallel', else cores // jobs).")
 @click.option("--no-report", is_flag=True, help="Do not build the report when all trials are done.")
@@ -88,9 +88,12 @@ def check_cmd(file: Path) -> None:
     from seedzer.experiment.spec import load_spec
 
     spec = load_spec(file)
-    trials = spec.trials * len(spec.heuristics)
-    click.echo(f"{file}: ok: {spec.name}: {len(spec.heuristics)} heuristics x {spec.trials} trials = {trials} "
+    arms = spec.arms()
+    trials = spec.trials * len(arms)
+    what = f"{len(spec.heuristics)} heuristics" + (f" x {len(spec.levels)} level settings" if spec.levels else "")
+    click.echo(f"{file}: ok: {spec.name}: {what} x {spec.trials} trials = {trials} "
                f"campaigns of {spec.minutes:g} min ({spec.jobs} job(s) each; "
                f"{trials * spec.minutes * spec.jobs:g} core-minutes)")
-    for h in spec.heuristics:
-        click.echo(f"  {h}: pool {spec.pool_path(h)}")
+    for arm in arms:
+        levels = f", levels {arm.levels}" if arm.levels else ""
+        click.echo(f"  {arm.name if spec.levels else arm.heuristic}: pool {spec.pool_path(arm.heuristic)}{levels}")

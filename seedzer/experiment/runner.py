@@ -1,6 +1,7 @@
 """Running an experiment: pools, then every trial as an isolated campaign in its own process.
 
-Layout: ``<results>/<name>/experiment.json`` and ``<results>/<name>/<pool>/trial-<n>/`` (a campaign
+Layout: ``<results>/<name>/experiment.json`` and ``<results>/<name>/<arm>/trial-<n>/`` (an arm is a
+pool, ``<pool>``, or a pool at one level setting, ``<pool>@<label>``; each trial directory is a campaign
 directory plus ``config.yaml``, ``fuzz.log`` and, once finished, ``trial.json``). A trial is done
 only when its campaign exited cleanly having spent its whole budget; ``trial.json`` with status
 ``done`` is then written atomically and the trial is never run again. Any other trial with a
@@ -30,7 +31,7 @@ import yaml
 
 from seedzer.config import to_dict
 from seedzer.experiment.progress import Snapshot, latest_snapshot, progress_line, result_line
-from seedzer.experiment.spec import ExperimentError, ExperimentSpec
+from seedzer.experiment.spec import FINGERPRINT_DEFAULTS, ExperimentError, ExperimentSpec
 from seedzer.store.atomic import write_atomic
 
 Echo = Callable[[str], None]
@@ -45,10 +46,12 @@ class Trial:
     number: int
     dir: Path
     minutes: float
+    levels: str = ""
+    """The arm's ``--levels`` string (empty: the campaign section's levels)."""
 
     @property
     def label(self) -> str:
-        """Short name for progress lines, e.g. ``conv3#2``."""
+        """Short name for progress lines, e.g. ``conv3#2`` or ``conv3@tir+graph#2``."""
         return f"{self.dir.parent.name}#{self.number}"
 
 
@@ -190,8 +193,11 @@ class ExperimentRunner:
             return
         mine = self.spec.fingerprint()
         for key, value in mine.items():
-            if key in old and (sorted(old[key]) if key == "oracles" else old[key]) != value:
-                raise ExperimentError(f"{self.root}: cannot resume, '{key}' changed from {old[key]!r} to "
+            if key not in old and key not in FINGERPRINT_DEFAULTS:
+                continue
+            was = old.get(key, FINGERPRINT_DEFAULTS.get(key))
+            if (sorted(was) if key == "oracles" else was) != value:
+                raise ExperimentError(f"{self.root}: cannot resume, '{key}' changed from {was!r} to "
                                       f"{value!r} in {self.spec.source or 'the experiment file'}")
 
     def ensure_pools(self) -> None:
@@ -211,12 +217,12 @@ class ExperimentRunner:
             self.echo(f"pool {path}: {have} models ready in {time.monotonic() - t0:.0f} s")
 
     def plan(self) -> list[Trial]:
-        """All trials, trial 1 of every heuristic first, so partial results stay balanced."""
+        """All trials, trial 1 of every arm first, so partial results stay balanced."""
         trials = []
         for n in range(1, self.spec.trials + 1):
-            for h in self.spec.heuristics:
-                pool = self.spec.pool_path(h)
-                trials.append(Trial(h, pool, n, self.root / pool.name / f"trial-{n}", self.spec.minutes))
+            for arm in self.spec.arms():
+                trials.append(Trial(arm.heuristic, self.spec.pool_path(arm.heuristic), n,
+                                    self.root / arm.name / f"trial-{n}", self.spec.minutes, arm.levels))
         return trials
 
     # --- trials --------------------------------------------------------------------------------
@@ -243,7 +249,8 @@ class ExperimentRunner:
         trial.dir.mkdir(parents=True, exist_ok=True)
         lock = self._lock_trial(trial)
         config = trial.dir / "config.yaml"
-        write_atomic(config, yaml.safe_dump(to_dict(self.spec.trial_config(trial.number)), sort_keys=False))
+        cfg = self.spec.trial_config(trial.number, trial.levels)
+        write_atomic(config, yaml.safe_dump(to_dict(cfg), sort_keys=False))
         resume = (trial.dir / "campaign.db").exists()
         argv = self.command(trial, config, resume)
         log = open(trial.dir / "fuzz.log", "ab")  # noqa: SIM115 - closed when the trial ends
@@ -273,7 +280,7 @@ class ExperimentRunner:
             status = "failed"
         record = {"status": status, "heuristic": trial.heuristic, "pool": str(trial.pool), "trial": trial.number,
                   "minutes": trial.minutes, "returncode": rc, "started": run.started, "finished": time.time(),
-                  "resumed": run.resumed, "command": run.argv,
+                  "resumed": run.resumed, "command": run.argv, **({"levels": trial.levels} if trial.levels else {}),
                   "sessions": int(read_trial_json(trial.dir).get("sessions", 0)) + 1,
                   **(snap.to_dict() if snap else {})}
         write_atomic(trial.dir / "trial.json", json.dumps(record, indent=2))

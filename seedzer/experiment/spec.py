@@ -1,6 +1,7 @@
 """Experiment definitions (``experiments/<name>.yaml``): schema, validation and trial configs.
 
-An experiment runs ``trials`` campaigns of ``minutes`` each for every heuristic's seed pool.
+An experiment runs ``trials`` campaigns of ``minutes`` each for every *arm*: a heuristic's seed pool,
+and, when the experiment lists ``levels``, one arm per (pool, level setting) pair (``<pool>@<label>``).
 Validation happens up front and reports the first problem as a one-line
 :class:`~seedzer.errors.ConfigError` naming the file and the field, in the style of
 :mod:`seedzer.config` (whose schema walker and field checks are reused here).
@@ -15,7 +16,7 @@ from typing import Any
 
 from seedzer import config as _config
 from seedzer.config import Config, config_from_dict, read_yaml, to_dict
-from seedzer.errors import ConfigError, SeedzerError
+from seedzer.errors import ConfigError, SeedzerError, UsageError
 from seedzer.oracles.registry import ORACLES
 
 
@@ -34,6 +35,11 @@ RESERVED = {
 }
 
 
+LEVEL_ORDER = ("tir", "graph")
+FINGERPRINT_DEFAULTS: dict[str, Any] = {"levels": []}
+"""Fingerprint fields added after the first results were written: their value in older experiment.json."""
+
+
 def _f(default: Any, doc: str) -> Any:
     return field(default=default, metadata={"doc": doc})
 
@@ -46,6 +52,16 @@ class PoolSpec:
     seed: int = _f(0, "Generation seed (the same seed gives the same pool).")
     max_nodes: int | None = _f(None, "Override of the heuristic's maximum operators per model (null: its own).")
     dir: str = _f("seedpools", "Directory holding one pool per heuristic (relative to the working directory).")
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One compared configuration: a heuristic's pool fuzzed at one level setting (``levels``: a
+    ``--levels`` string, empty for the campaign section's levels); ``name`` is its results directory."""
+
+    name: str
+    heuristic: str
+    levels: str = ""
 
 
 @dataclass
@@ -64,6 +80,10 @@ class ExperimentSpec:
     oracles: list[str] = field(default_factory=lambda: list(ORACLES),
                                metadata={"doc": "Oracles every trial runs."})
     seed: int = _f(0, "Base fuzzing seed; trial n uses seed + n.")
+    levels: list[str] = field(default_factory=list, metadata={
+        "doc": "Level settings compared, each a --levels string (tir, graph, \"tir,graph\", \"tir=3,graph=1\"): "
+               "one arm <pool>@<label> per heuristic and setting (empty: one arm <pool> per heuristic with "
+               "the campaign section's levels)."})
     parallel: int = _f(0, "Trials run at once (0: as many as cores allow, cores // jobs).")
     pool: PoolSpec = field(default_factory=PoolSpec, metadata={"doc": "Pool generation."})
     campaign: dict[str, Any] = field(default_factory=dict, metadata={
@@ -79,9 +99,19 @@ class ExperimentSpec:
         """Where the pool of ``heuristic`` lives."""
         return Path(self.pool.dir) / pool_name(heuristic)
 
-    def trial_config(self, trial: int) -> Config:
-        """The campaign configuration of trial number ``trial`` (1-based)."""
+    def arms(self) -> list[Arm]:
+        """Every arm, heuristic by heuristic: ``<pool>`` with one level setting (or none), else
+        ``<pool>@<label>`` per setting in the order listed."""
+        settings = self.levels or [""]
+        return [Arm(pool_name(h) if len(settings) == 1 else f"{pool_name(h)}@{level_label(lv)}", h, lv)
+                for h in self.heuristics for lv in settings]
+
+    def trial_config(self, trial: int, levels: str = "") -> Config:
+        """The campaign configuration of trial number ``trial`` (1-based) of the arm fuzzing at ``levels``
+        (a ``--levels`` string; empty: the campaign section's levels)."""
         cfg = config_from_dict(self.campaign, f"{self.source or '<experiment>'}: campaign")
+        if levels:
+            cfg.levels = parse_levels(levels, cfg.levels)
         cfg.fuzz.minutes = self.minutes
         cfg.fuzz.jobs = self.jobs
         cfg.fuzz.snapshot_period = self.snapshot_period
@@ -94,18 +124,46 @@ class ExperimentSpec:
         """The fields that make trials comparable; a resumed experiment must not change them."""
         return {"minutes": self.minutes, "snapshot_period": self.snapshot_period, "jobs": self.jobs,
                 "coverage": self.coverage, "oracles": sorted(self.oracles), "seed": self.seed,
-                "campaign": self.campaign}
+                "campaign": self.campaign, "levels": list(self.levels)}
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-data form (written to the results directory as experiment.json)."""
+        """Plain-data form (written to the results directory as experiment.json; without ``levels``
+        when there are none, as before the field existed)."""
         data: dict[str, Any] = to_dict(self)
         data.pop("source", None)
+        if not data.get("levels"):
+            data.pop("levels", None)
         return data
 
 
 def pool_name(heuristic: str) -> str:
     """A heuristic's pool name: its own name, or the file stem of a heuristic given by path."""
     return Path(heuristic).stem if heuristic.endswith((".yaml", ".yml", ".py")) or "/" in heuristic else heuristic
+
+
+def _level_items(text: str) -> dict[str, str]:
+    """Level -> explicit weight text ('' when only named) of a ``--levels`` string."""
+    items = {}
+    for item in (part.strip() for part in text.split(",") if part.strip()):
+        name, _, value = item.partition("=")
+        items[name.strip()] = value.strip()
+    return items
+
+
+def level_label(text: str) -> str:
+    """A filesystem-safe label of a level setting, levels in their usual order: ``tir``, ``tir+graph``,
+    ``tir3+graph1`` (``tir=3,graph=1``)."""
+    items = _level_items(text)
+    names = [n for n in LEVEL_ORDER if n in items] + sorted(n for n in items if n not in LEVEL_ORDER)
+    return "+".join(f"{n}{float(items[n]):g}" if items[n] else n for n in names)
+
+
+def parse_levels(text: str, current: _config.LevelsConfig, option: str = "levels") -> _config.LevelsConfig:
+    """:func:`seedzer.config.parse_levels`, its usage error turned into a ConfigError."""
+    try:
+        return _config.parse_levels(text, current, option)
+    except UsageError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _fail(source: str, where: str, what: str, value: Any) -> ConfigError:
@@ -117,6 +175,20 @@ def _check_with_config(source: str, where: str, dotted: str, value: Any) -> None
     check = _config._CHECKS.get(dotted)
     if check and not check[1](value):
         raise _fail(source, where, check[0], value)
+
+
+def _check_levels(spec: ExperimentSpec, source: str) -> None:
+    current = config_from_dict(spec.campaign, f"{source}: campaign").levels
+    seen: set[str] = set()
+    for i, text in enumerate(spec.levels):
+        where = f"levels[{i}]"
+        if not isinstance(text, str) or not text.strip():
+            raise _fail(source, where, "must be a --levels string such as tir, graph or 'tir,graph'", text)
+        parse_levels(text, current, f"{source}: field '{where}'")
+        label = level_label(text)
+        if label in seen:
+            raise _fail(source, where, f"repeats a level setting (arm label {label!r})", text)
+        seen.add(label)
 
 
 def _check_heuristics(spec: ExperimentSpec, source: str, check_known: bool) -> None:
@@ -186,6 +258,7 @@ def validate(spec: ExperimentSpec, source: str, *, check_heuristics: bool = True
                     raise ConfigError(f"{source}: field 'campaign.{section}.{key}' is set by the experiment;"
                                       f" use the top-level field '{top}' instead")
     spec.trial_config(1)  # validates the campaign section against the campaign schema
+    _check_levels(spec, source)
     _check_heuristics(spec, source, check_heuristics)
     return spec
 

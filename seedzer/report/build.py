@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from seedzer.campaign.throughput import CAMPAIGN_STAGES, WORKER_STAGES
-from seedzer.report import plots, stats
+from seedzer.report import levels, plots, stats
 from seedzer.report.html import Figure, Section, render_page
 from seedzer.report.table import CATEGORIES, ReportError, Tables, build_tables, discover
 
@@ -26,6 +26,7 @@ class ReportResult:
     heuristics: list[str]
     ranking: dict[str, pd.DataFrame] = field(default_factory=dict)
     findings: pd.DataFrame | None = None
+    levels: pd.DataFrame | None = None
     files: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -79,6 +80,19 @@ def _time_section(tables: Tables) -> Section | None:
              "bookkeeping, the filing gate's processor time, idle (workers not on a test case). Per-window "
              "executions/s are the execs_per_s column of data.csv; `seedzer status` shows them by window.", "note")
     return sec.table(table, index=True)
+
+
+def _levels_section(tables: Tables, out: Path, files: list[Path], result: ReportResult) -> Section:
+    """Executions and distinct findings per arm and level (campaigns without levels: all TIR)."""
+    arms = levels.by_arm(tables.levels, tables.findings, tables.trials)
+    result.levels = arms
+    _csv(tables.levels, out / "levels.csv", files)
+    _csv(arms, out / "levels_by_arm.csv", files)
+    sec = Section("Levels")
+    sec.text("Executions and findings by level, per arm: median and total executions over the arm's trials, "
+             "the level's share (%) of the arm's executions, distinct finding signatures found there (load: "
+             "while loading the pool). A campaign from before the levels counts all its executions as tir.", "note")
+    return sec.table(arms)
 
 
 def _coverage_sections(long: pd.DataFrame, out: Path, files: list[Path], colors: dict[str, Any],
@@ -187,6 +201,7 @@ def build_report(results: Path, out: Path | None = None, *, refresh: float | Non
     time_section = _time_section(tables)
     if time_section is not None:
         sections.append(time_section)
+    sections.append(_levels_section(tables, out, files, result))
     if not tables.long.empty:
         sections += _coverage_sections(tables.long, out, files, colors, result)
         sections.append(_findings_section(tables, heuristics, out, files, colors))
@@ -199,9 +214,12 @@ def build_report(results: Path, out: Path | None = None, *, refresh: float | Non
     intro = [f"Results: {results} ({len(tables.trials)} trials, heuristics: {', '.join(heuristics)})."]
     spec = _experiment_json(results)
     if spec:
-        intro.append(f"Experiment: {spec.get('trials')} trials x {spec.get('minutes')} min per heuristic, "
+        intro.append(f"Experiment: {spec.get('trials')} trials x {spec.get('minutes')} min per "
+                     f"{'arm' if spec.get('levels') else 'heuristic'}, "
                      f"{spec.get('jobs')} job(s) per trial, coverage {spec.get('coverage')}, oracles "
-                     f"{', '.join(spec.get('oracles') or [])}. {spec.get('description') or ''}".strip())
+                     f"{', '.join(spec.get('oracles') or [])}"
+                     f"{', levels ' + ' | '.join(spec['levels']) if spec.get('levels') else ''}. "
+                     f"{spec.get('description') or ''}".strip())
     page = render_page(f"Seedzer report: {', '.join(names) or results.name}", intro, sections, refresh=refresh)
     plots.publish(result.html, page)
     files.append(result.html)

@@ -1,7 +1,8 @@
 """The long-format table of an experiment (FuzzBench's model), read from every trial's campaign.db.
 
 A results directory holds ``<heuristic>/trial-<n>/campaign.db`` (one experiment) or
-``<experiment>/<heuristic>/trial-<n>/campaign.db`` (several). Databases are opened read-only, so
+``<experiment>/<heuristic>/trial-<n>/campaign.db`` (several); an experiment comparing levels has
+one directory per arm, ``<pool>@<label>``, read as a heuristic is. Databases are opened read-only, so
 a report can be built while trials still run; a trial whose database is missing, empty or
 unreadable is skipped with a warning rather than failing the report.
 """
@@ -22,6 +23,7 @@ import pandas as pd
 from seedzer.campaign.throughput import read_points, whole
 from seedzer.errors import SeedzerError
 from seedzer.finding.layout import META_FILE
+from seedzer.report.levels import LEVEL_COLUMNS, execs_by_level, finding_level, trial_rows
 from seedzer.store.readonly import open_readonly, read_meta
 
 CATEGORIES = ("segfault", "other_crash", "mismatch", "other")
@@ -42,7 +44,7 @@ STAGE_COLUMNS = ["experiment", "heuristic", "trial", "stage", "seconds", "share"
 time (elapsed x jobs); stages as in :mod:`seedzer.campaign.throughput` (none for older trials)."""
 FINDING_COLUMNS = [
     "experiment", "heuristic", "trial", "signature", "symptom", "category", "stage", "pass",
-    "status", "count", "time", "message",
+    "status", "count", "time", "message", "level",
 ]
 
 
@@ -69,6 +71,7 @@ class Tables:
     trials: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
     stages: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=STAGE_COLUMNS))
+    levels: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LEVEL_COLUMNS))
 
 
 def identify(campaign_dir: Path) -> tuple[str, str, int]:
@@ -157,9 +160,9 @@ def _rates(snaps: pd.DataFrame) -> np.ndarray:
     return np.divide(dn, dt, out=np.zeros_like(dn), where=dt > 0)
 
 
-def read_trial(ref: TrialRef) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any], pd.DataFrame]:
-    """One trial's snapshots (long rows), findings rows, metadata (budget, status, backend) and
-    seconds by stage (:data:`STAGE_COLUMNS`)."""
+def read_trial(ref: TrialRef) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any], pd.DataFrame, pd.DataFrame]:
+    """One trial's snapshots (long rows), findings rows, metadata (budget, status, backend), seconds
+    by stage (:data:`STAGE_COLUMNS`) and executions and findings by level (``LEVEL_COLUMNS``)."""
     ident = {"experiment": ref.experiment, "heuristic": ref.heuristic, "trial": ref.trial}
     conn = open_readonly(ref.dir / "campaign.db")
     try:
@@ -168,6 +171,7 @@ def read_trial(ref: TrialRef) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any
         cfg = read_meta(conn, "config", {}) or {}
         elapsed = float(read_meta(conn, "elapsed", 0.0) or 0.0)
         stages = _stage_rows(ident, conn, int((cfg.get("fuzz") or {}).get("jobs", 1) or 1))
+        execs = execs_by_level(conn, int(snaps["execs"].iloc[-1]) if not snaps.empty else 0)
     finally:
         conn.close()
     status = trial_status(ref.dir)
@@ -179,7 +183,7 @@ def read_trial(ref: TrialRef) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any
                       "category": classify(f["symptom"], meta), "stage": f["stage"] or "",
                       "pass": f["pass"] or "", "status": f["status"], "count": int(f["count"]),
                       "time": float(t), "message": (f["message"] or "").splitlines()[0][:200]
-                      if f["message"] else ""})
+                      if f["message"] else "", "level": finding_level(f.get("kind"))})
     fdf = pd.DataFrame(frows, columns=FINDING_COLUMNS)
     if snaps.empty:
         long = pd.DataFrame(columns=LONG_COLUMNS)
@@ -200,16 +204,16 @@ def read_trial(ref: TrialRef) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any
     budget = float((cfg.get("fuzz") or {}).get("minutes", 0.0)) * 60.0
     info = {**ident, "status": status, "budget": budget, "elapsed": elapsed, "snapshots": len(snaps),
             "dir": str(ref.dir)}
-    return long, fdf, info, stages
+    return long, fdf, info, stages, trial_rows(ident, execs, fdf)
 
 
 def build_tables(results: Path, *, warn: Callable[[str], None] | None = None) -> Tables:
     """Read every trial under ``results`` into one long table, one findings table and a trials table."""
     warnings: list[str] = []
-    longs, finds, infos, stage_frames = [], [], [], []
+    longs, finds, infos, stage_frames, level_frames = [], [], [], [], []
     for ref in discover(results):
         try:
-            long, fdf, info, stages = read_trial(ref)
+            long, fdf, info, stages, levels = read_trial(ref)
         except (sqlite3.Error, OSError, ValueError, KeyError) as exc:
             msg = f"{ref.dir}: skipped, campaign.db unreadable ({exc})"
             warnings.append(msg)
@@ -223,12 +227,15 @@ def build_tables(results: Path, *, warn: Callable[[str], None] | None = None) ->
             finds.append(fdf)
         if not stages.empty:
             stage_frames.append(stages)
+        if not levels.empty:
+            level_frames.append(levels)
     long_df = pd.concat(longs, ignore_index=True) if longs else pd.DataFrame(columns=LONG_COLUMNS)
     find_df = pd.concat(finds, ignore_index=True) if finds else pd.DataFrame(columns=FINDING_COLUMNS)
     stage_df = pd.concat(stage_frames, ignore_index=True) if stage_frames else pd.DataFrame(columns=STAGE_COLUMNS)
+    level_df = pd.concat(level_frames, ignore_index=True) if level_frames else pd.DataFrame(columns=LEVEL_COLUMNS)
     trials_df = pd.DataFrame(infos, columns=["experiment", "heuristic", "trial", "status", "budget", "elapsed",
                                              "snapshots", "dir"])
     if long_df["experiment"].nunique() > 1:  # several experiments: keep heuristics apart by experiment
-        for df in (long_df, find_df, trials_df, stage_df):
+        for df in (long_df, find_df, trials_df, stage_df, level_df):
             df["heuristic"] = df["experiment"].astype(str) + ":" + df["heuristic"].astype(str)
-    return Tables(long_df, find_df, trials_df, warnings, stage_df)
+    return Tables(long_df, find_df, trials_df, warnings, stage_df, level_df)

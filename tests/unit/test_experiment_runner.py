@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from seedzer.experiment.runner import ExperimentRunner, Trial, fuzz_command, is_done
 from seedzer.experiment.spec import ExperimentError, ExperimentSpec, spec_from_dict
@@ -54,14 +55,15 @@ FAKE = textwrap.dedent("""
 """)
 
 
-def _setup(tmp_path: Path, minutes: float = 0.01, trials: int = 2) -> tuple[ExperimentSpec, Path, Path, Path]:
+def _setup(tmp_path: Path, minutes: float = 0.01, trials: int = 2,
+           **over: object) -> tuple[ExperimentSpec, Path, Path, Path]:
     script = tmp_path / "fake_campaign.py"
     script.write_text(FAKE.format(root=str(ROOT)))
     record = tmp_path / "record.txt"
     record.touch()
     pools = tmp_path / "pools"
     spec = spec_from_dict({"name": "exp", "heuristics": ["alpha", "beta"], "trials": trials,
-                           "minutes": minutes, "pool": {"dir": str(pools), "size": 1}}, "e.yaml",
+                           "minutes": minutes, "pool": {"dir": str(pools), "size": 1}, **over}, "e.yaml",
                           check_heuristics=False)
     return spec, script, record, tmp_path / "results"
 
@@ -192,3 +194,48 @@ def test_real_command_line_is_a_fuzz_invocation(tmp_path: Path) -> None:
     assert argv[argv.index("--pool") + 1] == "seedpools/conv3"
     assert argv[argv.index("--minutes") + 1] == "10" and argv[-1] == "--resume"
     assert "--resume" not in fuzz_command(trial, tmp_path / "c.yaml", False)
+
+
+def test_without_levels_the_plan_and_layout_are_as_before(tmp_path: Path) -> None:
+    spec, script, record, results = _setup(tmp_path)
+    plan = _runner(spec, script, record, results).plan()
+    assert [(t.label, str(t.dir.relative_to(results)), t.levels) for t in plan] == [
+        ("alpha#1", "exp/alpha/trial-1", ""), ("beta#1", "exp/beta/trial-1", ""),
+        ("alpha#2", "exp/alpha/trial-2", ""), ("beta#2", "exp/beta/trial-2", "")]
+    assert [t.pool.name for t in plan] == ["alpha", "beta", "alpha", "beta"]
+
+
+def test_levels_run_one_arm_per_pool_and_setting_and_resume(tmp_path: Path) -> None:
+    spec, script, record, results = _setup(tmp_path, trials=1, levels=["tir", "tir,graph"])
+    assert [(t.label, t.pool.name, t.levels) for t in _runner(spec, script, record, results).plan()] == [
+        ("alpha@tir#1", "alpha", "tir"), ("alpha@tir+graph#1", "alpha", "tir,graph"),
+        ("beta@tir#1", "beta", "tir"), ("beta@tir+graph#1", "beta", "tir,graph")]
+    summary = _runner(spec, script, record, results).run()
+    assert summary.count("done") == 4 and summary.results[0].trial.label == "alpha@tir#1"
+    assert sorted(_starts(record)) == [("alpha@tir+graph/trial-1", 0), ("alpha@tir/trial-1", 0),
+                                       ("beta@tir+graph/trial-1", 0), ("beta@tir/trial-1", 0)]
+    exp = results / "exp"
+    for arm, weights in (("alpha@tir", {"tir": 3.0, "graph": 0.0}), ("beta@tir+graph", {"tir": 3.0, "graph": 1.0})):
+        cfg = yaml.safe_load((exp / arm / "trial-1" / "config.yaml").read_text())
+        assert cfg["levels"] == weights, arm
+    assert json.loads((exp / "beta@tir+graph" / "trial-1" / "trial.json").read_text())["levels"] == "tir,graph"
+    assert json.loads((exp / "experiment.json").read_text())["levels"] == ["tir", "tir,graph"]
+    # a resume with one more trial runs only the new trial of every arm
+    spec.trials = 2
+    again = _runner(spec, script, record, results, resume=True).run()
+    assert again.count("done") == 8 and len(_starts(record)) == 8
+    assert sorted(s for s in _starts(record)[4:]) == [("alpha@tir+graph/trial-2", 0), ("alpha@tir/trial-2", 0),
+                                                      ("beta@tir+graph/trial-2", 0), ("beta@tir/trial-2", 0)]
+    spec.levels = ["tir"]
+    with pytest.raises(ExperimentError, match=r"cannot resume, 'levels' changed from \['tir', 'tir,graph'\]"):
+        _runner(spec, script, record, results, resume=True).run()
+
+
+def test_results_from_before_levels_resume_unchanged_and_refuse_new_levels(tmp_path: Path) -> None:
+    spec, script, record, results = _setup(tmp_path, trials=1)
+    _runner(spec, script, record, results).run()
+    assert "levels" not in json.loads((results / "exp" / "experiment.json").read_text())
+    assert _runner(spec, script, record, results, resume=True).run().count("done") == 2
+    spec.levels = ["tir", "graph"]
+    with pytest.raises(ExperimentError, match=r"cannot resume, 'levels' changed from \[\] to"):
+        _runner(spec, script, record, results, resume=True).run()

@@ -19,7 +19,7 @@ def _spec(**over: object) -> dict[str, object]:
     return data
 
 
-@pytest.mark.parametrize("name", ["quick.yaml", "seedzer-paper.yaml"])
+@pytest.mark.parametrize("name", ["quick.yaml", "seedzer-paper.yaml", "levels.yaml"])
 def test_shipped_experiments_validate(name: str) -> None:
     spec = load_spec(ROOT / "experiments" / name)
     assert spec.name == Path(name).stem
@@ -66,6 +66,13 @@ def test_trial_config_carries_the_experiment_settings(tmp_path: Path) -> None:
     ({"campaign": {"fuzz": {"minutes": 3}}}, "e.yaml: field 'campaign.fuzz.minutes' is set by the experiment"),
     ({"campaign": {"timeouts": {"buld": 3}}}, "e.yaml: campaign: unknown field 'timeouts.buld'"),
     ({"campaign": 3}, "e.yaml: field 'campaign' must be a mapping"),
+    ({"levels": ["tir", "tyr"]}, "e.yaml: field 'levels[1]': unknown level 'tyr' (levels: tir, graph)"),
+    ({"levels": ["tir=0"]}, "e.yaml: field 'levels[0]': the weight of tir must be > 0 and <= 1000"),
+    ({"levels": ["tir=x"]}, "e.yaml: field 'levels[0]': the weight of tir must be a number"),
+    ({"levels": [""]}, "e.yaml: field 'levels[0]' must be a --levels string"),
+    ({"levels": [3]}, "e.yaml: field 'levels[0]' must be str, got int"),
+    ({"levels": "tir"}, "e.yaml: field 'levels' must be a list, got str"),
+    ({"levels": ["tir,graph", "graph,tir"]}, "e.yaml: field 'levels[1]' repeats a level setting"),
 ])
 def test_errors_name_file_and_field(over: dict[str, object], needle: str) -> None:
     with pytest.raises(ConfigError) as exc:
@@ -123,3 +130,34 @@ def test_readme_reference_is_current() -> None:
     block = text.split("<!-- experiment-reference:start -->")[1].split("<!-- experiment-reference:end -->")[0]
     rows = [f"| `{name}` | `{default}` | {doc} |" for name, default, doc in reference()]
     assert block.strip().splitlines()[2:] == rows
+
+
+def test_without_levels_arms_are_the_pools_as_before() -> None:
+    spec = spec_from_dict(_spec(heuristics=["basic", "my/dir/h.yaml"]), "e.yaml", check_heuristics=False)
+    assert [(a.name, a.heuristic, a.levels) for a in spec.arms()] == [("basic", "basic", ""),
+                                                                       ("h", "my/dir/h.yaml", "")]
+    assert "levels" not in spec.to_dict()  # experiment.json as before the field existed
+    assert spec.trial_config(1).levels == load_config(None).levels
+
+
+def test_levels_make_one_arm_per_pool_and_setting() -> None:
+    spec = spec_from_dict(_spec(levels=["tir", "tir,graph", "graph=2, tir=0.5"],
+                                campaign={"levels": {"tir": 2, "graph": 0}}), "e.yaml", check_heuristics=False)
+    assert [a.name for a in spec.arms()] == ["basic@tir", "basic@tir+graph", "basic@tir0.5+graph2",
+                                             "conv3@tir", "conv3@tir+graph", "conv3@tir0.5+graph2"]
+    assert {a.heuristic for a in spec.arms()[:3]} == {"basic"}
+    lv = spec.trial_config(2, "tir,graph").levels
+    assert (lv.tir, lv.graph) == (2.0, 1.0)  # named levels keep the campaign's weight (1 where it was 0)
+    lv = spec.trial_config(2, "tir").levels
+    assert (lv.tir, lv.graph) == (2.0, 0.0)
+    assert spec.to_dict()["levels"] == ["tir", "tir,graph", "graph=2, tir=0.5"]
+    assert spec.fingerprint()["levels"] == ["tir", "tir,graph", "graph=2, tir=0.5"]
+    one = spec_from_dict(_spec(levels=["graph"]), "e.yaml", check_heuristics=False)
+    assert [(a.name, a.levels) for a in one.arms()] == [("basic", "graph"), ("conv3", "graph")]
+    assert one.trial_config(1, "graph").levels.weights() == {"graph": 1.0}
+
+
+def test_levels_experiment_compares_tir_with_tir_and_graph() -> None:
+    spec = load_spec(ROOT / "experiments" / "levels.yaml")
+    assert [a.name for a in spec.arms()] == ["basic@tir", "basic@tir+graph"]
+    assert spec.coverage == "breakpoints" and spec.jobs == 1 and spec.parallel == 2

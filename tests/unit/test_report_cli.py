@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from seedzer.commands import report as report_cli
 from seedzer.commands.experiment import experiment_group
 from seedzer.commands.report import report_cmd
-from tests.fixtures.report.synth import make_experiment
+from tests.fixtures.report.synth import make_experiment, make_level_experiment
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,6 +50,34 @@ def test_report_csv_is_the_long_table(built: tuple[Path, str]) -> None:
     pw = pd.read_csv(built[0] / "pairwise.csv")
     assert pw[["a", "b", "a12"]].values.tolist() == [["alpha", "beta", 1.0]]
     assert pw["p"].item() == pytest.approx(0.1)  # exact two-sided p of 3 vs 3 fully separated trials
+
+
+def test_report_compares_arms_by_level(tmp_path: Path) -> None:
+    import pandas as pd
+
+    exp = make_level_experiment(tmp_path)
+    (exp / "experiment.json").write_text('{"trials": 2, "minutes": 0.17, "jobs": 1, "coverage": "passes", '
+                                         '"oracles": ["crash"], "levels": ["tir", "tir,graph"]}')
+    res = CliRunner().invoke(report_cmd, [str(exp), "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    out = tmp_path / "out"
+    assert "#1 basic@tir+graph: median final coverage (passes)" in res.output
+    pw = pd.read_csv(out / "pairwise.csv")
+    assert ["basic@tir", "basic@tir+graph"] in pw[["a", "b"]].values.tolist()
+    arms = pd.read_csv(out / "levels_by_arm.csv")
+    assert arms[["heuristic", "level", "total_execs"]].values.tolist() == [
+        ["basic@tir", "tir", 300], ["basic@tir+graph", "tir", 120], ["basic@tir+graph", "graph", 62],
+        ["old", "tir", 20]]
+    page = (out / "report.html").read_text()
+    assert "Levels" in page and "min per arm" in page and "levels tir | tir,graph" in page
+
+
+def test_a_report_without_levels_shows_every_execution_as_tir(built: tuple[Path, str]) -> None:
+    import pandas as pd
+
+    arms = pd.read_csv(built[0] / "levels_by_arm.csv")
+    assert arms[["heuristic", "level"]].values.tolist() == [["alpha", "tir"], ["beta", "tir"]]
+    assert arms["execs_share"].tolist() == [100.0, 100.0]
 
 
 def test_report_errors_are_one_line(tmp_path: Path) -> None:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import mannwhitneyu
 
 from seedzer.report import stats
+from seedzer.report.levels import by_arm
+from seedzer.report.table import build_tables
+from tests.fixtures.report.synth import make_level_experiment
 
 
 @pytest.mark.parametrize(("x", "y"), [
@@ -128,3 +133,16 @@ def test_findings_by_category_overlap_and_exclusive() -> None:
     ov = stats.overlap(f, ["a", "b"])
     assert ov.values.tolist() == [[2, 1], [1, 2]]
     assert stats.exclusive(f, ["a", "b"]).to_dict() == {"a": 1, "b": 1}
+
+
+def test_levels_by_arm_medians_shares_and_findings(tmp_path: Path) -> None:
+    t = build_tables(make_level_experiment(tmp_path))
+    got = by_arm(t.levels, t.findings, t.trials).set_index(["heuristic", "level"])
+    assert got.index.tolist() == [("basic@tir", "tir"), ("basic@tir+graph", "tir"), ("basic@tir+graph", "graph"),
+                                  ("old", "tir")]
+    assert got.loc[("basic@tir", "tir"), ["trials", "median_execs", "total_execs", "execs_share"]].tolist() == [
+        2, 150.0, 300, 100.0]
+    assert got.loc[("basic@tir+graph", "graph"), ["median_execs", "total_execs", "unique_findings"]].tolist() == [
+        31.0, 62, 1]
+    assert got.loc[("basic@tir+graph", "tir"), "execs_share"] == pytest.approx(65.9)
+    assert by_arm(t.levels.iloc[0:0], t.findings.iloc[0:0], t.trials.iloc[0:0]).empty

@@ -17,10 +17,11 @@ from seedzer.report.table import (
     classify,
     discover,
     identify,
+    read_trial,
     wall_to_elapsed,
 )
 from seedzer.store.db import CampaignDB
-from tests.fixtures.report.synth import make_experiment, make_trial
+from tests.fixtures.report.synth import make_experiment, make_level_experiment, make_trial
 
 
 def test_long_table_has_one_row_per_snapshot(tmp_path: Path) -> None:
@@ -133,3 +134,28 @@ def test_per_window_rates_and_stage_shares_per_trial(tmp_path: Path) -> None:
     assert st.loc[(2, "idle"), "share"] == pytest.approx(0.25) and st.loc[(2, "build"), "seconds"] == pytest.approx(135)
     html = build_report(tmp_path / "res").html.read_text()
     assert "Where the time went" in html and "<td>31.2</td>" in html  # alpha's median build share (25%, 37.5%)
+
+
+def test_arms_by_level_are_read_like_heuristics(tmp_path: Path) -> None:
+    t = build_tables(make_level_experiment(tmp_path))
+    assert sorted(t.trials["heuristic"].unique()) == ["basic@tir", "basic@tir+graph", "old"]
+    assert identify(tmp_path / "lv" / "basic@tir+graph" / "trial-2") == ("lv", "basic@tir+graph", 2)
+    rows = {(h, n, lv): (e, f) for h, n, lv, e, f in
+            t.levels[["heuristic", "trial", "level", "execs", "findings"]].itertuples(index=False)}
+    assert rows[("basic@tir", 2, "tir")] == (200, 1)
+    assert rows[("basic@tir+graph", 2, "tir")] == (60, 1) and rows[("basic@tir+graph", 2, "graph")] == (41, 1)
+    # a campaign without level counts: all its executions (its last snapshot's) are tir
+    assert rows[("old", 1, "tir")] == (20, 1) and not any(k[0] == "old" and k[2] != "tir" for k in rows)
+    levels = dict(zip(t.findings["signature"], t.findings["level"], strict=False))
+    assert levels == {"t1": "tir", "g1": "graph", "t2": "tir"}
+
+
+def test_a_campaign_db_without_level_summary_counts_as_tir(tmp_path: Path) -> None:
+    trial = make_trial(tmp_path / "e" / "basic" / "trial-1", [0, 3, 6], findings=[("x", "crash", 1.0, 6)])
+    db = CampaignDB(trial / "campaign.db")
+    db.conn.execute("DROP TABLE level_summary")
+    db.conn.commit()
+    db.close()
+    _, fdf, _, _, levels = read_trial(discover(tmp_path / "e")[0])
+    assert levels[["level", "execs", "findings"]].values.tolist() == [["tir", 20, 1]]
+    assert fdf["level"].tolist() == ["tir"]
