@@ -17,8 +17,8 @@ from collections.abc import Callable
 from seedzer.coverage.collectors import Collector
 from seedzer.execute.records import ExecResult, FuzzTask
 from seedzer.kernel.common import OPT, Observation, Stage
-from seedzer.kernel.graph import WELL_FORMED, GraphMemo, observe_graph
-from seedzer.kernel.graph_case import GraphCase, GraphPass
+from seedzer.kernel.graph import GraphMemo, observe_graph
+from seedzer.kernel.graph_case import WELL_FORMED, GraphCase, GraphPass
 from seedzer.kernel.loader import Trace
 from seedzer.kernel.messages import normalize
 from seedzer.mutate.relax_pass_mutators import default_relax_pass_mutators

@@ -53,7 +53,14 @@ from seedzer.kernel.common import (
     step_label,
 )
 from seedzer.kernel.comparison import compare
-from seedzer.kernel.graph_case import DEFAULT_BUILD, INEXACT_SLACK, GraphCase, GraphPass
+from seedzer.kernel.graph_case import (
+    DEFAULT_BUILD,
+    INEXACT_SLACK,
+    MUTATION_PREFIX,
+    WELL_FORMED,
+    GraphCase,
+    GraphPass,
+)
 from seedzer.kernel.loader import (
     TOLERANCES,
     Trace,
@@ -67,13 +74,10 @@ from seedzer.kernel.loader import (
     run,
 )
 from seedzer.kernel.messages import normalize, same_failure
-from seedzer.kernel.relax_mutations import MUTATION_PREFIX, apply_mutation
+from seedzer.kernel.relax_mutations import apply_mutation
+
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
-WELL_FORMED = ":well-formed"
-"""Suffix of the step that checks a pass's output (``relax.X:well-formed``)."""
-
-
 def make_pass(step: GraphPass) -> Any:
     """The Relax pass ``step`` names (``relax.X`` is ``tvm.relax.transform.X(**args)``)."""
     namespace, _, name = step.name.partition(".")

@@ -24,6 +24,11 @@ GRAPH_INPUT_SEED = 20240601
 INEXACT_SLACK = 10.0
 """How much looser the comparison is after a pass that changes floating results by design (mixed
 precision, fast math, matmul reassociation): both tolerances are multiplied by it."""
+MUTATION_PREFIX = "mutate."
+"""Prefix of a Relax IR mutation step's name (``"mutate.SplitDataflow"``, see
+:mod:`seedzer.kernel.relax_mutations`); a Relax pass's is ``relax.``."""
+WELL_FORMED = ":well-formed"
+"""Suffix of the step that checks a pass's output (``relax.X:well-formed``)."""
 DEFAULT_BUILD = "default"
 """The program built by TVM's default pipeline alone from the imported model (the reference)."""
 

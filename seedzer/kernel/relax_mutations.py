@@ -49,9 +49,6 @@ from tvm import relax
 from seedzer.kernel.graph_case import GraphPass
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
-MUTATION_PREFIX = "mutate."
-"""Prefix of every mutation step's name (``"mutate.SplitDataflow"``)."""
-
 _PRIM_OPS = ("relax.add", "relax.subtract", "relax.multiply", "relax.divide", "relax.maximum", "relax.minimum")
 """Binary elementwise operators whose scalar operand may be a PrimValue (``mutate.PrimArgs``)."""
 _PRIM_DTYPES = ("float32", "float64", "int32", "int64")

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from seedzer.kernel.graph_case import MUTATION_PREFIX
 from seedzer.seed import PassSpec
 
 LEGALIZED = "legalized"
@@ -155,10 +156,6 @@ _CONTRACTS: tuple[RelaxContract, ...] = (
        "with layout-rewrite preprocessing blocks", needs=_HIGH),
 )
 
-MUTATION_PREFIX = "mutate."
-"""Prefix of a Relax IR mutation step (``"mutate.SplitDataflow"``), run by
-:func:`seedzer.kernel.relax_mutations.apply_mutation` like a pass, so a sequence records it and the
-reducer can drop it."""
 _SOURCE = "seedzer/kernel/relax_mutations.py"
 _BEFORE_LEGALIZE = frozenset({LEGALIZED, GROUPED})
 

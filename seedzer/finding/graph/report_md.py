@@ -7,15 +7,14 @@ reproduce, expected vs actual, and how the reduction went. Only ``onnx`` is need
 
 from __future__ import annotations
 
-import platform
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 
 import onnx
 import onnx.printer
 
+from seedzer.finding.onnx_finding import environment, op_types
 from seedzer.finding.reducer import PassStats, stats_table
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.kernel.common import Observation, Symptom
@@ -49,10 +48,6 @@ class GraphReportInput:
     culprit: list[str] = field(default_factory=list)
 
 
-def _ops(model: onnx.ModelProto) -> list[str]:
-    return list(dict.fromkeys(n.op_type for n in model.graph.node))
-
-
 def title(r: GraphReportInput) -> str:
     """An issue title: component (the culprit pass), the trigger's operators, what goes wrong."""
     o = r.observation
@@ -63,23 +58,8 @@ def title(r: GraphReportInput) -> str:
         Symptom.MISMATCH: "results differ from TVM's default pipeline",
         Symptom.ILLFORMED: "emits ill-formed Relax",
     }.get(o.symptom, key_line(o.message))
-    text = f"[Bug][Relax] {where} on {', '.join(_ops(r.reduced)) or 'an empty graph'}: {what}"
+    text = f"[Bug][Relax] {where} on {', '.join(op_types(r.reduced)) or 'an empty graph'}: {what}"
     return text if len(text) <= MAX_TITLE else text[: MAX_TITLE - 3] + "..."
-
-
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def environment() -> str:
-    """Markdown list of the versions a maintainer needs."""
-    rows = [("TVM", f"apache-tvm=={TVM_VERSION} (PyPI wheel, llvm target, CPU)")]
-    rows += [(d, _version(d)) for d in ("onnx", "onnxruntime", "numpy")]
-    rows.append(("Python", f"{platform.python_version()} on {platform.system()} {platform.machine()}"))
-    return "\n".join(f"- {name}: {value}" for name, value in rows)
 
 
 def _actual(o: Observation, log: str) -> str:
@@ -142,7 +122,7 @@ Relax passes, in order:
 
 {_sequence(r.passes)}
 
-on {after} ONNX node(s) ({", ".join(_ops(r.reduced)) or "none"}):
+on {after} ONNX node(s) ({", ".join(op_types(r.reduced)) or "none"}):
 
 ```
 {_trigger(r.reduced)}

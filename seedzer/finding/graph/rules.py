@@ -22,13 +22,11 @@ from seedzer.finding.graph.folder import KIND_NAME, stored, to_specs
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, Verdict
 from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.kernel.graph_case import GraphCase
+from seedzer.kernel.graph_case import WELL_FORMED, GraphCase
 from seedzer.oracles.preconditions import is_precondition_error
 from seedzer.oracles.signature import root_key
 from seedzer.seed import PassSpec
 
-WELL_FORMED = ":well-formed"
-"""Suffix of the kernel's step that checks a pass's output (``relax.X:well-formed``)."""
 INVALID_STEPS = frozenset({"parse", "reference"})
 """Steps whose failures are about the input (an unreadable model, the reference engine), never TVM."""
 INVALID_MODEL = ("ValidationError", "onnx.checker", "InvalidModel", "Error parsing message")

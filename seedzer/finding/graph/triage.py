@@ -28,7 +28,6 @@ from typing import Any
 
 import onnx
 
-from seedzer.errors import SeedzerError
 from seedzer.finding.graph.folder import (
     KIND_NAME,
     LOG_FILE,
@@ -50,6 +49,7 @@ from seedzer.finding.graph.report_md import GraphReportInput, render_report
 from seedzer.finding.kind import TriageOptions, TriageResult
 from seedzer.finding.layout import REPORT_FILE, REPRO_FILE
 from seedzer.finding.meta import FindingMeta
+from seedzer.finding.onnx_finding import load_state, parse_model
 from seedzer.finding.onnx_graph import export
 from seedzer.finding.reducer import stats_from_json, stats_to_json
 from seedzer.finding.replay import verdict
@@ -91,28 +91,13 @@ class GraphTriage:
     repro_exit: int | None = None
 
 
-def _load_state(folder: Path, signature: str) -> dict[str, Any] | None:
-    try:
-        state = json.loads((folder / REDUCED_STATE).read_text())
-    except (OSError, ValueError):
-        return None
-    return state if isinstance(state, dict) and state.get("signature") == signature else None
-
-
-def _parse(data: bytes, where: Path) -> onnx.ModelProto:
-    try:
-        return onnx.load_model_from_string(data)
-    except Exception as exc:  # protobuf's DecodeError and friends
-        raise SeedzerError(f"{where}: the finding's model is not a readable ONNX model ({exc})") from exc
-
-
 def _start(folder: Path, passes: Passes, model: onnx.ModelProto,
            state: dict[str, Any] | None) -> tuple[Passes, onnx.ModelProto]:
     """Where the reduction starts: the saved best case when resuming, else the folder's own."""
     if state is None or not (folder / REDUCED_CASE).is_file() or not (folder / REDUCED_MODEL).is_file():
         return passes, model
     saved = read_case(folder / REDUCED_CASE)
-    return saved.passes, _parse((folder / REDUCED_MODEL).read_bytes(), folder)
+    return saved.passes, parse_model((folder / REDUCED_MODEL).read_bytes(), folder)
 
 
 def verify_repro(path: Path, symptom: str, timeout: float, python: str = sys.executable) -> tuple[bool, int | None]:
@@ -129,10 +114,10 @@ def triage_graph(folder: Path, opts: GraphTriageOptions | None = None) -> GraphT
     meta = FindingMeta.load(folder)
     case = finding_case(folder)
     expected = case.expected or meta.observation
-    original = _parse(model_of(case, folder), folder)
+    original = parse_model(model_of(case, folder), folder)
     out = GraphTriage(meta.signature, expected.symptom.value, expected.where(), True, passes_before=len(case.passes),
                       passes=len(case.passes), original_nodes=len(original.graph.node), nodes=len(original.graph.node))
-    state = None if opts.force else _load_state(folder, meta.signature)
+    state = None if opts.force else load_state(folder / REDUCED_STATE, meta.signature)
     passes, model = _start(folder, case.passes, original, state)
     pred = GraphPredicate(expected, case, opts.timeout)
 

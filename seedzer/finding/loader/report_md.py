@@ -7,16 +7,15 @@ how the reduction went. Only ``onnx`` is needed (no TVM).
 
 from __future__ import annotations
 
-import platform
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 
 import onnx
 import onnx.printer
 
 from seedzer.finding.loader.folder import short_message
+from seedzer.finding.onnx_finding import environment, op_types
 from seedzer.finding.reducer import PassStats, stats_table
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.kernel.common import Observation, Symptom
@@ -46,13 +45,9 @@ class LoaderReportInput:
     stats: Mapping[str, PassStats] = field(default_factory=dict)  # the reducer's per-pass statistics
 
 
-def _ops(model: onnx.ModelProto) -> list[str]:
-    return list(dict.fromkeys(n.op_type for n in model.graph.node))
-
-
 def title(observation: Observation, reduced: onnx.ModelProto) -> str:
     """An issue title: component, the trigger's operators, what goes wrong."""
-    ops = ", ".join(_ops(reduced)) or "empty graph"
+    ops = ", ".join(op_types(reduced)) or "empty graph"
     step = observation.pass_name or "import"
     what = {
         Symptom.CRASH: f"crashes ({short_message(observation.message)}) at {step}",
@@ -61,21 +56,6 @@ def title(observation: Observation, reduced: onnx.ModelProto) -> str:
     }.get(observation.symptom, short_message(observation.message))
     text = f"[Bug][Relax][Frontend][ONNX] {ops}: {what}"
     return text if len(text) <= MAX_TITLE else text[: MAX_TITLE - 3] + "..."
-
-
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def environment() -> str:
-    """Markdown list of the versions a maintainer needs."""
-    rows = [("TVM", f"apache-tvm=={TVM_VERSION} (PyPI wheel, llvm target, CPU)")]
-    rows += [(d, _version(d)) for d in ("onnx", "onnxruntime", "numpy")]
-    rows.append(("Python", f"{platform.python_version()} on {platform.system()} {platform.machine()}"))
-    return "\n".join(f"- {name}: {value}" for name, value in rows)
 
 
 def _expected_actual(o: Observation, log: str, tolerance: tuple[float, float]) -> tuple[str, str]:
@@ -126,7 +106,7 @@ def render_report(r: LoaderReportInput) -> str:
 
 ## Minimal trigger
 
-{after} ONNX node(s) ({", ".join(_ops(r.reduced)) or "none"}), opset {opset_of(r.reduced)}:
+{after} ONNX node(s) ({", ".join(op_types(r.reduced)) or "none"}), opset {opset_of(r.reduced)}:
 
 ```
 {_trigger(r.reduced)}

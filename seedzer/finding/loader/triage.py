@@ -45,6 +45,7 @@ from seedzer.finding.loader.folder import (
 from seedzer.finding.loader.predicate import LoaderPredicate
 from seedzer.finding.loader.report_md import LoaderReportInput, render_report
 from seedzer.finding.meta import FindingMeta
+from seedzer.finding.onnx_finding import load_state, parse_model
 from seedzer.finding.onnx_graph import export
 from seedzer.finding.onnx_reduce import OnnxReducer, ReduceResult
 from seedzer.finding.reducer import stats_from_json, stats_to_json
@@ -94,21 +95,6 @@ class LoaderTriage:
     repro_exit: int | None = None
 
 
-def _load_state(folder: Path, sig: str) -> dict[str, Any] | None:
-    try:
-        state = json.loads((folder / STATE).read_text())
-    except (OSError, ValueError):
-        return None
-    return state if isinstance(state, dict) and state.get("signature") == sig else None
-
-
-def _parse(data: bytes, where: str) -> onnx.ModelProto:
-    try:
-        return onnx.load_model_from_string(data)
-    except Exception as exc:  # protobuf's DecodeError and friends
-        raise SeedzerError(f"{where}: the finding's model is not a readable ONNX model ({exc})") from exc
-
-
 def verify_repro(path: Path, found: LoaderFinding, timeout: float,
                  python: str = sys.executable) -> tuple[bool, int | None]:
     """Run the reproducer at ``path`` in a clean process; True when it fails as the finding does."""
@@ -140,11 +126,11 @@ def triage_loader(folder: Path, opts: LoaderTriageOptions | None = None) -> Load
     """Reduce, write ``repro.py`` and ``report.md``, verify; see the module doc. Saves the state."""
     opts = opts or LoaderTriageOptions()
     found = read_finding(folder)
-    original = _parse(found.model, str(found.folder))
+    original = parse_model(found.model, str(found.folder))
     obs = found.observation
     out = LoaderTriage(found.signature, found.model_name, obs.symptom.value, obs.pass_name or "import", True,
                        original_nodes=len(original.graph.node), nodes=len(original.graph.node))
-    state = None if opts.force else _load_state(found.folder, found.signature)
+    state = None if opts.force else load_state(found.folder / STATE, found.signature)
     try:
         case = base_case(found, opts.timeout)
     except InvalidModel as exc:
@@ -182,7 +168,7 @@ def write_original_repro(folder: Path, timeout: float = LoaderTriageOptions.time
         except InvalidModel as exc:
             raise SeedzerError(str(exc)) from exc
         _original_repro(found, case)
-    return {"repro": str(path), "timeout": timeout, "nodes": len(_parse(found.model, str(folder)).graph.node)}
+    return {"repro": str(path), "timeout": timeout, "nodes": len(parse_model(found.model, str(folder)).graph.node)}
 
 
 def _original_repro(found: LoaderFinding, case: dict[str, Any]) -> None:
