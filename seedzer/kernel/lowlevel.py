@@ -257,11 +257,18 @@ def seconds_per_call(executable: Any, program: str, inputs: Sequence[np.ndarray]
     return float(np.median(timer(*args).results))
 
 
+PERF_MIN_SECONDS = 1e-5
+"""The least a slowdown must add per call (10 us): below it a ratio measures call overhead and timer
+noise on a kernel that runs for about a microsecond, not code a maintainer would call slow."""
+
+
 def slowdown(executable: Any, inputs: Sequence[np.ndarray], factor: float, repeats: int,
-             min_repeat_ms: int = 5, max_call_seconds: float = 0.2) -> Slowdown | None:
+             min_repeat_ms: int = 5, max_call_seconds: float = 0.2,
+             min_seconds: float = PERF_MIN_SECONDS) -> Slowdown | None:
     """Time opt against reference in alternation; a :class:`Slowdown` when every one of ``repeats``
-    ratios exceeds ``factor`` (stops at the first that does not). Kernels slower than
-    ``max_call_seconds`` per call are not timed (None)."""
+    ratios exceeds ``factor`` and opt takes at least ``min_seconds`` longer per call (stops at the
+    first measurement that does not). Kernels slower than ``max_call_seconds`` per call are not
+    timed (None)."""
     once = [seconds_per_call(executable, p, inputs, 1, 0) for p in (OPT, REFERENCE)]
     if max(once) > max_call_seconds:
         return None
@@ -270,7 +277,7 @@ def slowdown(executable: Any, inputs: Sequence[np.ndarray], factor: float, repea
         ref_s = seconds_per_call(executable, REFERENCE, inputs, min_repeat_ms=min_repeat_ms)
         opt_s = seconds_per_call(executable, OPT, inputs, min_repeat_ms=min_repeat_ms)
         ratios.append(opt_s / max(ref_s, 1e-12))
-        if ratios[-1] <= factor:
+        if ratios[-1] <= factor or opt_s - ref_s < min_seconds:
             return None
     return Slowdown(min(ratios), tuple(ratios), opt_s, ref_s, factor, max(1, repeats))
 

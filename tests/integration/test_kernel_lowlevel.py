@@ -223,7 +223,7 @@ def main(x0: T.Buffer((T.int64(2), T.int64(3), T.int64(4)), "float32"),
          T_add: T.Buffer((T.int64(2), T.int64(3), T.int64(4)), "float32")):
     for i, j, k in T.grid(T.int64(2), T.int64(3), T.int64(4)):
         T_add[i, j, k] = x0[i, j, k] + x1[j, T.int64(0)]
-        for rep in range(512):  # 512 dependent additions too small to change the sum: same result, slower
+        for rep in range(4096):  # dependent additions too small to change the sum: same result, ~100 us slower
             T_add[i, j, k] = T_add[i, j, k] + T.Cast("float32", rep) * T.float32(1e-30)
 """
 
@@ -243,6 +243,14 @@ def test_perf_confirms_a_constructed_slowdown_and_not_a_clean_build() -> None:
     executable, inputs = _timed(SLOW_ADD, add)
     slow = slowdown(executable, inputs, 2.0, 3)
     assert slow is not None and len(slow.ratios) == 3 and slow.ratio > 2.0
+
+
+def test_perf_needs_the_slowdown_to_cost_time_not_only_a_ratio() -> None:
+    """A ratio on a kernel of about a microsecond is call overhead and noise: the slower build must
+    also take ``min_seconds`` longer per call."""
+    add = (SEEDS / "add_broadcast.py").read_text()
+    executable, inputs = _timed(SLOW_ADD, add)
+    assert slowdown(executable, inputs, 2.0, 3, min_seconds=10.0) is None
 
 
 def test_perf_skips_kernels_too_slow_to_time() -> None:
