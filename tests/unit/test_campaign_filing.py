@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -316,3 +317,45 @@ def test_a_gate_job_over_its_limit_is_killed_and_charged_its_wall_seconds() -> N
     (job,) = out
     assert job.error is not None and "ran over" in job.error and job.cpu_seconds >= 0.5
     assert runner.pending() == 0
+
+
+# --- graph-level candidates --------------------------------------------------------------------------
+class RecordingGate(FakeGate):
+    """A gate runner that only records which call each candidate was sent to (never answers)."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda job: None, hold=True)  # type: ignore[arg-type, return-value]
+        self.calls: list[tuple[str, Callable[..., Any]]] = []
+
+    def submit(self, key: str, fn: Callable[..., Any], *args: Any) -> None:
+        self.calls.append((key, fn))
+
+
+def test_a_graph_candidate_is_filed_with_its_model_and_steps_and_sent_to_the_graph_gate(tmp_path: Path,
+                                                                                         db: CampaignDB) -> None:
+    from seedzer.finding.graph.gate import run_graph_gate_on_folder
+    from seedzer.kernel.graph_case import GraphCase, GraphPass
+    from seedzer.seed import GraphSeed
+
+    model = tmp_path / "pool" / "model_000001.onnx"
+    model.parent.mkdir()
+    model.write_bytes(b"onnx bytes")
+    seed = GraphSeed(str(model), (("x", "float32", (2, 3)),))
+    steps = (GraphPass("relax.Normalize"), GraphPass("relax.ConvertLayout", {"desired_layouts": {}}))
+    case = GraphCase(seed.specs, steps, model_file=str(model))
+    pj = passes_to_json([PassSpec(p.name, tuple(sorted(p.args.items()))) for p in steps])
+    tc = TestCaseInfo(3, "fuzz", None, script=seed.to_text(), passes=pj, announced=True, case=case)
+    gate = RecordingGate()
+    filing = make_filing(tmp_path, db, gate)
+    obs = error("relax.ConvertLayout", "InternalError: Check failed: (res != npos) is false: layoutAB")
+    filing.candidate(obs, tc, 1, [])
+    (sig,) = filing.verdicts
+    folder = tmp_path / "findings" / sig
+    meta = FindingMeta.load(folder)
+    assert meta.kind == "graph" and meta.verdict == PENDING and meta.testcase == 3
+    assert (folder / "model.onnx").read_bytes() == b"onnx bytes"  # the pool's file, copied
+    filed = GraphCase.from_json(json.loads((folder / "case.json").read_text()))
+    assert filed.passes == steps and filed.model_file == "model.onnx" and filed.expected == obs
+    assert gate.calls == [(sig, run_graph_gate_on_folder)]
+    filing.candidate(obs, tc, 1, [])  # the same failure again: counted, never filed or gated twice
+    assert row_of(db, sig).count == 2 and len(gate.calls) == 1
