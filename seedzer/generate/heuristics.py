@@ -128,6 +128,8 @@ def _sort_key(entry: dict[str, Any], key: str) -> float:
         return float(len(entry["ops"]))
     if key == "convs":
         return float(len(entry.get("conv_kernels", [])))
+    if key == "edge":  # pools made before edge features were recorded score 0
+        return float(sum(entry.get("edge_features", {}).values()))
     return float(entry[key])
 
 

@@ -214,6 +214,7 @@ class NNSmithGenerator:
             max_nodes=nodes,
             method=o.method,
             timeout_ms=o.timeout_ms,
+            edge=o.edge,
             max_elem_per_tensor=o.max_elem_per_tensor,
             rank_choices=list(o.rank_choices) if o.rank_choices else None,
             dtype_choices=list(o.dtypes),
@@ -251,6 +252,10 @@ class NNSmithGenerator:
             ) from None
         proto: onnx.ModelProto = model.onnx_model
         proto.ir_version = min(proto.ir_version, MAX_IR_VERSION)
+        if self.opts.edge.negative_axes:
+            from seedzer.generate.onnx_edges import negate_axes
+
+            negate_axes(proto, self.opts.edge.negative_axes, random.Random(seed))
         data = proto.SerializeToString()
         unknown = opset_problem(proto)
         if unknown:

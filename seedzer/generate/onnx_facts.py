@@ -136,7 +136,10 @@ def structural_hash(model: onnx.ModelProto) -> str:
 
 
 def model_facts(model: onnx.ModelProto) -> dict[str, Any]:
-    """Manifest facts: ops, op counts, node count, weights, conv kernels, dtypes, I/O shapes, hash."""
+    """Manifest facts: ops, op counts, node count, weights, conv kernels, dtypes, I/O shapes, edge
+    features (:func:`seedzer.generate.onnx_edges.edge_features`), hash."""
+    from seedzer.generate.onnx_edges import edge_features
+
     counts = Counter(n.op_type for n in model.graph.node)
     kernels = conv_kernels(model)
     inputs = _graph_inputs(model)
@@ -151,6 +154,7 @@ def model_facts(model: onnx.ModelProto) -> dict[str, Any]:
         "dtypes": dtypes,
         "input_shapes": {v.name: _shape(v) for v in inputs},
         "output_shapes": {v.name: _shape(v) for v in model.graph.output},
+        "edge_features": edge_features(model),
         "graph_hash": structural_hash(model),
     }
 

@@ -17,7 +17,7 @@ from seedzer.errors import ConfigError
 DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
 SOURCES = ("nnsmith", "zoo")
 METHODS = ("symbolic-cinit", "symbolic", "symbolic-sinit")
-SORT_KEYS = ("weights", "nodes", "distinct_ops", "convs", "index")
+SORT_KEYS = ("weights", "nodes", "distinct_ops", "convs", "edge", "index")
 DEFAULT_MAX_WEIGHT_ELEMENTS = 1 << 18
 
 
@@ -52,6 +52,29 @@ class ConvOptions:
 
 
 @dataclass(frozen=True)
+class EdgeOptions:
+    """Biases toward the edges of what the ONNX specification allows (each a probability, 0 = off).
+
+    ``broadcast``: a broadcasting op (Add, Mul, Where...) gets a rank-0 or lower-rank operand;
+    ``attributes``: an op's symbolic attributes (strides, kernels, pads, slice bounds...) are
+    pinned to a range end (0, 1, -1, an input dimension or one less) when z3 can satisfy it;
+    ``unit_dims``: a dimension of a new placeholder is pinned to 1;
+    ``negative_axes``: an axis of the exported ONNX model (Concat, Softmax, Reduce*, Squeeze...) is
+    rewritten to its equivalent negative value.
+    """
+
+    broadcast: float = 0.0
+    attributes: float = 0.0
+    unit_dims: float = 0.0
+    negative_axes: float = 0.0
+
+    @property
+    def active(self) -> bool:
+        """True when any bias is on."""
+        return any((self.broadcast, self.attributes, self.unit_dims, self.negative_axes))
+
+
+@dataclass(frozen=True)
 class GenerationOptions:
     """How models are made (NNSmith constraints) or where they come from (``source: zoo``)."""
 
@@ -70,10 +93,17 @@ class GenerationOptions:
     method: str = "symbolic-cinit"
     timeout_ms: int = 10000
     zoo_models: tuple[str, ...] | None = None
+    edge: EdgeOptions = field(default_factory=EdgeOptions)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form (tuples become lists) for manifests and worker messages."""
-        return dict(json.loads(json.dumps(asdict(self))))
+        """JSON-able form (tuples become lists) for manifests and worker messages.
+
+        ``edge`` is left out while it is off, so pools made before it existed keep their identity.
+        """
+        data = dict(json.loads(json.dumps(asdict(self))))
+        if not self.edge.active:
+            del data["edge"]
+        return data
 
     def with_max_nodes(self, max_nodes: int | None) -> GenerationOptions:
         """A copy whose ``max_nodes`` is overridden (``min_nodes`` clamped to it)."""
@@ -239,10 +269,21 @@ def parse_conv(ctx: _Ctx, raw: Any) -> ConvOptions:
     return conv
 
 
+def parse_edge(ctx: _Ctx, raw: Any) -> EdgeOptions:
+    """Validate the ``generation.edge`` mapping (each value a probability in [0, 1])."""
+    data = _mapping(ctx, raw, {"broadcast", "attributes", "unit_dims", "negative_axes"})
+    kw: dict[str, float] = {}
+    for key, v in data.items():
+        if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= 1:
+            raise ctx.child(key).fail("a probability between 0 and 1", v)
+        kw[key] = float(v)
+    return EdgeOptions(**kw)
+
+
 _GEN_KEYS = {
     "source", "include_ops", "exclude_ops", "op_weights", "require_ops", "max_nodes", "min_nodes",
     "dtypes", "rank_choices", "max_elem_per_tensor", "max_weight_elements", "conv", "method",
-    "timeout_ms", "zoo_models",
+    "timeout_ms", "zoo_models", "edge",
 }  # fmt: skip
 
 
@@ -281,6 +322,8 @@ def parse_generation(raw: Any, source: str) -> GenerationOptions:
         kw["method"] = _choice(c("method"), data["method"], METHODS)
     if data.get("zoo_models") is not None:
         kw["zoo_models"] = _str_list(c("zoo_models"), data["zoo_models"])
+    if "edge" in data:
+        kw["edge"] = parse_edge(c("edge"), data["edge"])
     opts = GenerationOptions(**kw)
     if opts.min_nodes is not None and opts.min_nodes > opts.max_nodes:
         raise c("min_nodes").fail(f"a value <= max_nodes ({opts.max_nodes})", opts.min_nodes)
@@ -325,6 +368,7 @@ def generation_from_dict(data: dict[str, Any]) -> GenerationOptions:
     kw = dict(data)
     conv: dict[str, Any] = {k: (tuple(v) if isinstance(v, list) else v) for k, v in kw["conv"].items()}
     kw["conv"] = ConvOptions(**conv)
+    kw["edge"] = EdgeOptions(**kw.get("edge", {}))
     for key in ("include_ops", "exclude_ops", "require_ops", "dtypes", "rank_choices", "zoo_models"):
         if isinstance(kw.get(key), list):
             kw[key] = tuple(kw[key])

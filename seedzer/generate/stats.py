@@ -1,4 +1,4 @@
-"""Pool statistics: counts, rejection reasons, op histogram, conv kernels, size distributions."""
+"""Pool statistics: counts, rejection reasons, op histogram, conv kernels, size distributions, edge features."""
 
 from __future__ import annotations
 
@@ -40,7 +40,12 @@ def pool_stats(pool_dir: Path, *, verify: bool = True) -> dict[str, Any]:
     op_nodes: Counter[str] = Counter()
     kernels: Counter[str] = Counter()
     providers: Counter[str] = Counter()
+    edge_totals: Counter[str] = Counter()
+    edge_models: Counter[str] = Counter()
     for e in models:
+        for feature, n in e.get("edge_features", {}).items():
+            edge_totals[feature] += int(n)
+            edge_models[feature] += 1 if n else 0
         op_models.update(e.get("ops", []))
         op_nodes.update(e.get("op_counts", {}))
         kernels.update(kernel_label(list(k)) for k in e.get("conv_kernels", []))
@@ -57,6 +62,7 @@ def pool_stats(pool_dir: Path, *, verify: bool = True) -> dict[str, Any]:
         "kernels": dict(kernels.most_common()),
         "nodes": _distribution([int(e.get("nodes", 0)) for e in models]),
         "weights": _distribution([int(e.get("weights", 0)) for e in models]),
+        "edge_features": {f: (edge_totals[f], edge_models[f]) for f in edge_totals},
         "with_conv": sum(1 for e in models if e.get("conv_kernels")),
         "providers": dict(providers),
         "finite": sum(1 for e in models if e.get("finite", True)),
@@ -96,6 +102,15 @@ def render_stats(stats: dict[str, Any], console: Console, top_ops: int = 25) -> 
         for k, n in stats["kernels"].items():
             kt.add_row(k, str(n))
         console.print(kt)
+
+    if stats.get("edge_features"):
+        et = Table(title="edge features")
+        et.add_column("feature")
+        et.add_column("count", justify="right")
+        et.add_column("models", justify="right")
+        for f, (total, in_models) in stats["edge_features"].items():
+            et.add_row(f, str(total), str(in_models))
+        console.print(et)
 
     ops = Table(title=f"ops (top {top_ops})")
     ops.add_column("ONNX op")

@@ -94,3 +94,20 @@ def test_zoo_pool_holds_the_classic_architectures(tmp_path: Path, cache: Path) -
     assert {e["zoo_model"] for e in models} >= {"resnet50", "vgg19", "densenet121", "squeezenet", "bvlc_alexnet"}
     assert all(count_weights(e["_proto"]) > 1_000_000 for e in models)
     assert all(e["conv_kernels"] for e in models)
+
+
+def test_edge_pool_is_valid_and_has_more_edge_features_than_basic(tmp_path: Path, cache: Path) -> None:
+    from seedzer.generate.onnx_edges import edge_features
+
+    edge = _pool("edge", 3, tmp_path / "edge", cache, seed=1)
+    basic = _pool("basic", 3, tmp_path / "basic", cache, seed=1)
+    for e in edge:  # the manifest's features are the file's, and the references were run
+        assert e["edge_features"] == edge_features(e["_proto"])
+        assert e["reference_provider"] in ("onnxruntime", "onnx.reference")
+    assert read_manifest(tmp_path / "edge")["selection"]["heuristic"] == "edge"
+
+    def score(models: list[dict[str, Any]]) -> int:
+        return sum(sum(e["edge_features"].values()) for e in models)
+
+    assert score(edge) > score(basic)
+    assert any(e["edge_features"]["negative_axes"] for e in edge)

@@ -25,7 +25,7 @@ from seedzer.generate.options import (
     parse_generation,
 )
 
-REQUIRED = {"basic", "big", "conv1", "conv3", "conv5", "small", "zoo"}
+REQUIRED = {"basic", "big", "conv1", "conv3", "conv5", "edge", "small", "zoo"}
 
 
 def _write(tmp_path: Path, text: str, name: str = "h.yaml") -> Path:
@@ -64,6 +64,10 @@ def test_shipped_heuristics_encode_their_property() -> None:
     assert candidate_target(small, 5) == 20
     assert all(load_heuristic(n).identity_selection for n in ("basic", "conv1", "conv3", "conv5", "zoo"))
     assert load_heuristic("zoo").generation.source == "zoo"
+    edge = load_heuristic("edge")
+    assert isinstance(edge, YamlHeuristic) and edge.generation.edge.active
+    assert edge.selection.sort_by == ("edge",) and edge.selection.order == "descending"
+    assert 0 in (edge.generation.rank_choices or ())
 
 
 def test_unknown_heuristic_lists_known_ones() -> None:
