@@ -26,7 +26,7 @@ with warnings.catch_warnings():  # nnsmith.util warns at import that pygraphviz 
     from nnsmith.abstract.op import AbsOpBase, Conv1d, NCHWConv2d
     from nnsmith.graph_gen import SymbolicGen
 
-from seedzer.generate.options import ConvOptions, EdgeOptions
+from seedzer.generate.options import ConvOptions
 
 # Required ops are tried with this probability while the graph lacks one of them.
 REQUIRED_OP_PROBABILITY = 0.5
@@ -221,7 +221,7 @@ def make_graph_generator(
     max_nodes: int,
     method: str,
     timeout_ms: int,
-    edge: EdgeOptions | None = None,
+    generator: type[WeightedSymbolicGen] | None = None,
     **kwargs: Any,
 ) -> WeightedSymbolicGen:
     """Run NNSmith's abstract generation with the op-sampling hook; ``make_concrete()`` gives the graph.
@@ -229,17 +229,12 @@ def make_graph_generator(
     Mirrors ``nnsmith.graph_gen.model_gen`` (same construction and ``abstract_gen`` call), with
     :class:`WeightedSymbolicGen` in place of ``SymbolicGen``. Each graph is solved in a fresh z3
     context: z3 hash-conses terms per context and its search depends on term ids, so a shared
-    context would make a seed's model depend on what the process solved before. With active
-    ``edge`` options the generator is :class:`~seedzer.generate.edges.EdgeSymbolicGen`.
+    context would make a seed's model depend on what the process solved before. ``generator`` is
+    the class to build (a subclass such as :class:`~seedzer.generate.edges.EdgeSymbolicGen`, with
+    its own keyword arguments in ``kwargs``).
     """
     fresh_z3_context()
-    if edge is not None and edge.active:
-        from seedzer.generate.edges import EdgeSymbolicGen
-
-        kwargs["edge"] = edge
-        cls: type[WeightedSymbolicGen] = EdgeSymbolicGen
-    else:
-        cls = WeightedSymbolicGen
+    cls = generator or WeightedSymbolicGen
     gen = cls(
         opset,
         seed,

@@ -205,6 +205,11 @@ class NNSmithGenerator:
         from seedzer.generate.constraints import make_graph_generator
 
         o = self.opts
+        extra: dict[str, Any] = {}
+        if o.edge is not None and o.edge.active:  # NNSmith biased toward the spec's edges
+            from seedzer.generate.edges import EdgeSymbolicGen
+
+            extra = {"generator": EdgeSymbolicGen, "edge": o.edge}
         start = time.perf_counter()
         gen = make_graph_generator(
             self.opset,
@@ -214,7 +219,7 @@ class NNSmithGenerator:
             max_nodes=nodes,
             method=o.method,
             timeout_ms=o.timeout_ms,
-            edge=o.edge,
+            **extra,
             max_elem_per_tensor=o.max_elem_per_tensor,
             rank_choices=list(o.rank_choices) if o.rank_choices else None,
             dtype_choices=list(o.dtypes),
