@@ -151,6 +151,26 @@ class LevelsConfig:
         return {name: w for name, w in (("tir", self.tir), ("graph", self.graph)) if w > 0}
 
 
+@dataclass
+class GraphConfig:
+    """How the graph level mutates a test case: the weight of each kind of mutation (0 turns it off)
+    and how many model mutations one test case may carry."""
+
+    passes: float = _f(3.0, "Weight of mutating the Relax step sequence (passes and Relax IR mutations).")
+    uoc: float = _f(1.0, "Weight of adding an MT-DLComp universal obscure condition (UOC) with garbage nodes: the "
+                    "model keeps its outputs for every input.")
+    pioc: float = _f(0.5, "Weight of adding a per-input obscure condition (PIOC): the model keeps its outputs for the "
+                     "case's input.")
+    edge: float = _f(1.0, "Weight of a spec-edge change (an attribute or operand moved to a value the ONNX "
+                     "specification allows and generators rarely choose): a new model, judged against onnxruntime.")
+    max_model_mutations: int = _f(8, "Most model mutations one test case carries (a mutant with more is not made).")
+
+    def weights(self) -> dict[str, float]:
+        """Mutation kind -> weight, of the kinds turned on."""
+        return {k: w for k, w in (("passes", self.passes), ("uoc", self.uoc), ("pioc", self.pioc),
+                                  ("edge", self.edge)) if w > 0}
+
+
 def parse_levels(text: str, current: LevelsConfig, option: str = "--levels") -> LevelsConfig:
     """``tir,graph`` (the levels on, at their configured weight, 1 where it was 0) or ``tir=3,graph=1``
     (explicit weights); the levels not named are turned off. A typo is a one-line error naming ``option``."""
@@ -223,6 +243,7 @@ class Config:
     limits: LimitsConfig = field(default_factory=LimitsConfig, metadata={"doc": "Resource bounds."})
     bounds: BoundsConfig = field(default_factory=BoundsConfig, metadata={"doc": "Mutant bounds."})
     levels: LevelsConfig = field(default_factory=LevelsConfig, metadata={"doc": "Levels fuzzed and their weights."})
+    graph: GraphConfig = field(default_factory=GraphConfig, metadata={"doc": "Graph-level mutation."})
 
 
 
@@ -281,6 +302,11 @@ _CHECKS: dict[str, tuple[str, Any]] = {
     "bounds.perf_max_script_bytes": ("must be between 0 and 2**30 bytes", lambda v: 0 <= v <= 1 << 30),
     "levels.tir": ("must be between 0 (off) and 1000", _between(0, 1000)),
     "levels.graph": ("must be between 0 (off) and 1000", _between(0, 1000)),
+    "graph.passes": ("must be between 0 (off) and 1000", _between(0, 1000)),
+    "graph.uoc": ("must be between 0 (off) and 1000", _between(0, 1000)),
+    "graph.pioc": ("must be between 0 (off) and 1000", _between(0, 1000)),
+    "graph.edge": ("must be between 0 (off) and 1000", _between(0, 1000)),
+    "graph.max_model_mutations": ("must be between 0 and 100", lambda v: 0 <= v <= 100),
     "oracles.gate_share": ("must be a share between 0 (no limit) and 1", _between(0, 1)),
     "limits.max_tensor_bytes": ("must be between 0 (no bound) and 2**62 bytes", lambda v: 0 <= v <= 1 << 62),
     "limits.max_model_bytes": ("must be between 0 (no bound) and 2**62 bytes", lambda v: 0 <= v <= 1 << 62),
@@ -373,6 +399,9 @@ def config_from_dict(data: Any, source: str = "<config>") -> Config:
     cfg: Config = _build(Config, data, "", source)
     if not cfg.levels.weights():
         raise ConfigError(f"{source}: field 'levels' turns every level off (give tir or graph a weight > 0)")
+    if not cfg.graph.weights():
+        raise ConfigError(f"{source}: field 'graph' turns every graph mutation off (give passes, uoc, pioc or edge "
+                          "a weight > 0)")
     return cfg
 
 

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from seedzer.kernel.graph_case import ModelMutation
+
 
 @dataclass(frozen=True)
 class PassSpec:
@@ -102,11 +104,16 @@ class GraphSeed:
 
     model: str
     specs: tuple[tuple[str, str, tuple[int, ...]], ...]
+    mutations: tuple[ModelMutation, ...] = ()
+    """Model mutations applied before import (MT-DLComp relations, spec-edge changes), in order."""
 
     def to_text(self) -> str:
         """The entry's script: a one-line JSON document starting with :data:`GRAPH_HEADER`."""
         specs = [[name, dtype, list(shape)] for name, dtype, shape in self.specs]
-        return json.dumps({"level": "graph", "model": self.model, "specs": specs})
+        data: dict[str, Any] = {"level": "graph", "model": self.model, "specs": specs}
+        if self.mutations:
+            data["mutations"] = [m.to_json() for m in self.mutations]
+        return json.dumps(data)
 
     @staticmethod
     def from_text(text: str) -> GraphSeed:
@@ -114,7 +121,8 @@ class GraphSeed:
         try:
             data = json.loads(text)
             specs = tuple((str(n), str(d), tuple(int(x) for x in s)) for n, d, s in data["specs"])
-            return GraphSeed(str(data["model"]), specs)
+            mutations = tuple(ModelMutation.from_json(m) for m in data.get("mutations") or ())
+            return GraphSeed(str(data["model"]), specs, mutations)
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"not a graph seed document ({exc})") from None
 

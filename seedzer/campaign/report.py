@@ -21,12 +21,12 @@ from typing import Any
 from rich.console import Group
 from rich.table import Table
 
+from seedzer.campaign.breakdown import level_table, mutation_table, oracle_table
 from seedzer.campaign.monitor import summary_table
 from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import SnapshotPoint, read_points, throughput_table, windows
 from seedzer.errors import CampaignError, SeedzerError
 from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta
-from seedzer.finding.registry import level_of_kind
 from seedzer.finding.store import finding_folder
 from seedzer.finding.verdict import reason_code
 from seedzer.store.readonly import open_campaign, read_meta
@@ -61,6 +61,10 @@ class FindingLine:
     """The gate rule that decided (``witness``, ``culprit``, ``contract``...; empty for older findings)."""
     kind: str = "lowlevel"
     """The finding kind (``lowlevel``, ``loader``, ``graph``)."""
+    mutators: list[str] = field(default_factory=list)
+    """The mutations that made the test case (from its parent)."""
+    comparison: str = ""
+    """A mismatch's oracle: the two builds or engines that disagree."""
 
     def decided(self) -> str:
         """The verdict with the rule that decided it, e.g. ``bug (witness)``."""
@@ -83,7 +87,7 @@ class FindingsView:
 def _line(campaign: Path, row: tuple[Any, ...]) -> FindingLine:
     sig, symptom, stage, pass_name, message, status, count, verdict, reason, root, kind = row
     culprit: list[str] = []
-    gate_seconds, rule = 0.0, ""
+    gate_seconds, rule, mutators, comparison = 0.0, "", [], ""
     try:
         folder = finding_folder(campaign / "findings", str(sig))
         meta = FindingMeta.load(folder)
@@ -91,12 +95,13 @@ def _line(campaign: Path, row: tuple[Any, ...]) -> FindingLine:
         message = meta.observation.headline()
         gate_seconds = float(meta.gate_seconds or 0.0)
         rule = str(meta.extra.get("gate_rule") or "")
+        mutators, comparison = list(meta.mutators), meta.observation.comparison or ""
     except SeedzerError:
         pass  # a folder damaged or written by hand: the database row still says what it was
     first = next((ln.strip() for ln in str(message).splitlines() if ln.strip()), "")
     return FindingLine(str(sig), str(symptom), f"{stage or '?'}/{pass_name or '-'}", str(verdict or PENDING),
                        str(reason or ""), root, culprit, str(status), int(count), first,
-                       f"findings/{sig}/repro.py", gate_seconds, rule, str(kind or "lowlevel"))
+                       f"findings/{sig}/repro.py", gate_seconds, rule, str(kind or "lowlevel"), mutators, comparison)
 
 
 def findings_view(campaign: Path, conn: sqlite3.Connection) -> FindingsView:
@@ -115,20 +120,6 @@ def findings_view(campaign: Path, conn: sqlite3.Connection) -> FindingsView:
         else:
             view.pending.append(line)
     return view
-
-
-def level_table(view: FindingsView, execs: dict[str, int], corpus: int, graph_corpus: int) -> Table:
-    """Executions, corpus entries and bugs (root causes) by level; bugs found while loading the pool
-    (the importer's) are their own row."""
-    roots: Counter[str] = Counter(level_of_kind(lines[0].kind) for lines in view.bugs.values())
-    table = Table(title="By level")
-    for col in ("level", "executions", "corpus entries", "bugs (root causes)"):
-        table.add_column(col, justify="right" if col != "level" else "left")
-    table.add_row("tir", str(execs.get("tir", 0)), str(corpus - graph_corpus), str(roots.get("tir", 0)))
-    table.add_row("graph", str(execs.get("graph", 0)), str(graph_corpus), str(roots.get("graph", 0)))
-    if roots.get("load"):
-        table.add_row("load (pool models)", "-", "-", str(roots["load"]))
-    return table
 
 
 def _bug_table(view: FindingsView) -> Table:
@@ -181,6 +172,8 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
             by_level = dict(_rows(conn, "SELECT level, SUM(count) FROM level_summary GROUP BY level")) \
                 if _rows(conn, "SELECT name FROM sqlite_master WHERE name = 'level_summary'") else {}
             graph_corpus = _rows(conn, "SELECT COUNT(*) FROM corpus WHERE path LIKE '%.graph.json'")
+            by_mutator = dict(_rows(conn, "SELECT mutator, SUM(count) FROM mutator_summary GROUP BY mutator")) \
+                if _rows(conn, "SELECT name FROM sqlite_master WHERE name = 'mutator_summary'") else {}
         except (sqlite3.Error, ValueError, TypeError) as exc:
             raise CampaignError(f"{path}: unreadable campaign database ({exc})") from None
     finally:
@@ -204,8 +197,10 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
     st.session_execs, st.session_seconds = st.execs, st.elapsed
     parts: list[Any] = [summary_table(st, str(campaign))]
     if by_level.get("graph"):
-        parts.append(level_table(view, {str(k): int(v) for k, v in by_level.items()}, st.corpus,
+        parts.append(level_table(view.bugs, {str(k): int(v) for k, v in by_level.items()}, st.corpus,
                                  int(graph_corpus[0][0]) if graph_corpus else 0))
+        parts.append(mutation_table(view.bugs, {str(k): int(v) for k, v in by_mutator.items()}))
+        parts.append(oracle_table(view.bugs))
     parts.extend(_throughput(points, window_minutes, st.jobs))
     if view.bugs:
         parts.append(_bug_table(view))

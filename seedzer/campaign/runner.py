@@ -142,6 +142,7 @@ class Campaign:
         self.pending: deque[CorpusEntry] = deque()
         self.exec_counts: Counter[tuple[str, str]] = Counter()
         self.level_counts: Counter[tuple[str, str]] = Counter()
+        self.mutator_counts: Counter[tuple[str, str]] = Counter()
         self.tc_counter = 0
         self._stop = False
         self._executor: Executor | None = None
@@ -175,7 +176,7 @@ class Campaign:
             tolerance=self.cfg.fuzz.tolerance, max_passes=self.cfg.fuzz.max_passes,
             collector=prepare_collector(self.cfg.fuzz.coverage, self.out, self.db.features(),
                                         self.cfg.fuzz.block_cache, self.cfg.fuzz.block_granularity),
-            bounds=self.cfg.bounds, log_dir=str(self.out / "logs"))
+            bounds=self.cfg.bounds, graph=self.cfg.graph, log_dir=str(self.out / "logs"))
 
     def run(self) -> CampaignStats:
         """Load (or restore) seeds and fuzz until the budget is spent or a stop is requested."""
@@ -347,6 +348,8 @@ class Campaign:
         gain = self.coverage.new_since_last(result.features)
         self.stats.coverage = self.coverage.total()
         obs = self._judged(result.observation, level_of(tc.script))
+        for mutator in tc.mutators:  # what each kind of mutation yields (status: by mutation)
+            self.mutator_counts[(mutator, obs.symptom.value)] += 1
         bug = obs.symptom.is_bug
         parent = self.corpus.by_id.get(tc.parent or "")
         seconds = result.timings.get("worker_busy", 0.0)
@@ -391,6 +394,8 @@ class Campaign:
         self.exec_counts.clear()
         self.db.add_level_counts(dict(self.level_counts))
         self.level_counts.clear()
+        self.db.add_mutator_counts(dict(self.mutator_counts))
+        self.mutator_counts.clear()
         self.db.add_features(self.coverage.drain_fresh(), time.time())
         self.db.add_snapshot({
             "time": self.stats.elapsed, "execs": self.stats.execs, "coverage": self.coverage.total(),

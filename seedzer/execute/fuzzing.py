@@ -104,7 +104,7 @@ class Fuzzing:
         if settings.collector is not None:
             self.collector = make_collector(settings.collector)
             self.collector.start()
-        self.graph = GraphFuzzing(self.progress, self.collector)
+        self.graph = GraphFuzzing(self.progress, self.collector, settings.graph)
         self.schedule = TzerSchedule(settings.tolerance, settings.max_passes, self.ir_mutators,
                                      self.pass_mutators, self.stats)
         self.out_of_bounds: tuple[str, str, str] | None = None

@@ -1,8 +1,10 @@
 """A worker's graph level: Relax pass-sequence mutation of a pool model and the graph kernel's run.
 
-A graph-level corpus entry is a :class:`~seedzer.seed.GraphSeed` (the model and its input specs) with
-a Relax pass sequence. :class:`GraphFuzzing` mutates the sequence with the Relax pass mutators
-(:mod:`seedzer.mutate.relax_pass_mutators`), plans it under the Relax pass contracts
+A graph-level corpus entry is a :class:`~seedzer.seed.GraphSeed` (the model, its input specs and its
+model mutations) with a Relax step sequence. :class:`GraphFuzzing` mutates the sequence with the Relax
+step mutators (:mod:`seedzer.mutate.relax_pass_mutators`) or adds a model mutation
+(:mod:`seedzer.mutate.model_mutators`: MT-DLComp's UOC and PIOC, spec-edge changes), the kind drawn by
+the ``graph`` weights of the configuration; it plans the sequence under the Relax pass contracts
 (:func:`seedzer.passes.relax_contracts.plan_relax`: a pass is only run where its contract allows),
 makes the kernel's :class:`~seedzer.kernel.graph_case.GraphCase` and runs it with
 :func:`~seedzer.kernel.graph.observe_graph`, keeping imported modules and TVM's default outputs per
@@ -14,13 +16,18 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+import onnx
+
+from seedzer.config import GraphConfig
 from seedzer.coverage.collectors import Collector
 from seedzer.execute.records import ExecResult, FuzzTask
 from seedzer.kernel.common import OPT, Observation, Stage
 from seedzer.kernel.graph import GraphMemo, observe_graph
-from seedzer.kernel.graph_case import WELL_FORMED, GraphCase, GraphPass
-from seedzer.kernel.loader import Trace
+from seedzer.kernel.graph_case import GRAPH_INPUT_SEED, WELL_FORMED, GraphCase, GraphPass, ModelMutation
+from seedzer.kernel.loader import Trace, random_inputs
 from seedzer.kernel.messages import normalize
+from seedzer.kernel.model_mutations import apply_model_mutations
+from seedzer.mutate.model_mutators import sample_model_mutation
 from seedzer.mutate.relax_pass_mutators import default_relax_pass_mutators
 from seedzer.passes.relax_contracts import exact_sequence, placeable_relax
 from seedzer.seed import GraphSeed, passes_from_json, passes_to_json
@@ -45,25 +52,48 @@ def graph_timings(timings: dict[str, float], stages: dict[str, Stage]) -> dict[s
 class GraphFuzzing:
     """Mutation and execution of graph-level test cases in one worker (see the module docstring)."""
 
-    def __init__(self, progress: OnStage, collector: Collector | None) -> None:
+    def __init__(self, progress: OnStage, collector: Collector | None, config: GraphConfig | None = None) -> None:
         self.progress = progress
         self.collector = collector
+        self.config = config or GraphConfig()
         self.memo = GraphMemo()
         self.mutators = default_relax_pass_mutators()
+        self.models: dict[str, onnx.ModelProto] = {}
+        """Seed models by path (a pool has tens of them)."""
 
     def mutate(self, task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
-        """One weighted Relax pass mutator on the entry's sequence (the model is not mutated yet)."""
+        """One mutation, its kind drawn by the configured weights: a weighted Relax step mutator on the
+        entry's sequence, or a model mutation (UOC, PIOC, spec-edge) added to its model's; a model
+        mutation that finds no site (or a model at ``max_model_mutations``) falls back to the steps."""
+        weights = self.config.weights()
+        kind = rng.choices(list(weights), weights=list(weights.values()))[0]
+        if kind != "passes":
+            seed = GraphSeed.from_text(task.script)
+            added = self._model_mutation(seed, kind, rng) if len(seed.mutations) < self.config.max_model_mutations \
+                else None
+            if added is not None:
+                grown = GraphSeed(seed.model, seed.specs, (*seed.mutations, added))
+                return grown.to_text(), task.passes, [f"model_{kind}"]
         parent = passes_from_json(task.passes)
         other = passes_from_json(task.other_passes) if task.other_passes else None
         mutator = rng.choices(self.mutators, weights=[m.weight for m in self.mutators])[0]
         return task.script, passes_to_json(mutator.mutate(parent, rng, other)), [mutator.name]
+
+    def _model_mutation(self, seed: GraphSeed, kind: str, rng: random.Random) -> ModelMutation | None:
+        """A ``kind`` model mutation that fits the entry's model as mutated so far (None: none fits)."""
+        model = self.models.get(seed.model)
+        if model is None:
+            model = self.models[seed.model] = onnx.load(seed.model)
+        feeds = random_inputs(seed.specs, GRAPH_INPUT_SEED)
+        current = apply_model_mutations(model, seed.mutations, feeds) if seed.mutations else model
+        return sample_model_mutation(current, kind, rng, feeds)
 
     def case(self, script: str, passes_json: str) -> GraphCase:
         """The kernel case of a graph test case: the model file, its specs and the planned passes."""
         seed = GraphSeed.from_text(script)
         planned = [spec for _, spec in placeable_relax(passes_from_json(passes_json))]
         passes = tuple(GraphPass(spec.name, dict(spec.args)) for spec in planned)
-        return GraphCase(seed.specs, passes, model_file=seed.model, exact=exact_sequence(planned))
+        return GraphCase(seed.specs, passes, seed.mutations, model_file=seed.model, exact=exact_sequence(planned))
 
     def execute(self, case: GraphCase, passes_json: str) -> ExecResult:
         """Run one graph case: its observation, coverage features (the native collector's, one per

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from seedzer.config import BoundsConfig
+from seedzer.config import BoundsConfig, GraphConfig
 from seedzer.coverage.collectors import CollectorSpec
 from seedzer.load.bounds import DEFAULT_MAX_TESTCASE_MEMORY
 
@@ -46,5 +46,7 @@ class WorkerSettings:
     """Native coverage collector the worker builds at start (None: ``passes`` features only)."""
     bounds: BoundsConfig = field(default_factory=BoundsConfig)
     """How far a mutant may grow from its parent before it is not run."""
+    graph: GraphConfig = field(default_factory=GraphConfig)
+    """How the graph level mutates (the weight of each kind of mutation)."""
     log_dir: str | None = None
     """Where the worker writes its output (TVM's C++ warnings, crash reports): ``worker-<n>.log``."""

@@ -3,26 +3,33 @@ compared with TVM's default pipeline (and onnxruntime).
 
 :func:`observe_graph` runs a :class:`~seedzer.kernel.graph_case.GraphCase`:
 
-1. ``import``: ``from_onnx`` (a failure there is ``invalid``: it happens before any pass of the
-   sequence, and the loader files it);
+0. ``mutate-model``: the case's model mutations (:mod:`seedzer.kernel.model_mutations`: MT-DLComp's
+   UOC and PIOC relations, spec-edge changes) applied to the seed model, PIOC profiled on the case's
+   inputs (a record that no longer applies is ``invalid``);
+1. ``import``: ``from_onnx`` (a failure of the seed model there is ``invalid``: it happens before any
+   step, and the loader files it; a mutated model's is this case's exception);
 2. each step of the sequence: a Relax pass ``relax.X`` (``tvm.relax.transform.X(**args)`` under the
    target) or a Relax IR mutation ``mutate.X`` (:mod:`seedzer.kernel.relax_mutations`), then
    ``relax.analysis.well_formed`` on its output: an error is an ``exception`` at that step, a
    violation ``illformed`` after it;
 3. ``build``: ``tvm.compile``, which runs the rest of TVM's default pipeline for the target;
 4. ``run`` on the Relax VM;
-5. the reference: TVM's default pipeline alone on the imported model (``<default>:build`` and
-   ``<default>:run``; a failure there is the loader's finding, so the case is ``invalid``), compared
-   with the NNSmith tolerances (looser after a pass that changes floating results by design). On a
-   difference, onnxruntime is asked which side it takes: when it agrees with the fuzzed build, the
-   default pipeline is the wrong one (a loader finding: ``invalid``); else the fuzzed sequence
-   changed the results (``mismatch``, comparison ``opt-vs-reference``). Differences only where the
-   reference is NaN/Inf, or a build that disagrees with itself, are ``invalid``.
+5. the reference. Without a spec-edge change it is TVM's default pipeline alone on the *seed* model
+   (``<default>:build`` and ``<default>:run``; a failure there is the loader's finding, so the case
+   is ``invalid``), compared with the NNSmith tolerances (looser after a pass that changes floating
+   results by design); the UOC/PIOC relations keep the seed's outputs, so this is both the pipeline
+   and the metamorphic oracle. On a difference, onnxruntime is asked: the relations must hold there
+   (the mutant's outputs equal the seed's, else ``invalid``); when it agrees with the fuzzed build,
+   the default pipeline is the wrong one (a loader finding: ``invalid``); else the case is a
+   ``mismatch`` (comparison ``mutant-vs-seed`` for a mutated model, ``opt-vs-reference`` otherwise).
+   A spec-edge change makes a new model: its reference is onnxruntime on it (``model-vs-onnxruntime``).
+   Differences only where the reference is NaN/Inf, or a build that disagrees with itself, are
+   ``invalid``.
 
 A :class:`GraphMemo` keeps a worker's imported modules and default outputs across cases of one model.
 Shares the loader kernel's model functions (:mod:`seedzer.kernel.loader`); depends on tvm, onnx,
 onnxruntime, numpy and the kernel modules only (copied verbatim into repro.py after the loader kernel,
-the graph case and the Relax mutations).
+the graph case, the model mutations and the Relax mutations).
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from seedzer.kernel.common import (
     EXIT_GONE,
     EXIT_PRESENT,
     GONE_LINE,
+    MODEL_VS_ONNXRUNTIME,
     OPT_VS_REFERENCE,
     PRESENT_LINE,
     Observation,
@@ -56,6 +64,7 @@ from seedzer.kernel.comparison import compare
 from seedzer.kernel.graph_case import (
     DEFAULT_BUILD,
     INEXACT_SLACK,
+    MUTANT_VS_SEED,
     MUTATION_PREFIX,
     WELL_FORMED,
     GraphCase,
@@ -69,11 +78,12 @@ from seedzer.kernel.loader import (
     import_model,
     make_target,
     model_bytes,
-    onnxruntime_outputs,
     random_inputs,
     run,
 )
 from seedzer.kernel.messages import normalize, same_failure
+from seedzer.kernel.model_mutations import apply_model_mutations
+from seedzer.kernel.onnx_run import onnxruntime_outputs
 from seedzer.kernel.relax_mutations import apply_mutation
 
 
@@ -135,9 +145,11 @@ def _lower(case: GraphCase, model: onnx.ModelProto, trace: Trace, memo: GraphMem
     mod = memo.get(memo.imported, key) if memo is not None else None
     if mod is None:
         mod = trace.call("import", import_model, model, case.specs)
-        if isinstance(mod, Observation):  # before any pass: the loader's finding, never the sequence's
+        if isinstance(mod, Observation) and not case.model_mutations:  # the loader's finding
             return Observation(Symptom.INVALID, Stage.LOAD, "import",
                                f"the model does not import (the loader's finding): {mod.message}")
+        if isinstance(mod, Observation):  # a mutated model TVM's importer fails on: this case's
+            return mod
         if memo is not None:
             memo.put(memo.imported, key, mod)
     for index, step in enumerate(case.passes):
@@ -181,9 +193,11 @@ def _default_run(case: GraphCase, model: onnx.ModelProto, feeds: dict[str, np.nd
     return trace.call(step_label("run", DEFAULT_BUILD), run, executable, case.specs, feeds, stage=Stage.RUN)
 
 
-def _judge(case: GraphCase, model: onnx.ModelProto, feeds: dict[str, np.ndarray], executable: Any,
-           actual: list[np.ndarray], expected: list[np.ndarray], trace: Trace) -> Observation:
-    """Compare the fuzzed build's outputs with the default pipeline's (see the module docstring)."""
+def _judge(case: GraphCase, models: tuple[onnx.ModelProto, onnx.ModelProto], feeds: dict[str, np.ndarray],
+           executable: Any, actual: list[np.ndarray], expected: list[np.ndarray], trace: Trace) -> Observation:
+    """Compare the fuzzed build's outputs with TVM's default pipeline's on the seed model ``models[0]``
+    (see the module docstring); ``models[1]`` is the model the case built (the mutant)."""
+    seed, model = models
     limits = tolerances(case)
     diff = trace.call("compare", compare, expected, actual, limits, stage=Stage.COMPARE)
     if isinstance(diff, Observation) or diff is None:
@@ -196,6 +210,11 @@ def _judge(case: GraphCase, model: onnx.ModelProto, feeds: dict[str, np.ndarray]
     if compare(actual, run(executable, case.specs, feeds), {}) is not None:
         return Observation(Symptom.INVALID, Stage.COMPARE, "compare", "the fuzzed build is nondeterministic")
     ort = trace.call("reference", onnxruntime_outputs, model, feeds, stage=Stage.COMPARE)
+    if not isinstance(ort, Observation) and model is not seed:  # the relations must hold on onnxruntime
+        unsound = compare(onnxruntime_outputs(seed, feeds), ort, limits)
+        if unsound is not None:
+            return Observation(Symptom.INVALID, Stage.COMPARE, "compare",
+                               f"a model mutation changed the outputs on onnxruntime: {unsound.describe()}")
     if isinstance(ort, Observation):
         side = "onnxruntime cannot run the model"
     elif compare(ort, expected, limits) is None:
@@ -206,8 +225,30 @@ def _judge(case: GraphCase, model: onnx.ModelProto, feeds: dict[str, np.ndarray]
     else:
         side = "onnxruntime agrees with neither build"
     trace.reference = "onnxruntime"
+    comparison = MUTANT_VS_SEED if model is not seed else OPT_VS_REFERENCE
     return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; {side}",
-                       comparison=OPT_VS_REFERENCE, difference=diff)
+                       comparison=comparison, difference=diff)
+
+
+def _judge_differential(case: GraphCase, model: onnx.ModelProto, feeds: dict[str, np.ndarray], executable: Any,
+                        actual: list[np.ndarray], trace: Trace) -> Observation:
+    """A model a spec-edge mutation changed: its TVM build against onnxruntime on the same model."""
+    expected = trace.call("reference", onnxruntime_outputs, model, feeds, stage=Stage.COMPARE)
+    if isinstance(expected, Observation):
+        return Observation(Symptom.INVALID, Stage.COMPARE, "reference",
+                           f"onnxruntime cannot run the mutated model: {expected.message}")
+    trace.reference = "onnxruntime"
+    diff = trace.call("compare", compare, expected, actual, tolerances(case), stage=Stage.COMPARE)
+    trace.matched = diff is None
+    if diff is None or isinstance(diff, Observation):
+        return diff if isinstance(diff, Observation) else Observation.ok()
+    if diff.nonfinite_reference:
+        return Observation(Symptom.INVALID, Stage.COMPARE, "compare",
+                           f"outputs differ only where onnxruntime gives NaN/Inf: {diff.describe()}")
+    if compare(actual, run(executable, case.specs, feeds), {}) is not None:
+        return Observation(Symptom.INVALID, Stage.COMPARE, "compare", "the TVM build is nondeterministic")
+    return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", diff.describe(), comparison=MODEL_VS_ONNXRUNTIME,
+                       difference=diff)
 
 
 def observe_graph(case: GraphCase, trace: Trace | None = None, memo: GraphMemo | None = None) -> Observation:
@@ -217,23 +258,33 @@ def observe_graph(case: GraphCase, trace: Trace | None = None, memo: GraphMemo |
     """
     trace = trace if trace is not None else Trace()
     data = model_bytes(case)
-    model = onnx.load_model_from_string(data)
-    key = hashlib.sha256(data).hexdigest()[:32]
+    seed = onnx.load_model_from_string(data)
+    seed_key = hashlib.sha256(data).hexdigest()[:32]
+    feeds = random_inputs(case.specs, case.input_seed)
+    model, key = seed, seed_key
+    if case.model_mutations:
+        model = trace.call("mutate-model", apply_model_mutations, seed, case.model_mutations, feeds,
+                           stage=Stage.MUTATE)
+        if isinstance(model, Observation):  # a record that no longer fits (e.g. the reducer dropped its base)
+            return Observation(Symptom.INVALID, Stage.MUTATE, "mutate-model",
+                               f"a model mutation does not apply: {model.message}")
+        key = hashlib.sha256(model.SerializeToString()).hexdigest()[:32]
     mod = _lower(case, model, trace, memo, key)
     if isinstance(mod, Observation):
         return mod
     executable = trace.call("build", build, mod, case.target, stage=Stage.BUILD)
     if isinstance(executable, Observation):
         return executable
-    feeds = random_inputs(case.specs, case.input_seed)
     actual = trace.call("run", run, executable, case.specs, feeds, stage=Stage.RUN)
     if isinstance(actual, Observation):
         return actual
-    reference_key = f"{key}/{case.input_seed}/{json.dumps(case.target, sort_keys=True)}"
-    expected = default_outputs(case, model, feeds, trace, memo, reference_key)
+    if case.differential:
+        return _judge_differential(case, model, feeds, executable, actual, trace)
+    reference_key = f"{seed_key}/{case.input_seed}/{json.dumps(case.target, sort_keys=True)}"
+    expected = default_outputs(case, seed, feeds, trace, memo, reference_key)
     if isinstance(expected, Observation):
         return expected
-    return _judge(case, model, feeds, executable, actual, expected, trace)
+    return _judge(case, (seed, model), feeds, executable, actual, expected, trace)
 
 
 def same_graph_failure(expected: Observation, observed: Observation) -> bool:

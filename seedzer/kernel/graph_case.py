@@ -29,6 +29,9 @@ MUTATION_PREFIX = "mutate."
 :mod:`seedzer.kernel.relax_mutations`); a Relax pass's is ``relax.``."""
 WELL_FORMED = ":well-formed"
 """Suffix of the step that checks a pass's output (``relax.X:well-formed``)."""
+MUTANT_VS_SEED = "mutant-vs-seed"
+"""A metamorphic mismatch: the model mutated by UOC/PIOC relations, built by TVM, against TVM's default
+pipeline on the seed model (the relations keep its outputs)."""
 DEFAULT_BUILD = "default"
 """The program built by TVM's default pipeline alone from the imported model (the reference)."""
 
@@ -55,6 +58,55 @@ class GraphPass:
         return GraphPass(str(data.get("pass", data.get("name"))), dict(data.get("args") or {}))
 
 
+MODEL_MUTATION_KINDS = ("uoc", "pioc", "edge")
+"""Kinds of :class:`ModelMutation`: universal and per-input opaque conditions (MT-DLComp's UOC and
+PIOC, with garbage nodes) and a spec-edge attribute or operand change."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelMutation:
+    """One ONNX model mutation, applied by :func:`seedzer.kernel.model_mutations.apply_model_mutations`.
+
+    ``kind`` is one of :data:`MODEL_MUTATION_KINDS`; ``target`` the output tensor name of the node the
+    mutation attaches to; ``operands`` the two tensors of a UOC zero; ``garbage`` the op kinds of the
+    garbage subgraph (``"Conv"``, ``"MatMul"``, ``"Gemm"``, ``"Add"``, ``"Sub"``, ``"Mul"``);
+    ``params`` a spec-edge change (``{"op": ..., "changes": [...]}``); ``seed`` fixes generated
+    weights and fresh names. Everything is JSON-able, so a record replays the same model.
+    """
+
+    kind: str
+    target: str
+    operands: tuple[str, ...] = ()
+    garbage: tuple[str, ...] = ()
+    params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    seed: int = 0
+
+    def label(self) -> str:
+        """``uoc@t(i,j)[Conv+Add]``, ``pioc@t[Mul]`` or ``edge@t[Op: k=v; ...]``."""
+        text = f"{self.kind}@{self.target}"
+        if self.operands:
+            text += "(" + ",".join(self.operands) + ")"
+        if self.garbage:
+            text += "[" + "+".join(self.garbage) + "]"
+        if self.params:
+            changes = "; ".join(f"{c.get('attr', c.get('input'))}={c.get('value')!r}"[:40]
+                                for c in self.params.get("changes", ()))
+            text += f"[{self.params.get('op', '')}: {changes}]"
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-friendly form (lists for the tuples)."""
+        return {"kind": self.kind, "target": self.target, "operands": list(self.operands),
+                "garbage": list(self.garbage), "params": dict(self.params), "seed": self.seed}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> ModelMutation:
+        """Inverse of :meth:`to_json` (unknown keys are ignored)."""
+        return ModelMutation(str(data["kind"]), str(data["target"]), tuple(str(x) for x in data.get("operands") or ()),
+                             tuple(str(x) for x in data.get("garbage") or ()), dict(data.get("params") or {}),
+                             int(data.get("seed", 0)))
+
+
 GraphSpec = tuple[str, str, tuple[int, ...]]
 """One graph input: name, numpy dtype name, concrete shape."""
 
@@ -69,6 +121,8 @@ class GraphCase:
 
     specs: tuple[GraphSpec, ...]
     passes: tuple[GraphPass, ...] = ()
+    model_mutations: tuple[ModelMutation, ...] = ()
+    """Applied to the model, in order, before it is imported (:mod:`seedzer.kernel.model_mutations`)."""
     model: str | None = None
     model_file: str | None = None
     input_seed: int = GRAPH_INPUT_SEED
@@ -82,6 +136,7 @@ class GraphCase:
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         data["specs"] = [[name, dtype, list(shape)] for name, dtype, shape in self.specs]
         data["passes"] = [p.to_json() for p in self.passes]
+        data["model_mutations"] = [m.to_json() for m in self.model_mutations]
         data["expected"] = self.expected.to_json() if self.expected else None
         return data
 
@@ -92,6 +147,7 @@ class GraphCase:
         kwargs = {k: v for k, v in data.items() if k in known}
         kwargs["specs"] = tuple((str(n), str(d), tuple(int(x) for x in s)) for n, d, s in data["specs"])
         kwargs["passes"] = tuple(GraphPass.from_json(p) for p in data.get("passes") or ())
+        kwargs["model_mutations"] = tuple(ModelMutation.from_json(m) for m in data.get("model_mutations") or ())
         kwargs["expected"] = Observation.from_json(data["expected"]) if data.get("expected") else None
         return GraphCase(**kwargs)
 
@@ -102,3 +158,9 @@ class GraphCase:
     def with_passes(self, passes: tuple[GraphPass, ...]) -> GraphCase:
         """The same case with another pass sequence."""
         return dataclasses.replace(self, passes=tuple(passes))
+
+    @property
+    def differential(self) -> bool:
+        """Whether a model mutation changed what the model computes (a spec-edge change): its reference
+        is then onnxruntime on the mutated model, not TVM on the seed model."""
+        return any(m.kind == "edge" for m in self.model_mutations)

@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 import onnx
-import onnxruntime
 import tvm
 from tvm import relax
 from tvm.relax.frontend.onnx import from_onnx
@@ -50,6 +49,7 @@ from seedzer.kernel.common import (
 )
 from seedzer.kernel.comparison import compare
 from seedzer.kernel.messages import is_out_of_memory, key_line, normalize, same_failure
+from seedzer.kernel.onnx_run import onnxruntime_outputs
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 TOLERANCES: dict[str, tuple[float, float]] = {"float16": (1e-2, 1e-2), "bfloat16": (1e-2, 1e-2),
@@ -221,16 +221,6 @@ def run(executable: Any, specs: Sequence[Spec], feeds: dict[str, np.ndarray]) ->
     """Run ``main`` of a built module in the Relax VM on the CPU, inputs in graph order."""
     vm = relax.VirtualMachine(executable, tvm.cpu())
     return flatten(vm["main"](*[tvm.runtime.tensor(np.asarray(feeds[n], order="C")) for n, _, _ in specs]))
-
-
-def onnxruntime_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """Outputs of ``model`` under onnxruntime's CPU provider, graph optimizations off, one thread."""
-    opts = onnxruntime.SessionOptions()
-    opts.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-    opts.intra_op_num_threads = 1
-    opts.log_severity_level = 3
-    sess = onnxruntime.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    return [np.asarray(v) for v in sess.run(None, feeds)]
 
 
 def onnx_reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:

@@ -24,6 +24,8 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS exec_summary (
     symptom TEXT NOT NULL, stage TEXT NOT NULL, count INTEGER NOT NULL,
     PRIMARY KEY (symptom, stage));
+CREATE TABLE IF NOT EXISTS mutator_summary (
+    mutator TEXT NOT NULL, symptom TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (mutator, symptom));
 CREATE TABLE IF NOT EXISTS level_summary (
     level TEXT NOT NULL, symptom TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (level, symptom));
 CREATE TABLE IF NOT EXISTS snapshots (
@@ -153,6 +155,17 @@ class CampaignDB:
                 "INSERT INTO level_summary VALUES (?, ?, ?) ON CONFLICT(level, symptom) "
                 "DO UPDATE SET count = count + excluded.count",
                 [(lv, s, n) for (lv, s), n in counts.items()],
+            )
+
+    def add_mutator_counts(self, counts: dict[tuple[str, str], int]) -> None:
+        """Add per-(mutator, symptom) counts of mutants (batched by the caller)."""
+        if not counts:
+            return
+        with self.transaction() as c:
+            c.executemany(
+                "INSERT INTO mutator_summary VALUES (?, ?, ?) ON CONFLICT(mutator, symptom) "
+                "DO UPDATE SET count = count + excluded.count",
+                [(m, s, n) for (m, s), n in counts.items()],
             )
 
     def level_summary(self) -> dict[tuple[str, str], int]:

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import base64
+import dataclasses
+import random
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from seedzer.finding.graph.folder import KERNEL
 from seedzer.finding.repro import render, run_repro
 from seedzer.kernel.common import Stage, Symptom
 from seedzer.kernel.graph import GraphMemo, observe_graph
-from seedzer.kernel.graph_case import GraphCase, GraphPass
+from seedzer.kernel.graph_case import GraphCase, GraphPass, ModelMutation
 from seedzer.kernel.loader import Trace
+from seedzer.mutate.model_mutators import edge_candidates, sample_model_mutation
 from tests.integration.conftest import relu_add_model
 
 pytestmark = pytest.mark.integration
@@ -69,3 +74,57 @@ def test_repro_carries_the_graph_kernel_and_reproduces(tmp_path: Path) -> None:
     fixed = _case(max_model()).to_json() | {"expected": observed.to_json()}  # the same case without the pass
     path.write_text(render(KERNEL, "onnx onnxruntime numpy", fixed, title="test"))
     assert run_repro(path, timeout=300).returncode == 0
+
+
+def _uoc_mutant(model: onnx.ModelProto, kind: str, seed: int = 3) -> ModelMutation:
+    mutation = sample_model_mutation(model, kind, random.Random(seed))
+    assert mutation is not None
+    return mutation
+
+
+def test_a_semantics_keeping_model_mutation_agrees_with_the_seed() -> None:
+    """UOC and PIOC keep the seed's outputs: TVM on the mutant equals TVM's default pipeline on the seed."""
+    base = _case(conv_relu_model())
+    seed_model = onnx.load_model_from_string(base64.b64decode(str(base.model)))
+    for kind in ("uoc", "pioc"):
+        case = dataclasses.replace(base, model_mutations=(_uoc_mutant(seed_model, kind),))
+        trace = Trace()
+        assert observe_graph(case, trace).symptom is Symptom.OK, kind
+        assert "mutate-model" in trace.reached and "<default>:build" in trace.reached
+
+
+def test_a_spec_edge_mutant_is_judged_against_onnxruntime_on_itself() -> None:
+    base = _case(max_model())
+    gone = ModelMutation("edge", "no_such_tensor", params={"op": "Max", "changes": [{"attr": "axis", "value": 1}]})
+    got = observe_graph(dataclasses.replace(base, model_mutations=(gone,)))
+    assert got.symptom is Symptom.INVALID and got.pass_name == "mutate-model"  # a record that cannot apply
+    bad = ModelMutation("edge", "y", params={"op": "Max", "changes": [{"attr": "no_such_attr", "value": 1}]})
+    got = observe_graph(dataclasses.replace(base, model_mutations=(bad,)))
+    assert got.symptom is Symptom.INVALID and got.pass_name == "reference"  # onnxruntime refuses the mutant
+    leaky = _case(leaky_model())
+    seed_model = onnx.load_model_from_string(base64.b64decode(str(leaky.model)))
+    candidates = [m for m in edge_candidates(seed_model, random.Random(1)) if m.params.get("op") == "LeakyRelu"]
+    assert candidates
+    trace = Trace()
+    observed = observe_graph(dataclasses.replace(leaky, model_mutations=(candidates[0],)), trace)
+    assert observed.symptom in (Symptom.OK, Symptom.MISMATCH)
+    assert trace.reference == "onnxruntime" and "<default>:build" not in trace.reached
+
+
+def conv_relu_model() -> onnx.ModelProto:
+    """Conv, Relu and an Add of the input's mean: targets and operands for UOC and PIOC."""
+    w = numpy_helper.from_array(np.random.default_rng(0).standard_normal((4, 3, 3, 3)).astype("float32"), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 6])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 4])
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[3, 3]), helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Add", ["r", "c"], ["y"])]
+    return helper.make_model(helper.make_graph(nodes, "conv_relu", [x], [y], [w]),
+                             opset_imports=[helper.make_opsetid("", 17)])
+
+
+def leaky_model() -> onnx.ModelProto:
+    """A LeakyRelu (its alpha is a spec-edge site)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])
+    node = helper.make_node("LeakyRelu", ["x"], ["y"], alpha=0.1)
+    return helper.make_model(helper.make_graph([node], "leaky", [x], [y]), opset_imports=[helper.make_opsetid("", 17)])

@@ -91,3 +91,14 @@ def test_a_config_turning_every_level_off_is_refused(tmp_path: Path) -> None:
     path.write_text("levels:\n  tir: 0\n  graph: 0\n")
     with pytest.raises(ConfigError, match="turns every level off"):
         load_config(path)
+
+
+def test_graph_mutation_weights_have_defaults_ranges_and_cannot_all_be_off(tmp_path: Path) -> None:
+    assert Config().graph.weights() == {"passes": 3.0, "uoc": 1.0, "pioc": 0.5, "edge": 1.0}
+    path = tmp_path / "c.yaml"
+    path.write_text("graph:\n  uoc: -1\n")
+    with pytest.raises(ConfigError, match=r"field 'graph\.uoc' must be between 0"):
+        load_config(path)
+    path.write_text("graph:\n  passes: 0\n  uoc: 0\n  pioc: 0\n  edge: 0\n")
+    with pytest.raises(ConfigError, match="turns every graph mutation off"):
+        load_config(path)

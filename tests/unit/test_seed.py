@@ -27,3 +27,13 @@ def test_graph_seed_round_trips_and_names_its_level() -> None:
 def test_a_damaged_graph_seed_is_a_value_error(text: str) -> None:
     with pytest.raises(ValueError, match="not a graph seed document"):
         GraphSeed.from_text(text)
+
+
+def test_a_graph_seed_carries_its_model_mutations_and_an_unmutated_one_keeps_its_text() -> None:
+    from seedzer.kernel.graph_case import ModelMutation
+
+    plain = GraphSeed("/pool/m.onnx", (("x", "float32", (2,)),))
+    assert "mutations" not in plain.to_text()  # entries written before model mutations keep their ids
+    grown = GraphSeed(plain.model, plain.specs, (ModelMutation("uoc", "t", ("a", "b"), ("Conv", "Add"), seed=4),
+                                                 ModelMutation("edge", "y", params={"op": "Clip", "changes": []})))
+    assert GraphSeed.from_text(grown.to_text()) == grown and level_of(grown.to_text()) == "graph"

@@ -22,7 +22,7 @@ from seedzer.finding.graph.folder import KIND_NAME, stored, to_specs
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, Verdict
 from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.kernel.graph_case import WELL_FORMED, GraphCase
+from seedzer.kernel.graph_case import MUTATION_PREFIX, WELL_FORMED, GraphCase, ModelMutation
 from seedzer.oracles.preconditions import is_precondition_error
 from seedzer.oracles.signature import root_key
 from seedzer.seed import PassSpec
@@ -67,9 +67,17 @@ def failing_pass(observation: Observation) -> str | None:
     """The Relax pass a failure surfaced in (``relax.X``, also for ``relax.X:well-formed``), or None
     when it surfaced after the sequence (build, run, comparison)."""
     name = observation.pass_name or ""
-    if observation.stage is not Stage.PASS or not name.startswith("relax."):
+    if observation.stage is not Stage.PASS or not name.startswith(("relax.", MUTATION_PREFIX)):
         return None
     return name.removesuffix(WELL_FORMED)
+
+
+def mutation_culprit(mutation: ModelMutation) -> str:
+    """How a model mutation names a root: its kind and the operator a spec-edge change moved, or the
+    garbage ops of an obscure condition (``edge:Resize``, ``uoc:Conv+Add``)."""
+    if mutation.kind == "edge":
+        return f"edge:{mutation.params.get('op', '?')}"
+    return f"{mutation.kind}:{'+'.join(mutation.garbage) or '-'}"
 
 
 @dataclass
@@ -163,17 +171,18 @@ class Contract:
 
 
 class Parent:
-    """The same model with no Relax pass (TVM's default pipeline alone) failing the same way is the
-    loader's finding, not the sequence's: not a bug. A failure in a pass of the sequence, or a
-    mismatch with the default pipeline, cannot happen without passes: not run for them."""
+    """The seed model with no Relax step and no model mutation (TVM's default pipeline alone) failing
+    the same way is the loader's finding, not the case's: not a bug. A failure in a step of the
+    sequence, or a mismatch, cannot happen that way: not run for them."""
 
     name = "parent"
 
     def judge(self, context: GraphContext) -> Verdict | None:
-        got = context.seen
-        if not context.case.passes or failing_pass(got) is not None or got.symptom is Symptom.MISMATCH:
+        got, case = context.seen, context.case
+        if not (case.passes or case.model_mutations) or failing_pass(got) is not None \
+                or got.symptom is Symptom.MISMATCH:
             return None
-        parent = context.parent = context.run(context.case.with_passes(()))
+        parent = context.parent = context.run(dataclasses.replace(case, passes=(), model_mutations=()))
         if not context.match(context.expected, parent):
             context.notes.append(f"TVM's default pipeline alone: {parent.headline()[:200]}")
             return None
@@ -182,9 +191,10 @@ class Parent:
 
 
 class Culprit:
-    """A bug: ddmin over the sequence to a minimal one that still fails the same way; the culprit is
-    the failing pass (an error, ill-formed IR or a crash in a pass), else the last pass of the minimal
-    sequence. Always answers."""
+    """A bug: ddmin over the model mutations, then over the step sequence, to a minimal case that
+    still fails the same way (relations go first, as in MT-DLComp's reduction); the culprit is the
+    failing step (an error, ill-formed IR or a crash in a step), else the last step of the minimal
+    sequence, else the minimal model mutations (:func:`mutation_culprit`). Always answers."""
 
     name = "culprit"
 
@@ -192,28 +202,40 @@ class Culprit:
         case, got = context.case, context.seen
         deadline = time.monotonic() + context.settings.max_seconds
         budget = context.tests + context.settings.max_tests
-        full = tuple(range(len(case.passes)))
-        found: dict[tuple[int, ...], Observation | None] = {full: got}
-        if context.parent is not None:
-            found[()] = None
-
-        def holds(keep: list[int]) -> bool:
-            key = tuple(keep)
-            if key not in found:
-                observed = context.run(case.with_passes(tuple(case.passes[i] for i in keep)))
-                found[key] = observed if context.match(context.expected, observed) else None
-            return found[key] is not None
 
         def out_of_time() -> bool:
             return context.tests >= budget or time.monotonic() >= deadline
 
-        keep = tuple(ddmin(list(full), holds, out_of_time)) if case.passes else ()
+        shown: dict[str, Observation] = {"last": got}
+
+        def minimize(items: tuple[object, ...], make: Callable[[tuple[int, ...]], GraphCase]) -> tuple[int, ...]:
+            found: dict[tuple[int, ...], bool] = {tuple(range(len(items))): True}
+
+            def holds(keep: list[int]) -> bool:
+                key = tuple(keep)
+                if key not in found:
+                    observed = context.run(make(key))
+                    found[key] = context.match(context.expected, observed)
+                    if found[key]:
+                        shown["last"] = observed
+                return found[key]
+
+            return tuple(ddmin(list(range(len(items))), holds, out_of_time)) if items else ()
+
+        kept = minimize(case.model_mutations, lambda keep: dataclasses.replace(
+            case, model_mutations=tuple(case.model_mutations[i] for i in keep)))
+        case = dataclasses.replace(case, model_mutations=tuple(case.model_mutations[i] for i in kept))
+        keep = minimize(case.passes, lambda keep: case.with_passes(tuple(case.passes[i] for i in keep)))
         minimal = tuple(case.passes[i] for i in keep)
-        shown = found.get(keep) or got
         if out_of_time():
-            context.notes.append("the culprit search stopped at its limit: the sequence may not be minimal")
-        culprit = failing_pass(shown) or (minimal[-1].name if minimal else shown.pass_name or "build")
+            context.notes.append("the culprit search stopped at its limit: the case may not be minimal")
+        observed = shown["last"]
+        culprit = [failing_pass(observed) or (minimal[-1].name if minimal else "")]
+        if not culprit[0]:
+            culprit = sorted({mutation_culprit(m) for m in case.model_mutations}) or [observed.pass_name or "build"]
         context.notes.append("minimal sequence: " + (", ".join(p.label() for p in minimal) or "none"))
-        root = root_key(KIND_NAME, shown, [culprit]).digest()
-        bug_case = stored(dataclasses.replace(case.with_passes(minimal), expected=shown))
-        return context.verdict(BUG, "bug", shown, [culprit], root, bug_case)
+        if case.model_mutations:
+            context.notes.append("minimal model mutations: " + ", ".join(m.label() for m in case.model_mutations))
+        root = root_key(KIND_NAME, observed, culprit).digest()
+        bug_case = stored(dataclasses.replace(case.with_passes(minimal), expected=observed))
+        return context.verdict(BUG, "bug", observed, culprit, root, bug_case)

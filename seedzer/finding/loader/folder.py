@@ -39,7 +39,7 @@ from seedzer.load.loader import MODEL_FILE, LoaderFailure
 from seedzer.oracles.signature import raw_key
 from seedzer.store.atomic import write_atomic
 
-KERNEL, NEEDS = "loader", "numpy onnx onnxruntime"
+KERNEL, NEEDS = "onnx_run+loader", "numpy onnx onnxruntime"
 """The kernel module a loader ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""
 CASE_FILE, LOG_FILE = "case.json", "log.txt"
 """The loader kind's own files beside ``MODEL_FILE`` (the house's are in :mod:`seedzer.finding.layout`)."""
