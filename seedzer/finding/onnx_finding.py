@@ -8,7 +8,7 @@ import json
 import platform
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import onnx
 
@@ -42,6 +42,24 @@ def environment() -> str:
     rows += [(d, _version(d)) for d in ("onnx", "onnxruntime", "numpy")]
     rows.append(("Python", f"{platform.python_version()} on {platform.system()} {platform.machine()}"))
     return "\n".join(f"- {name}: {value}" for name, value in rows)
+
+
+class Triaged(Protocol):
+    """What a triage result says of itself (each ONNX kind's result type)."""
+
+    reproduced: bool
+    verified: bool | None
+    complete: bool
+
+
+def triage_status(res: Triaged) -> str:
+    """A triage's status: ``not-reproduced``, ``unverified`` (the reduced repro failed differently in
+    a clean process), ``reduced`` or ``partial`` (the budget ran out; resumable)."""
+    if not res.reproduced:
+        return "not-reproduced"
+    if res.verified is False:
+        return "unverified"
+    return "reduced" if res.complete else "partial"
 
 
 def load_state(path: Path, signature: str) -> dict[str, Any] | None:

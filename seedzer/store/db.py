@@ -134,39 +134,29 @@ class CampaignDB:
         return json.loads(row[0]) if row else default
 
     # --- executions, snapshots, events ------------------------------------------------------
-    def add_exec_counts(self, counts: dict[tuple[str, str], int]) -> None:
-        """Add per-(symptom, stage) execution counts (batched by the caller)."""
+    def _add_counts(self, table: str, keys: tuple[str, str], counts: dict[tuple[str, str], int]) -> None:
+        """Add ``(key, key) -> count`` to the counter table ``table`` (batched by the caller)."""
         if not counts:
             return
         with self.transaction() as c:
             c.executemany(
-                "INSERT INTO exec_summary VALUES (?, ?, ?) ON CONFLICT(symptom, stage) "
+                f"INSERT INTO {table} VALUES (?, ?, ?) ON CONFLICT({keys[0]}, {keys[1]}) "
                 "DO UPDATE SET count = count + excluded.count",
-                [(s, st, n) for (s, st), n in counts.items()],
+                [(a, b, n) for (a, b), n in counts.items()],
             )
+
+    def add_exec_counts(self, counts: dict[tuple[str, str], int]) -> None:
+        """Add per-(symptom, stage) execution counts (batched by the caller)."""
+        self._add_counts("exec_summary", ("symptom", "stage"), counts)
 
     def add_level_counts(self, counts: dict[tuple[str, str], int]) -> None:
         """Add per-(level, symptom) execution counts (batched by the caller; campaigns before levels
         existed have none: their executions are all of the TIR level)."""
-        if not counts:
-            return
-        with self.transaction() as c:
-            c.executemany(
-                "INSERT INTO level_summary VALUES (?, ?, ?) ON CONFLICT(level, symptom) "
-                "DO UPDATE SET count = count + excluded.count",
-                [(lv, s, n) for (lv, s), n in counts.items()],
-            )
+        self._add_counts("level_summary", ("level", "symptom"), counts)
 
     def add_mutator_counts(self, counts: dict[tuple[str, str], int]) -> None:
         """Add per-(mutator, symptom) counts of mutants (batched by the caller)."""
-        if not counts:
-            return
-        with self.transaction() as c:
-            c.executemany(
-                "INSERT INTO mutator_summary VALUES (?, ?, ?) ON CONFLICT(mutator, symptom) "
-                "DO UPDATE SET count = count + excluded.count",
-                [(m, s, n) for (m, s), n in counts.items()],
-            )
+        self._add_counts("mutator_summary", ("mutator", "symptom"), counts)
 
     def level_summary(self) -> dict[tuple[str, str], int]:
         """All execution counts by (level, symptom)."""

@@ -49,7 +49,7 @@ from seedzer.finding.graph.report_md import GraphReportInput, render_report
 from seedzer.finding.kind import TriageOptions, TriageResult
 from seedzer.finding.layout import REPORT_FILE, REPRO_FILE
 from seedzer.finding.meta import FindingMeta
-from seedzer.finding.onnx_finding import load_state, parse_model
+from seedzer.finding.onnx_finding import load_state, parse_model, triage_status
 from seedzer.finding.onnx_graph import export
 from seedzer.finding.reducer import stats_from_json, stats_to_json
 from seedzer.finding.replay import verdict
@@ -178,18 +178,10 @@ def _write_outputs(folder: Path, meta: FindingMeta, case: Any, original: onnx.Mo
     write_atomic(folder / REPORT_FILE, render_report(report))
 
 
-def _status(res: GraphTriage) -> str:
-    if not res.reproduced:
-        return "not-reproduced"
-    if res.verified is False:
-        return "unverified"
-    return "reduced" if res.complete else "partial"
-
-
 def triage_graph_finding(folder: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
     """The graph kind's triage (:meth:`seedzer.finding.graph.kind.GraphKind.triage`)."""
     opts = GraphTriageOptions(seconds=options.minutes * 60.0, force=options.force, python=options.python)
     res = triage_graph(folder, opts)
     note = "passes: " + (", ".join(res.sequence or []) or "none")
-    return TriageResult(res.signature, KIND_NAME, res.symptom, res.where, _status(res), res.original_nodes, res.nodes,
-                        "nodes", res.passes_before, res.passes, res.seconds, res.evaluations, note)
+    return TriageResult(res.signature, KIND_NAME, res.symptom, res.where, triage_status(res), res.original_nodes,
+                        res.nodes, "nodes", res.passes_before, res.passes, res.seconds, res.evaluations, note)

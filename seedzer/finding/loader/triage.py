@@ -45,7 +45,7 @@ from seedzer.finding.loader.folder import (
 from seedzer.finding.loader.predicate import LoaderPredicate
 from seedzer.finding.loader.report_md import LoaderReportInput, render_report
 from seedzer.finding.meta import FindingMeta
-from seedzer.finding.onnx_finding import load_state, parse_model
+from seedzer.finding.onnx_finding import load_state, parse_model, triage_status
 from seedzer.finding.onnx_graph import export
 from seedzer.finding.onnx_reduce import OnnxReducer, ReduceResult
 from seedzer.finding.reducer import stats_from_json, stats_to_json
@@ -205,14 +205,6 @@ def _write_outputs(found: LoaderFinding, case: dict[str, Any], original: onnx.Mo
     write_atomic(found.folder / REPORT, render_report(report))
 
 
-def _status(res: LoaderTriage) -> str:
-    if not res.reproduced:
-        return "not-reproduced"
-    if res.verified is False:
-        return "unverified"
-    return "reduced" if res.complete else "partial"
-
-
 def triage_loader_finding(folder: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
     """The loader kind's triage (:meth:`seedzer.finding.loader.kind.LoaderKind.triage`); the folder is
     read again as the loader kind reads it, whichever Seedzer version wrote it."""
@@ -223,7 +215,7 @@ def triage_loader_finding(folder: Path, meta: FindingMeta, options: TriageOption
     if (folder / REDUCED).is_file():
         ops = list(dict.fromkeys(n.op_type for n in onnx.load(folder / REDUCED).graph.node))
     stage = found.observation.stage.value if found.observation.stage else "load"
-    return TriageResult(res.signature, "loader", res.symptom, f"{stage}/{res.step}", _status(res),
+    return TriageResult(res.signature, "loader", res.symptom, f"{stage}/{res.step}", triage_status(res),
                         res.original_nodes, res.nodes, "nodes", seconds=res.seconds, tests=res.evaluations,
                         note=f"trigger: {', '.join(ops)}" if ops else "")
 
