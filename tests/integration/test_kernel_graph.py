@@ -128,3 +128,11 @@ def leaky_model() -> onnx.ModelProto:
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5])
     node = helper.make_node("LeakyRelu", ["x"], ["y"], alpha=0.1)
     return helper.make_model(helper.make_graph([node], "leaky", [x], [y]), opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_relax_mutation_that_fails_is_seedzers_not_tvms() -> None:
+    """A campaign filed SymbolicShapes failing on a call_tir_inplace (DataflowUseInplaceCalls before it)
+    as a bug: an error raised by Seedzer's own rewrite is an invalid test case."""
+    got = observe_graph(_case(relu_add_model(), GraphPass("mutate.SplitDataflow", {"no_such_argument": 1})))
+    assert (got.symptom, got.stage, got.pass_name) == (Symptom.INVALID, Stage.PASS, "mutate.SplitDataflow")
+    assert "the Relax mutation does not apply" in got.message
