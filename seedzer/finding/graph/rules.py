@@ -191,8 +191,9 @@ class Parent:
 
 
 class Culprit:
-    """A bug: ddmin over the model mutations, then over the step sequence, to a minimal case that
-    still fails the same way (relations go first, as in MT-DLComp's reduction); the culprit is the
+    """A bug: ddmin over the model mutations, then over the step sequence (its in-contract
+    subsequences only: the repro is a sequence a user may run), to a minimal case that still fails
+    the same way (relations go first, as in MT-DLComp's reduction); the culprit is the
     failing step (an error, ill-formed IR or a crash in a step), else the last step of the minimal
     sequence, else the minimal model mutations (:func:`mutation_culprit`). Always answers."""
 
@@ -208,15 +209,17 @@ class Culprit:
 
         shown: dict[str, Observation] = {"last": got}
 
-        def minimize(items: tuple[object, ...], make: Callable[[tuple[int, ...]], GraphCase]) -> tuple[int, ...]:
+        def minimize(items: tuple[object, ...], make: Callable[[tuple[int, ...]], GraphCase | None]
+                     ) -> tuple[int, ...]:
             found: dict[tuple[int, ...], bool] = {tuple(range(len(items))): True}
 
             def holds(keep: list[int]) -> bool:
                 key = tuple(keep)
-                if key not in found:
-                    observed = context.run(make(key))
-                    found[key] = context.match(context.expected, observed)
-                    if found[key]:
+                if key not in found:  # a subset that is no case the gate may judge fails no way
+                    candidate = make(key)
+                    observed = context.run(candidate) if candidate is not None else None
+                    found[key] = observed is not None and context.match(context.expected, observed)
+                    if observed is not None and found[key]:
                         shown["last"] = observed
                 return found[key]
 
@@ -225,7 +228,11 @@ class Culprit:
         kept = minimize(case.model_mutations, lambda keep: dataclasses.replace(
             case, model_mutations=tuple(case.model_mutations[i] for i in keep)))
         case = dataclasses.replace(case, model_mutations=tuple(case.model_mutations[i] for i in kept))
-        keep = minimize(case.passes, lambda keep: case.with_passes(tuple(case.passes[i] for i in keep)))
+        def in_contract(keep: tuple[int, ...]) -> GraphCase | None:  # a repro must be a user's sequence
+            passes = tuple(case.passes[i] for i in keep)
+            return None if context.contracts(to_specs(passes)) else case.with_passes(passes)
+
+        keep = minimize(case.passes, in_contract)
         minimal = tuple(case.passes[i] for i in keep)
         if out_of_time():
             context.notes.append("the culprit search stopped at its limit: the case may not be minimal")

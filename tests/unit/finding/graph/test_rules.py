@@ -187,3 +187,22 @@ def test_the_engine_marks_the_answering_rule() -> None:
     verdict = GateRules(RULES).first_answer(_context(LAYOUT_ERROR, _layout_fails, broken=[(0, "no")]))
     assert verdict.rule == "contract"
     assert GateRules(RULES).first_answer(_context(BUILD_ERROR, lambda p: BUILD_ERROR)).rule == "parent"
+
+
+def test_culprit_keeps_the_minimal_sequence_in_contract() -> None:
+    """A campaign's gate filed FuseOps without the AnnotateTIROpPattern its contract needs (dropping it
+    still failed the same way): the repro was no sequence a user may run. Subsets out of contract are
+    never tried."""
+
+    def contracts(passes: Sequence[PassSpec]) -> list[tuple[int, str]]:  # LAYOUT needs FOLD before it
+        names = [p.name for p in passes]
+        if LAYOUT.name in names and FOLD.name not in names[: names.index(LAYOUT.name)]:
+            return [(names.index(LAYOUT.name), "needs relax.FoldConstant before it")]
+        return []
+
+    context = _context(LAYOUT_ERROR, _layout_fails, got=LAYOUT_ERROR)
+    context.contracts = contracts
+    verdict = Culprit().judge(context)
+    assert verdict.case is not None and [p.name for p in verdict.case.passes] == [FOLD.name, LAYOUT.name]
+    runs = context.observe
+    assert isinstance(runs, Runs) and all(not contracts([PassSpec(p.name) for p in c.passes]) for c in runs.cases)
