@@ -81,7 +81,7 @@ from seedzer.kernel.loader import (
     random_inputs,
     run,
 )
-from seedzer.kernel.messages import normalize, same_failure
+from seedzer.kernel.messages import moved_failure, normalize, same_failure
 from seedzer.kernel.model_mutations import apply_model_mutations
 from seedzer.kernel.onnx_run import onnxruntime_outputs
 from seedzer.kernel.relax_mutations import apply_mutation
@@ -319,6 +319,10 @@ def main(case_json: dict[str, Any]) -> int:
     print(f"observed: {describe(observed)}")
     print(f"({time.monotonic() - start:.1f} s)")
     if expected.symptom is not Symptom.OK and same_graph_failure(expected, observed):
+        print(PRESENT_LINE)
+        return EXIT_PRESENT
+    if moved_failure(expected, observed):
+        print(f"the same failure now shows at {observed.pass_name} (expected at {expected.pass_name})")
         print(PRESENT_LINE)
         return EXIT_PRESENT
     if observed.symptom is Symptom.OK:

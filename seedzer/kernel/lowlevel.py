@@ -62,7 +62,7 @@ from seedzer.kernel.common import (
     step_label,
 )
 from seedzer.kernel.comparison import Difference, compare, uniform_tolerances
-from seedzer.kernel.messages import ir_names, is_out_of_memory, same_failure
+from seedzer.kernel.messages import ir_names, is_out_of_memory, moved_failure, same_failure
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 FUNCTION_NAMES = {OPT: "main", REFERENCE: "main_reference", MINIMAL: "main_minimal"}
@@ -438,7 +438,8 @@ def observe(case: Case, runner: Runner | None = None) -> Observation:
 
 def main(case_json: dict[str, Any]) -> int:
     """Reproduce a case: exit 1 while the expected failure happens (a crash dies by its signal, a
-    hang exits 1 once it outlives ``timeout``), 0 once every check passes, 2 on a different failure."""
+    hang exits 1 once it outlives ``timeout``; the same error surfacing at another step is present
+    too), 0 once every check passes, 2 on a different failure."""
     case = Case.from_json(case_json)
     expected = case.expected or Observation.ok()
     arm_watchdog(expected.symptom, case.timeout)
@@ -454,6 +455,10 @@ def main(case_json: dict[str, Any]) -> int:
     print(f"expected: {expected.headline()}")
     print(f"observed: {observed.headline()} ({time.monotonic() - start:.1f} s)")
     if same_failure(expected, observed, ir_names(case.script)):
+        print(PRESENT_LINE)
+        return EXIT_PRESENT
+    if moved_failure(expected, observed, ir_names(case.script)):
+        print(f"the same failure now shows at {observed.pass_name} (expected at {expected.pass_name})")
         print(PRESENT_LINE)
         return EXIT_PRESENT
     if observed.symptom is Symptom.OK:

@@ -94,6 +94,16 @@ def same_failure(expected: Observation, observed: Observation, names: Iterable[s
     return True
 
 
+def moved_failure(expected: Observation, observed: Observation, names: Iterable[str] = ()) -> bool:
+    """Whether ``observed`` is the error or ill-formed IR ``expected`` describes, surfacing at another
+    step (the same check failing one pass earlier or later, e.g. once TVM's pipeline or the case's
+    steps changed around it): the bug is present, and a reproducer says so rather than "different"."""
+    if observed.symptom != expected.symptom or expected.symptom not in (Symptom.EXCEPTION, Symptom.ILLFORMED):
+        return False
+    names = list(names)
+    return normalize(observed.message, names) == normalize(expected.message, names)
+
+
 def is_out_of_memory(exc: BaseException) -> bool:
     """Whether ``exc`` is an allocation that failed (Python's MemoryError, C++'s std::bad_alloc as
     TVM relays it): under the workers' address-space limit the input's size, ``invalid``, not a bug."""

@@ -71,6 +71,10 @@ def test_repro_carries_the_graph_kernel_and_reproduces(tmp_path: Path) -> None:
     ran = run_repro(path, timeout=300)
     assert ran.returncode == 1, ran.output
     assert "reproduced: the bug is present" in ran.output
+    moved = dataclasses.replace(observed, pass_name="relax.Normalize")  # the same check, expected one pass away
+    path.write_text(render(KERNEL, "onnx onnxruntime numpy", case | {"expected": moved.to_json()}, title="test"))
+    ran = run_repro(path, timeout=300)
+    assert ran.returncode == 1 and "now shows at relax.ConvertLayout" in ran.output, ran.output
     fixed = _case(max_model()).to_json() | {"expected": observed.to_json()}  # the same case without the pass
     path.write_text(render(KERNEL, "onnx onnxruntime numpy", fixed, title="test"))
     assert run_repro(path, timeout=300).returncode == 0

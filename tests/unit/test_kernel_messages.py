@@ -33,3 +33,20 @@ def test_a_tensor_layout_glued_to_its_word_is_not_the_identity() -> None:
     two = "InternalError: Check failed: (res != std::string::npos) is false: can't find S in source layoutAB"
     four = two.replace("layoutAB", "layoutABCD")
     assert normalize(two) == normalize(four) and "layoutL" in normalize(two)
+
+
+def test_the_same_error_at_another_step_is_the_bug_moved_not_a_different_one() -> None:
+    """A repro once exited 2 on a present bug: the same check now failed one pass away from where the
+    case expected it. The identity of an error is its check, wherever it shows."""
+    from seedzer.kernel.common import Observation, Stage, Symptom
+    from seedzer.kernel.messages import moved_failure
+
+    check = "InternalError: Check failed: (lanes == 1) is false: vector let x_12"
+    expected = Observation(Symptom.EXCEPTION, Stage.PASS, "tirx.InjectVirtualThread", check)
+    moved = Observation(Symptom.EXCEPTION, Stage.BUILD, "codegen", check.replace("x_12", "x_3"))
+    assert not same_failure(expected, moved) and moved_failure(expected, moved)
+    other = Observation(Symptom.EXCEPTION, Stage.BUILD, "codegen", "InternalError: Check failed: (a) is false")
+    assert not moved_failure(expected, other)
+    assert not moved_failure(expected, Observation(Symptom.CRASH, Stage.BUILD, "codegen", check))
+    mismatch = Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "values")
+    assert not moved_failure(mismatch, mismatch)  # a mismatch has no step to move from: same_failure judges it
