@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -17,15 +16,9 @@ from tests.unit.mutate.test_model_mutators import SMALL_MODELS, conv_model, dens
 
 pytestmark = pytest.mark.integration
 
-POOLS = (Path("/work/runs/s2/pool"), Path("/work/runs/pool"))
-
-
 def _models() -> list[onnx.ModelProto]:
-    models = [make() for make in SMALL_MODELS]
-    pool = next((p for p in POOLS if p.is_dir() and any(p.glob("*.onnx"))), None)
-    if pool is not None:
-        models += [onnx.load(str(p)) for p in sorted(pool.glob("*.onnx"))[:4]]
-    return models
+    """The small models (pool models: benchmarks/model_mutation_soundness.py --pool DIR)."""
+    return [make() for make in SMALL_MODELS]
 
 
 def _chain(model: onnx.ModelProto, kinds: list[str], rng: random.Random, feeds: dict[str, np.ndarray]

@@ -39,6 +39,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 # (section, figure titles in it) in page order, as the synthetic experiment (one backend) produces them
 EXPECTED = [
     ("Trials", []),
+    ("Levels", []),
     ("Coverage (passes)", ["Coverage over time (passes)", "Final coverage", "Final coverage (violin)",
                            "Vargha-Delaney A12 (row over column)"]),
     ("Findings", ["Findings by symptom", "Unique findings over time", "Finding overlap"]),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import signal
 import sqlite3
 import time
@@ -571,7 +572,10 @@ def test_a_mutant_over_its_relative_limit_is_slow_never_a_finding(tmp_path: Path
     stats = c.run()
     deaths = events(out, "worker_restart")
     assert deaths[0]["kind"] == "timeout" and {d["kind"] for d in deaths[1:]} == {"slow"}
-    assert all(d["message"].startswith("run stage exceeded the test case's relative limit 0.3s") for d in deaths[1:])
+    # 0.3 x the hang's measured cost: 1 s, a little more on a loaded machine (its death is seen late)
+    said = r"run stage exceeded the test case's relative limit ([\d.]+)s"
+    limits = [re.match(said, d["message"]) for d in deaths[1:]]
+    assert all(m is not None and 0.3 <= float(m.group(1)) < 1.0 for m in limits), [d["message"] for d in deaths]
     ((count,),) = query(out / "campaign.db", "SELECT COUNT(*) FROM findings")
     assert count == 1 and stats.unique == {"hang": 1}
     assert stats.slow >= 2 and stats.execs >= 1 + stats.slow
