@@ -14,7 +14,8 @@ because its code below the marker line is copied verbatim into each reproducer, 
 - :mod:`seedzer.kernel.lowlevel`: a PrimFunc through flat steps, build, run, compare, time;
 - :mod:`seedzer.kernel.loader`: an ONNX model through TVM's importer, lowering, build and run,
   against onnxruntime;
-- :mod:`seedzer.kernel.graph_case`, :mod:`seedzer.kernel.relax_mutations` and
+- :mod:`seedzer.kernel.graph_case`, :mod:`seedzer.kernel.relax_build` (the Relax-building toolkit),
+  :mod:`seedzer.kernel.relax_mutations` and
   :mod:`seedzer.kernel.graph` (after the loader kernel, in a graph finding's reproducer): the graph
   level's case, its Relax IR mutations, and a model through a Relax pass sequence, built and
   compared with TVM's default pipeline.

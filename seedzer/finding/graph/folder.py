@@ -44,7 +44,7 @@ from seedzer.store.atomic import write_atomic
 
 KIND_NAME = "graph"
 """The ``kind`` of a graph finding's ``meta.json``."""
-KERNEL, NEEDS = "onnx_run+loader+graph_case+model_mutations+relax_mutations+graph", "onnx onnxruntime numpy"
+KERNEL, NEEDS = "onnx_run+loader+graph_case+model_mutations+relax_build+relax_mutations+graph", "onnx onnxruntime numpy"
 """The kernel modules a graph ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""
 CASE_FILE, MODEL_FILE, PASSES_FILE, LOG_FILE = "case.json", "model.onnx", "passes.json", "log.txt"
 """The graph kind's own files (the house's are in :mod:`seedzer.finding.layout`)."""

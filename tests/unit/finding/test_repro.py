@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import ast
+import re
+from collections import defaultdict
+from importlib import resources
 
 import pytest
 
 from seedzer.campaign.confirm import crash_status
 from seedzer.finding.lowlevel.folder import render_lowlevel_repro
 from seedzer.finding.meta import FindingMeta
+from seedzer.finding.registry import KINDS, kind
 from seedzer.finding.replay import verdict
-from seedzer.finding.repro import kernel_code
+from seedzer.finding.repro import SHARED_KERNELS, kernel_code
+from seedzer.kernel import MARKER
 from seedzer.kernel.common import FUZZED, PRESENT_LINE, Case, Observation, Stage, Step, Symptom
 
 OBS = Observation(Symptom.EXCEPTION, Stage.PASS, "tirx.UnrollLoop", "boom")
@@ -66,3 +71,19 @@ def test_the_crash_confirmation_never_counts_sigkill() -> None:
 ])
 def test_replay_verdicts(symptom: str, code: int | None, output: str, expected: str) -> None:
     assert verdict(symptom, code, output)[0] == expected
+
+
+def test_a_kernel_chain_defines_each_name_once() -> None:
+    """A reproducer concatenates its kernel modules into one namespace: a name two modules define is
+    silently the later one's (the graph chain once had two ``_finish``, the model mutations' and the
+    Relax mutations', so a model mutation in a repro.py ran the wrong one). Only ``main``, the entry
+    point, is meant to be redefined."""
+    for name in KINDS:
+        defined: dict[str, list[str]] = defaultdict(list)
+        for module in (*SHARED_KERNELS, *kind(name).kernel.split("+")):
+            text = resources.files("seedzer.kernel").joinpath(f"{module}.py").read_text()
+            code = text.split(MARKER + "\n", 1)[1]
+            for found in re.findall(r"^(?:def|class)\s+(\w+)|^(\w+)\s*(?::[^=\n]*)?=", code, re.MULTILINE):
+                defined[found[0] or found[1]].append(module)
+        twice = {n: ms for n, ms in defined.items() if len(ms) > 1 and n != "main"}
+        assert not twice, f"kind {name}: {twice}"
