@@ -12,10 +12,10 @@ $(BIN)/.seedzer-installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# torch first and exactly pinned: only 2.13.0 resolves to the local CPU wheel (others pull CUDA).
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,ray]'
 	touch $@
 
-install: $(BIN)/.seedzer-installed ## create .venv and install seedzer with its dev tools
+install: $(BIN)/.seedzer-installed ## create .venv and install seedzer with its dev tools and the Ray extra
 
 run: install ## generate a small pool and fuzz TVM for $(MINUTES) minutes
 	$(BIN)/seedzer run --minutes $(MINUTES)
