@@ -1,7 +1,11 @@
-"""Reduction of a graph finding while it still fails its way: first its Relax pass sequence, then its model.
+"""Reduction of a graph finding while it still fails its way: its model mutations, its Relax pass
+sequence, then its model.
 
-Two stages, both on the house's reducer engine (:mod:`seedzer.finding.reducer`):
+Three stages, all on the house's reducer engine (:mod:`seedzer.finding.reducer`):
 
+0. ``ddmin-mutations`` (:class:`MutationReducer`): ddmin over the recorded model mutations (MT-DLComp
+   relations, spec-edge changes), passes and model unchanged. A relation that a later one builds on
+   stays: without it the later one cannot be applied, the candidate is invalid and does not hold;
 1. ``ddmin-passes`` (:class:`PassReducer`): ddmin over the pass sequence, the model unchanged, to a
    1-minimal sequence (the filing gate's ``culprit`` rule already did this within its budget; here it
    also covers a finding the gate did not minimize);
@@ -21,6 +25,7 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import onnx
 
@@ -30,10 +35,11 @@ from seedzer.finding.onnx_graph import export
 from seedzer.finding.onnx_reduce import OnnxReducer
 from seedzer.finding.reducer import OutOfTime, PassStats, Reducer, Trial, defines_pass, passes_of
 from seedzer.kernel.common import Observation
-from seedzer.kernel.graph_case import GraphCase, GraphPass
+from seedzer.kernel.graph_case import GraphCase, GraphPass, ModelMutation
 from seedzer.load.onnx_import import InvalidModel, input_specs
 
 Passes = tuple[GraphPass, ...]
+Mutations = tuple[ModelMutation, ...]
 OnProgress = Callable[[Passes, onnx.ModelProto], None]
 """Sees every new best (sequence, model), so a caller can persist it and resume from it later."""
 
@@ -56,10 +62,23 @@ class GraphPredicate:
         own = base64.b64decode(case.model) if case.model is not None else b""
         self.own = export(onnx.load_model_from_string(own)) if own else b""
 
-    def case_for(self, passes: Passes, model: onnx.ModelProto | None = None) -> GraphCase:
-        """The finding's case with ``passes`` and, when given, ``model`` embedded with its own input
-        specs (raises :class:`~seedzer.load.onnx_import.InvalidModel` for inputs without a shape)."""
+    @property
+    def mutations(self) -> Mutations:
+        """The model mutations every candidate carries (fewer once :meth:`keep_mutations` ran)."""
+        return self.base.model_mutations
+
+    def keep_mutations(self, mutations: Mutations) -> None:
+        """From now on candidates carry ``mutations`` (the minimal ones the first stage found)."""
+        self.base = dataclasses.replace(self.base, model_mutations=tuple(mutations))
+
+    def case_for(self, passes: Passes, model: onnx.ModelProto | None = None,
+                 mutations: Mutations | None = None) -> GraphCase:
+        """The finding's case with ``passes``, ``mutations`` when given and, when given, ``model``
+        embedded with its own input specs (raises :class:`~seedzer.load.onnx_import.InvalidModel`
+        for inputs without a shape)."""
         case = self.base.with_passes(passes)
+        if mutations is not None:
+            case = dataclasses.replace(case, model_mutations=tuple(mutations))
         if model is None:
             return case
         data = export(model)
@@ -68,10 +87,11 @@ class GraphPredicate:
         specs, _ = input_specs(model, "candidate")
         return dataclasses.replace(case, specs=tuple(s.as_tuple() for s in specs)).with_model(data)
 
-    def __call__(self, passes: Passes, model: onnx.ModelProto | None = None) -> bool:
-        """True when the case with ``passes`` (and ``model``) fails the finding's way."""
+    def __call__(self, passes: Passes, model: onnx.ModelProto | None = None,
+                 mutations: Mutations | None = None) -> bool:
+        """True when the case with ``passes`` (and ``model``, ``mutations``) fails the finding's way."""
         try:
-            case = self.case_for(passes, model)
+            case = self.case_for(passes, model, mutations)
         except InvalidModel:
             return False
         observed = self.observe(case, self.timeout)
@@ -94,6 +114,8 @@ class GraphReduceResult:
     complete: bool
     reproduced: bool = True
     stats: dict[str, PassStats] = field(default_factory=dict)
+    mutations: Mutations = ()
+    mutations_before: int = 0
 
     @property
     def nodes(self) -> int:
@@ -101,12 +123,25 @@ class GraphReduceResult:
         return len(self.model.graph.node)
 
 
-def _key(passes: Passes) -> str:
-    return json.dumps([p.to_json() for p in passes], sort_keys=True, default=str)
+def _key(items: Passes | Mutations) -> str:
+    return json.dumps([p.to_json() for p in items], sort_keys=True, default=str)
+
+
+class MutationReducer:
+    """Stage 0: reduces the model mutations of a fixed sequence and model (see the module docstring)."""
+
+    def __init__(self, holds: Callable[[Mutations], bool]) -> None:
+        self.holds = holds
+
+    @defines_pass("ddmin-mutations")
+    def ddmin_mutations(self, mutations: Mutations, trial: Trial[Mutations]) -> Mutations | None:
+        """ddmin over the mutations: to a 1-minimal sub-list that still fails."""
+        ddmin(list(mutations), lambda keep: trial(tuple(keep)), trial.out_of_time)
+        return trial.current
 
 
 class PassReducer:
-    """The first stage: reduces the sequence of a fixed model (see the module docstring)."""
+    """Stage 1: reduces the sequence of a fixed model (see the module docstring)."""
 
     def __init__(self, holds: Callable[[Passes], bool]) -> None:
         self.holds = holds
@@ -116,6 +151,9 @@ class PassReducer:
         """ddmin over the passes of the sequence: to a 1-minimal sub-sequence that still fails."""
         ddmin(list(passes), lambda keep: trial(tuple(keep)), trial.out_of_time)
         return trial.current
+
+
+SEQUENCE_STAGES = ("ddmin-mutations", "ddmin-passes")
 
 
 class GraphReducer:
@@ -130,38 +168,67 @@ class GraphReducer:
         self.clock = clock
         self.earlier = dict(stats or {})
 
+    def _sequence(self, stage: MutationReducer | PassReducer, items: Any, unit: str, deadline: float,
+                  stats: dict[str, PassStats], saved: Callable[[Any], None] | None) -> tuple[Any, bool, bool, int]:
+        """One ddmin stage over a sequence: (best items, complete, reproduced, tests)."""
+        engine = Reducer(passes_of(stage), stage.holds, lambda p: {unit: len(p)}, key=_key, deadline=deadline,
+                         clock=self.clock, max_rounds=1,
+                         stats={k: v for k, v in stats.items() if k == passes_of(stage)[0].name},
+                         on_improvement=saved)
+        try:
+            if not engine.holds(items):
+                return items, False, False, engine.tests
+        except OutOfTime:
+            return items, False, True, engine.tests
+        outcome = engine.run(items)
+        stats.update(engine.stats)
+        return outcome.state, outcome.complete, True, engine.tests
+
+    def _mutations(self, passes: Passes, model: onnx.ModelProto, deadline: float,
+                   stats: dict[str, PassStats]) -> tuple[bool, bool, int]:
+        """Stage 0 (the predicate keeps what it leaves): (complete, reproduced, tests)."""
+        pred, progress = self.predicate, self.on_progress
+
+        def saved(kept: Mutations) -> None:
+            pred.keep_mutations(kept)
+            if progress is not None:
+                progress(passes, model)
+
+        stage = MutationReducer(lambda m: pred(passes, model, m))
+        kept, complete, reproduced, tests = self._sequence(stage, pred.mutations, "mutations", deadline, stats, saved)
+        pred.keep_mutations(kept)
+        return complete, reproduced, tests
+
     def _passes(self, passes: Passes, model: onnx.ModelProto, deadline: float,
                 stats: dict[str, PassStats]) -> tuple[Passes, bool, bool, int]:
         """Stage 1: (best sequence, complete, reproduced, tests)."""
         progress = self.on_progress
         stage = PassReducer(lambda p: self.predicate(p))
-        engine = Reducer(passes_of(stage), stage.holds, lambda p: {"passes": len(p)}, key=_key, deadline=deadline,
-                         clock=self.clock, max_rounds=1, stats={k: v for k, v in stats.items() if k == "ddmin-passes"},
-                         on_improvement=None if progress is None else lambda p: progress(p, model))
-        try:
-            if not engine.holds(passes):
-                return passes, False, False, engine.tests
-        except OutOfTime:
-            return passes, False, True, engine.tests
-        outcome = engine.run(passes)
-        stats.update(engine.stats)
-        return outcome.state, outcome.complete, True, engine.tests
+        return self._sequence(stage, passes, "passes", deadline, stats,
+                              None if progress is None else lambda p: progress(p, model))
 
     def reduce(self, passes: Passes, model: onnx.ModelProto) -> GraphReduceResult:
-        """Reduce ``passes`` then ``model`` as far as the deadline allows."""
+        """Reduce the predicate's mutations, then ``passes``, then ``model`` as far as the deadline allows."""
         start = self.clock()
         deadline = start + self.seconds
         stats = dict(self.earlier)
-        best, complete, reproduced, tests = self._passes(passes, model, deadline, stats)
+        before = len(self.predicate.mutations)
+        complete, reproduced, tests = True, True, 0
+        if before:
+            complete, reproduced, tests = self._mutations(passes, model, deadline, stats)
+        best = passes
+        if reproduced and complete:
+            best, complete, reproduced, more = self._passes(passes, model, deadline, stats)
+            tests += more
         result = GraphReduceResult(best, model, len(passes), len(model.graph.node), tests, 0.0, False, reproduced,
-                                   stats)
+                                   stats, self.predicate.mutations, before)
         if reproduced and complete:
             progress = self.on_progress
 
             def holds(candidate: onnx.ModelProto) -> bool:
                 return self.predicate(best, candidate)
 
-            onnx_stats = {k: v for k, v in stats.items() if k != "ddmin-passes"}
+            onnx_stats = {k: v for k, v in stats.items() if k not in SEQUENCE_STAGES}
             left = max(0.0, deadline - self.clock())
             graph = OnnxReducer(holds, left, clock=self.clock, stats=onnx_stats,
                                 on_progress=None if progress is None else lambda m: progress(best, m)).reduce(model)

@@ -18,7 +18,7 @@ from seedzer.finding.onnx_finding import environment, op_types
 from seedzer.finding.reducer import PassStats, stats_table
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.kernel.common import Observation, Symptom
-from seedzer.kernel.graph_case import GraphPass
+from seedzer.kernel.graph_case import GraphPass, ModelMutation
 from seedzer.kernel.messages import key_line
 
 _SITE = re.compile(r"(?<=File \")[^\"]*/site-packages/")
@@ -46,6 +46,24 @@ class GraphReportInput:
     log: str = ""
     stats: Mapping[str, PassStats] = field(default_factory=dict)
     culprit: list[str] = field(default_factory=list)
+    mutations: tuple[ModelMutation, ...] = ()
+    """The recorded model mutations the reduced case applies to the model before importing it."""
+
+
+def _mutations(r: GraphReportInput) -> str:
+    """The trigger's model mutations and what they promise (empty when there are none)."""
+    if not r.mutations:
+        return ""
+    lines = "\n".join(f"- `{m.label()}`" for m in r.mutations)
+    if any(m.kind == "edge" for m in r.mutations):
+        promise = ("A spec-edge change keeps the model valid (onnx's checker and onnxruntime run it): its "
+                   "reference is onnxruntime on the changed model.")
+    else:
+        promise = ("Each relation (MT-DLComp's UOC/PIOC) adds a term that is zero for the model's input, so "
+                   "the mutant computes what the seed model does: TVM must give both the same outputs "
+                   "(onnxruntime does).")
+    return (f"\nBefore import, `repro.py` applies these recorded model mutations to the model below (it "
+            f"carries the seed model and builds the mutant from it):\n\n{lines}\n\n{promise}\n")
 
 
 def title(r: GraphReportInput) -> str:
@@ -121,7 +139,7 @@ then the Relax passes below (each followed by `relax.analysis.well_formed`), the
 Relax passes, in order:
 
 {_sequence(r.passes)}
-
+{_mutations(r)}
 on {after} ONNX node(s) ({", ".join(op_types(r.reduced)) or "none"}):
 
 ```

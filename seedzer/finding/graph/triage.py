@@ -20,6 +20,7 @@ reduction finished (``force`` starts again from the folder's own case).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from dataclasses import asdict, dataclass
@@ -44,7 +45,7 @@ from seedzer.finding.graph.folder import (
     stored,
     write_case,
 )
-from seedzer.finding.graph.reduce import GraphPredicate, GraphReducer, Passes
+from seedzer.finding.graph.reduce import GraphPredicate, GraphReducer, Mutations, Passes
 from seedzer.finding.graph.report_md import GraphReportInput, render_report
 from seedzer.finding.kind import TriageOptions, TriageResult
 from seedzer.finding.layout import REPORT_FILE, REPRO_FILE
@@ -54,6 +55,7 @@ from seedzer.finding.onnx_graph import export
 from seedzer.finding.reducer import stats_from_json, stats_to_json
 from seedzer.finding.replay import verdict
 from seedzer.finding.repro import run_repro
+from seedzer.kernel.graph_case import GraphCase
 from seedzer.store.atomic import write_atomic
 
 
@@ -80,6 +82,8 @@ class GraphTriage:
     complete: bool = False
     passes_before: int = 0
     passes: int = 0
+    mutations_before: int = 0
+    mutations: int = 0
     original_nodes: int = 0
     nodes: int = 0
     evaluations: int = 0
@@ -91,13 +95,13 @@ class GraphTriage:
     repro_exit: int | None = None
 
 
-def _start(folder: Path, passes: Passes, model: onnx.ModelProto,
-           state: dict[str, Any] | None) -> tuple[Passes, onnx.ModelProto]:
+def _start(folder: Path, case: GraphCase, model: onnx.ModelProto,
+           state: dict[str, Any] | None) -> tuple[Passes, Mutations, onnx.ModelProto]:
     """Where the reduction starts: the saved best case when resuming, else the folder's own."""
     if state is None or not (folder / REDUCED_CASE).is_file() or not (folder / REDUCED_MODEL).is_file():
-        return passes, model
+        return case.passes, case.model_mutations, model
     saved = read_case(folder / REDUCED_CASE)
-    return saved.passes, parse_model((folder / REDUCED_MODEL).read_bytes(), folder)
+    return saved.passes, saved.model_mutations, parse_model((folder / REDUCED_MODEL).read_bytes(), folder)
 
 
 def verify_repro(path: Path, symptom: str, timeout: float, python: str = sys.executable) -> tuple[bool, int | None]:
@@ -116,10 +120,12 @@ def triage_graph(folder: Path, opts: GraphTriageOptions | None = None) -> GraphT
     expected = case.expected or meta.observation
     original = parse_model(model_of(case, folder), folder)
     out = GraphTriage(meta.signature, expected.symptom.value, expected.where(), True, passes_before=len(case.passes),
-                      passes=len(case.passes), original_nodes=len(original.graph.node), nodes=len(original.graph.node))
+                      passes=len(case.passes), mutations_before=len(case.model_mutations),
+                      mutations=len(case.model_mutations), original_nodes=len(original.graph.node),
+                      nodes=len(original.graph.node))
     state = None if opts.force else load_state(folder / REDUCED_STATE, meta.signature)
-    passes, model = _start(folder, case.passes, original, state)
-    pred = GraphPredicate(expected, case, opts.timeout)
+    passes, mutations, model = _start(folder, case, original, state)
+    pred = GraphPredicate(expected, dataclasses.replace(case, model_mutations=mutations), opts.timeout)
 
     def save(best: Passes, reduced: onnx.ModelProto) -> None:
         write_atomic(folder / REDUCED_MODEL, export(reduced))
@@ -139,6 +145,7 @@ def triage_graph(folder: Path, opts: GraphTriageOptions | None = None) -> GraphT
         out.complete, out.reproduced = result.complete, result.reproduced
         out.pass_stats = stats_to_json(result.stats)
     out.passes, out.nodes, out.sequence = len(passes), len(model.graph.node), [p.label() for p in passes]
+    out.mutations = len(pred.mutations)
     if out.reproduced:  # confirm on the final case and keep the observation it gives
         out.reproduced = pred(passes, model)
     if out.reproduced and pred.last_match is not None:
@@ -160,7 +167,9 @@ def _write_outputs(folder: Path, meta: FindingMeta, case: Any, original: onnx.Mo
     path = folder / REDUCED_REPRO
     write_atomic(path, repro_text(reduced, export(model), meta.signature,
                                   f"Reduced from {meta.origin or 'the finding'}'s model; passes: "
-                                  + (", ".join(p.label() for p in passes) or "none")))
+                                  + (", ".join(p.label() for p in passes) or "none")
+                                  + (f"; model mutations: {', '.join(m.label() for m in pred.mutations)}"
+                                     if pred.mutations else "")))
     out.repro = str(path)
     verified_text = "was not run"
     if opts.verify:
@@ -174,7 +183,7 @@ def _write_outputs(folder: Path, meta: FindingMeta, case: Any, original: onnx.Mo
     log = (folder / LOG_FILE).read_text(errors="replace") if (folder / LOG_FILE).is_file() else ""
     report = GraphReportInput(meta.signature, matched, meta.origin or "model.onnx", original, model,
                               case.passes, passes, out.complete, out.evaluations, out.seconds, verified_text, log,
-                              stats_from_json(out.pass_stats), list(meta.culprit))
+                              stats_from_json(out.pass_stats), list(meta.culprit), pred.mutations)
     write_atomic(folder / REPORT_FILE, render_report(report))
 
 
@@ -183,5 +192,7 @@ def triage_graph_finding(folder: Path, meta: FindingMeta, options: TriageOptions
     opts = GraphTriageOptions(seconds=options.minutes * 60.0, force=options.force, python=options.python)
     res = triage_graph(folder, opts)
     note = "passes: " + (", ".join(res.sequence or []) or "none")
+    if res.mutations_before:
+        note += f"; model mutations: {res.mutations_before} -> {res.mutations}"
     return TriageResult(res.signature, KIND_NAME, res.symptom, res.where, triage_status(res), res.original_nodes,
                         res.nodes, "nodes", res.passes_before, res.passes, res.seconds, res.evaluations, note)

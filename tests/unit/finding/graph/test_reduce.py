@@ -11,7 +11,7 @@ from onnx import TensorProto, helper
 from seedzer.finding.graph.reduce import GraphPredicate, GraphReducer
 from seedzer.finding.graph.report_md import GraphReportInput, render_report, title
 from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.kernel.graph_case import GraphCase, GraphPass
+from seedzer.kernel.graph_case import GraphCase, GraphPass, ModelMutation
 
 FOLD, NORM, DCE = GraphPass("relax.FoldConstant"), GraphPass("relax.Normalize"), GraphPass("relax.DeadCodeElimination")
 LAYOUT = GraphPass("relax.ConvertLayout", {"desired_layouts": {"relax.nn.conv2d": ["NHWC", "default"]}})
@@ -85,3 +85,56 @@ def test_report_names_the_pass_the_trigger_and_the_reduction() -> None:
     assert "1. `tvm.relax.transform.ConvertLayout(desired_layouts=" in text
     assert "pip install apache-tvm==0.27.0.post1 onnx onnxruntime numpy" in text
     assert "from 2 to 1 pass(es)" in text and "exits with status 1" in text
+
+
+UOC_A = ModelMutation("uoc", "r", ("x", "r"), ("Add",), seed=1)
+UOC_B = ModelMutation("uoc", "n", ("x", "n"), ("Mul",), seed=2)
+PIOC = ModelMutation("pioc", "m", (), ("Sub",), seed=3)
+
+
+class MetamorphicRuns:
+    """A mismatch only while the PIOC relation is applied on top of the first UOC one (the PIOC one
+    cannot be applied without it: the case is then invalid), under ConvertLayout, with a Max node."""
+
+    def __init__(self) -> None:
+        self.mutations: list[tuple[ModelMutation, ...]] = []
+
+    def __call__(self, case: GraphCase, timeout: float) -> Observation:
+        self.mutations.append(case.model_mutations)
+        if PIOC in case.model_mutations and UOC_A not in case.model_mutations:
+            return Observation(Symptom.INVALID, Stage.MUTATE, None, "pioc: target m needs r's relation")
+        fails = PIOC in case.model_mutations and LAYOUT in case.passes and "Max" in _ops(case)
+        return MISMATCH if fails else Observation.ok()
+
+
+MISMATCH = Observation(Symptom.MISMATCH, Stage.RUN, None, "output 0: max abs diff 3.5")
+
+
+def test_relations_are_reduced_before_the_sequence_and_the_model_keeping_those_others_build_on() -> None:
+    runs = MetamorphicRuns()
+    case = GraphCase((("x", "float32", (2, 3)),), (FOLD, LAYOUT, DCE), model_mutations=(UOC_A, UOC_B, PIOC)
+                     ).with_model(_model().SerializeToString())
+    same = lambda e, o: (e.symptom, e.stage) == (o.symptom, o.stage)  # noqa: E731
+    predicate = GraphPredicate(MISMATCH, case, 5.0, observe=runs, match=same)
+    saved: list[tuple[int, ...]] = []
+    result = GraphReducer(predicate, 60.0, on_progress=lambda p, m: saved.append(
+        (len(predicate.mutations), len(p), len(m.graph.node)))).reduce((FOLD, LAYOUT, DCE), _model())
+    assert result.reproduced and result.complete
+    assert result.mutations == (UOC_A, PIOC) and result.mutations_before == 3
+    assert result.passes == (LAYOUT,) and [n.op_type for n in result.model.graph.node] == ["Max"]
+    first_without_uoc_b = next(i for i, m in enumerate(runs.mutations) if UOC_B not in m)
+    first_one_pass = next(i for i, m in enumerate(runs.mutations) if len(m) == 2 and m == (UOC_A, PIOC))
+    assert first_without_uoc_b <= first_one_pass  # relations first
+    assert all(m == (UOC_A, PIOC) for m in runs.mutations[-3:])  # the later stages keep the minimal relations
+    assert result.stats["ddmin-mutations"].size_removed == {"mutations": 1}
+    assert saved[-1] == (2, 1, 1)
+    assert predicate.case_for(result.passes).model_mutations == (UOC_A, PIOC)
+
+
+def test_report_lists_the_relations_and_what_they_promise() -> None:
+    model = _model()
+    report = GraphReportInput("0123456789ab", MISMATCH, "model_000007.onnx", model, model, (LAYOUT,), (LAYOUT,),
+                              True, 12, 3.0, "exits with status 1", mutations=(UOC_A, PIOC))
+    text = render_report(report)
+    assert f"- `{UOC_A.label()}`" in text and f"- `{PIOC.label()}`" in text
+    assert "carries the seed model and builds the mutant" in text and "TVM must give both the same outputs" in text
