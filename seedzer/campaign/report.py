@@ -21,7 +21,7 @@ from typing import Any
 from rich.console import Group
 from rich.table import Table
 
-from seedzer.campaign.breakdown import level_table, mutation_table, oracle_table
+from seedzer.campaign.breakdown import level_table, mutants_by_mutation, mutation_table, oracle_table
 from seedzer.campaign.monitor import summary_table
 from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import SnapshotPoint, read_points, throughput_table, windows
@@ -172,8 +172,7 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
             by_level = dict(_rows(conn, "SELECT level, SUM(count) FROM level_summary GROUP BY level")) \
                 if _rows(conn, "SELECT name FROM sqlite_master WHERE name = 'level_summary'") else {}
             graph_corpus = _rows(conn, "SELECT COUNT(*) FROM corpus WHERE path LIKE '%.graph.json'")
-            by_mutator = dict(_rows(conn, "SELECT mutator, SUM(count) FROM mutator_summary GROUP BY mutator")) \
-                if _rows(conn, "SELECT name FROM sqlite_master WHERE name = 'mutator_summary'") else {}
+            by_mutator = mutants_by_mutation(conn)
         except (sqlite3.Error, ValueError, TypeError) as exc:
             raise CampaignError(f"{path}: unreadable campaign database ({exc})") from None
     finally:

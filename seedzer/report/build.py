@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from seedzer.campaign.throughput import CAMPAIGN_STAGES, WORKER_STAGES
-from seedzer.report import levels, plots, stats
+from seedzer.report import levels, mutations, plots, stats
 from seedzer.report.html import Figure, Section, render_page
 from seedzer.report.table import CATEGORIES, ReportError, Tables, build_tables, discover
 
@@ -27,6 +27,8 @@ class ReportResult:
     ranking: dict[str, pd.DataFrame] = field(default_factory=dict)
     findings: pd.DataFrame | None = None
     levels: pd.DataFrame | None = None
+    mutations: pd.DataFrame | None = None
+    oracles: pd.DataFrame | None = None
     files: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -93,6 +95,24 @@ def _levels_section(tables: Tables, out: Path, files: list[Path], result: Report
              "the level's share (%) of the arm's executions, distinct finding signatures found there (load: "
              "while loading the pool). A campaign from before the levels counts all its executions as tir.", "note")
     return sec.table(arms)
+
+
+def _mutations_section(tables: Tables, out: Path, files: list[Path], result: ReportResult) -> Section:
+    """Mutants run and bugs per arm and mutation, bugs per arm and oracle (``seedzer status``'s figures)."""
+    result.mutations = mutations.mutations_by_arm(tables.mutants, tables.bugs)
+    result.oracles = mutations.oracles_by_arm(tables.bugs)
+    _csv(result.mutations, out / "mutations.csv", files)
+    _csv(result.oracles, out / "oracles.csv", files)
+    sec = Section("Mutations and oracles")
+    sec.text("Per arm and mutation (graph level first: model mutations model_*, step mutators relax_*; then the "
+             "TIR mutators): the trials that recorded mutants (campaigns from before the mutation counters "
+             "recorded none), median and total mutants run over them, and bugs: distinct root causes whose first "
+             "finding, in any of the arm's trials, the mutation made (a root made by no mutation, a seed or pool "
+             "model as loaded, is in no row).", "note")
+    sec.table(result.mutations)
+    sec.text("Bugs per arm, level and oracle: distinct root causes by their first finding's oracle, a mismatch "
+             "by the two sides that disagree (mutant-vs-seed: metamorphic), any other symptom by itself.", "note")
+    return sec.table(result.oracles)
 
 
 def _coverage_sections(long: pd.DataFrame, out: Path, files: list[Path], colors: dict[str, Any],
@@ -202,6 +222,7 @@ def build_report(results: Path, out: Path | None = None, *, refresh: float | Non
     if time_section is not None:
         sections.append(time_section)
     sections.append(_levels_section(tables, out, files, result))
+    sections.append(_mutations_section(tables, out, files, result))
     if not tables.long.empty:
         sections += _coverage_sections(tables.long, out, files, colors, result)
         sections.append(_findings_section(tables, heuristics, out, files, colors))

@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,7 @@ from seedzer.campaign.throughput import read_points, whole
 from seedzer.errors import SeedzerError
 from seedzer.finding.layout import META_FILE
 from seedzer.report.levels import LEVEL_COLUMNS, execs_by_level, finding_level, trial_rows
+from seedzer.report.mutations import BUG_COLUMNS, MUTANT_COLUMNS, read_trial_mutations
 from seedzer.store.readonly import open_readonly, read_meta
 
 CATEGORIES = ("segfault", "other_crash", "mismatch", "other")
@@ -72,6 +73,26 @@ class Tables:
     warnings: list[str] = field(default_factory=list)
     stages: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=STAGE_COLUMNS))
     levels: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LEVEL_COLUMNS))
+    mutants: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=MUTANT_COLUMNS))
+    bugs: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=BUG_COLUMNS))
+
+
+class TrialTables(NamedTuple):
+    """What one trial contributes to :class:`Tables` (``info``: one row of its trials table)."""
+
+    long: pd.DataFrame
+    findings: pd.DataFrame
+    info: dict[str, Any]
+    stages: pd.DataFrame
+    levels: pd.DataFrame
+    mutants: pd.DataFrame
+    bugs: pd.DataFrame
+
+
+FRAME_COLUMNS = {"long": LONG_COLUMNS, "findings": FINDING_COLUMNS, "stages": STAGE_COLUMNS,
+                 "levels": LEVEL_COLUMNS, "mutants": MUTANT_COLUMNS, "bugs": BUG_COLUMNS}
+"""The per-trial tables :func:`build_tables` concatenates, with their columns."""
+TRIAL_COLUMNS = ["experiment", "heuristic", "trial", "status", "budget", "elapsed", "snapshots", "dir"]
 
 
 def identify(campaign_dir: Path) -> tuple[str, str, int]:
@@ -160,9 +181,10 @@ def _rates(snaps: pd.DataFrame) -> np.ndarray:
     return np.divide(dn, dt, out=np.zeros_like(dn), where=dt > 0)
 
 
-def read_trial(ref: TrialRef) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any], pd.DataFrame, pd.DataFrame]:
+def read_trial(ref: TrialRef) -> TrialTables:
     """One trial's snapshots (long rows), findings rows, metadata (budget, status, backend), seconds
-    by stage (:data:`STAGE_COLUMNS`) and executions and findings by level (``LEVEL_COLUMNS``)."""
+    by stage (:data:`STAGE_COLUMNS`), executions and findings by level (``LEVEL_COLUMNS``), mutants
+    by mutation (``MUTANT_COLUMNS``) and bugs (``BUG_COLUMNS``)."""
     ident = {"experiment": ref.experiment, "heuristic": ref.heuristic, "trial": ref.trial}
     conn = open_readonly(ref.dir / "campaign.db")
     try:
@@ -172,6 +194,7 @@ def read_trial(ref: TrialRef) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any
         elapsed = float(read_meta(conn, "elapsed", 0.0) or 0.0)
         stages = _stage_rows(ident, conn, int((cfg.get("fuzz") or {}).get("jobs", 1) or 1))
         execs = execs_by_level(conn, int(snaps["execs"].iloc[-1]) if not snaps.empty else 0)
+        mutants, bugs = read_trial_mutations(ident, ref.dir, conn)
     finally:
         conn.close()
     status = trial_status(ref.dir)
@@ -204,38 +227,34 @@ def read_trial(ref: TrialRef) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any
     budget = float((cfg.get("fuzz") or {}).get("minutes", 0.0)) * 60.0
     info = {**ident, "status": status, "budget": budget, "elapsed": elapsed, "snapshots": len(snaps),
             "dir": str(ref.dir)}
-    return long, fdf, info, stages, trial_rows(ident, execs, fdf)
+    return TrialTables(long, fdf, info, stages, trial_rows(ident, execs, fdf), mutants, bugs)
 
 
 def build_tables(results: Path, *, warn: Callable[[str], None] | None = None) -> Tables:
-    """Read every trial under ``results`` into one long table, one findings table and a trials table."""
+    """Read every trial under ``results`` into one long table, one findings table, a trials table and
+    the other per-trial tables of :data:`FRAME_COLUMNS`."""
     warnings: list[str] = []
-    longs, finds, infos, stage_frames, level_frames = [], [], [], [], []
+    infos: list[dict[str, Any]] = []
+    parts: dict[str, list[pd.DataFrame]] = {name: [] for name in FRAME_COLUMNS}
     for ref in discover(results):
         try:
-            long, fdf, info, stages, levels = read_trial(ref)
+            got = read_trial(ref)
         except (sqlite3.Error, OSError, ValueError, KeyError) as exc:
             msg = f"{ref.dir}: skipped, campaign.db unreadable ({exc})"
             warnings.append(msg)
             if warn:
                 warn(msg)
             continue
-        infos.append(info)
-        if not long.empty:
-            longs.append(long)
-        if not fdf.empty:
-            finds.append(fdf)
-        if not stages.empty:
-            stage_frames.append(stages)
-        if not levels.empty:
-            level_frames.append(levels)
-    long_df = pd.concat(longs, ignore_index=True) if longs else pd.DataFrame(columns=LONG_COLUMNS)
-    find_df = pd.concat(finds, ignore_index=True) if finds else pd.DataFrame(columns=FINDING_COLUMNS)
-    stage_df = pd.concat(stage_frames, ignore_index=True) if stage_frames else pd.DataFrame(columns=STAGE_COLUMNS)
-    level_df = pd.concat(level_frames, ignore_index=True) if level_frames else pd.DataFrame(columns=LEVEL_COLUMNS)
-    trials_df = pd.DataFrame(infos, columns=["experiment", "heuristic", "trial", "status", "budget", "elapsed",
-                                             "snapshots", "dir"])
-    if long_df["experiment"].nunique() > 1:  # several experiments: keep heuristics apart by experiment
-        for df in (long_df, find_df, trials_df, stage_df, level_df):
+        infos.append(got.info)
+        for name in FRAME_COLUMNS:
+            frame = getattr(got, name)
+            if not frame.empty:
+                parts[name].append(frame)
+    frames = {name: pd.concat(parts[name], ignore_index=True) if parts[name] else pd.DataFrame(columns=cols)
+              for name, cols in FRAME_COLUMNS.items()}
+    trials_df = pd.DataFrame(infos, columns=TRIAL_COLUMNS)
+    if frames["long"]["experiment"].nunique() > 1:  # several experiments: keep heuristics apart by experiment
+        for df in (*frames.values(), trials_df):
             df["heuristic"] = df["experiment"].astype(str) + ":" + df["heuristic"].astype(str)
-    return Tables(long_df, find_df, trials_df, warnings, stage_df, level_df)
+    return Tables(frames["long"], frames["findings"], trials_df, warnings, frames["stages"], frames["levels"],
+                  frames["mutants"], frames["bugs"])

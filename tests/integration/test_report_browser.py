@@ -40,6 +40,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 EXPECTED = [
     ("Trials", []),
     ("Levels", []),
+    ("Mutations and oracles", []),
     ("Coverage (passes)", ["Coverage over time (passes)", "Final coverage", "Final coverage (violin)",
                            "Vargha-Delaney A12 (row over column)"]),
     ("Findings", ["Findings by symptom", "Unique findings over time", "Finding overlap"]),

@@ -156,6 +156,7 @@ def test_a_campaign_db_without_level_summary_counts_as_tir(tmp_path: Path) -> No
     db.conn.execute("DROP TABLE level_summary")
     db.conn.commit()
     db.close()
-    _, fdf, _, _, levels = read_trial(discover(tmp_path / "e")[0])
+    got = read_trial(discover(tmp_path / "e")[0])
+    fdf, levels = got.findings, got.levels
     assert levels[["level", "execs", "findings"]].values.tolist() == [["tir", 20, 1]]
     assert fdf["level"].tolist() == ["tir"]
