@@ -63,12 +63,12 @@ RUN --mount=type=secret,id=pip_cert \
         pip install --no-cache-dir "torch==${TORCH_VERSION}" --find-links /tmp/wheels; \
     fi \
     && python -c "import torch, sys; sys.exit(f'torch {torch.__version__} is a CUDA build' if torch.version.cuda else 0)"
-# Seedzer's pinned dependencies, read from pyproject.toml (a cached layer while it is unchanged),
-# all but apache-tvm: each final stage brings its own TVM.
+# Seedzer's pinned dependencies and its Ray extra (compose's `ray` profile), read from pyproject.toml
+# (a cached layer while it is unchanged), all but apache-tvm: each final stage brings its own TVM.
 COPY pyproject.toml /tmp/seedzer/pyproject.toml
 RUN --mount=type=secret,id=pip_cert \
     if [ -s /run/secrets/pip_cert ]; then export PIP_CERT=/run/secrets/pip_cert; fi \
-    && python -c "import tomllib; deps = tomllib.load(open('/tmp/seedzer/pyproject.toml', 'rb'))['project']['dependencies']; print('\n'.join(d for d in deps if not d.startswith('apache-tvm')))" \
+    && python -c "import tomllib; project = tomllib.load(open('/tmp/seedzer/pyproject.toml', 'rb'))['project']; deps = project['dependencies'] + project['optional-dependencies']['ray']; print('\n'.join(d for d in deps if not d.startswith('apache-tvm')))" \
         > /tmp/seedzer/requirements.txt \
     && pip install --no-cache-dir -r /tmp/seedzer/requirements.txt \
     && rm -rf /tmp/seedzer

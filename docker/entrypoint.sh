@@ -12,6 +12,10 @@
 #   --resume    is added to `seedzer fuzz ... --out DIR` when DIR/campaign.db already exists, so a
 #               restarted replica continues its campaign (`--minutes` is the total budget).
 #
+# `seedzer ... --ray HOST:PORT` (compose's `ray` profile) first joins this container to that Ray
+# cluster as a node without CPUs (`ray start --address HOST:PORT --num-cpus=0`): a Ray driver must
+# run on a node of its cluster, and the trials go to the nodes with CPUs.
+#
 # `entrypoint.sh --dry-run CMD...` prints the expanded command (arguments separated by NUL bytes)
 # instead of running it; it takes no lock and uses replica number 1. The tests use it.
 set -euo pipefail
@@ -91,5 +95,23 @@ fi
 if [[ $dry_run -eq 1 ]]; then
     printf '%s\0' "$@"
     exit 0
+fi
+
+# seedzer ... --ray HOST:PORT: join the cluster as a node without CPUs, unless this container is one.
+if [[ "$(basename -- "$1")" == "seedzer" ]]; then
+    ray_address=""
+    prev=""
+    for arg in "${@:2}"; do
+        case "$arg" in
+            --ray=*) ray_address="${arg#--ray=}" ;;
+            *) if [[ "$prev" == "--ray" ]]; then ray_address="$arg"; fi ;;
+        esac
+        prev="$arg"
+    done
+    if [[ "$ray_address" == *:* ]] && command -v ray >/dev/null && ! ray status >/dev/null 2>&1; then
+        echo "entrypoint: joining the Ray cluster at $ray_address as a node without CPUs" >&2
+        ray start --address="$ray_address" --num-cpus=0 --disable-usage-stats >&2 \
+            || echo "entrypoint: could not join the Ray cluster at $ray_address" >&2
+    fi
 fi
 exec "$@"

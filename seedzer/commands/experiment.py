@@ -43,13 +43,22 @@ def _summary_table(summary: Any) -> Table:
 @click.option("--results", "results", type=click.Path(path_type=Path), default=DEFAULT_RESULTS, show_default=True,
               help="Directory under which <name>/<arm>/trial-<n>/ are written (an arm: <pool> or <pool>@<levels>).")
 @click.option("--parallel", type=int, default=None,
-              help="Trials at once (default: the file's 'parallel', else cores // jobs).")
+              help="Trials at once (default: the file's 'parallel', else cores // jobs; with --ray the "
+                   "cluster's CPUs // jobs).")
 @click.option("--no-report", is_flag=True, help="Do not build the report when all trials are done.")
-def run_cmd(file: Path, resume: bool, results: Path, parallel: int | None, no_report: bool) -> None:
+@click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None, metavar="[ADDRESS]",
+              help="Run each trial as a task on a Ray cluster: at host:port, or bare for the cluster "
+                   "started on this machine (else a private local one). Needs the extra seedzer[ray].")
+def run_cmd(file: Path, resume: bool, results: Path, parallel: int | None, no_report: bool,
+            ray_address: str | None) -> None:
     """Generate missing pools, run every trial (resumable), print a summary and build the report.
 
     Each trial is a campaign (`seedzer fuzz`) in its own process and directory; a trial that
     finished is never rerun; after an interruption (Ctrl-C, kill, reboot) run again with --resume.
+
+    With --ray, trials run on the cluster's nodes (num_cpus = the trial's jobs; without --parallel
+    or the file's 'parallel', the cluster's CPUs // jobs at once) and their directories still end
+    up under --results on this machine.
 
     Example: seedzer experiment run experiments/quick.yaml
     """
@@ -60,7 +69,16 @@ def run_cmd(file: Path, resume: bool, results: Path, parallel: int | None, no_re
     if parallel is not None and not 1 <= parallel <= MAX_JOBS:
         raise SeedzerError(f"--parallel: must be between 1 and {MAX_JOBS} (got {parallel})")
     spec = load_spec(file)
-    summary = ExperimentRunner(spec, results, resume=resume, parallel=parallel).run()
+    launcher = None
+    if ray_address is not None:
+        from seedzer.execute.ray_cluster import connect
+        from seedzer.experiment.ray_trials import RayLauncher
+
+        info = connect(ray_address or None)
+        click.echo(info.describe(), err=True)
+        parallel = parallel or spec.parallel or max(1, int(info.cpus) // spec.jobs)
+        launcher = RayLauncher()
+    summary = ExperimentRunner(spec, results, resume=resume, parallel=parallel, launcher=launcher).run()
     Console(stderr=True).print(_summary_table(summary))
     ctx = click.get_current_context()
     if summary.interrupted:

@@ -7,18 +7,17 @@ only when its campaign exited cleanly having spent its whole budget; ``trial.jso
 ``done`` is then written atomically and the trial is never run again. Any other trial with a
 campaign.db is continued with ``fuzz --resume``. Trial processes run in their own sessions (a
 terminal's Ctrl-C reaches only this runner, which stops them gracefully) and receive SIGTERM if
-the runner dies, so a killed experiment leaves no orphan campaign writing to its results.
+the runner dies, so a killed experiment leaves no orphan campaign writing to its results. Where a
+trial process runs is a :class:`~seedzer.experiment.launch.TrialLauncher`'s business: here by
+default, on a Ray cluster with :class:`~seedzer.experiment.ray_trials.RayLauncher`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import fcntl
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from typing import IO, Any
 import yaml
 
 from seedzer.config import to_dict
+from seedzer.experiment.launch import LocalLauncher, TrialHandle, TrialLauncher
 from seedzer.experiment.progress import Snapshot, latest_snapshot, progress_line, result_line
 from seedzer.experiment.spec import FINGERPRINT_DEFAULTS, ExperimentError, ExperimentSpec
 from seedzer.store.atomic import write_atomic
@@ -96,12 +96,6 @@ def pool_models(path: Path) -> int:
         return len(list(path.glob("*.onnx"))) if path.is_dir() else 0
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Ask Linux to send SIGTERM to this (trial) process when the runner dies."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
 def read_trial_json(trial_dir: Path) -> dict[str, Any]:
     """A trial's trial.json, or an empty dict when absent or unreadable."""
     try:
@@ -121,8 +115,7 @@ class Running:
     """A trial process in flight."""
 
     trial: Trial
-    proc: subprocess.Popen[bytes]
-    log: IO[bytes]
+    handle: TrialHandle
     resumed: bool
     started: float
     argv: list[str]
@@ -157,8 +150,10 @@ class ExperimentRunner:
 
     def __init__(self, spec: ExperimentSpec, results: Path, *, resume: bool = False, parallel: int | None = None,
                  command: TrialCommand = fuzz_command, make_pool: PoolMaker = generate_pool_default,
-                 echo: Echo | None = None, progress_period: float = 15.0, grace: float = 120.0) -> None:
+                 echo: Echo | None = None, progress_period: float = 15.0, grace: float = 120.0,
+                 launcher: TrialLauncher | None = None) -> None:
         self.spec, self.resume = spec, resume
+        self.launcher: TrialLauncher = launcher or LocalLauncher()
         self.root = Path(results) / spec.name
         self.parallel = parallel or spec.parallel or max(1, cores() // spec.jobs)
         self.command, self.make_pool = command, make_pool
@@ -253,23 +248,18 @@ class ExperimentRunner:
         write_atomic(config, yaml.safe_dump(to_dict(cfg), sort_keys=False))
         resume = (trial.dir / "campaign.db").exists()
         argv = self.command(trial, config, resume)
-        log = open(trial.dir / "fuzz.log", "ab")  # noqa: SIM115 - closed when the trial ends
-        log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(argv)}\n".encode())
-        log.flush()
+        with open(trial.dir / "fuzz.log", "ab") as log:
+            log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(argv)}\n".encode())
         try:
-            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True, preexec_fn=_die_with_parent, pass_fds=(lock.fileno(),))
-        except OSError as exc:
-            log.close()
-            raise ExperimentError(f"{trial.dir}: cannot start the trial ({argv[0]}: {exc.strerror or exc})") from exc
+            handle = self.launcher.start(trial.dir, trial.pool, argv, lock, self.spec.jobs)
         finally:
-            lock.close()  # the trial process holds the lock from here on
+            lock.close()  # the trial process (or the launcher) holds the lock from here on
         self.echo(f"start {trial.label} ({'resume' if resume else 'fresh'}) -> {trial.dir}")
-        return Running(trial, proc, log, resume, time.time(), argv)
+        return Running(trial, handle, resume, time.time(), argv)
 
     def _finish(self, run: Running) -> TrialResult:
-        run.log.close()
-        trial, rc = run.trial, run.proc.returncode
+        trial, rc = run.trial, run.handle.poll()
+        run.handle.close()
         snap = latest_snapshot(trial.dir)
         spent = snap is not None and snap.elapsed >= trial.minutes * 60 - 0.01
         if rc == 0 and spent:
@@ -294,16 +284,16 @@ class ExperimentRunner:
         self.echo("stopping: trials are being stopped (interrupt again to kill them)" if self._stop == 1
                   else "killing trials")
 
-    def _stop_all(self, running: list[Running], sig: int) -> None:
-        """SIGINT asks each campaign process to stop (it stops its own workers); SIGKILL goes to the
-        trial's whole process group (campaign, zygote and workers)."""
+    @staticmethod
+    def _stop_all(running: list[Running], kill: bool) -> None:
+        """Ask each campaign to stop (SIGINT: it stops its own workers), or kill the trial's whole process
+        group (campaign, zygote and workers)."""
         for r in running:
-            if r.proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    if sig == signal.SIGKILL:
-                        os.killpg(r.proc.pid, sig)
-                    else:
-                        os.kill(r.proc.pid, sig)
+            if r.handle.poll() is None:
+                if kill:
+                    r.handle.kill()
+                else:
+                    r.handle.stop()
 
     def run(self) -> ExperimentSummary:
         """Prepare, generate pools, run every trial not done yet; returns when all ended or on a stop."""
@@ -331,12 +321,12 @@ class ExperimentRunner:
                     stopping_since = time.monotonic()
                     summary.results += [TrialResult(t, "pending", latest_snapshot(t.dir)) for t in queue]
                     queue.clear()
-                    self._stop_all(running, signal.SIGINT)
+                    self._stop_all(running, kill=False)
                 if stopping_since is not None and (self._stop > 1 or time.monotonic() - stopping_since > self.grace):
-                    self._stop_all(running, signal.SIGKILL)
+                    self._stop_all(running, kill=True)
                 while queue and len(running) < self.parallel and not self._stop:
                     running.append(self._start(queue.pop(0)))
-                for r in [r for r in running if r.proc.poll() is not None]:
+                for r in [r for r in running if r.handle.poll() is not None]:
                     running.remove(r)
                     res = self._finish(r)
                     if res.status == "failed" and r.trial not in retried and not self._stop:
@@ -347,15 +337,15 @@ class ExperimentRunner:
                 if time.monotonic() >= next_progress and running:
                     next_progress = time.monotonic() + self.progress_period
                     self.echo(progress_line(self.spec.name, time.monotonic() - t0, summary.count("done"), total,
-                                            [(r.trial.label, r.trial.minutes, latest_snapshot(r.trial.dir))
+                                            [(r.trial.label, r.trial.minutes, r.handle.snapshot())
                                              for r in running]))
                 time.sleep(0.2)
         finally:
             if running:  # an unexpected error: do not leave campaigns behind
-                self._stop_all(running, signal.SIGKILL)
+                self._stop_all(running, kill=True)
                 for r in running:
-                    r.proc.wait()
-                    r.log.close()
+                    r.handle.wait(self.grace)
+                    r.handle.close()
             for s, h in old.items():
                 signal.signal(s, h)
         summary.interrupted = bool(self._stop)

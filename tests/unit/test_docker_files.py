@@ -402,6 +402,12 @@ def check_compose(files: list[Path], dockerfile: Path = REPO / "Dockerfile",
         except subprocess.CalledProcessError as exc:
             problems.append(f"{name}: the entrypoint rejects {shlex.join(argv)}: {exc.stderr.decode()}")
             continue
+        if PurePosixPath(argv[0]).name == "ray" if argv else False:
+            try:
+                invocations.append(Invocation(name, argv, parse_ray(argv)))
+            except click.UsageError as exc:
+                problems.append(f"{name}: {shlex.join(argv)}: {exc.format_message()}")
+            continue
         if expanded[1:2] == ["fuzz"] and "--resume" not in expanded:
             variants.append([*expanded, "--resume"])  # what a restarted replica runs
         for variant in variants:
@@ -420,7 +426,39 @@ def check_compose(files: list[Path], dockerfile: Path = REPO / "Dockerfile",
         except click.UsageError as exc:
             problems.append(f"{target} HEALTHCHECK {shlex.join(stages[target].healthcheck)}: "
                             f"{exc.format_message()}")
-    return problems + _check_data_flow(invocations), invocations
+    return problems + _check_data_flow(invocations) + _check_ray_cluster(invocations), invocations
+
+
+def parse_ray(argv: list[str]) -> list[click.Context]:
+    """Parse ``ray start ...`` with Ray's own CLI (the ``ray`` extra) without running it."""
+    from ray.scripts.scripts import cli
+
+    ctx = cli.make_context("ray", list(argv[1:]))
+    rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
+    name, sub, rest = cli.resolve_command(ctx, rest)
+    assert sub is not None and name is not None
+    if name != "start":
+        raise click.UsageError(f"only `ray start` runs in a service, not `ray {name}`")
+    return [ctx, sub.make_context(name, rest, parent=ctx)]
+
+
+def _check_ray_cluster(invocations: list[Invocation]) -> list[str]:
+    """Ray nodes join a head service at its port; ``seedzer ... --ray HOST:PORT`` names a head."""
+    heads, problems = {}, []
+    for inv in invocations:
+        if inv.verb == "start" and inv.contexts[-1].params.get("head"):
+            heads[inv.service] = str(inv.contexts[-1].params.get("port") or 6379)
+    for inv in invocations:
+        params = inv.contexts[-1].params if inv.contexts else {}
+        address = params.get("address") if inv.verb == "start" else params.get("ray_address")
+        if inv.verb == "start" and not params.get("head") and not address:
+            problems.append(f"{inv.service}: `ray start` is neither --head nor --address")
+        if address:
+            host, _, port = str(address).rpartition(":")
+            if heads.get(host) != port:
+                problems.append(f"{inv.service}: joins {address}, which is no ray head service's address "
+                                f"({', '.join(f'{h}:{p}' for h, p in heads.items()) or 'none'})")
+    return problems
 
 
 def _check_paths(service: str, contexts: list[click.Context], workdir: str, mounts: dict[str, str],
@@ -694,8 +732,15 @@ def _with(service: str, **changes: Any) -> Any:
      "variable SEEDZER_SECRET is not documented"),
     (_with("fuzz", build={"context": str(REPO), "target": "gpu"}), "build target 'gpu' is not a stage"),
     (_with("fuzz", command="python -c 'print(1)'"), "not a seedzer command"),
+    (_with("ray-worker", replace={"--address=ray-head:6379": "--address=ray-hed:6379"}),
+     "ray-worker: joins ray-hed:6379, which is no ray head service's address (ray-head:6379)"),
+    (_with("ray-experiment", replace={"ray-head:6379": "ray-head:6380"}),
+     "ray-experiment: joins ray-head:6380, which is no ray head service's address"),
+    (_with("ray-head", replace={"--port=6379": "--prot=6379"}), "No such option"),
+    (_with("ray-worker", replace={"start": "stop"}), "only `ray start` runs in a service"),
 ], ids=["unknown-verb", "unknown-option", "missing-config", "missing-heuristic", "pool-not-generated",
-        "output-not-in-volume", "report-elsewhere", "undocumented-variable", "unknown-target", "not-seedzer"])
+        "output-not-in-volume", "report-elsewhere", "undocumented-variable", "unknown-target", "not-seedzer",
+        "ray-wrong-head", "ray-driver-wrong-port", "ray-unknown-option", "ray-not-start"])
 def test_broken_compose_files_fail_the_checks(tmp_path: Path, mutation: Any, expected: str) -> None:
     problems = _broken(tmp_path, mutation)
     assert any(expected in p for p in problems), problems
@@ -743,6 +788,20 @@ def test_documented_variables_are_the_ones_compose_uses() -> None:
     documented = _documented_variables()
     assert used <= documented
     assert {v for v in documented if v.startswith("SEEDZER_")} <= used, "documented but unused"
+
+
+def test_the_ray_profile_runs_an_experiment_on_a_cluster_of_containers() -> None:
+    services = load_compose(COMPOSE_FILES[:1])[0]["services"]
+    ray = {name for name, svc in services.items() if "ray" in (svc.get("profiles") or [])}
+    assert ray == {"ray-head", "ray-worker", "ray-experiment"}, "plain `up` starts none of them"
+    assert "container_name" not in services["ray-worker"] and services["ray-worker"]["deploy"]["replicas"] == 2
+    problems, invocations = check_compose(COMPOSE_FILES[:1])
+    assert not problems, problems
+    driver = next(i for i in invocations if i.service == "ray-experiment")
+    assert driver.verb == "experiment run" and driver.contexts[-1].params["ray_address"] == "ray-head:6379"
+    # the image has Ray: the deps stage installs the extra's pins from pyproject.toml
+    deps = " ".join(parse_dockerfile(REPO / "Dockerfile")["deps"].runs)
+    assert "['optional-dependencies']['ray']" in deps
 
 
 def test_services_restart_and_start_in_order() -> None:
@@ -815,3 +874,24 @@ def test_entrypoint_rejects_a_replica_directory_it_cannot_lock(tmp_path: Path) -
     out = subprocess.run(["bash", str(ENTRYPOINT), "seedzer", "fuzz", "--out", f"{tmp_path}/{{replica}}/x"],
                          capture_output=True, env=env, text=True, timeout=30)
     assert out.returncode == 2 and "last path component" in out.stderr
+
+
+def test_entrypoint_joins_the_ray_cluster_a_driver_names(tmp_path: Path) -> None:
+    env = _fake_seedzer(tmp_path)
+    calls = tmp_path / "ray-calls.txt"
+    fake_ray = tmp_path / "bin" / "ray"  # `ray status` finds no local node; `ray start` records its arguments
+    fake_ray.write_text(f'#!/bin/sh\nif [ "$1" = status ]; then exit 1; fi\necho "$@" >> {calls}\n')
+    fake_ray.chmod(0o755)
+
+    def run(*args: str) -> list[str]:
+        out = subprocess.run(["bash", str(ENTRYPOINT), "seedzer", "experiment", "run", "e.yaml", *args],
+                             capture_output=True, env=env, text=True, timeout=30, check=True)
+        return out.stdout.split()
+
+    assert run("--ray", "ray-head:6379")[-2:] == ["--ray", "ray-head:6379"]
+    assert calls.read_text().splitlines() == ["start --address=ray-head:6379 --num-cpus=0 --disable-usage-stats"]
+    run("--ray=10.0.0.1:6380")
+    assert calls.read_text().splitlines()[-1].startswith("start --address=10.0.0.1:6380 ")
+    run("--ray")  # bare: the cluster of this machine, nothing to join
+    run()
+    assert len(calls.read_text().splitlines()) == 2
