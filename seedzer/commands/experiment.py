@@ -46,11 +46,14 @@ def _summary_table(summary: Any) -> Table:
               help="Trials at once (default: the file's 'parallel', else cores // jobs; with --ray the "
                    "cluster's CPUs // jobs).")
 @click.option("--no-report", is_flag=True, help="Do not build the report when all trials are done.")
+@click.option("--trials", type=int, default=None,
+              help="Trials per arm instead of the file's (a shorter study; pair it with its own --results).")
+@click.option("--minutes", type=float, default=None, help="Minutes per trial instead of the file's.")
 @click.option("--ray", "ray_address", is_flag=False, flag_value="", default=None, metavar="[ADDRESS]",
               help="Run each trial as a task on a Ray cluster: at host:port, or bare for the cluster "
                    "started on this machine (else a private local one). Needs the extra seedzer[ray].")
-def run_cmd(file: Path, resume: bool, results: Path, parallel: int | None, no_report: bool,
-            ray_address: str | None) -> None:
+def run_cmd(file: Path, resume: bool, results: Path, parallel: int | None, no_report: bool, trials: int | None,
+            minutes: float | None, ray_address: str | None) -> None:
     """Generate missing pools, run every trial (resumable), print a summary and build the report.
 
     Each trial is a campaign (`seedzer fuzz`) in its own process and directory; a trial that
@@ -61,14 +64,16 @@ def run_cmd(file: Path, resume: bool, results: Path, parallel: int | None, no_re
     up under --results on this machine.
 
     Example: seedzer experiment run experiments/quick.yaml
+
+    Example: seedzer experiment run experiments/seedzer-paper.yaml --trials 2 --minutes 3 --results short --ray
     """
     from seedzer.config import MAX_JOBS
     from seedzer.experiment.runner import ExperimentRunner
-    from seedzer.experiment.spec import load_spec
+    from seedzer.experiment.spec import load_spec, overridden
 
     if parallel is not None and not 1 <= parallel <= MAX_JOBS:
         raise SeedzerError(f"--parallel: must be between 1 and {MAX_JOBS} (got {parallel})")
-    spec = load_spec(file)
+    spec = overridden(load_spec(file), trials=trials, minutes=minutes)
     launcher = None
     if ray_address is not None:
         from seedzer.execute.ray_cluster import connect

@@ -9,6 +9,7 @@ Validation happens up front and reports the first problem as a one-line
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -274,6 +275,16 @@ def spec_from_dict(data: Any, source: str = "<experiment>", *, check_heuristics:
     if not isinstance(spec.campaign, dict):
         raise _fail(source, "campaign", "must be a mapping of campaign settings", spec.campaign)
     return validate(spec, source, check_heuristics=check_heuristics)
+
+
+def overridden(spec: ExperimentSpec, *, trials: int | None = None, minutes: float | None = None) -> ExperimentSpec:
+    """``spec`` with the command line's ``--trials`` / ``--minutes`` instead of the file's, checked as
+    the file's values are (a one-line error names the option)."""
+    if trials is None and minutes is None:
+        return spec
+    changed = dataclasses.replace(spec, trials=spec.trials if trials is None else trials,
+                                  minutes=spec.minutes if minutes is None else minutes)
+    return validate(changed, f"{spec.source or '<experiment>'} with --trials/--minutes")
 
 
 def load_spec(path: Path, *, check_heuristics: bool = True) -> ExperimentSpec:

@@ -161,3 +161,16 @@ def test_levels_experiment_compares_tir_with_tir_and_graph() -> None:
     spec = load_spec(ROOT / "experiments" / "levels.yaml")
     assert [a.name for a in spec.arms()] == ["basic@tir", "basic@tir+graph"]
     assert spec.coverage == "breakpoints" and spec.jobs == 1 and spec.parallel == 2
+
+
+def test_trials_and_minutes_from_the_command_line_replace_the_file_s_and_are_checked(tmp_path: Path) -> None:
+    from seedzer.experiment.spec import overridden
+
+    path = tmp_path / "e.yaml"
+    path.write_text("name: e\nheuristics: [basic]\ntrials: 5\nminutes: 10\n")
+    spec = load_spec(path, check_heuristics=False)
+    short = overridden(spec, trials=2, minutes=3)
+    assert (short.trials, short.minutes, spec.trials, spec.minutes) == (2, 3, 5, 10)
+    assert overridden(spec) is spec and overridden(spec, minutes=0.5).trials == 5
+    with pytest.raises(ConfigError, match=r"with --trials/--minutes: field 'trials'"):
+        overridden(spec, trials=0)
