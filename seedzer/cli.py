@@ -110,12 +110,38 @@ def check_campaign_state(pool: Path, out: Path, resume: bool) -> None:
                          f"resume it with --pool {recorded}")
 
 
-def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str) -> None:
+LOCAL_RAY = "local"
+"""``--ray`` without an address: a cluster started on this machine, or a private one (127.0.0.1)."""
+
+
+def _ray_executor(address: str, pool: Path, jobs: int) -> Any:
+    """Join the Ray cluster (one line about it on stderr) and return the campaign's executor factory:
+    its workers as Ray actors, the seed pool's path checked on every node they land on."""
+    from seedzer.execute.ray_cluster import connect
+    from seedzer.execute.ray_pool import RayWorkerPool
+    from seedzer.execute.settings import WorkerSettings
+    from seedzer.kernel.common import Stage
+
+    info = connect(None if address == LOCAL_RAY else address)
+    click.echo(f"seedzer: {info.describe()}", err=True)
+    if info.cpus < jobs:
+        click.echo(f"seedzer: --jobs {jobs} asks for more workers than the cluster's {info.cpus:g} CPU(s); "
+                   "the others start when CPUs join", err=True)
+    paths = [str(_resolved(pool))]
+
+    def factory(n: int, settings: WorkerSettings, limits: dict[Stage, float]) -> RayWorkerPool:
+        return RayWorkerPool(n, settings, limits, paths=paths)
+
+    return factory
+
+
+def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: str | None = None) -> None:
     """Check everything that can be checked before a campaign starts, then run it under the campaign lock.
 
     All checks are read-only and happen before anything is created; they are repeated under the
     lock, which :class:`~seedzer.store.lock.DirLock` holds on ``out`` for the life of the campaign
-    (re-entrant, so the runner may take it too).
+    (re-entrant, so the runner may take it too). With ``ray`` (an address, or :data:`LOCAL_RAY`) the
+    workers are Ray actors on the cluster's nodes; the campaign, its store and its gate stay here.
     """
     from seedzer.campaign.report import campaign_summary
     from seedzer.campaign.seeds import list_pool
@@ -128,7 +154,16 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str) -> Non
         check_campaign_state(pool, out, resume)  # again: another process may have been quicker
         from seedzer.campaign.runner import Campaign
 
-        Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor)).run()
+        if ray is None:
+            Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor)).run()
+        else:
+            from seedzer.execute.ray_cluster import disconnect
+
+            try:
+                executor = _ray_executor(ray, pool, cfg.fuzz.jobs)
+                Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), executor=executor).run()
+            finally:
+                disconnect()
     Console(width=max(Console().width, 160)).print(campaign_summary(out))
 
 
@@ -141,18 +176,23 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str) -> Non
 @click.option("--resume", is_flag=True, help="Continue the campaign in --out where it stopped.")
 @click.option("--levels", default=None, metavar="LEVELS",
               help="Levels to fuzz: tir,graph (configured weights) or tir=3,graph=1; the others are off.")
+@click.option("--ray", "ray", default=None, is_flag=False, flag_value=LOCAL_RAY, metavar="[ADDRESS]",
+              help="Run the workers as Ray actors on the cluster at ADDRESS (host:port; bare --ray: one started "
+                   "on this machine, or a private one on 127.0.0.1). Needs the extra seedzer[ray]; the seed pool "
+                   "must be at the same path on every node.")
 @CONFIG_OPTION
 @MONITOR_OPTION
 def fuzz(pool: Path, out: Path, minutes: float | None, jobs: int | None, seed: int | None, resume: bool,
-         levels: str | None, config_path: Path | None, monitor: str) -> None:
+         levels: str | None, ray: str | None, config_path: Path | None, monitor: str) -> None:
     """Fuzz TVM with the models of a seed pool; results go to a campaign directory.
 
     Example: seedzer fuzz --pool seedpools/basic --out campaigns/basic-1 --minutes 10 --levels tir,graph
+    (add --ray [ADDRESS] to place the workers on a Ray cluster's nodes)
     """
     cfg = _apply_overrides(load_config(config_path), minutes, jobs, seed)
     if levels is not None:
         cfg.levels = parse_levels(levels, cfg.levels)
-    _fuzz(pool, out, cfg, resume, monitor)
+    _fuzz(pool, out, cfg, resume, monitor, ray)
 
 
 @main.command()

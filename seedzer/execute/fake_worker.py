@@ -56,14 +56,19 @@ def fake_case(script: str, passes: str) -> Case:
 def fake_worker_main(conn: Connection, slot: ProgressSlot, settings: Any, index: int = 0) -> None:
     """Serve the real worker protocol (:func:`~seedzer.execute.worker.serve`) with fake mutation
     (append a random line) and fake execution. ``settings`` is the number of distinct lines, or an
-    object with ``lines`` and ``log_dir``."""
+    object with ``lines``, ``log_dir`` and optionally ``delay`` (seconds each execution takes, busy:
+    a stand-in for TVM's 70-250 ms when measuring what the campaign's side costs)."""
     lines = int(getattr(settings, "lines", settings) or 50)
+    delay = float(getattr(settings, "delay", 0.0) or 0.0)
     redirect_worker_output(getattr(settings, "log_dir", None), index)
 
     def mutate(task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
         return task.script + f"\nline{rng.randrange(lines)}", task.passes, ["FakeAppend"]
 
     def execute(case: KernelCase, _passes: str) -> ExecResult:
+        end = time.perf_counter() + delay
+        while time.perf_counter() < end:  # busy, as a compile is
+            pass
         return fake_execute(case.script if isinstance(case, Case) else str(case.model_file), slot)
 
     serve(conn, slot, mutate, fake_case, execute)

@@ -119,11 +119,14 @@ class WorkerPool:
     """A fixed number of workers; dead or hung ones are replaced at once."""
 
     def __init__(self, jobs: int, settings: Any, timeouts: dict[Stage, float],
-                 target: Callable[..., None] = worker_main) -> None:
+                 target: Callable[..., None] = worker_main, first: int = 0) -> None:
         self.settings = settings
         self.timeouts = timeouts
         self.target = target
-        self.workers = [WorkerHandle(i, settings, target) for i in range(jobs)]
+        self.first = first
+        """Index of the first worker (a pool that is one part of a campaign's workers, e.g. in a Ray
+        actor, names its workers and their logs by their index in the campaign)."""
+        self.workers = [WorkerHandle(first + i, settings, target) for i in range(jobs)]
         self.restarts = 0
         self._setup_deaths = [0] * jobs
         self._sampled = 0.0
@@ -144,14 +147,15 @@ class WorkerPool:
         return event
 
     def _restart(self, w: WorkerHandle, death: Death) -> None:
+        at = w.index - self.first
         if death.during_setup and death.kind in ("signal", "exit") and death.signal != signal.SIGKILL:
-            self._setup_deaths[w.index] += 1
-            if self._setup_deaths[w.index] >= SETUP_DEATHS_LIMIT:
+            self._setup_deaths[at] += 1
+            if self._setup_deaths[at] >= SETUP_DEATHS_LIMIT:
                 raise CampaignError(f"worker {w.index} dies while setting up: {death.message} "
                                     f"({SETUP_DEATHS_LIMIT} times in a row)")
         elif not death.during_setup:
-            self._setup_deaths[w.index] = 0
-        self.workers[w.index] = WorkerHandle(w.index, self.settings, self.target)
+            self._setup_deaths[at] = 0
+        self.workers[at] = WorkerHandle(w.index, self.settings, self.target)
         self.restarts += 1
 
     def _drain(self, w: WorkerHandle, out: list[WorkerEvent]) -> None:
@@ -169,7 +173,7 @@ class WorkerPool:
             raise CampaignError(f"worker {w.index} cannot start: {msg.message}")
         if isinstance(msg, Ready):
             w.ready = True
-            self._setup_deaths[w.index] = 0
+            self._setup_deaths[w.index - self.first] = 0
             return
         info = w.current
         if info is None or getattr(msg, "tc_id", None) != info.tc_id:

@@ -52,7 +52,7 @@ def connect(address: str | None = None, *, num_cpus: int | None = None) -> Clust
                 kwargs["num_cpus"] = num_cpus
         try:
             ray.init(address=address, **kwargs)
-        except (ConnectionError, ValueError, RuntimeError, TimeoutError) as exc:
+        except Exception as exc:  # Ray raises plain Exception too ("node timed out during startup")
             where = address or "a local cluster"
             raise SeedzerError(f"--ray: cannot connect to {where}: {str(exc).splitlines()[0] if str(exc) else exc}") \
                 from None
