@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -138,3 +140,24 @@ def wait_for(handle: TrialHandle, timeout: float | None, period: float = 0.2) ->
             return None
         time.sleep(period)
     return rc
+
+
+def lock_dir(directory: Path, grace: float, on_wait: Callable[[], None] | None = None) -> IO[str] | None:
+    """Take ``directory/.lock`` (exclusive), waiting up to ``grace`` seconds for a campaign left over
+    from a killed runner or a lost task to stop (``on_wait`` is called once when it must wait). The open
+    file holds the lock (hand it to the campaign process); None when the lock stayed taken."""
+    fh = open(directory / ".lock", "w")  # noqa: SIM115 - handed to the campaign process
+    deadline = time.monotonic() + grace
+    waited = False
+    while True:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fh
+        except OSError:
+            if time.monotonic() > deadline:
+                fh.close()
+                return None
+            if not waited and on_wait is not None:
+                on_wait()
+            waited = True
+            time.sleep(0.2)

@@ -21,7 +21,6 @@ Ray is imported only inside functions, and this module only when ``--ray`` is gi
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import secrets
 import shutil
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from seedzer.execute.ray_cluster import import_ray
-from seedzer.experiment.launch import signal_process, spawn, wait_for
+from seedzer.experiment.launch import lock_dir, signal_process, spawn, wait_for
 from seedzer.experiment.progress import Snapshot, latest_snapshot
 from seedzer.experiment.shipping import absolute_paths, pack_dir, rewrite_argv, unpack_dir
 from seedzer.store.atomic import write_atomic
@@ -118,17 +117,10 @@ def shares_files(task: TrialTask) -> bool:
 
 def _lock(trial_dir: Path, grace: float) -> IO[str]:
     """The trial directory's lock (a campaign left over from a lost task is waited for, as locally)."""
-    fh = open(trial_dir / ".lock", "w")  # noqa: SIM115 - handed to the campaign process
-    deadline = time.monotonic() + grace
-    while True:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fh
-        except OSError:
-            if time.monotonic() > deadline:
-                fh.close()
-                raise RuntimeError(f"{trial_dir}: a campaign is still running there (locked)") from None
-            time.sleep(0.2)
+    fh = lock_dir(trial_dir, grace)
+    if fh is None:
+        raise RuntimeError(f"{trial_dir}: a campaign is still running there (locked)")
+    return fh
 
 
 def run_trial(task: TrialTask, mailbox: Any, archives: list[Any]) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from typing import IO, Any
 import yaml
 
 from seedzer.config import to_dict
-from seedzer.experiment.launch import LocalLauncher, TrialHandle, TrialLauncher
+from seedzer.experiment.launch import LocalLauncher, TrialHandle, TrialLauncher, lock_dir
 from seedzer.experiment.progress import Snapshot, latest_snapshot, progress_line, result_line
 from seedzer.experiment.spec import FINGERPRINT_DEFAULTS, ExperimentError, ExperimentSpec
 from seedzer.store.atomic import write_atomic
@@ -224,21 +224,11 @@ class ExperimentRunner:
     def _lock_trial(self, trial: Trial) -> IO[str]:
         """Lock the trial directory; the lock is inherited by the campaign process, so a campaign left
         over from a killed runner (still stopping) is waited for instead of being run twice."""
-        fh = open(trial.dir / ".lock", "w")  # noqa: SIM115 - handed to the trial process
-        deadline = time.monotonic() + self.grace
-        warned = False
-        while True:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return fh
-            except OSError:
-                if time.monotonic() > deadline:
-                    fh.close()
-                    raise ExperimentError(f"{trial.dir}: a campaign is still running there (locked)") from None
-                if not warned:
-                    self.echo(f"waiting for an earlier campaign in {trial.dir} to stop ...")
-                    warned = True
-                time.sleep(0.2)
+        fh = lock_dir(trial.dir, self.grace,
+                      lambda: self.echo(f"waiting for an earlier campaign in {trial.dir} to stop ..."))
+        if fh is None:
+            raise ExperimentError(f"{trial.dir}: a campaign is still running there (locked)")
+        return fh
 
     def _start(self, trial: Trial) -> Running:
         trial.dir.mkdir(parents=True, exist_ok=True)
