@@ -22,7 +22,9 @@ compared with TVM's default pipeline (and onnxruntime).
    (the mutant's outputs equal the seed's, else ``invalid``); when it agrees with the fuzzed build,
    the default pipeline is the wrong one (a loader finding: ``invalid``); else the case is a
    ``mismatch`` (comparison ``mutant-vs-seed`` for a mutated model, ``opt-vs-reference`` otherwise).
-   A spec-edge change makes a new model: its reference is onnxruntime on it (``model-vs-onnxruntime``).
+   A spec-edge change makes a new model: its reference is onnxruntime on it (``model-vs-onnxruntime``);
+   on a difference ONNX's own reference implementation (``onnx.reference``) breaks the tie: when it
+   agrees with TVM, onnxruntime departs from the specification and the case is ``invalid``.
    Differences only where the reference is NaN/Inf, or a build that disagrees with itself, are
    ``invalid``.
 
@@ -78,6 +80,7 @@ from seedzer.kernel.loader import (
     import_model,
     make_target,
     model_bytes,
+    onnx_reference_verdict,
     random_inputs,
     run,
 )
@@ -250,8 +253,13 @@ def _judge_differential(case: GraphCase, model: onnx.ModelProto, feeds: dict[str
                            f"outputs differ only where onnxruntime gives NaN/Inf: {diff.describe()}")
     if compare(actual, run(executable, case.specs, feeds), {}) is not None:
         return Observation(Symptom.INVALID, Stage.COMPARE, "compare", "the TVM build is nondeterministic")
-    return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", diff.describe(), comparison=MODEL_VS_ONNXRUNTIME,
-                       difference=diff)
+    verdict = trace.call("onnx-reference", onnx_reference_verdict, model, feeds, actual, expected, tolerances(case),
+                         stage=Stage.COMPARE)
+    departs, side = verdict if isinstance(verdict, tuple) else (False, "the ONNX reference implementation failed")
+    if departs:
+        return Observation(Symptom.INVALID, Stage.COMPARE, "compare", f"{side}: {diff.describe()}")
+    return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; {side}",
+                       comparison=MODEL_VS_ONNXRUNTIME, difference=diff)
 
 
 def observe_graph(case: GraphCase, trace: Trace | None = None, memo: GraphMemo | None = None) -> Observation:

@@ -140,3 +140,29 @@ def test_a_relax_mutation_that_fails_is_seedzers_not_tvms() -> None:
     got = observe_graph(_case(relu_add_model(), GraphPass("mutate.SplitDataflow", {"no_such_argument": 1})))
     assert (got.symptom, got.stage, got.pass_name) == (Symptom.INVALID, Stage.PASS, "mutate.SplitDataflow")
     assert "the Relax mutation does not apply" in got.message
+
+
+def _slice_model() -> onnx.ModelProto:
+    """Slice of an int64 vector of 5 (the campaign's case: a Shape output), backward from its end."""
+    x = helper.make_tensor_value_info("x", TensorProto.INT64, [5])
+    y = helper.make_tensor_value_info("y", TensorProto.INT64, None)
+    inits = [numpy_helper.from_array(np.array([v], dtype=np.int64), name) for name, v in
+             (("starts", -1), ("ends", -6), ("axes", 0), ("steps", -1))]
+    node = helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"])
+    model = helper.make_model(helper.make_graph([node], "g", [x], [y], inits),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def test_onnxruntime_departing_from_the_onnx_reference_is_not_tvm_s_bug() -> None:
+    """A backward Slice with ``ends`` INT64_MAX: the specification clamps it to dim - 1, so the slice is
+    empty (ONNX's reference implementation, numpy and TVM agree); onnxruntime returns all five
+    elements. The edge oracle's mismatch with onnxruntime is then not TVM's: ``invalid``."""
+    base = GraphCase((("x", "int64", (5,)),), ()).with_model(_slice_model().SerializeToString())
+    assert observe_graph(base).symptom is Symptom.OK  # the seed's ends (-6: before the start) agree everywhere
+    ends = ModelMutation("edge", "y", params={"op": "Slice", "changes": [
+        {"input": 2, "value": [2**63 - 1], "dtype": "int64", "shape": [1]}]}, seed=1)
+    got = observe_graph(dataclasses.replace(base, model_mutations=(ends,)))
+    assert got.symptom is Symptom.INVALID, got.headline()
+    assert "onnxruntime departs from the ONNX reference implementation, which agrees with TVM" in got.message

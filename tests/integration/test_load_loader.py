@@ -167,15 +167,27 @@ def test_no_diff_stops_after_lowering(tmp_path: Path) -> None:
     assert "build" not in result.final_reached() and "fuse" in result.final_reached()
 
 
-def _skew(monkeypatch: pytest.MonkeyPatch) -> None:
-    """onnxruntime's first output off by one (the loader kernel looks the engine up when it runs)."""
-    real = kernel.onnxruntime_outputs
+def _skew(monkeypatch: pytest.MonkeyPatch, spec_too: bool = True) -> None:
+    """onnxruntime's first output off by one, and (``spec_too``) ONNX's reference implementation's, the
+    tie-breaker, likewise: TVM then disagrees with both (the loader kernel looks the engines up when it runs)."""
+    for name in ("onnxruntime_outputs", "onnx_reference_outputs") if spec_too else ("onnxruntime_outputs",):
+        real = getattr(kernel, name)
 
-    def skewed(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-        outs = real(model, feeds)
-        return [outs[0] + np.float32(1.0), *outs[1:]]
+        def skewed(model: onnx.ModelProto, feeds: dict[str, np.ndarray], real: Any = real) -> list[np.ndarray]:
+            outs = real(model, feeds)
+            return [outs[0] + np.float32(1.0), *outs[1:]]
 
-    monkeypatch.setattr(kernel, "onnxruntime_outputs", skewed)
+        monkeypatch.setattr(kernel, name, skewed)
+
+
+def test_onnxruntime_alone_disagreeing_with_tvm_and_the_onnx_reference_is_no_finding(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _skew(monkeypatch, spec_too=False)
+    result = OnnxLoader(LoadOptions(), isolate=False).load(small_model(tmp_path / "small.onnx"))
+    (outcome,) = result.observations
+    assert outcome.symptom is Symptom.INVALID and outcome.stage is Stage.COMPARE
+    assert outcome.message.startswith("onnxruntime departs from the ONNX reference implementation, which agrees "
+                                      "with TVM: output 0: 6/6 elements differ")
 
 
 def test_mismatch_observation_and_reproducer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -186,6 +198,7 @@ def test_mismatch_observation_and_reproducer(tmp_path: Path, monkeypatch: pytest
     assert outcome.symptom is Symptom.MISMATCH and outcome.stage is Stage.COMPARE and outcome.pass_name == "compare"
     assert outcome.comparison == MODEL_VS_ONNXRUNTIME  # deterministic: a rerun gave the same outputs
     assert outcome.message.startswith("output 0: 6/6 elements differ (values, rtol=0.01, atol=0.001)")
+    assert outcome.message.endswith("; the ONNX reference implementation agrees with onnxruntime")
     assert outcome.difference is not None and outcome.difference.max_abs_err == pytest.approx(1.0)
     assert result.matched is False and result.seeds
     (folder,) = write_findings(tmp_path / "out", [result])
