@@ -100,8 +100,9 @@ _CONTRACTS: tuple[RelaxContract, ...] = (
        needs=frozenset({ANNOTATED}), forbids=_DF, establishes=frozenset({GROUPED})),
     _c("FuseTIR", f"{_CPU}: right after FuseOps; fuse_tir.cc fuses the primitive functions FuseOps made",
        needs=frozenset({GROUPED}), clears=frozenset({GROUPED}), grouped_ok=True),
-    _c("FoldConstant", f"{_CPU}: between AnnotateTIROpPattern and FuseOps; any form (evaluates call_tir too)",
-       grouped_ok=True),
+    _c("FoldConstant", f"{_CPU}: between AnnotateTIROpPattern and FuseOps; any form (evaluates call_tir too), "
+       "but not between FuseOps and FuseTIR: it folds inside the primitive functions FuseOps made, and "
+       "fuse_tir.cc rejects them ('Relax.Constant is not supported in primitive functions')"),
     # Module hygiene passes: any form.
     _c("CanonicalizeBindings", "static_shape_tuning_pipeline: before zero_pipeline; any form", grouped_ok=True),
     _c("DeadCodeElimination", "adreno legalize_passes: after FuseTIR; any form", grouped_ok=True),
