@@ -157,11 +157,11 @@ class GraphConfig:
     and how many model mutations one test case may carry."""
 
     passes: float = _f(3.0, "Weight of mutating the Relax step sequence (passes and Relax IR mutations).")
-    uoc: float = _f(1.0, "Weight of adding an MT-DLComp universal obscure condition (UOC) with garbage nodes: the "
+    uoc: float = _f(0.6, "Weight of adding an MT-DLComp universal obscure condition (UOC) with garbage nodes: the "
                     "model keeps its outputs for every input.")
-    pioc: float = _f(0.5, "Weight of adding a per-input obscure condition (PIOC): the model keeps its outputs for the "
+    pioc: float = _f(1.2, "Weight of adding a per-input obscure condition (PIOC): the model keeps its outputs for the "
                      "case's input.")
-    edge: float = _f(1.0, "Weight of a spec-edge change (an attribute or operand moved to a value the ONNX "
+    edge: float = _f(4.0, "Weight of a spec-edge change (an attribute or operand moved to a value the ONNX "
                      "specification allows and generators rarely choose): a new model, judged against onnxruntime.")
     max_model_mutations: int = _f(8, "Most model mutations one test case carries (a mutant with more is not made).")
 

@@ -94,7 +94,7 @@ def test_a_config_turning_every_level_off_is_refused(tmp_path: Path) -> None:
 
 
 def test_graph_mutation_weights_have_defaults_ranges_and_cannot_all_be_off(tmp_path: Path) -> None:
-    assert Config().graph.weights() == {"passes": 3.0, "uoc": 1.0, "pioc": 0.5, "edge": 1.0}
+    assert Config().graph.weights() == {"passes": 3.0, "uoc": 0.6, "pioc": 1.2, "edge": 4.0}
     path = tmp_path / "c.yaml"
     path.write_text("graph:\n  uoc: -1\n")
     with pytest.raises(ConfigError, match=r"field 'graph\.uoc' must be between 0"):
