@@ -9,8 +9,9 @@ Runs ``seedzer experiment run FILE --results OUT/local`` and then ``... --result
 ADDRESS`` (``--address``, else a two-node cluster started here on loopback, one CPU per node, see
 ``ray_local.py``), both in ``OUT`` as the working directory (so the pools, ``OUT/seedpools``, are
 generated once, by the first run, and shared). Prints each run's wall seconds and trials done, the
-files of one results tree missing from the other (paths relative to the experiment's directory; a
-trial's files are the same set whether it ran locally or through Ray), and where each report is.
+kinds of files of one results tree missing from the other (paths relative to the experiment's
+directory, content-derived ids made generic: a trial's kinds of files are the same whether it ran
+locally or through Ray, though two campaigns find different entries), and where each report is.
 ``--no-local`` runs the Ray side only (the paper's study on a cluster). Figures are printed, never
 asserted.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import time
@@ -42,9 +44,16 @@ def run(experiment: Path, out: Path, results: str, extra: list[str]) -> tuple[fl
     return time.monotonic() - t0, rc
 
 
+def _shape(part: str) -> str:
+    """A path component with a content-derived name (a corpus entry's or finding's hex id) made generic."""
+    return re.sub(r"^[0-9a-f]{12,}", "<id>", part)
+
+
 def layout(root: Path) -> set[str]:
-    """The files under an experiment's results directory, relative to it (volatile ones left out)."""
-    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and p.name not in VOLATILE}
+    """The kinds of files under an experiment's results directory, relative to it: names derived from
+    contents (corpus entries, finding folders) made generic, volatile files left out."""
+    return {"/".join(_shape(part) for part in p.relative_to(root).parts) for p in root.rglob("*")
+            if p.is_file() and p.name not in VOLATILE}
 
 
 def done(root: Path) -> int:
@@ -77,10 +86,10 @@ def main() -> None:
             print(f"local Ray cluster {address}: {nodes(address)} node(s)")
             sides["ray"] = run(args.experiment, args.out, "ray", [*extra, "--ray", address])
     trees = {side: layout(args.out / side / name) for side in sides}
-    print(f"{'run':6} {'wall s':>7} {'exit':>4} {'trials done':>11} {'files':>6}  report")
+    print(f"{'run':6} {'wall s':>7} {'exit':>4} {'trials done':>11} {'kinds of files':>14}  report")
     for side, (wall, rc) in sides.items():
         report = args.out / side / name / "report" / "report.html"
-        print(f"{side:6} {wall:7.0f} {rc:4d} {done(args.out / side / name):11d} {len(trees[side]):6d}  "
+        print(f"{side:6} {wall:7.0f} {rc:4d} {done(args.out / side / name):11d} {len(trees[side]):14d}  "
               f"{report if report.exists() else '(none)'}")
     if len(trees) == 2:
         only_local, only_ray = trees["local"] - trees["ray"], trees["ray"] - trees["local"]
