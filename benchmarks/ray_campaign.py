@@ -17,6 +17,7 @@ shared machine are noisy, so compare the two within one run (and run it on a qui
 from __future__ import annotations
 
 import argparse
+import os
 import sqlite3
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ray_local import two_nodes
+from ray_local import cpu_seconds, two_nodes
 
 from seedzer.campaign.report import findings_view
 
@@ -92,9 +93,13 @@ def main() -> None:
     remote = args.out / "ray"
     if args.address:
         wall = campaign(args.pool, remote, args.minutes, args.jobs, args.seed, args.address)
+        used = cpu_seconds()
     else:
         with two_nodes() as address:
+            before = cpu_seconds()
             wall = campaign(args.pool, remote, args.minutes, args.jobs, args.seed, address)
+            after = cpu_seconds()
+            used = {k: after[k] - before[k] for k in after}
     runs.append(figures("Ray actors", remote, wall))
     print(f"{'campaign':16} {'wall s':>7} {'execs':>7} {'execs/s':>8} {'after 1 min':>11} {'corpus':>7} "
           f"{'coverage':>9} {'bug roots':>9}")
@@ -102,6 +107,10 @@ def main() -> None:
         print(f"{f.name:16} {f.wall:7.0f} {f.execs:7d} {f.rate:8.2f} {f.warm_rate:11.2f} {f.corpus:7d} "
               f"{f.coverage:9d} {f.roots:9d}")
     base, ray = runs
+    cores = len(os.sched_getaffinity(0))
+    print(f"during the Ray campaign: Ray's own processes {used['daemons']:.0f} CPU-s "
+          f"({100 * used['daemons'] / (wall * cores):.1f}% of this machine's {cores} cores), the worker actors "
+          f"{used['actors']:.0f} CPU-s ({100 * used['actors'] / (wall * cores):.1f}%; from /proc)")
     if base.warm_rate:
         print(f"Ray's rate after the first minute: {100 * ray.warm_rate / base.warm_rate:.1f}% of the local one "
               f"(whole campaign: {100 * ray.rate / base.rate:.1f}%)")

@@ -3,8 +3,9 @@
 ``ray start --head --node-ip-address 127.0.0.1 --port P --num-cpus C`` plus a second
 ``ray start --address 127.0.0.1:P --node-ip-address 127.0.0.1 --num-cpus C``: two raylets, one
 machine. Stopping uses ``ray stop``, which stops every Ray process of this user on the machine:
-run the benchmarks where no other Ray cluster is needed. (Ray 2.58 advertises 127.0.0.1 but its
-servers still listen on every interface; there is no setting to change that.)
+run the benchmarks where no other Ray cluster is needed. The log monitors are left out (they forward
+workers' logs to a driver: about 1% of a core each). (Ray 2.58 advertises 127.0.0.1 but its servers
+still listen on every interface; there is no setting to change that.)
 """
 
 from __future__ import annotations
@@ -31,13 +32,36 @@ def two_nodes(port: int = 6391, cpus_per_node: int = 1) -> Iterator[str]:
     address = f"127.0.0.1:{port}"
     try:
         _ray("start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus",
-             str(cpus_per_node), "--include-dashboard=false", "--disable-usage-stats")
+             str(cpus_per_node), "--include-dashboard=false", "--include-log-monitor=false", "--disable-usage-stats")
         _ray("start", "--address", address, "--node-ip-address", "127.0.0.1", "--num-cpus", str(cpus_per_node),
-             "--disable-usage-stats")
+             "--include-log-monitor=false", "--disable-usage-stats")
         time.sleep(2.0)
         yield address
     finally:
         subprocess.run([RAY, "stop", "--force"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+
+
+DAEMONS = ("gcs_server", "raylet", "log_monitor", "dashboard", "autoscaler", "RuntimeEnvAgent", "DashboardAgent")
+"""Command-line marks of Ray's own processes (the fixed cost of a node, whatever runs on it)."""
+
+
+def cpu_seconds() -> dict[str, float]:
+    """Processor seconds used so far by Ray's own processes (``daemons``) and by the campaign's worker
+    actors (``actors``: the actor processes themselves, not the TVM workers they fork), from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    got = {"daemons": 0.0, "actors": 0.0}
+    for proc in Path("/proc").iterdir():
+        try:
+            args = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        secs = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        if "ray::WorkerActor" in args:
+            got["actors"] += secs
+        elif any(mark in args for mark in DAEMONS):
+            got["daemons"] += secs
+    return got
 
 
 def nodes(address: str) -> int:
