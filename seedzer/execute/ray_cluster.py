@@ -39,9 +39,11 @@ class ClusterInfo:
         return f"ray {self.address}: {self.nodes} node(s), {self.cpus:g} CPU(s)"
 
 
-def connect(address: str | None = None, *, num_cpus: int | None = None) -> ClusterInfo:
-    """Join the cluster at ``address`` (``None``: a local one, found or started; ``num_cpus`` applies
-    only to one started here). Connecting twice in one process reuses the first connection."""
+def connect(address: str | None = None, *, num_cpus: int | None = None, private: bool = False) -> ClusterInfo:
+    """Join the cluster at ``address`` (``None``: a local one, found or started; ``private``: always a new
+    one of this process's own, never a cluster ``ray start`` left running here, as tests need;
+    ``num_cpus`` applies only to one started here). Connecting twice in one process reuses the first
+    connection."""
     ray = import_ray()
     if not ray.is_initialized():
         kwargs: dict[str, object] = {"include_dashboard": False, "log_to_driver": False,
@@ -50,10 +52,12 @@ def connect(address: str | None = None, *, num_cpus: int | None = None) -> Clust
             kwargs.update(_node_ip_address=LOOPBACK)
             if num_cpus is not None:
                 kwargs["num_cpus"] = num_cpus
+            if private:
+                address = "local"
         try:
             ray.init(address=address, **kwargs)
         except Exception as exc:  # Ray raises plain Exception too ("node timed out during startup")
-            where = address or "a local cluster"
+            where = "a local cluster" if address in (None, "local") else address
             raise SeedzerError(f"--ray: cannot connect to {where}: {str(exc).splitlines()[0] if str(exc) else exc}") \
                 from None
     nodes = [n for n in ray.nodes() if n.get("Alive")]

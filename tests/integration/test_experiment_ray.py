@@ -30,7 +30,7 @@ from tests.unit.test_experiment_runner import _runner, _setup, _starts
 def ray_local() -> Iterator[Any]:
     from seedzer.execute.ray_cluster import connect, disconnect
 
-    info = connect(None, num_cpus=2)
+    info = connect(None, num_cpus=2, private=True)
     assert info.cpus == 2 and info.nodes == 1
     yield info
     disconnect()

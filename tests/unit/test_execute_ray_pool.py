@@ -152,7 +152,7 @@ def ray_local() -> Iterator[None]:
     """A private Ray instance on 127.0.0.1 with two CPUs, shared by this module's campaigns."""
     from seedzer.execute.ray_cluster import connect, disconnect
 
-    info = connect(None, num_cpus=2)
+    info = connect(None, num_cpus=2, private=True)
     assert info.cpus >= 2
     yield
     disconnect()
