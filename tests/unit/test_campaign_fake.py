@@ -572,10 +572,11 @@ def test_a_mutant_over_its_relative_limit_is_slow_never_a_finding(tmp_path: Path
     stats = c.run()
     deaths = events(out, "worker_restart")
     assert deaths[0]["kind"] == "timeout" and {d["kind"] for d in deaths[1:]} == {"slow"}
-    # 0.3 x the hang's measured cost: 1 s, a little more on a loaded machine (its death is seen late)
+    # 0.3 x the parent's measured cost (the hang's: 1 s, a little more on a loaded machine, where a
+    # mutant's own measured cost can also be the parent), never below the floor nor up to the stage's 1 s
     said = r"run stage exceeded the test case's relative limit ([\d.]+)s"
     limits = [re.match(said, d["message"]) for d in deaths[1:]]
-    assert all(m is not None and 0.3 <= float(m.group(1)) < 1.0 for m in limits), [d["message"] for d in deaths]
+    assert all(m is not None and 0.1 <= float(m.group(1)) < 1.0 for m in limits), [d["message"] for d in deaths]
     ((count,),) = query(out / "campaign.db", "SELECT COUNT(*) FROM findings")
     assert count == 1 and stats.unique == {"hang": 1}
     assert stats.slow >= 2 and stats.execs >= 1 + stats.slow
