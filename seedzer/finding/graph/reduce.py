@@ -3,10 +3,10 @@ sequence, then its model.
 
 Three stages, all on the house's reducer engine (:mod:`seedzer.finding.reducer`):
 
-0. ``ddmin-mutations`` (:class:`MutationReducer`): ddmin over the recorded model mutations (MT-DLComp
+0. ``ddmin-mutations`` (:func:`ddmin_stage`): ddmin over the recorded model mutations (MT-DLComp
    relations, spec-edge changes), passes and model unchanged. A relation that a later one builds on
    stays: without it the later one cannot be applied, the candidate is invalid and does not hold;
-1. ``ddmin-passes`` (:class:`PassReducer`): ddmin over the pass sequence, the model unchanged, to a
+1. ``ddmin-passes`` (:func:`ddmin_stage`): ddmin over the pass sequence, the model unchanged, to a
    1-minimal sequence (the filing gate's ``culprit`` rule already did this within its budget; here it
    also covers a finding the gate did not minimize);
 2. the house's ONNX graph reduction (:class:`seedzer.finding.onnx_reduce.OnnxReducer`:
@@ -33,7 +33,7 @@ from seedzer.finding.ddmin import ddmin
 from seedzer.finding.graph.check import matches, observe_forked, preload
 from seedzer.finding.onnx_graph import export
 from seedzer.finding.onnx_reduce import OnnxReducer
-from seedzer.finding.reducer import OutOfTime, PassStats, Reducer, Trial, defines_pass, passes_of
+from seedzer.finding.reducer import OutOfTime, PassStats, Reducer, ReductionPass, Trial
 from seedzer.kernel.common import Observation
 from seedzer.kernel.graph_case import GraphCase, GraphPass, ModelMutation
 from seedzer.load.onnx_import import InvalidModel, input_specs
@@ -127,33 +127,19 @@ def _key(items: Passes | Mutations) -> str:
     return json.dumps([p.to_json() for p in items], sort_keys=True, default=str)
 
 
-class MutationReducer:
-    """Stage 0: reduces the model mutations of a fixed sequence and model (see the module docstring)."""
+def ddmin_stage(name: str) -> ReductionPass[Any]:
+    """The reduction pass ``name``: ddmin over a sequence (model mutations, or the passes of the
+    sequence) to a 1-minimal sub-sequence that still fails."""
 
-    def __init__(self, holds: Callable[[Mutations], bool]) -> None:
-        self.holds = holds
-
-    @defines_pass("ddmin-mutations")
-    def ddmin_mutations(self, mutations: Mutations, trial: Trial[Mutations]) -> Mutations | None:
-        """ddmin over the mutations: to a 1-minimal sub-list that still fails."""
-        ddmin(list(mutations), lambda keep: trial(tuple(keep)), trial.out_of_time)
+    def run(items: Any, trial: Trial[Any]) -> Any:
+        ddmin(list(items), lambda keep: trial(tuple(keep)), trial.out_of_time)
         return trial.current
 
-
-class PassReducer:
-    """Stage 1: reduces the sequence of a fixed model (see the module docstring)."""
-
-    def __init__(self, holds: Callable[[Passes], bool]) -> None:
-        self.holds = holds
-
-    @defines_pass("ddmin-passes")
-    def ddmin_passes(self, passes: Passes, trial: Trial[Passes]) -> Passes | None:
-        """ddmin over the passes of the sequence: to a 1-minimal sub-sequence that still fails."""
-        ddmin(list(passes), lambda keep: trial(tuple(keep)), trial.out_of_time)
-        return trial.current
+    return ReductionPass(name, run)
 
 
-SEQUENCE_STAGES = ("ddmin-mutations", "ddmin-passes")
+MUTATIONS_STAGE, PASSES_STAGE = "ddmin-mutations", "ddmin-passes"
+SEQUENCE_STAGES = (MUTATIONS_STAGE, PASSES_STAGE)
 
 
 class GraphReducer:
@@ -168,12 +154,11 @@ class GraphReducer:
         self.clock = clock
         self.earlier = dict(stats or {})
 
-    def _sequence(self, stage: MutationReducer | PassReducer, items: Any, unit: str, deadline: float,
+    def _sequence(self, name: str, holds: Callable[[Any], bool], items: Any, unit: str, deadline: float,
                   stats: dict[str, PassStats], saved: Callable[[Any], None] | None) -> tuple[Any, bool, bool, int]:
-        """One ddmin stage over a sequence: (best items, complete, reproduced, tests)."""
-        engine = Reducer(passes_of(stage), stage.holds, lambda p: {unit: len(p)}, key=_key, deadline=deadline,
-                         clock=self.clock, max_rounds=1,
-                         stats={k: v for k, v in stats.items() if k == passes_of(stage)[0].name},
+        """The ddmin stage ``name`` over a sequence: (best items, complete, reproduced, tests)."""
+        engine = Reducer([ddmin_stage(name)], holds, lambda p: {unit: len(p)}, key=_key, deadline=deadline,
+                         clock=self.clock, max_rounds=1, stats={k: v for k, v in stats.items() if k == name},
                          on_improvement=saved)
         try:
             if not engine.holds(items):
@@ -194,8 +179,8 @@ class GraphReducer:
             if progress is not None:
                 progress(passes, model)
 
-        stage = MutationReducer(lambda m: pred(passes, model, m))
-        kept, complete, reproduced, tests = self._sequence(stage, pred.mutations, "mutations", deadline, stats, saved)
+        kept, complete, reproduced, tests = self._sequence(MUTATIONS_STAGE, lambda m: pred(passes, model, m),
+                                                           pred.mutations, "mutations", deadline, stats, saved)
         pred.keep_mutations(kept)
         return complete, reproduced, tests
 
@@ -203,8 +188,7 @@ class GraphReducer:
                 stats: dict[str, PassStats]) -> tuple[Passes, bool, bool, int]:
         """Stage 1: (best sequence, complete, reproduced, tests)."""
         progress = self.on_progress
-        stage = PassReducer(lambda p: self.predicate(p))
-        return self._sequence(stage, passes, "passes", deadline, stats,
+        return self._sequence(PASSES_STAGE, lambda p: self.predicate(p), passes, "passes", deadline, stats,
                               None if progress is None else lambda p: progress(p, model))
 
     def reduce(self, passes: Passes, model: onnx.ModelProto) -> GraphReduceResult:
