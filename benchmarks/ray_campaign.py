@@ -17,6 +17,7 @@ shared machine are noisy, so compare the two within one run (and run it on a qui
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sqlite3
 import subprocess
@@ -27,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ray_local import cpu_seconds, two_nodes
+from ray_local import CpuSampler, two_nodes
 
 from seedzer.campaign.report import findings_view
 
@@ -64,15 +65,22 @@ def figures(name: str, out: Path, wall: float) -> Figures:
                    int(corpus), int(cov), roots)
 
 
-def campaign(pool: Path, out: Path, minutes: float, jobs: int, seed: int, ray: str | None) -> float:
-    """Run one campaign to its end; its wall seconds."""
+def campaign(pool: Path, out: Path, minutes: float, jobs: int, seed: int,
+             ray: str | None) -> tuple[float, dict[str, float]]:
+    """Run one campaign to its end; its wall seconds and the processor seconds of its processes by role."""
     argv = [sys.executable, "-m", "seedzer.cli", "fuzz", "--pool", str(pool), "--out", str(out), "--minutes",
             f"{minutes:g}", "--jobs", str(jobs), "--seed", str(seed), "--monitor", "quiet"]
     argv += ["--ray", ray] if ray else []
     t0 = time.monotonic()
+    sampler = CpuSampler()
     with open(out.with_suffix(".log"), "w") as log:
-        subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, check=True)
-    return time.monotonic() - t0
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        sampler.start(proc.pid)
+        code = proc.wait()
+    used = sampler.stop()
+    if code != 0:
+        raise SystemExit(f"{' '.join(argv)} exited with {code}; see {out.with_suffix('.log')}")
+    return time.monotonic() - t0, used
 
 
 def main() -> None:
@@ -86,31 +94,27 @@ def main() -> None:
     ap.add_argument("--address", default=None, help="A running cluster (default: start a 2-node one here).")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    runs = []
+    runs: list[tuple[Figures, dict[str, float]]] = []
     local = args.out / "local"
-    runs.append(figures("local processes", local,
-                        campaign(args.pool, local, args.minutes, args.jobs, args.seed, None)))
+    wall, used = campaign(args.pool, local, args.minutes, args.jobs, args.seed, None)
+    runs.append((figures("local processes", local, wall), used))
     remote = args.out / "ray"
-    if args.address:
-        wall = campaign(args.pool, remote, args.minutes, args.jobs, args.seed, args.address)
-        used = cpu_seconds()
-    else:
-        with two_nodes() as address:
-            before = cpu_seconds()
-            wall = campaign(args.pool, remote, args.minutes, args.jobs, args.seed, address)
-            after = cpu_seconds()
-            used = {k: after[k] - before[k] for k in after}
-    runs.append(figures("Ray actors", remote, wall))
+    with contextlib.ExitStack() as stack:
+        address = args.address or stack.enter_context(two_nodes())
+        wall, used = campaign(args.pool, remote, args.minutes, args.jobs, args.seed, address)
+    runs.append((figures("Ray actors", remote, wall), used))
     print(f"{'campaign':16} {'wall s':>7} {'execs':>7} {'execs/s':>8} {'after 1 min':>11} {'corpus':>7} "
           f"{'coverage':>9} {'bug roots':>9}")
-    for f in runs:
+    for f, _ in runs:
         print(f"{f.name:16} {f.wall:7.0f} {f.execs:7d} {f.rate:8.2f} {f.warm_rate:11.2f} {f.corpus:7d} "
               f"{f.coverage:9d} {f.roots:9d}")
-    base, ray = runs
     cores = len(os.sched_getaffinity(0))
-    print(f"during the Ray campaign: Ray's own processes {used['daemons']:.0f} CPU-s "
-          f"({100 * used['daemons'] / (wall * cores):.1f}% of this machine's {cores} cores), the worker actors "
-          f"{used['actors']:.0f} CPU-s ({100 * used['actors'] / (wall * cores):.1f}%; from /proc)")
+    print(f"processor seconds by role (from /proc; % of the {cores} cores over the campaign's wall time):")
+    print(f"{'campaign':16} " + " ".join(f"{role:>16}" for role in CpuSampler.ROLES) + f" {'worker ms/exec':>15}")
+    for f, used in runs:
+        cells = " ".join(f"{used[r]:8.0f} ({100 * used[r] / (f.wall * cores):4.1f}%)" for r in CpuSampler.ROLES)
+        print(f"{f.name:16} {cells} {1000 * used['workers'] / max(f.execs, 1):15.1f}")
+    (base, _), (ray, _) = runs
     if base.warm_rate:
         print(f"Ray's rate after the first minute: {100 * ray.warm_rate / base.warm_rate:.1f}% of the local one "
               f"(whole campaign: {100 * ray.rate / base.rate:.1f}%)")
