@@ -2,16 +2,20 @@
 
 Usage::
 
-    python benchmarks/ray_campaign.py --pool DIR [--minutes 5] [--jobs 2] [--seed 5] [--out DIR]
+    python benchmarks/ray_campaign.py --pool DIR [--minutes 5] [--jobs 2] [--seed 5] [--pairs 1] [--out DIR]
                                       [--address HOST:PORT]
 
 Runs ``seedzer fuzz --pool DIR --jobs N --minutes M --seed S`` twice, one after the other: with local
 worker processes, then with ``--ray`` (the workers Ray actors on a cluster: ``--address``, else a
 two-node cluster started here on loopback, one CPU per node, see ``ray_local.py``). Prints, for
 each: executions, executions per second over the whole campaign and after its first minute (the
-loading and warm-up excluded), corpus entries, coverage features, bug root causes; then the Ray
-campaign's rate as a share of the local one. Figures are printed, never asserted: timings on a
-shared machine are noisy, so compare the two within one run (and run it on a quiet machine).
+loading and warm-up excluded), corpus entries, coverage features, bug root causes, the filing gate's
+seconds; the processor seconds of every process by role (sampled from /proc); then the Ray
+campaign's rate as a share of the local one. ``--pairs N`` runs N such pairs one after the other and
+gives the median share: two identical local campaigns differ by several percent (their schedulers
+pick different test cases, the gate judges different candidates), so one pair cannot tell a 5%
+cost. Figures are printed, never asserted: timings on a shared machine are noisy, so compare within
+one run (and run it on a quiet machine).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import argparse
 import contextlib
 import os
 import sqlite3
+import statistics
 import subprocess
 import sys
 import time
@@ -48,6 +53,8 @@ class Figures:
     corpus: int
     coverage: int
     roots: int
+    gate: float
+    """Seconds the filing gate's jobs took (they compete with the workers for the cores)."""
 
 
 def figures(name: str, out: Path, wall: float) -> Figures:
@@ -55,14 +62,16 @@ def figures(name: str, out: Path, wall: float) -> Figures:
     conn = sqlite3.connect(f"file:{out / 'campaign.db'}?mode=ro", uri=True)
     try:
         snaps = conn.execute("SELECT time, execs, coverage, corpus_size FROM snapshots ORDER BY id").fetchall()
-        roots = len(findings_view(out, conn).bugs)
+        view = findings_view(out, conn)
+        roots = len(view.bugs)
+        gate = view.gate_seconds()
     finally:
         conn.close()
     t_last, e_last, cov, corpus = snaps[-1]
     warm = next(((t, e) for t, e, _, _ in snaps if t >= WARM_UP), snaps[0][:2])
     warm_rate = (e_last - warm[1]) / (t_last - warm[0]) if t_last > warm[0] else 0.0
     return Figures(name, wall, int(e_last), float(t_last), e_last / t_last if t_last else 0.0, warm_rate,
-                   int(corpus), int(cov), roots)
+                   int(corpus), int(cov), roots, gate)
 
 
 def campaign(pool: Path, out: Path, minutes: float, jobs: int, seed: int,
@@ -84,40 +93,48 @@ def campaign(pool: Path, out: Path, minutes: float, jobs: int, seed: int,
 
 
 def main() -> None:
-    """Parse arguments, run both campaigns, print the table."""
+    """Parse arguments, run the pairs of campaigns, print the tables."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pool", type=Path, required=True)
     ap.add_argument("--minutes", type=float, default=5.0)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--pairs", type=int, default=1, help="Pairs of campaigns (local, then Ray), one after the other.")
     ap.add_argument("--out", type=Path, default=Path("build/ray-campaign"))
     ap.add_argument("--address", default=None, help="A running cluster (default: start a 2-node one here).")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     runs: list[tuple[Figures, dict[str, float]]] = []
-    local = args.out / "local"
-    wall, used = campaign(args.pool, local, args.minutes, args.jobs, args.seed, None)
-    runs.append((figures("local processes", local, wall), used))
-    remote = args.out / "ray"
-    with contextlib.ExitStack() as stack:
-        address = args.address or stack.enter_context(two_nodes())
-        wall, used = campaign(args.pool, remote, args.minutes, args.jobs, args.seed, address)
-    runs.append((figures("Ray actors", remote, wall), used))
-    print(f"{'campaign':16} {'wall s':>7} {'execs':>7} {'execs/s':>8} {'after 1 min':>11} {'corpus':>7} "
-          f"{'coverage':>9} {'bug roots':>9}")
+    for pair in range(1, args.pairs + 1):
+        suffix = f"-{pair}" if args.pairs > 1 else ""
+        local = args.out / f"local{suffix}"
+        wall, used = campaign(args.pool, local, args.minutes, args.jobs, args.seed, None)
+        runs.append((figures(f"local{suffix}", local, wall), used))
+        remote = args.out / f"ray{suffix}"
+        with contextlib.ExitStack() as stack:
+            address = args.address or stack.enter_context(two_nodes())
+            wall, used = campaign(args.pool, remote, args.minutes, args.jobs, args.seed, address)
+        runs.append((figures(f"ray{suffix}", remote, wall), used))
+    print(f"{'campaign':10} {'wall s':>7} {'execs':>7} {'execs/s':>8} {'after 1 min':>11} {'corpus':>7} "
+          f"{'coverage':>9} {'bug roots':>9} {'gate s':>7}")
     for f, _ in runs:
-        print(f"{f.name:16} {f.wall:7.0f} {f.execs:7d} {f.rate:8.2f} {f.warm_rate:11.2f} {f.corpus:7d} "
-              f"{f.coverage:9d} {f.roots:9d}")
+        print(f"{f.name:10} {f.wall:7.0f} {f.execs:7d} {f.rate:8.2f} {f.warm_rate:11.2f} {f.corpus:7d} "
+              f"{f.coverage:9d} {f.roots:9d} {f.gate:7.0f}")
     cores = len(os.sched_getaffinity(0))
     print(f"processor seconds by role (from /proc; % of the {cores} cores over the campaign's wall time):")
-    print(f"{'campaign':16} " + " ".join(f"{role:>16}" for role in CpuSampler.ROLES) + f" {'worker ms/exec':>15}")
+    print(f"{'campaign':10} " + " ".join(f"{role:>16}" for role in CpuSampler.ROLES) + f" {'worker ms/exec':>15}")
     for f, used in runs:
         cells = " ".join(f"{used[r]:8.0f} ({100 * used[r] / (f.wall * cores):4.1f}%)" for r in CpuSampler.ROLES)
-        print(f"{f.name:16} {cells} {1000 * used['workers'] / max(f.execs, 1):15.1f}")
-    (base, _), (ray, _) = runs
-    if base.warm_rate:
-        print(f"Ray's rate after the first minute: {100 * ray.warm_rate / base.warm_rate:.1f}% of the local one "
-              f"(whole campaign: {100 * ray.rate / base.rate:.1f}%)")
+        print(f"{f.name:10} {cells} {1000 * used['workers'] / max(f.execs, 1):15.1f}")
+    ratios = [ray.warm_rate / base.warm_rate for (base, _), (ray, _) in zip(runs[::2], runs[1::2], strict=True)
+              if base.warm_rate]
+    print("Ray's rate after the first minute, as a share of the local one in the same pair: "
+          + ", ".join(f"{100 * r:.1f}%" for r in ratios)
+          + (f"; median {100 * statistics.median(ratios):.1f}%" if len(ratios) > 1 else ""))
+    local_rates = [f.warm_rate for f, _ in runs[::2]]
+    if len(local_rates) > 1:
+        print(f"local campaigns alone (the noise between two identical runs): {min(local_rates):.2f} to "
+              f"{max(local_rates):.2f} execs/s after the first minute")
 
 
 if __name__ == "__main__":

@@ -83,6 +83,11 @@ class FindingsView:
         """Not-a-bug counts by reason."""
         return Counter(reason_code(f.reason) for f in self.not_bugs)
 
+    def gate_seconds(self) -> float:
+        """Seconds the filing gate spent on every finding, whatever its verdict."""
+        return sum(ln.gate_seconds for ln in self.pending + self.not_bugs
+                   + [ln for g in self.bugs.values() for ln in g])
+
 
 def _line(campaign: Path, row: tuple[Any, ...]) -> FindingLine:
     sig, symptom, stage, pass_name, message, status, count, verdict, reason, root, kind = row
@@ -188,8 +193,7 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
         restarts=int(restarts[0][0]) if restarts else 0,
         jobs=int((config.get("fuzz") or {}).get("jobs", 1) or 1) if isinstance(config, dict) else 1,
     )
-    st.timings["gate"] = sum(ln.gate_seconds for ln in view.pending + view.not_bugs
-                             + [ln for g in view.bugs.values() for ln in g])
+    st.timings["gate"] = view.gate_seconds()
     st.findings = Counter({s: sum(ln.count for g in view.bugs.values() for ln in g if ln.symptom == s)
                            for s in st.unique})
     st.loaded_models, st.failed_models = int(models.get("ok", 0)), int(models.get("failed", 0))

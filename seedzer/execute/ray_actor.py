@@ -68,6 +68,39 @@ class Batch:
     error: str | None = None
 
 
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "TVM_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+"""Variables that size thread pools (TVM's runtime follows ``TVM_NUM_THREADS``, else ``OMP_NUM_THREADS``):
+Ray sets ``OMP_NUM_THREADS`` to an actor's CPUs when unset."""
+
+
+@dataclass(frozen=True)
+class ProcessEnvironment:
+    """What a worker forked by the campaign's own process inherits and a Ray actor's process changes:
+    the thread-pool variables (``None``: unset) and the scheduling niceness (Ray runs its workers at
+    15). An actor applies the campaign's before it forks its worker, so a test case runs as it would
+    in a local campaign."""
+
+    variables: tuple[tuple[str, str | None], ...]
+    niceness: int
+
+    @classmethod
+    def here(cls) -> ProcessEnvironment:
+        """This process's."""
+        return cls(tuple((name, os.environ.get(name)) for name in THREAD_VARIABLES), os.nice(0))
+
+    def apply(self) -> None:
+        """Make this process's environment this one; a niceness it may not lower (without the privilege
+        to) stays as it is."""
+        for name, value in self.variables:
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        if self.niceness != os.nice(0):
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, 0, self.niceness)
+
+
 def check_paths(paths: Sequence[str], node: str) -> str | None:
     """A one-line error when one of ``paths`` (the seed pool) cannot be read on this node, else None."""
     for path in paths:
@@ -114,8 +147,9 @@ class WorkerActor:
 
     def __init__(self, index: int, settings: Any, timeouts: dict[Stage, float],
                  target: Callable[..., None] = worker_main, paths: Sequence[str] = (), blocks: int = 0,
-                 marks: Sequence[int] = ()) -> None:
+                 marks: Sequence[int] = (), environment: ProcessEnvironment | None = None) -> None:
         self.index, self.settings, self.timeouts, self.target = index, settings, timeouts, target
+        self.environment = environment
         self.paths, self.blocks, self.marks = list(paths), blocks, list(marks)
         self.pool: WorkerPool | None = None
         self.hitmap: Any = None
@@ -135,7 +169,8 @@ class WorkerActor:
         return self._tmp
 
     def start(self) -> ActorStart:
-        """Check the paths, start the worker and the loop; report where this actor runs."""
+        """Check the paths, take on the campaign's environment, start the worker and the loop; report
+        where this actor runs."""
         node = socket.gethostname()
         error = check_paths(self.paths, node)
         if error is not None:
@@ -145,6 +180,8 @@ class WorkerActor:
             from seedzer.coverage.hitmap import HitMap
 
             self.hitmap = HitMap(local, self.blocks)
+        if self.environment is not None:
+            self.environment.apply()  # before the pool starts the zygote its worker is forked from
         self.pool = WorkerPool(1, settings, self.timeouts, self.target, first=self.index)
         self._thread = threading.Thread(target=self._loop, name=f"seedzer-ray-worker-{self.index}", daemon=True)
         self._thread.start()

@@ -11,6 +11,11 @@ that call is also the actor's long-poll: it returns every event since the previo
 :func:`merge` maps them back to the campaign's own :class:`TestCaseInfo` objects, announcements filled
 in as :class:`~seedzer.execute.pool.WorkerPool` does.
 
+Each actor takes on the campaign's thread-pool variables and niceness (a
+:class:`~seedzer.execute.ray_actor.ProcessEnvironment`) before it forks its worker: Ray runs its
+workers at niceness 15 with ``OMP_NUM_THREADS`` set to their CPUs, and TVM's runtime sizes its thread
+pool by it, so a test case would otherwise not run as it does in a local campaign.
+
 An actor lost with its process or node is reported as a worker killed by SIGKILL (never a finding),
 its outstanding tasks dropped, and a new actor started anywhere; what the campaign already received
 stays. Ray is imported only here, when the pool is built.
@@ -25,7 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from seedzer.errors import CampaignError
-from seedzer.execute.ray_actor import ActorStart, Batch, WorkerActor
+from seedzer.execute.ray_actor import ActorStart, Batch, ProcessEnvironment, WorkerActor
 from seedzer.execute.ray_cluster import import_ray
 from seedzer.execute.records import Death, Task, TestCaseInfo, WorkerEvent
 from seedzer.execute.worker import worker_main
@@ -178,6 +183,7 @@ class RayWorkerPool:
         self.settings, self.timeouts, self.target, self.paths, self.ahead = settings, timeouts, target, paths, ahead
         self._actor_class = self.ray.remote(num_cpus=1, max_restarts=0, max_concurrency=4)(WorkerActor)
         self.sync = CoverageSync(settings)
+        self.environment = ProcessEnvironment.here()
         self.restarts = 0
         self._setup_deaths = [0] * jobs
         self.slots = [self._slot(i) for i in range(jobs)]
@@ -193,7 +199,7 @@ class RayWorkerPool:
 
     def _slot(self, index: int) -> ActorSlot:
         actor = self._actor_class.remote(index, self.settings, self.timeouts, self.target, list(self.paths),
-                                         self.sync.blocks, self.sync.initial())
+                                         self.sync.blocks, self.sync.initial(), self.environment)
         return ActorSlot(index, actor, self.ahead, len(self.sync.log))
 
     def idle(self) -> Iterator[ActorSlot]:

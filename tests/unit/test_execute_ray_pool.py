@@ -282,6 +282,42 @@ def _python(code: str) -> subprocess.CompletedProcess[str]:
                           timeout=120)
 
 
+def proc_environment(pid: int) -> tuple[dict[str, str], int]:
+    """A process's environment variables and niceness, read from /proc."""
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    env = dict(item.decode(errors="replace").split("=", 1) for item in raw if b"=" in item)
+    niceness = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+    return env, niceness
+
+
+def test_an_actors_worker_runs_in_the_campaigns_environment(ray_local: None, tmp_path: Path, pool: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray runs an actor at niceness 15 with ``OMP_NUM_THREADS`` set to its CPUs (TVM's runtime sizes
+    its thread pool by it): the worker the actor forks has the campaign's values instead, so a test case
+    runs as in a local campaign."""
+    from seedzer.execute.ray_pool import RayWorkerPool
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setenv("TVM_NUM_THREADS", "3")
+    ray_pool = RayWorkerPool(1, SimpleNamespace(lines=4, log_dir=None, collector=None), TIMEOUTS,
+                             target=fake_worker_main, paths=[str(pool)])
+    try:
+        deadline = time.monotonic() + 120
+        while ray_pool.pids() == [None] and time.monotonic() < deadline:
+            ray_pool.poll(1.0)
+        (pid,) = ray_pool.pids()
+        (actor,) = ray_pool.actor_pids()
+        assert pid is not None and actor is not None
+        _, actor_niceness = proc_environment(actor)
+        assert actor_niceness > os.nice(0)  # Ray's own setting for its workers, which the test relies on
+        env, niceness = proc_environment(pid)
+        assert "OMP_NUM_THREADS" not in env and env.get("TVM_NUM_THREADS") == "3"
+        may_lower = os.geteuid() == 0  # without the privilege a niceness cannot be lowered, and stays
+        assert niceness == (os.nice(0) if may_lower else actor_niceness)
+    finally:
+        ray_pool.close()
+
+
 def test_fuzz_without_ray_imports_no_ray() -> None:
     out = _python("""
         import sys
