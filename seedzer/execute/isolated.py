@@ -10,6 +10,7 @@ from typing import Any
 
 from seedzer.execute.death import death_observation, describe_exit
 from seedzer.execute.memory import limit_address_space, out_of_memory_message
+from seedzer.execute.orphans import die_with_parent
 from seedzer.execute.zygote import context
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.logfiles import redirect_output
@@ -31,6 +32,7 @@ class IsolatedResult:
 
 def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...], log: str | None = None,
            memory: int = 0) -> None:
+    die_with_parent()  # never outlive the process waiting for the answer
     redirect_output(log)
     limit_address_space(memory)
     try:

@@ -17,6 +17,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from seedzer.execute.memory import limit_address_space
+from seedzer.execute.orphans import die_with_parent
 from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import (
     Announcement,
@@ -55,6 +56,7 @@ def serve(conn: Connection, slot: ProgressSlot, mutate: MutateFn, case_of: CaseF
     script, which the announcement carries already) and run.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the campaign decides when workers stop
+    die_with_parent()  # a campaign (or Ray actor) killed outright takes its workers with it
     conn.send(Ready())
     while True:
         try:

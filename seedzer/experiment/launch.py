@@ -9,7 +9,6 @@ kills. :class:`LocalLauncher` runs the argv as a child process of this machine (
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import os
 import signal
@@ -19,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Protocol
 
+from seedzer.execute.orphans import die_with_parent
 from seedzer.experiment.progress import Snapshot, latest_snapshot
 from seedzer.experiment.spec import ExperimentError
 
@@ -59,8 +59,7 @@ def child_setup() -> None:  # pragma: no cover - runs in the child between fork 
     """Ask Linux to send SIGTERM to this (trial) process when its parent dies, and unblock the signals
     its parent blocked (a Ray worker blocks SIGINT; the mask would be inherited across exec and the
     campaign would never see a graceful stop)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    die_with_parent(signal.SIGTERM)
     with contextlib.suppress(OSError, ValueError):
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
 

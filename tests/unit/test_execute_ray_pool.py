@@ -34,6 +34,7 @@ from seedzer.kernel.common import Observation, Stage
 from seedzer.seed import JointSeed
 from tests.unit.fake_gate import FakeGate
 from tests.unit.test_campaign_fake import Probe, by_symptom, config, events, loader_of, query
+from tests.unit.test_execute_orphans import wait_gone
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUTS = {Stage.PASS: 10.0, Stage.BUILD: 10.0, Stage.RUN: 10.0}
@@ -233,7 +234,8 @@ def test_a_campaign_through_ray_keeps_one_corpus_coverage_and_findings(ray_local
 
 def test_sigkill_of_an_actor_loses_nothing_already_reported(ray_local: None, tmp_path: Path, pool: Path) -> None:
     """An actor's process SIGKILLed mid-campaign (as a node dies): the campaign goes on with a new actor,
-    counts the restart, files nothing for it, and keeps every corpus entry and finding it had."""
+    counts the restart, files nothing for it, and keeps every corpus entry and finding it had; the
+    killed actor's worker dies with it (it does not run on, orphaned, on the node)."""
     out = tmp_path / "camp"
     seen: dict[str, Any] = {}
 
@@ -246,7 +248,7 @@ def test_sigkill_of_an_actor_loses_nothing_already_reported(ray_local: None, tmp
             pid = pool_.actor_pids()[1]
             assert pid is not None
             c.snapshot()  # what the campaign reported so far, on disk
-            seen.update(killed=pid, execs=c.stats.execs, stored=stored(out))
+            seen.update(killed=pid, worker=pool_.pids()[1], execs=c.stats.execs, stored=stored(out))
             os.kill(pid, signal.SIGKILL)
         return "killed" in seen and c.stats.execs >= seen["execs"] + 120 and c.stats.restarts >= 1 and \
             pool_.actor_pids()[1] not in (None, seen["killed"])
@@ -261,6 +263,7 @@ def test_sigkill_of_an_actor_loses_nothing_already_reported(ray_local: None, tmp
     killed = events(out, "worker_killed")
     assert len(killed) == 1 and killed[0]["worker"] == 1 and killed[0]["kind"] == "killed"
     assert stats.restarts == 1 and stats.unique == {"exception": 1}
+    assert seen["worker"] is not None and wait_gone(seen["worker"], 10)
 
 
 def test_a_ray_campaign_resumes_as_any_campaign(ray_local: None, tmp_path: Path, pool: Path) -> None:
