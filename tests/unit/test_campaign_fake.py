@@ -181,22 +181,7 @@ class NoHang:
         """Nothing to learn."""
 
 
-@pytest.fixture(autouse=True)
-def _signals() -> Iterator[None]:
-    """A campaign installs SIGINT/SIGTERM handlers: give pytest its own back."""
-    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    yield
-    for s, handler in saved.items():
-        signal.signal(s, handler)
-
-
-@pytest.fixture
-def pool(tmp_path: Path) -> Path:
-    """A pool of one model file; the fake seed loader never reads it."""
-    root = tmp_path / "pool"
-    root.mkdir()
-    (root / "m.onnx").write_bytes(b"not read by the fake loader")
-    return root
+pytestmark = pytest.mark.usefixtures("restore_signals")
 
 
 def config(run_limit: float = 30.0) -> Config:

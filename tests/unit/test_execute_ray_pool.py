@@ -159,22 +159,7 @@ def ray_local() -> Iterator[None]:
     disconnect()
 
 
-@pytest.fixture(autouse=True)
-def _signals() -> Iterator[None]:
-    """A campaign installs SIGINT/SIGTERM handlers: give pytest its own back."""
-    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    yield
-    for s, handler in saved.items():
-        signal.signal(s, handler)
-
-
-@pytest.fixture
-def pool(tmp_path: Path) -> Path:
-    """A pool of one model file; the fake seed loader never reads it (the actors check its path)."""
-    root = tmp_path / "pool"
-    root.mkdir()
-    (root / "m.onnx").write_bytes(b"not read by the fake loader")
-    return root
+pytestmark = pytest.mark.usefixtures("restore_signals")
 
 
 def ray_campaign(out: Path, pool: Path, scripts: list[str], until: Callable[[Campaign], bool],
