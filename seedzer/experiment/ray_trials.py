@@ -6,15 +6,17 @@ re-runs) that runs the trial's argv as a child process on its node and returns i
 File systems: the head writes a random token into the trial directory; a task that reads the same
 token at the same path (and sees the same pool) runs the campaign in place. Otherwise it unpacks
 the pool and the trial directory (shipped as tar bytes in Ray's object store) into a node-local
-temporary directory, rewrites the argv's paths to it, runs there, sends a checkpoint of the trial
+temporary directory (removed at the end, or by the next task on that node if this one's process was
+killed), rewrites the argv's paths to it, runs there, sends a checkpoint of the trial
 directory every ``checkpoint_period`` seconds and returns the final directory with its status; the
 head unpacks each over its trial directory (:mod:`seedzer.experiment.shipping`). A task lost with
 its worker or node is a failed trial: the runner resumes it from what the head holds (the last
 checkpoint, or the campaign itself on a shared file system).
 
-Control and progress go through one small actor, :class:`Mailbox`: every ``report_period`` a task
-reports its latest snapshot and learns whether the head asked it to stop (SIGINT to the campaign,
-which still ships its directory back) or to kill (SIGKILL to the campaign's process group).
+Control and progress go through one small actor, :class:`~seedzer.experiment.ray_mailbox.Mailbox`:
+every ``report_period`` a task reports its latest snapshot and learns whether the head asked it to
+stop (SIGINT to the campaign, which still ships its directory back) or to kill (SIGKILL to the
+campaign's process group).
 Ray is imported only inside functions, and this module only when ``--ray`` is given.
 """
 
@@ -35,6 +37,7 @@ from typing import IO, Any
 from seedzer.execute.ray_cluster import import_ray
 from seedzer.experiment.launch import lock_dir, signal_process, spawn, wait_for
 from seedzer.experiment.progress import Snapshot, latest_snapshot
+from seedzer.experiment.ray_mailbox import Mailbox, MailboxEntry, TaskOutcome, TaskReport
 from seedzer.experiment.shipping import absolute_paths, pack_dir, rewrite_argv, unpack_dir
 from seedzer.store.atomic import write_atomic
 
@@ -43,40 +46,6 @@ LOST = -int(signal.SIGKILL)
 """The status of a trial whose task was lost (its worker or node died): a failed trial, resumed."""
 KILL_TIMEOUT = 10.0
 """Seconds a task may take to answer a kill before Ray cancels it by force."""
-
-
-class Mailbox:
-    """The head's mailbox for its tasks (a Ray actor): their reports, checkpoints and the head's orders."""
-
-    def __init__(self) -> None:
-        self.state: dict[str, dict[str, Any]] = {}
-
-    def report(self, key: str, info: dict[str, Any]) -> str | None:
-        """A task's news (pid, node, shared, snapshot); returns the head's order: ``stop``, ``kill`` or None."""
-        box = self.state.setdefault(key, {})
-        box.update(info)
-        order = box.get("order")
-        return str(order) if order else None
-
-    def checkpoint(self, key: str, seq: int, data: bytes) -> None:
-        """Keep the task's latest trial directory archive (number ``seq``)."""
-        self.state.setdefault(key, {})["checkpoint"] = (seq, data)
-
-    def order(self, key: str, what: str) -> None:
-        """The head's order for a task: ``stop`` (graceful) or ``kill`` (a kill is never downgraded)."""
-        box = self.state.setdefault(key, {})
-        if box.get("order") != "kill":
-            box["order"] = what
-
-    def fetch(self, key: str, have: int) -> dict[str, Any]:
-        """What a task reported, with its checkpoint only if newer than ``have``."""
-        box = dict(self.state.get(key, {}))
-        seq, data = box.pop("checkpoint", (-1, None))
-        return {**box, "checkpoint": (seq, data) if seq > have else None}
-
-    def forget(self, key: str) -> None:
-        """Drop a finished task's state."""
-        self.state.pop(key, None)
 
 
 @dataclass(frozen=True)
@@ -123,9 +92,43 @@ def _lock(trial_dir: Path, grace: float) -> IO[str]:
     return fh
 
 
-def run_trial(task: TrialTask, mailbox: Any, archives: list[Any]) -> dict[str, Any]:
+NODE_PREFIX = "seedzer-trial-"
+"""Node-local copies of shipped trials live in ``<tmp>/seedzer-trial-<pid>-*`` (``pid``: the task's)."""
+
+
+def sweep_stale(tmp_root: Path) -> list[Path]:
+    """Remove node-local trial copies left by tasks that died (their Ray worker SIGKILLed, the node
+    rebooted): those whose task's process is gone and whose campaign no longer holds the trial's lock.
+    Returns what it removed."""
+    removed: list[Path] = []
+    for path in tmp_root.glob(f"{NODE_PREFIX}*-*"):
+        pid = path.name[len(NODE_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or not path.is_dir() or _alive(int(pid)):
+            continue
+        trial = path / "trial"
+        if (trial / ".lock").exists():
+            lock = lock_dir(trial, 0.0)
+            if lock is None:
+                continue  # its campaign still stops (a SIGTERM from its task's death takes a moment)
+            lock.close()
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
+def run_trial(task: TrialTask, mailbox: Any, archives: list[Any]) -> TaskOutcome:
     """The Ray task: run the trial's argv on this node; returns its status and (when the files were
-    shipped) the final trial directory as tar bytes. ``archives`` holds the refs of the pool's and
+    shipped) the final trial directory. ``archives`` holds the refs of the pool's and
     the trial directory's archives, fetched only when this node does not share the head's files."""
     ray = import_ray()
     node = ray.util.get_node_ip_address()
@@ -135,7 +138,8 @@ def run_trial(task: TrialTask, mailbox: Any, archives: list[Any]) -> dict[str, A
         trial_dir, argv = Path(task.trial_dir), list(task.argv)
         cwd = task.cwd if os.path.isdir(task.cwd) else None
     else:
-        tmp = Path(tempfile.mkdtemp(prefix="seedzer-trial-"))
+        sweep_stale(Path(tempfile.gettempdir()))
+        tmp = Path(tempfile.mkdtemp(prefix=f"{NODE_PREFIX}{os.getpid()}-"))
         pool_data, trial_data = ray.get(archives)
         unpack_dir(pool_data, tmp / "pool", keep=())
         unpack_dir(trial_data, tmp / "trial")
@@ -154,7 +158,7 @@ def run_trial(task: TrialTask, mailbox: Any, archives: list[Any]) -> dict[str, A
                 signal_process(proc, kill=True)  # only if still running (an error here)
                 proc.wait()
         archive = None if shared else pack_dir(trial_dir)
-        return {"returncode": rc, "shared": shared, "node": node, "archive": archive}
+        return TaskOutcome(rc, shared, node, archive)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -170,10 +174,9 @@ def _supervise(task: TrialTask, mailbox: Any, proc: Any, trial_dir: Path, shared
         now = time.monotonic()
         if now >= next_report:
             next_report = now + task.report_period
-            snap = latest_snapshot(trial_dir)
-            info = {"pid": os.getpid(), "node": node, "shared": shared, "snapshot": snap.to_dict() if snap else None}
+            report = TaskReport(os.getpid(), node, shared, latest_snapshot(trial_dir))
             try:
-                order = ray.get(mailbox.report.remote(task.key, info), timeout=30)
+                order = ray.get(mailbox.report.remote(task.key, report), timeout=30)
             except Exception:  # the head is busy or gone: keep running (Ray ends us if gone)
                 order = None
             if order == "kill":
@@ -195,7 +198,8 @@ class RayHandle:
     def __init__(self, launcher: RayLauncher, key: str, ref: Any, trial_dir: Path) -> None:
         self.launcher, self.key, self.ref, self.trial_dir = launcher, key, ref, trial_dir
         self.rc: int | None = None
-        self.info: dict[str, Any] = {}
+        self.report: TaskReport | None = None
+        """The task's last report (None until it reported)."""
         self.have = 0
         self._next_fetch = 0.0
         self._killed_at: float | None = None
@@ -205,17 +209,16 @@ class RayHandle:
         """The task's latest report; a newer checkpoint is unpacked over the trial directory."""
         ray = import_ray()
         try:
-            got = ray.get(self.launcher.mailbox().fetch.remote(self.key, self.have), timeout=30)
+            got: MailboxEntry = ray.get(self.launcher.mailbox().fetch.remote(self.key, self.have), timeout=30)
         except Exception:  # no news this time
             return
-        checkpoint = got.pop("checkpoint", None)
-        if got.get("node") and not self.info.get("node"):
-            mode = "shared file system" if got.get("shared") else "files shipped"
-            self.launcher.echo(f"ray: {self.trial_dir.parent.name}/{self.trial_dir.name} runs on {got['node']} "
-                               f"({mode})")
-        self.info.update(got)
-        if checkpoint is not None:
-            seq, data = checkpoint
+        if got.report is not None and self.report is None:
+            mode = "shared file system" if got.report.shared else "files shipped"
+            self.launcher.echo(f"ray: {self.trial_dir.parent.name}/{self.trial_dir.name} runs on "
+                               f"{got.report.node} ({mode})")
+        self.report = got.report or self.report
+        if got.checkpoint is not None:
+            seq, data = got.checkpoint
             unpack_dir(data, self.trial_dir)
             self.have = seq
 
@@ -236,7 +239,7 @@ class RayHandle:
                     ray.cancel(self.ref, force=True)
             return None
         try:
-            result = ray.get(self.ref)
+            outcome: TaskOutcome = ray.get(self.ref)
         except ray.exceptions.RayError as exc:
             self._fetch()  # the last checkpoint, if any
             why = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
@@ -244,9 +247,9 @@ class RayHandle:
                 log.write(f"ray: the trial's task was lost ({type(exc).__name__}: {why[:200]})\n")
             self.rc = LOST
         else:
-            if result.get("archive") is not None:
-                unpack_dir(result["archive"], self.trial_dir)
-            self.rc = int(result["returncode"])
+            if outcome.archive is not None:
+                unpack_dir(outcome.archive, self.trial_dir)
+            self.rc = outcome.returncode
         self.launcher.mailbox().forget.remote(self.key)
         return self.rc
 
@@ -266,8 +269,8 @@ class RayHandle:
 
     def snapshot(self) -> Snapshot | None:
         """The snapshot the task last reported, else the one in the trial directory here."""
-        snap = self.info.get("snapshot")
-        return Snapshot(**snap) if snap else latest_snapshot(self.trial_dir)
+        snap = self.report.snapshot if self.report is not None else None
+        return snap or latest_snapshot(self.trial_dir)
 
     def close(self) -> None:
         """Remove the file-system token (the task holds its node's lock and log itself)."""

@@ -286,7 +286,16 @@ class ExperimentRunner:
                     r.handle.stop()
 
     def run(self) -> ExperimentSummary:
-        """Prepare, generate pools, run every trial not done yet; returns when all ended or on a stop."""
+        """Prepare, generate pools, run every trial not done yet; returns when all ended or on a stop.
+        The results directory is locked from the start of the run to its end, however it ends."""
+        try:
+            return self._run()
+        finally:
+            if self._lock is not None:
+                self._lock.close()
+                self._lock = None
+
+    def _run(self) -> ExperimentSummary:
         self.prepare()
         self.ensure_pools()
         summary = ExperimentSummary(self.root)

@@ -68,7 +68,7 @@ def test_trials_run_in_place_on_a_shared_file_system(tmp_path: Path, ray_local: 
         info = json.loads((results / "exp" / arm / "trial-1" / "trial.json").read_text())
         assert info["status"] == "done" and info["returncode"] == 0 and info["elapsed"] >= 0.6
         assert not (results / "exp" / arm / "trial-1" / ".ray-token").exists()
-    assert all(h.info.get("shared") is True for h in launcher.handles)
+    assert all(h.report is not None and h.report.shared for h in launcher.handles)
     assert sum("(shared file system)" in m for m in launcher.messages) == 2
 
 
@@ -85,7 +85,8 @@ def test_trials_ship_their_directories_without_a_shared_file_system(tmp_path: Pa
         assert _elapsed(trial) >= 0.08 * 60  # the campaign's final db came back
         assert "=== " in (trial / "fuzz.log").read_text() and (trial / "config.yaml").exists()
         assert is_done(trial) and not list(trial.parent.glob(".trial-1.incoming-*"))
-    assert all(h.info.get("shared") is False and h.have >= 1 for h in launcher.handles), "checkpoints arrived"
+    assert all(h.report is not None and not h.report.shared and h.have >= 1 for h in launcher.handles), \
+        "checkpoints arrived"
     assert sum("(files shipped)" in m for m in launcher.messages) == 2
 
 
@@ -101,9 +102,9 @@ def test_a_killed_ray_worker_is_resumed_and_the_trial_ends_done(tmp_path: Path, 
         while time.monotonic() < deadline:
             h = next((h for h in launcher.handles if "alpha" in str(h.trial_dir)), None)
             snap = h.snapshot() if h is not None else None
-            if h is not None and snap is not None and snap.elapsed > 2.0 and h.info.get("pid") \
+            if h is not None and snap is not None and snap.elapsed > 2.0 and h.report is not None \
                     and (h.have >= 1 or shared_fs is None):
-                killed.append(int(h.info["pid"]))
+                killed.append(h.report.pid)
                 os.kill(killed[0], signal.SIGKILL)
                 return
             time.sleep(0.05)
@@ -149,8 +150,6 @@ def test_a_graceful_stop_interrupts_the_remote_campaign_and_ships_it_back(tmp_pa
         trial = results / "exp" / arm / "trial-1"
         assert 1.0 < _elapsed(trial) < 0.06 * 60, "stopped early, and its db came back with the stop"
         assert json.loads((trial / "trial.json").read_text())["status"] == "interrupted"
-    assert runner._lock is not None
-    runner._lock.close()  # as when that experiment process exits
     again = _runner(spec, script, record, results, resume=True, launcher=Recording(shared_fs=False)).run()
     assert again.count("done") == 2
     assert [r for _, r in _starts(record)] == [0, 0, 1, 1], "each trial resumed once, from what came back"

@@ -296,8 +296,7 @@ def test_an_actors_worker_runs_in_the_campaigns_environment(ray_local: None, tmp
         (pid,) = ray_pool.pids()
         (actor,) = ray_pool.actor_pids()
         assert pid is not None and actor is not None
-        _, actor_niceness = proc_environment(actor)
-        assert actor_niceness > os.nice(0)  # Ray's own setting for its workers, which the test relies on
+        _, actor_niceness = proc_environment(actor)  # Ray's 15 for its workers
         env, niceness = proc_environment(pid)
         assert "OMP_NUM_THREADS" not in env and env.get("TVM_NUM_THREADS") == "3"
         may_lower = os.geteuid() == 0  # without the privilege a niceness cannot be lowered, and stays

@@ -3,30 +3,37 @@ detection, and Ray staying optional (never imported without --ray; a one-line er
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-from seedzer.experiment.ray_trials import TOKEN, Mailbox, TrialTask, pool_files, shares_files
+from seedzer.experiment.launch import lock_dir
+from seedzer.experiment.progress import Snapshot
+from seedzer.experiment.ray_mailbox import Mailbox, MailboxEntry, TaskReport
+from seedzer.experiment.ray_trials import NODE_PREFIX, TOKEN, TrialTask, pool_files, shares_files, sweep_stale
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_mailbox_carries_reports_orders_and_only_newer_checkpoints() -> None:
     box = Mailbox()
-    assert box.report("t#1", {"pid": 7, "snapshot": None}) is None
+    snap = Snapshot(1.5, 10, 100, 3, 0)
+    report = TaskReport(7, "node-a", False, snap)
+    assert box.report("t#1", report) is None
     box.checkpoint("t#1", 1, b"one")
-    assert box.fetch("t#1", 0) == {"pid": 7, "snapshot": None, "checkpoint": (1, b"one")}
-    assert box.fetch("t#1", 1)["checkpoint"] is None, "already unpacked"
+    assert box.fetch("t#1", 0) == MailboxEntry(report, None, (1, b"one"))
+    assert box.fetch("t#1", 1).checkpoint is None, "already unpacked"
+    assert box.fetch("t#1", 1).report == report
     box.order("t#1", "stop")
-    assert box.report("t#1", {"pid": 7}) == "stop"
+    assert box.report("t#1", report) == "stop"
     box.order("t#1", "kill")
     box.order("t#1", "stop")
-    assert box.report("t#1", {}) == "kill", "a kill is never downgraded to a stop"
-    assert box.report("t#2", {}) is None, "orders are per task"
+    assert box.report("t#1", report) == "kill", "a kill is never downgraded to a stop"
+    assert box.report("t#2", report) is None, "orders are per task"
     box.forget("t#1")
-    assert box.fetch("t#1", -1) == {"checkpoint": None}
+    assert box.fetch("t#1", -1) == MailboxEntry()
 
 
 def _task(trial: Path, pool: Path, token: str | None, files: list[tuple[str, int]]) -> TrialTask:
@@ -86,3 +93,26 @@ def test_ray_missing_is_a_one_line_error(tmp_path: Path) -> None:
         code, message = line.split(" ", 1)
         assert code != "0" and "Ray is not installed" in message and "pip install 'seedzer[ray]'" in message
     assert not (tmp_path / "r").exists(), "nothing ran"
+
+
+def test_a_sweep_removes_only_copies_whose_task_died_and_whose_campaign_stopped(tmp_path: Path) -> None:
+    """A shipped trial's node-local copy outlives a task whose Ray worker was SIGKILLed: the next task
+    on the node removes it, but never the copy of a live task or of a campaign still holding its lock."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    dead = child.pid  # a process that has exited (and was reaped)
+    stale = tmp_path / f"{NODE_PREFIX}{dead}-abc"
+    live = tmp_path / f"{NODE_PREFIX}{os.getpid()}-def"
+    locked = tmp_path / f"{NODE_PREFIX}{dead}-ghi"
+    for path in (stale, live, locked):
+        (path / "trial").mkdir(parents=True)
+        (path / "pool").mkdir()
+    (stale / "trial" / ".lock").write_text("")
+    holder = lock_dir(locked / "trial", 0.0)  # a campaign still stopping
+    assert holder is not None
+    try:
+        assert sweep_stale(tmp_path) == [stale]
+    finally:
+        holder.close()
+    assert not stale.exists() and live.exists() and locked.exists()
+    assert sweep_stale(tmp_path) == [locked], "once its campaign let go of the lock"

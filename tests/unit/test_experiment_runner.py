@@ -108,6 +108,19 @@ def test_runs_every_trial_once_and_marks_it_done(tmp_path: Path) -> None:
         _runner(spec, script, record, results).run()
 
 
+def test_the_results_lock_is_held_while_running_and_released_after(tmp_path: Path) -> None:
+    spec, script, record, results = _setup(tmp_path, trials=1)
+    first = _runner(spec, script, record, results)
+    assert first.run().count("done") == 2
+    again = _runner(spec, script, record, results, resume=True)  # ``first`` is still alive here
+    assert again.run().count("done") == 2
+    running = _runner(spec, script, record, results, resume=True)
+    running.prepare()  # as a run does first, holding the lock until it ends
+    with pytest.raises(ExperimentError, match="another 'experiment run' is using these results"):
+        _runner(spec, script, record, results, resume=True).run()
+    assert first is not running
+
+
 def test_a_failed_trial_is_resumed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAIL_ONCE", "1")
     spec, script, record, results = _setup(tmp_path, trials=1)
