@@ -14,7 +14,6 @@ default, on a Ray cluster with :class:`~seedzer.experiment.ray_trials.RayLaunche
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import signal
@@ -167,13 +166,11 @@ class ExperimentRunner:
         """Lock the results directory and check (or record) the experiment definition."""
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            self._lock = open(self.root / ".lock", "w")  # noqa: SIM115 - held for the whole run
+            self._lock = lock_dir(self.root, 0.0)  # held for the whole run
         except OSError as exc:
             raise ExperimentError(f"{self.root}: cannot create results directory ({exc.strerror or exc})") from exc
-        try:
-            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            raise ExperimentError(f"{self.root}: another 'experiment run' is using these results") from exc
+        if self._lock is None:
+            raise ExperimentError(f"{self.root}: another 'experiment run' is using these results")
         previous = self.root / "experiment.json"
         if previous.exists() or any(self.root.glob("*/trial-*")):
             if not self.resume:
