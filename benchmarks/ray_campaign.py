@@ -125,20 +125,19 @@ def idle_actors(address: str, count: int) -> Iterator[None]:
         proc.wait(60)
 
 
-ARMS = {"local": "local processes", "idle": "local processes beside an idle Ray (2 idle actors)",
+ARMS = {"local": "local processes", "idle": "local processes beside an idle Ray (one idle actor per job)",
         "ray": "Ray actors"}
 
 
 def run_arm(arm: str, args: argparse.Namespace, out: Path) -> tuple[float, dict[str, float]]:
     """One campaign of ``arm``: local, local beside an idle Ray cluster, or through Ray."""
-    if arm == "local":
-        return campaign(args.pool, out, args.minutes, args.jobs, args.seed, None)
     with contextlib.ExitStack() as stack:
-        address = args.address or stack.enter_context(two_nodes())
-        if arm == "ray":
-            return campaign(args.pool, out, args.minutes, args.jobs, args.seed, address)
-        stack.enter_context(idle_actors(address, args.jobs))
-        return campaign(args.pool, out, args.minutes, args.jobs, args.seed, None)
+        address: str | None = None
+        if arm != "local":
+            address = args.address or stack.enter_context(two_nodes())
+            if arm == "idle":
+                stack.enter_context(idle_actors(address, args.jobs))
+        return campaign(args.pool, out, args.minutes, args.jobs, args.seed, address if arm == "ray" else None)
 
 
 def share(runs: dict[str, list[Figures]], num: str, den: str) -> str:

@@ -274,8 +274,7 @@ def proc_environment(pid: int) -> tuple[dict[str, str], int]:
     """A process's environment variables and niceness, read from /proc."""
     raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     env = dict(item.decode(errors="replace").split("=", 1) for item in raw if b"=" in item)
-    niceness = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
-    return env, niceness
+    return env, os.getpriority(os.PRIO_PROCESS, pid)
 
 
 def test_an_actors_worker_runs_in_the_campaigns_environment(ray_local: None, tmp_path: Path, pool: Path,
