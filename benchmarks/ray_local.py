@@ -44,7 +44,7 @@ def two_nodes(port: int = 6391, cpus_per_node: int = 1) -> Iterator[str]:
 
 DAEMONS = ("gcs_server", "raylet", "log_monitor", "dashboard", "autoscaler", "RuntimeEnvAgent", "DashboardAgent")
 """Command-line marks of Ray's own processes (the fixed cost of a node, whatever runs on it)."""
-ACTOR = "ray::WorkerActor"
+ACTOR = "ray::NodeWorkerActor"
 """The command-line mark of a campaign's worker actor (Ray sets the process title)."""
 RAY_WORKER = "default_worker.py"
 """The mark of Ray's other worker processes (idle ones Ray keeps started, before they become an actor)."""

@@ -4,19 +4,20 @@
 is a :class:`~seedzer.execute.ray_actor.WorkerActor` (one CPU, never restarted by Ray) that forks its
 TVM worker on its node. The campaign keeps the one corpus, coverage map and findings store: a task
 carries its parent, and a result its features, so corpus and coverage meet in the campaign; findings
-are deduplicated there. Traffic is batched in both directions, as AFL's ``-M/-S`` sync is: tasks
-chosen between two polls go to an actor in one call, each actor is kept :data:`AHEAD` tasks ahead, and
-that call is also the actor's long-poll: it returns every event since the previous one once
-:data:`ANSWERS` results or deaths are among them. Events name the actor's copies of test cases;
-:func:`merge` maps them back to the campaign's own :class:`TestCaseInfo` objects, announcements filled
-in as :class:`~seedzer.execute.pool.WorkerPool` does.
+are deduplicated there. Tasks and events travel over one direct, authenticated connection per
+actor (see :mod:`seedzer.execute.ray_actor`), not as Ray calls: tasks chosen between two polls go to an
+actor in one message, each actor is kept :data:`AHEAD` tasks ahead, and its worker's events come back as
+they happen. Events name the actor's copies of test cases; :func:`merge` maps them back to the
+campaign's own :class:`TestCaseInfo` objects, announcements filled in as
+:class:`~seedzer.execute.pool.WorkerPool` does.
 
 Each actor takes on the campaign's thread-pool variables and niceness (a
 :class:`~seedzer.execute.ray_actor.ProcessEnvironment`) before it forks its worker: Ray runs its
 workers at niceness 15 with ``OMP_NUM_THREADS`` set to their CPUs, and TVM's runtime sizes its thread
 pool by it, so a test case would otherwise not run as it does in a local campaign.
 
-An actor lost with its process or node is reported as a worker killed by SIGKILL (never a finding),
+An actor lost with its process or node (its connection closes, or Ray reports its ``run`` call failed)
+is reported as a worker killed by SIGKILL (never a finding),
 its outstanding tasks dropped, and a new actor started anywhere; what the campaign already received
 stays. Ray is imported only here, when the pool is built.
 """
@@ -26,32 +27,32 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from collections.abc import Callable, Iterator, Sequence
+from multiprocessing import AuthenticationError
+from multiprocessing.connection import Client, Connection, wait
 from typing import Any
 
 from seedzer.errors import CampaignError
-from seedzer.execute.ray_actor import ActorStart, Batch, ProcessEnvironment, WorkerActor
+from seedzer.execute.ray_actor import ActorStart, Batch, ProcessEnvironment, Tasks, WorkerActor
 from seedzer.execute.ray_cluster import import_ray
-from seedzer.execute.records import Death, Task, TestCaseInfo, WorkerEvent
+from seedzer.execute.records import Death, Stop, Task, TestCaseInfo, WorkerEvent
 from seedzer.execute.worker import worker_main
 from seedzer.kernel.common import Stage
 
-AHEAD = 5
-"""Tasks an actor is given ahead of its answers: the one its worker runs, one in the worker's pipe and
-the rest in the actor's queue, so the worker never waits for the campaign while :data:`ANSWERS`
-answers travel together."""
-ANSWERS = 3
-"""Results (or deaths) one long-poll returns together: a third of the round trips of one per test case
-(each costs ~2 ms of processor between campaign and actor), while the worker still has two tasks on
-its node."""
-LINGER_SECONDS = 0.3
-"""How long an answer waits on the node for the next one of its batch (a slow test case's answer
-still reaches the campaign promptly)."""
-COLLECT_SECONDS = 1.0
-"""How long one long-poll waits on the node for an answer before returning empty."""
+AHEAD = 3
+"""Tasks an actor is given ahead of its answers: the one its worker runs, one in the worker's pipe (as a
+local worker has, see :data:`~seedzer.execute.pool.QUEUED_TASKS`) and one waiting in the actor, so the
+worker never waits for the campaign."""
 START_SECONDS = 60.0
 """How long the pool waits, when built, for its actors to start (an actor placed later, when a node
 with a free CPU joins, starts fuzzing then)."""
+WATCH_SECONDS = 1.0
+"""How often the campaign asks Ray whether an actor's ``run`` call has ended (a node lost without its
+connection closing, as a network cut leaves it)."""
+ENDING_SECONDS = 2.0
+"""How long the campaign waits for Ray to say why an actor's connection closed (its own bug, or a lost
+process or node)."""
 ACTOR_SETUP_DEATHS = 5
 """Consecutive losses of one worker's actor before it ever answered that stop the campaign."""
 
@@ -123,13 +124,27 @@ class CoverageSync:
         self.log.extend(indices)
 
 
+class NodeWorkerActor(WorkerActor):
+    """The worker actor as Ray places it: it listens on its node's address in the cluster."""
+
+    def node_address(self) -> str:
+        """The node's IP address as Ray knows it (what the other nodes reach it by)."""
+        import ray
+
+        return str(ray.util.get_node_ip_address())
+
+
 class ActorSlot:
-    """The campaign's side of one worker actor: what it was sent and has not answered, in order."""
+    """The campaign's side of one worker actor: its calls, its connection, what it was sent and has not
+    answered, in order."""
 
     def __init__(self, index: int, actor: Any, ahead: int, cursor: int) -> None:
         self.index, self.actor, self.ahead = index, actor, ahead
-        self.ref: Any = actor.start.remote()
-        """The call outstanding: the actor's start, then one exchange at a time (None between two)."""
+        self.start_ref: Any = actor.start.remote()
+        """The actor's start call until it answered (then None)."""
+        self.run_ref: Any = None
+        """The actor's ``run`` call, outstanding while it serves the campaign."""
+        self.conn: Connection | None = None
         self.started: ActorStart | None = None
         self.infos: dict[int, TestCaseInfo] = {}
         """Test cases sent and not answered, in the order sent (the first is the one running)."""
@@ -140,24 +155,25 @@ class ActorSlot:
 
     @property
     def has_room(self) -> bool:
-        """True once the actor is set up while fewer than ``ahead`` of its tasks are unanswered."""
-        return self.started is not None and len(self.infos) < self.ahead
+        """True once connected to the actor while fewer than ``ahead`` of its tasks are unanswered."""
+        return self.conn is not None and len(self.infos) < self.ahead
 
     def submit(self, task: Task, info: TestCaseInfo) -> None:
         """Queue a task; it leaves with the others chosen before the next poll."""
         self.infos[info.tc_id] = info
         self.outbox.append((task, info))
 
-    def exchange(self, sync: CoverageSync) -> None:
-        """Start the long-poll once set up and the previous one answered: it carries the tasks queued
-        since, and the blocks learned since (for a node-local hit map)."""
-        if self.started is None or self.ref is not None:
+    def send(self, sync: CoverageSync) -> None:
+        """Send the tasks queued since the last poll, with the blocks learned since (for a node-local hit
+        map); raises OSError when the actor is gone."""
+        if self.conn is None or self.started is None:
             return
         marks = sync.log[self.cursor:] if self.started.local_hitmap else []
+        if not self.outbox and not marks:
+            return
         self.cursor = len(sync.log)
-        self.ref = self.actor.exchange.remote(self.outbox, marks, COLLECT_SECONDS,
-                                              max(1, min(ANSWERS, self.ahead - 2)), LINGER_SECONDS)
-        self.outbox = []
+        batch, self.outbox = self.outbox, []
+        self.conn.send(Tasks(batch, marks))
 
     def lost(self, exc: BaseException) -> WorkerEvent:
         """The death event of an actor lost with its process or node: the first unanswered task is the
@@ -165,9 +181,16 @@ class ActorSlot:
         waiting = list(self.infos.values())
         where = f" on {self.started.node}" if self.started else ""
         death = Death("killed", Stage.MUTATE, None, f"ray actor{where} lost ({type(exc).__name__}: its process or "
-                      "node died)", signal.SIGKILL, during_setup=self.started is None)
+                      "node died)", signal.SIGKILL, during_setup=not self.answered)
         return WorkerEvent("death", self.index, waiting[0] if waiting else None, death=death,
                            dropped=tuple(waiting[1:]))
+
+    def disconnect(self) -> None:
+        """Close the connection to the actor (once it is lost or stopped)."""
+        if self.conn is not None:
+            with contextlib.suppress(OSError):
+                self.conn.close()
+            self.conn = None
 
 
 class RayWorkerPool:
@@ -181,69 +204,92 @@ class RayWorkerPool:
                  target: Callable[..., None] = worker_main, paths: Sequence[str] = (), ahead: int = AHEAD) -> None:
         self.ray = import_ray()
         self.settings, self.timeouts, self.target, self.paths, self.ahead = settings, timeouts, target, paths, ahead
-        self._actor_class = self.ray.remote(num_cpus=1, max_restarts=0, max_concurrency=4)(WorkerActor)
+        self._actor_class = self.ray.remote(num_cpus=1, max_restarts=0)(NodeWorkerActor)
         self.sync = CoverageSync(settings)
         self.environment = ProcessEnvironment.here()
+        self.authkey = os.urandom(32)
+        """The secret an actor's connection is authenticated by (sent to the actors through Ray)."""
         self.restarts = 0
         self._setup_deaths = [0] * jobs
+        self._watched = time.monotonic()
         self.slots = [self._slot(i) for i in range(jobs)]
         self._await_start(START_SECONDS)
 
     def _await_start(self, seconds: float) -> None:
         """Wait up to ``seconds`` for the actors to start, so the campaign records their workers' pids."""
-        refs = {s.ref: s for s in self.slots}
+        refs = {s.start_ref: s for s in self.slots}
         ready, _ = self.ray.wait(list(refs), num_returns=len(refs), timeout=seconds)
         for ref in ready:
-            refs[ref].ref = None
-            self._answer(refs[ref], ref, [])  # no task was sent yet: a lost actor is only replaced
+            self._started(refs[ref], [])  # no task was sent yet: a lost actor is only replaced
 
     def _slot(self, index: int) -> ActorSlot:
         actor = self._actor_class.remote(index, self.settings, self.timeouts, self.target, list(self.paths),
-                                         self.sync.blocks, self.sync.initial(), self.environment)
+                                         self.sync.blocks, self.sync.initial(), self.environment, self.authkey)
         return ActorSlot(index, actor, self.ahead, len(self.sync.log))
 
     def idle(self) -> Iterator[ActorSlot]:
         """Actors with room for a task, each offered again while it has room (up to ``ahead`` unanswered):
-        everything chosen before the next poll leaves in one call per actor."""
+        everything chosen before the next poll leaves in one message per actor."""
         for s in list(self.slots):
             while s.has_room:
                 yield s
 
     def poll(self, timeout: float) -> list[WorkerEvent]:
-        """Send the queued batches, then wait up to ``timeout`` seconds for the actors' answers."""
-        for s in self.slots:
-            s.exchange(self.sync)
-        waiting = {s.ref: s for s in self.slots if s.ref is not None}
-        if not waiting:
-            return []
-        ready, rest = self.ray.wait(list(waiting), num_returns=1, timeout=timeout)
-        if ready and rest:
-            more, _ = self.ray.wait(rest, num_returns=len(rest), timeout=0)
-            ready += more
+        """Send the queued tasks, then wait up to ``timeout`` seconds for the actors' events (and for
+        actors still starting)."""
         out: list[WorkerEvent] = []
-        for ref in ready:
-            s = waiting[ref]
-            s.ref = None
-            self._answer(s, ref, out)
+        for s in list(self.slots):
+            try:
+                s.send(self.sync)
+            except OSError as exc:
+                self._lose(s, exc, out)
+        starting = {s.start_ref: s for s in self.slots if s.start_ref is not None}
+        conns: dict[Any, ActorSlot] = {s.conn: s for s in self.slots if s.conn is not None}
+        if starting:
+            ready, _ = self.ray.wait(list(starting), num_returns=len(starting), timeout=0 if conns else timeout)
+            for ref in ready:
+                self._started(starting[ref], out)
+            timeout = min(timeout, 0.05)
+        for conn in wait(list(conns), timeout) if conns else ():
+            self._drain(conns[conn], out)
+        self._watch(out)
         return out
 
-    def _answer(self, s: ActorSlot, ref: Any, out: list[WorkerEvent]) -> None:
+    def _started(self, s: ActorSlot, out: list[WorkerEvent]) -> None:
+        """Take an actor's answer to ``start``; connect to it while it begins to serve (``run``)."""
         exceptions = self.ray.exceptions
+        ref, s.start_ref = s.start_ref, None
         try:
             answer = self.ray.get(ref)
         except exceptions.RayTaskError:  # an error in the actor's own code: a bug, not a lost node
             raise
         except exceptions.RayError as exc:
-            out.append(s.lost(exc))
-            self._replace(s)
+            self._lose(s, exc, out)
             return
-        if isinstance(answer, ActorStart):
-            if answer.error is not None:
-                raise CampaignError(answer.error)
-            s.started = answer
-            s.pids = list(answer.pids)
-            self.sync.needed = self.sync.needed or answer.local_hitmap is not None
-        else:
+        assert isinstance(answer, ActorStart)
+        if answer.error is not None:
+            raise CampaignError(answer.error)
+        assert answer.address is not None
+        s.started, s.pids = answer, list(answer.pids)
+        self.sync.needed = self.sync.needed or answer.local_hitmap is not None
+        s.run_ref = s.actor.run.remote()  # it accepts the connection below
+        try:
+            s.conn = Client(answer.address, "AF_INET", authkey=self.authkey)
+        except (OSError, EOFError, AuthenticationError) as exc:
+            host, port = answer.address
+            self._lose(s, ConnectionError(f"cannot connect to {host}:{port}: {exc}"), out)
+
+    def _drain(self, s: ActorSlot, out: list[WorkerEvent]) -> None:
+        """Take every batch waiting on an actor's connection; a closed one is a lost actor."""
+        assert s.conn is not None
+        while True:
+            try:
+                if not s.conn.poll():
+                    return
+                answer = s.conn.recv()
+            except (EOFError, OSError) as exc:
+                self._lose(s, self._ending(s, exc), out)
+                return
             assert isinstance(answer, Batch)
             if answer.error is not None:
                 raise CampaignError(answer.error)
@@ -261,12 +307,50 @@ class RayWorkerPool:
                     self.restarts += 1  # the actor's pool restarted its worker
                 out.append(mine)
 
-    def _replace(self, s: ActorSlot) -> None:
+    def _ending(self, s: ActorSlot, exc: BaseException) -> BaseException:
+        """Why an actor's connection closed, as Ray tells it within :data:`ENDING_SECONDS`; an error in the
+        actor's own code is raised (a bug, not a lost node)."""
+        if s.run_ref is None:
+            return exc
+        ready, _ = self.ray.wait([s.run_ref], timeout=ENDING_SECONDS)
+        if not ready:
+            return exc
+        try:
+            self.ray.get(ready[0])
+        except self.ray.exceptions.RayTaskError:
+            raise
+        except self.ray.exceptions.RayError as err:
+            return err
+        return exc
+
+    def _watch(self, out: list[WorkerEvent]) -> None:
+        """Every :data:`WATCH_SECONDS`, replace the actors whose ``run`` call has ended (Ray noticed their
+        process or node gone before their connection did)."""
+        now = time.monotonic()
+        if now - self._watched < WATCH_SECONDS:
+            return
+        self._watched = now
+        running = {s.run_ref: s for s in self.slots if s.run_ref is not None}
+        if not running:
+            return
+        ready, _ = self.ray.wait(list(running), num_returns=len(running), timeout=0)
+        for ref in ready:
+            s = running[ref]
+            if s.conn is not None:
+                self._drain(s, out)  # what it sent before it ended
+            if self.slots[s.index] is s:  # not lost while draining
+                self._lose(s, self._ending(s, ConnectionError("its run call ended")), out)
+
+    def _lose(self, s: ActorSlot, exc: BaseException, out: list[WorkerEvent]) -> None:
+        """Report an actor lost with its process or node, and start a new one in its place."""
+        out.append(s.lost(exc))
+        s.disconnect()
         if not s.answered:
             self._setup_deaths[s.index] += 1
             if self._setup_deaths[s.index] >= ACTOR_SETUP_DEATHS:
                 raise CampaignError(f"worker {s.index}: its Ray actor was lost {ACTOR_SETUP_DEATHS} times in a row "
-                                    "before it answered once")
+                                    f"before it answered once (last: {type(exc).__name__}: "
+                                    f"{str(exc).splitlines()[0] if str(exc) else ''})")
         self.ray.kill(s.actor, no_restart=True)
         self.slots[s.index] = self._slot(s.index)
         self.restarts += 1
@@ -284,11 +368,17 @@ class RayWorkerPool:
         return [s.started.node if s.started else None for s in self.slots]
 
     def close(self) -> None:
-        """Stop every actor's worker, then the actors."""
-        refs = [s.actor.close.remote() for s in self.slots]
+        """Tell every actor to stop (it stops its worker), wait for them, then end the actors."""
+        for s in self.slots:
+            if s.conn is not None:
+                with contextlib.suppress(OSError):
+                    s.conn.send(Stop())
+        refs = [s.run_ref for s in self.slots if s.run_ref is not None]
         try:
-            self.ray.wait(refs, num_returns=len(refs), timeout=15)
+            if refs:
+                self.ray.wait(refs, num_returns=len(refs), timeout=15)
         finally:
             for s in self.slots:
+                s.disconnect()
                 with contextlib.suppress(Exception):  # an actor already gone
                     self.ray.kill(s.actor, no_restart=True)

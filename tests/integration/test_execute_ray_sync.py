@@ -21,6 +21,7 @@ from seedzer.execute.ray_actor import WorkerActor
 from seedzer.execute.ray_pool import CoverageSync
 from seedzer.execute.settings import WorkerSettings
 from seedzer.kernel.common import Stage
+from tests.unit.test_execute_ray_pool import KEY, Driven, exec_batch
 
 
 def test_blocks_learned_by_the_campaign_reach_a_node_local_hit_map(tmp_path: Path) -> None:
@@ -38,15 +39,17 @@ def test_blocks_learned_by_the_campaign_reach_a_node_local_hit_map(tmp_path: Pat
     gone = str(tmp_path / "elsewhere" / "coverage.hitmap")  # as on a node without the campaign's folder
     away = SimpleNamespace(lines=4, log_dir=None,
                            collector=dataclasses.replace(spec, options={**spec.options, "hitmap": gone}))
-    actor = WorkerActor(3, away, {Stage.RUN: 10.0}, fake_worker_main, (), sync.blocks, sync.initial())
-    start = actor.start()
+    actor = WorkerActor(3, away, {Stage.RUN: 10.0}, fake_worker_main, (), sync.blocks, sync.initial(),
+                        authkey=KEY)
+    driven = Driven(actor)
+    start = driven.start
     try:
-        assert start.error is None and start.local_hitmap is not None and start.local_hitmap != gone
+        assert start.local_hitmap is not None and start.local_hitmap != gone
         local = HitMap(start.local_hitmap, sync.blocks)
         assert local.array.nonzero()[0].tolist() == [5, 9]
         sync.learn([table.feature(11)])
-        actor.exchange([], sync.log[2:], timeout=0.01)
+        driven.answers(1, exec_batch(["a"]), sync.log[2:])  # the marks travel with the next tasks
         assert local.array.nonzero()[0].tolist() == [5, 9, 11]
         assert not Path(gone).exists()
     finally:
-        actor.close()
+        driven.close()

@@ -9,13 +9,17 @@ end to end, one whose actor process is SIGKILLed mid-campaign.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Callable, Iterator
+from multiprocessing import AuthenticationError
+from multiprocessing.connection import Client
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -26,8 +30,8 @@ from seedzer.campaign.runner import Campaign
 from seedzer.coverage.hitmap import HitMap
 from seedzer.coverage.spec import CollectorSpec
 from seedzer.execute.fake_worker import fake_worker_main
-from seedzer.execute.ray_actor import ActorStart, WorkerActor, node_settings
-from seedzer.execute.records import Announcement, Death, ExecResult, ExecTask, TestCaseInfo, WorkerEvent
+from seedzer.execute.ray_actor import ActorStart, Batch, Tasks, WorkerActor, node_settings
+from seedzer.execute.records import Announcement, Death, ExecResult, ExecTask, Stop, TestCaseInfo, WorkerEvent
 from seedzer.execute.settings import WorkerSettings
 from seedzer.finding.meta import BUG
 from seedzer.kernel.common import Observation, Stage
@@ -73,16 +77,39 @@ def test_merge_maps_events_onto_the_campaigns_own_test_cases() -> None:
     assert mine[2].script == "crasher" and mine[2].announced and not mine[3].announced and not infos
 
 
-def wait_answers(actor: WorkerActor, want: int, batch: list[tuple[Any, TestCaseInfo]],
-                 seconds: float = 60.0) -> list[WorkerEvent]:
-    got: list[WorkerEvent] = []
-    deadline = time.monotonic() + seconds
-    while sum(ev.kind != "tc" for ev in got) < want and time.monotonic() < deadline:
-        answer = actor.exchange(batch, (), 1.0, want, 0.2)
-        assert answer.error is None
-        batch = []
-        got += answer.events
-    return got
+KEY = b"campaign-key"
+
+
+class Driven:
+    """The actor class driven as the campaign drives it, without Ray: ``start``, then ``run`` in a thread
+    (Ray runs it on the actor's main thread), the test holding the campaign's end of the connection."""
+
+    def __init__(self, actor: WorkerActor) -> None:
+        self.actor = actor
+        self.start = actor.start()
+        assert self.start.error is None and self.start.address is not None
+        self.thread = threading.Thread(target=actor.run, daemon=True)
+        self.thread.start()
+        self.conn = Client(self.start.address, "AF_INET", authkey=KEY)
+
+    def answers(self, want: int, batch: list[tuple[Any, TestCaseInfo]], marks: list[int] | None = None,
+                seconds: float = 60.0) -> list[WorkerEvent]:
+        """Send ``batch``, then take events until ``want`` of them are results or deaths."""
+        self.conn.send(Tasks(batch, marks or []))
+        got: list[WorkerEvent] = []
+        deadline = time.monotonic() + seconds
+        while sum(ev.kind != "tc" for ev in got) < want and time.monotonic() < deadline:
+            if self.conn.poll(1.0):
+                answer = self.conn.recv()
+                assert isinstance(answer, Batch) and answer.error is None
+                got += answer.events
+        return got
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.conn.send(Stop())
+        self.thread.join(10)
+        self.conn.close()
 
 
 def exec_batch(scripts: list[str], first: int = 1) -> list[tuple[Any, TestCaseInfo]]:
@@ -97,14 +124,16 @@ def test_actor_runs_a_batch_and_forwards_its_workers_crash(tmp_path: Path) -> No
     pool drops it), and the restarted worker runs the next batch."""
     logs = tmp_path / "logs"
     logs.mkdir()
-    actor = WorkerActor(5, SimpleNamespace(lines=4, log_dir=str(logs)), TIMEOUTS, fake_worker_main, [str(tmp_path)])
-    start = actor.start()
+    actor = WorkerActor(5, SimpleNamespace(lines=4, log_dir=str(logs)), TIMEOUTS, fake_worker_main, [str(tmp_path)],
+                        authkey=KEY)
+    driven = Driven(actor)
+    start = driven.start
     try:
-        assert start.error is None and start.pid == os.getpid() and start.log_dir == str(logs)
-        first_pid = None
-        while first_pid is None:
-            first_pid = actor.pids()[0]
-        events = wait_answers(actor, 2, exec_batch(["a", "b\nCRASH", "c"]))
+        assert start.pid == os.getpid() and start.log_dir == str(logs)
+        assert start.address is not None and start.address[0] == "127.0.0.1"
+        first_pid = start.pids[0]
+        assert first_pid is not None
+        events = driven.answers(2, exec_batch(["a", "b\nCRASH", "c"]))
         answers = [ev for ev in events if ev.kind != "tc"]
         assert [(ev.kind, ev.tc.tc_id if ev.tc else None, ev.worker) for ev in answers] == \
             [("result", 1, 5), ("death", 2, 5)]
@@ -112,11 +141,39 @@ def test_actor_runs_a_batch_and_forwards_its_workers_crash(tmp_path: Path) -> No
         assert death is not None and death.kind == "signal" and death.signal == signal.SIGSEGV
         assert death.stage is Stage.BUILD and answers[1].tc is not None and answers[1].tc.script == "b\nCRASH"
         assert [d.tc_id for d in answers[1].dropped] == [3]
-        (after,) = [ev for ev in wait_answers(actor, 1, exec_batch(["d"], first=4)) if ev.kind != "tc"]
+        (after,) = [ev for ev in driven.answers(1, exec_batch(["d"], first=4)) if ev.kind != "tc"]
         assert after.kind == "result" and after.result is not None and "line:d" in after.result.features
-        assert (logs / "worker-5.log").exists() and actor.pids()[0] not in (None, first_pid, os.getpid())
+        second_pid = actor.pids()[0]
+        assert (logs / "worker-5.log").exists() and second_pid not in (None, first_pid, os.getpid())
     finally:
-        actor.close()
+        driven.close()
+    assert not driven.thread.is_alive() and actor.pool is None  # Stop ends run(), and its worker with it
+    assert second_pid is not None and wait_gone(second_pid, 10)
+
+
+def test_actor_serves_only_the_connection_holding_the_campaigns_key(tmp_path: Path) -> None:
+    """A connection without the campaign's key is turned away; the campaign's is served after it. A
+    campaign gone without a word (its connection closed) ends ``run`` and the worker as ``Stop`` does."""
+    actor = WorkerActor(0, SimpleNamespace(lines=4, log_dir=None), TIMEOUTS, fake_worker_main, [str(tmp_path)],
+                        authkey=KEY)
+    start = actor.start()
+    assert start.address is not None
+    thread = threading.Thread(target=actor.run, daemon=True)
+    thread.start()
+    with pytest.raises(AuthenticationError):
+        Client(start.address, "AF_INET", authkey=b"not the key")
+    conn = Client(start.address, "AF_INET", authkey=KEY)
+    conn.send(Tasks(exec_batch(["a"])))
+    deadline = time.monotonic() + 60
+    results: list[WorkerEvent] = []
+    while not results and time.monotonic() < deadline:
+        if conn.poll(1.0):
+            results += [ev for ev in conn.recv().events if ev.kind == "result"]
+    assert [ev.tc.tc_id for ev in results if ev.tc is not None] == [1]
+    worker = actor.pids()[0]
+    conn.close()
+    thread.join(10)
+    assert not thread.is_alive() and worker is not None and wait_gone(worker, 10)
 
 
 def test_actor_refuses_a_pool_unreadable_on_its_node(tmp_path: Path) -> None:
