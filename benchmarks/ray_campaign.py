@@ -1,4 +1,4 @@
-"""One campaign through Ray against the same campaign without it: what the batched sync costs.
+"""One campaign through Ray against the same campaign without it: what the sync costs.
 
 Usage::
 
