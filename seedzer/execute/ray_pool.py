@@ -181,7 +181,7 @@ class ActorSlot:
         waiting = list(self.infos.values())
         where = f" on {self.started.node}" if self.started else ""
         death = Death("killed", Stage.MUTATE, None, f"ray actor{where} lost ({type(exc).__name__}: its process or "
-                      "node died)", signal.SIGKILL, during_setup=not self.answered)
+                      "node died)", signal.SIGKILL, during_setup=self.started is None)
         return WorkerEvent("death", self.index, waiting[0] if waiting else None, death=death,
                            dropped=tuple(waiting[1:]))
 
