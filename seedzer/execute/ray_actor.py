@@ -6,7 +6,8 @@ like any other), never the actor or the campaign, and hangs are found on the nod
 timeouts.
 
 Tasks and events do not travel as Ray calls. :meth:`WorkerActor.start` opens a listening socket on the
-node (the campaign's secret key authenticates the one connection it takes) and reports its address;
+node (on loopback when the node is the campaign's machine; the campaign's secret key authenticates the
+one connection it takes) and reports its address;
 the campaign connects, and :meth:`WorkerActor.run`, one long call on the actor's main thread, serves
 that connection until the campaign says :class:`~seedzer.execute.records.Stop` or goes away: it feeds
 the tasks that arrive (:class:`Tasks`) to its worker as it has room, and sends the worker's events back
@@ -167,9 +168,9 @@ class WorkerActor:
     def __init__(self, index: int, settings: Any, timeouts: dict[Stage, float],
                  target: Callable[..., None] = worker_main, paths: Sequence[str] = (), blocks: int = 0,
                  marks: Sequence[int] = (), environment: ProcessEnvironment | None = None,
-                 authkey: bytes = b"") -> None:
+                 authkey: bytes = b"", campaign_host: str | None = None) -> None:
         self.index, self.settings, self.timeouts, self.target = index, settings, timeouts, target
-        self.environment, self.authkey = environment, authkey
+        self.environment, self.authkey, self.campaign_host = environment, authkey, campaign_host
         self.paths, self.blocks, self.marks = list(paths), blocks, list(marks)
         self.pool: WorkerPool | None = None
         self.hitmap: Any = None
@@ -183,8 +184,15 @@ class WorkerActor:
         return self._tmp
 
     def node_address(self) -> str:
-        """The address the actor listens on: loopback here; the Ray actor's class gives its node's."""
+        """This node's address in the cluster: loopback here; the Ray actor's class gives its node's."""
         return LOOPBACK
+
+    def listen_address(self) -> str:
+        """Where to listen for the campaign: loopback on the campaign's own machine (``campaign_host``, or
+        None: no other machine takes part), so nothing outside it can reach the socket; else the node's
+        address in the cluster."""
+        node = self.node_address()
+        return LOOPBACK if self.campaign_host in (None, node) else node
 
     def start(self) -> ActorStart:
         """Check the paths, take on the campaign's environment, start the worker and listen for the
@@ -201,7 +209,7 @@ class WorkerActor:
         if self.environment is not None:
             self.environment.apply()  # before the pool starts the zygote its worker is forked from
         self.pool = WorkerPool(1, settings, self.timeouts, self.target, first=self.index)
-        self.listener = Listener((self.node_address(), 0), "AF_INET", authkey=self.authkey)
+        self.listener = Listener((self.listen_address(), 0), "AF_INET", authkey=self.authkey)
         host, port = self.listener.address
         return ActorStart(os.getpid(), node, getattr(settings, "log_dir", None), local, pids=tuple(self.pids()),
                           address=(str(host), int(port)))

@@ -124,14 +124,25 @@ class CoverageSync:
         self.log.extend(indices)
 
 
+def node_ip(ray: Any) -> str:
+    """This process's node's IP address as the cluster knows it (``ray start --node-ip-address``: what the
+    other nodes reach it by), not the address of the machine's default route, which
+    ``ray.util.get_node_ip_address`` gives."""
+    here = ray.get_runtime_context().get_node_id()
+    for node in ray.nodes():
+        if node.get("NodeID") == here and node.get("NodeManagerAddress"):
+            return str(node["NodeManagerAddress"])
+    return str(ray.util.get_node_ip_address())
+
+
 class NodeWorkerActor(WorkerActor):
-    """The worker actor as Ray places it: it listens on its node's address in the cluster."""
+    """The worker actor as Ray places it: it knows its node's address in the cluster."""
 
     def node_address(self) -> str:
-        """The node's IP address as Ray knows it (what the other nodes reach it by)."""
+        """The actor's node's IP address in the cluster."""
         import ray
 
-        return str(ray.util.get_node_ip_address())
+        return node_ip(ray)
 
 
 class ActorSlot:
@@ -197,18 +208,22 @@ class RayWorkerPool:
     """``jobs`` workers as Ray actors (one CPU each) on any node; see the module's description.
 
     ``target`` is the worker entry point each actor's pool forks (the real one, or the cheap fake one in
-    tests); ``paths`` must be readable on every node (the seed pool); ``ahead``: :data:`AHEAD`.
+    tests); ``paths`` must be readable on every node (the seed pool); ``ahead``: :data:`AHEAD`;
+    ``actor_class``: the node side (:class:`NodeWorkerActor`, or a test's variant of it).
     """
 
     def __init__(self, jobs: int, settings: Any, timeouts: dict[Stage, float], *,
-                 target: Callable[..., None] = worker_main, paths: Sequence[str] = (), ahead: int = AHEAD) -> None:
+                 target: Callable[..., None] = worker_main, paths: Sequence[str] = (), ahead: int = AHEAD,
+                 actor_class: type[WorkerActor] = NodeWorkerActor) -> None:
         self.ray = import_ray()
         self.settings, self.timeouts, self.target, self.paths, self.ahead = settings, timeouts, target, paths, ahead
-        self._actor_class = self.ray.remote(num_cpus=1, max_restarts=0)(NodeWorkerActor)
+        self._actor_class = self.ray.remote(num_cpus=1, max_restarts=0)(actor_class)
         self.sync = CoverageSync(settings)
         self.environment = ProcessEnvironment.here()
         self.authkey = os.urandom(32)
         """The secret an actor's connection is authenticated by (sent to the actors through Ray)."""
+        self.host = node_ip(self.ray)
+        """The campaign's node: an actor on the same machine listens on loopback only."""
         self.restarts = 0
         self._setup_deaths = [0] * jobs
         self._watched = time.monotonic()
@@ -224,7 +239,8 @@ class RayWorkerPool:
 
     def _slot(self, index: int) -> ActorSlot:
         actor = self._actor_class.remote(index, self.settings, self.timeouts, self.target, list(self.paths),
-                                         self.sync.blocks, self.sync.initial(), self.environment, self.authkey)
+                                         self.sync.blocks, self.sync.initial(), self.environment, self.authkey,
+                                         self.host)
         return ActorSlot(index, actor, self.ahead, len(self.sync.log))
 
     def idle(self) -> Iterator[ActorSlot]:

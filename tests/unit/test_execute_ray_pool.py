@@ -10,8 +10,10 @@ end to end, one whose actor process is SIGKILLed mid-campaign.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -29,6 +31,7 @@ import pytest
 from seedzer.campaign.runner import Campaign
 from seedzer.coverage.hitmap import HitMap
 from seedzer.coverage.spec import CollectorSpec
+from seedzer.errors import CampaignError
 from seedzer.execute.fake_worker import fake_worker_main
 from seedzer.execute.ray_actor import ActorStart, Batch, Tasks, WorkerActor, node_settings
 from seedzer.execute.records import Announcement, Death, ExecResult, ExecTask, Stop, TestCaseInfo, WorkerEvent
@@ -183,6 +186,19 @@ def test_actor_refuses_a_pool_unreadable_on_its_node(tmp_path: Path) -> None:
     assert "\n" not in start.error and "same path on every node" in start.error
 
 
+def test_an_actor_listens_on_loopback_on_the_campaigns_machine_and_on_its_node_address_elsewhere() -> None:
+    class OnNode(WorkerActor):
+        def node_address(self) -> str:
+            return "10.0.0.2"
+
+    def listens(campaign_host: str | None) -> str:
+        return OnNode(0, None, TIMEOUTS, campaign_host=campaign_host).listen_address()
+
+    assert listens("10.0.0.2") == "127.0.0.1"  # the campaign's own machine: nothing outside may reach it
+    assert listens("10.0.0.1") == "10.0.0.2"  # another machine: the address the cluster knows the node by
+    assert listens(None) == "127.0.0.1"
+
+
 def test_node_settings_keep_shared_paths_and_replace_missing_ones(tmp_path: Path) -> None:
     """Paths that exist on the node (same machine, shared file system) stay; a missing log folder
     becomes a node-local one, a missing hit map a node-local copy with the campaign's known blocks."""
@@ -306,6 +322,36 @@ def test_sigkill_of_an_actor_loses_nothing_already_reported(ray_local: None, tmp
     assert len(killed) == 1 and killed[0]["worker"] == 1 and killed[0]["kind"] == "killed"
     assert stats.restarts == 1 and stats.unique == {"exception": 1}
     assert seen["worker"] is not None and wait_gone(seen["worker"], 10)
+
+
+def test_an_actor_the_campaign_cannot_reach_stops_it_with_a_one_line_error(ray_local: None, pool: Path) -> None:
+    """A node whose port the campaign cannot reach (a firewall) loses its actor before it ever answers;
+    after ACTOR_SETUP_DEATHS of them the campaign stops with one line naming the address, not retrying
+    forever."""
+    from seedzer.execute.ray_pool import ACTOR_SETUP_DEATHS, NodeWorkerActor, RayWorkerPool
+
+    with socket.socket() as closed:  # a port nobody listens on once this socket is closed
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+
+    class Unreachable(NodeWorkerActor):
+        def start(self) -> ActorStart:
+            started = super().start()
+            assert started.address is not None
+            return dataclasses.replace(started, address=(started.address[0], port))
+
+    ray_pool = RayWorkerPool(1, SimpleNamespace(lines=4, log_dir=None, collector=None), TIMEOUTS,
+                             target=fake_worker_main, paths=[str(pool)], actor_class=Unreachable)
+    try:
+        with pytest.raises(CampaignError) as err:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                ray_pool.poll(1.0)
+        message = str(err.value)
+        assert f"lost {ACTOR_SETUP_DEATHS} times in a row before it answered once" in message
+        assert f"cannot connect to 127.0.0.1:{port}" in message and "\n" not in message
+    finally:
+        ray_pool.close()
 
 
 def test_a_ray_campaign_resumes_as_any_campaign(ray_local: None, tmp_path: Path, pool: Path) -> None:
