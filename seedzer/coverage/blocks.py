@@ -115,4 +115,9 @@ def find_leaders(elf: ElfFile, granularity: str = "blocks", jobs: int | None = N
                 parts.append(part)
                 if progress:
                     progress(i + 1, len(tasks))
+            # Workers leave by the pool's sentinel, not by the SIGTERM of the pool's exit: forked from a
+            # process with its own SIGTERM handler (a campaign's), a terminated worker lives on, and one
+            # terminated while holding the task queue's lock leaves the others, and the exit, waiting.
+            pool.close()
+            pool.join()
     return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.uint64)
