@@ -87,13 +87,19 @@ class Driven:
     """The actor class driven as the campaign drives it, without Ray: ``start``, then ``run`` in a thread
     (Ray runs it on the actor's main thread), the test holding the campaign's end of the connection."""
 
-    def __init__(self, actor: WorkerActor) -> None:
+    def __init__(self, actor: WorkerActor, connect: bool = True) -> None:
         self.actor = actor
         self.start = actor.start()
         assert self.start.error is None and self.start.address is not None
         self.thread = threading.Thread(target=actor.run, daemon=True)
         self.thread.start()
-        self.conn = Client(self.start.address, "AF_INET", authkey=KEY)
+        if connect:
+            self.connect(KEY)
+
+    def connect(self, key: bytes) -> None:
+        """Connect to the actor as the campaign does, with ``key``."""
+        assert self.start.address is not None
+        self.conn = Client(self.start.address, "AF_INET", authkey=key)
 
     def answers(self, want: int, batch: list[tuple[Any, TestCaseInfo]], marks: list[int] | None = None,
                 seconds: float = 60.0) -> list[WorkerEvent]:
@@ -159,24 +165,16 @@ def test_actor_serves_only_the_connection_holding_the_campaigns_key(tmp_path: Pa
     campaign gone without a word (its connection closed) ends ``run`` and the worker as ``Stop`` does."""
     actor = WorkerActor(0, SimpleNamespace(lines=4, log_dir=None), TIMEOUTS, fake_worker_main, [str(tmp_path)],
                         authkey=KEY)
-    start = actor.start()
-    assert start.address is not None
-    thread = threading.Thread(target=actor.run, daemon=True)
-    thread.start()
+    driven = Driven(actor, connect=False)
     with pytest.raises(AuthenticationError):
-        Client(start.address, "AF_INET", authkey=b"not the key")
-    conn = Client(start.address, "AF_INET", authkey=KEY)
-    conn.send(Tasks(exec_batch(["a"])))
-    deadline = time.monotonic() + 60
-    results: list[WorkerEvent] = []
-    while not results and time.monotonic() < deadline:
-        if conn.poll(1.0):
-            results += [ev for ev in conn.recv().events if ev.kind == "result"]
+        driven.connect(b"not the key")
+    driven.connect(KEY)
+    results = [ev for ev in driven.answers(1, exec_batch(["a"])) if ev.kind == "result"]
     assert [ev.tc.tc_id for ev in results if ev.tc is not None] == [1]
     worker = actor.pids()[0]
-    conn.close()
-    thread.join(10)
-    assert not thread.is_alive() and worker is not None and wait_gone(worker, 10)
+    driven.conn.close()
+    driven.thread.join(10)
+    assert not driven.thread.is_alive() and worker is not None and wait_gone(worker, 10)
 
 
 def test_actor_refuses_a_pool_unreadable_on_its_node(tmp_path: Path) -> None:
