@@ -38,7 +38,7 @@ MIXED_PASSES: tuple[str, ...] = ("tirx.StmtSimplify", "s_tir.LoopPartition", "ti
 def cases(seed: str) -> list[Any]:
     """The kernel cases of fixture seed ``seed`` (one, with StmtSimplify), or of ``all``: every
     fixture seed with each of :data:`MIXED_PASSES`."""
-    from seedzer.kernel.common import Case
+    from seedzer.kernel.tir.case import Case
     from seedzer.passes.contracts import plan
     from seedzer.seed import PassSpec, input_seed
 
@@ -51,7 +51,7 @@ def cases(seed: str) -> list[Any]:
 
 def loop(seed: str, seconds: float) -> int:
     """Observe the cases of ``seed`` in turn, again and again for ``seconds``; the number of observations."""
-    from seedzer.kernel.lowlevel import observe
+    from seedzer.kernel.tir.observe import observe
 
     work = cases(seed)
     for case in work:  # warm up: imports, first JIT of each

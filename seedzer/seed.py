@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from seedzer.kernel.graph_case import ModelMutation
+from seedzer.kernel.graph.case import ModelMutation
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,7 @@ def expects_hang(folder: Path) -> bool:
 def lowlevel_job(folder: Path) -> Any:
     """The gate job of a low-level entry, as the campaign or ``recheck`` would submit it."""
     from seedzer.finding.lowlevel.gate import GateJob
-    from seedzer.kernel.common import Case, Step
+    from seedzer.kernel.tir.case import Case, Step
 
     script = (folder / "ir.py").read_text()
     case = Case.from_json({**json.loads((folder / "case.json").read_text()), "script": script})

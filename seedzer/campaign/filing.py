@@ -51,9 +51,10 @@ from seedzer.finding.registry import kind
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.finding.store import FindingStore
 from seedzer.finding.verdict import Verdict, reason_code
-from seedzer.kernel.common import Case, Observation, Symptom
-from seedzer.kernel.graph_case import GraphCase
+from seedzer.kernel.common import Observation, Symptom
+from seedzer.kernel.graph.case import GraphCase
 from seedzer.kernel.messages import ir_names
+from seedzer.kernel.tir.case import Case
 from seedzer.load.loader import LoaderFailure
 from seedzer.oracles.signature import raw_key
 from seedzer.seed import level_of, passes_from_json

@@ -18,8 +18,9 @@ from typing import Any
 from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import ExecResult, FuzzTask, KernelCase
 from seedzer.execute.worker import redirect_worker_output, serve
-from seedzer.kernel.common import OPT_VS_REFERENCE, Case, Observation, Stage, Symptom
+from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
 from seedzer.kernel.comparison import Difference
+from seedzer.kernel.tir.case import Case
 from seedzer.passes.contracts import plan
 from seedzer.seed import input_seed, passes_from_json
 

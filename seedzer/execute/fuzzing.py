@@ -5,7 +5,7 @@ A test case of the graph level (its script is a :class:`~seedzer.seed.GraphSeed`
 of this module is the TIR level. Only workers import this module (it imports TVM). The pass
 sequence of a test case becomes its flat steps through the pass contracts
 (:func:`seedzer.passes.contracts.plan`) and is judged by the kernel's
-:func:`~seedzer.kernel.lowlevel.observe` through the worker's caching runner.
+:func:`~seedzer.kernel.tir.observe.observe` through the worker's caching runner.
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import ExecResult, FuzzTask
 from seedzer.execute.runner import CachingRunner, RunnerSettings
 from seedzer.execute.settings import WorkerSettings
-from seedzer.kernel.common import Case, Checks, Observation, Stage, Symptom
-from seedzer.kernel.graph_case import GraphCase
-from seedzer.kernel.lowlevel import observe, step_label
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.graph.case import GraphCase
 from seedzer.kernel.messages import normalize
+from seedzer.kernel.tir.case import Case, Checks
+from seedzer.kernel.tir.observe import observe, step_label
 from seedzer.mutate.bounds import kind_of, out_of_bounds
 from seedzer.passes.contracts import placeable, plan
 from seedzer.seed import input_seed, level_of, passes_from_json, passes_to_json

@@ -6,9 +6,9 @@ step mutators (:mod:`seedzer.mutate.relax_pass_mutators`) or adds a model mutati
 (:mod:`seedzer.mutate.model_mutators`: MT-DLComp's UOC and PIOC, spec-edge changes), the kind drawn by
 the ``graph`` weights of the configuration; it plans the sequence under the Relax pass contracts
 (:func:`seedzer.passes.relax_contracts.plan_relax`: a pass is only run where its contract allows),
-makes the kernel's :class:`~seedzer.kernel.graph_case.GraphCase` and runs it with
-:func:`~seedzer.kernel.graph.observe_graph`, keeping imported modules and TVM's default outputs per
-model across cases (:class:`~seedzer.kernel.graph.GraphMemo`). Only workers import this module.
+makes the kernel's :class:`~seedzer.kernel.graph.case.GraphCase` and runs it with
+:func:`~seedzer.kernel.graph.observe.observe_graph`, keeping imported modules and TVM's default outputs per
+model across cases (:class:`~seedzer.kernel.graph.observe.GraphMemo`). Only workers import this module.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from seedzer.config import GraphConfig
 from seedzer.coverage.collectors import Collector
 from seedzer.execute.records import ExecResult, FuzzTask
 from seedzer.kernel.common import OPT, Observation, Stage
-from seedzer.kernel.graph import GraphMemo, observe_graph
-from seedzer.kernel.graph_case import GRAPH_INPUT_SEED, WELL_FORMED, GraphCase, GraphPass, ModelMutation
-from seedzer.kernel.loader import Trace, random_inputs
+from seedzer.kernel.graph.case import GRAPH_INPUT_SEED, WELL_FORMED, GraphCase, GraphPass, ModelMutation
+from seedzer.kernel.graph.model_mutations import apply_model_mutations
+from seedzer.kernel.graph.observe import GraphMemo, observe_graph
 from seedzer.kernel.messages import normalize
-from seedzer.kernel.model_mutations import apply_model_mutations
+from seedzer.kernel.onnx.model import Trace, random_inputs
 from seedzer.mutate.model_mutators import sample_model_mutation
 from seedzer.mutate.relax_pass_mutators import default_relax_pass_mutators
 from seedzer.passes.relax_contracts import exact_sequence, placeable_relax

@@ -10,8 +10,9 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from seedzer.execute.death import death_observation
-from seedzer.kernel.common import Case, Observation, Stage, Symptom
-from seedzer.kernel.graph_case import GraphCase
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.graph.case import GraphCase
+from seedzer.kernel.tir.case import Case
 
 KernelCase = Case | GraphCase
 """The kernel case of a test case: a TIR-level :class:`Case` or a graph-level :class:`GraphCase`."""

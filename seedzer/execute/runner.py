@@ -1,4 +1,4 @@
-"""The worker's runner: the kernel's :class:`~seedzer.kernel.lowlevel.Runner` with caches and one JIT.
+"""The worker's runner: the kernel's :class:`~seedzer.kernel.tir.observe.Runner` with caches and one JIT.
 
 A worker runs many test cases of the same few scripts, so it keeps what does not change:
 
@@ -13,7 +13,7 @@ A worker runs many test cases of the same few scripts, so it keeps what does not
 It also records the ``passes`` coverage features of the optimized program's steps and which fuzzed
 steps left the IR unchanged, and its timings by stage (``passes``: lowering the optimized program;
 ``reference``: lowering the minimal and reference ones; ``build``, ``run``, ``perf``). What it
-judges, and in which order, is the kernel's :func:`~seedzer.kernel.lowlevel.observe`, exactly as
+judges, and in which order, is the kernel's :func:`~seedzer.kernel.tir.observe.observe`, exactly as
 in a reproducer.
 """
 
@@ -29,8 +29,9 @@ import tvm_ffi
 
 from seedzer.coverage.pass_instrument import PassCoverage
 from seedzer.execute.lru import LRU
-from seedzer.kernel.common import FUZZED, Observation, Stage, Step, Symptom, error_text
-from seedzer.kernel.lowlevel import (
+from seedzer.kernel.common import Observation, Stage, Symptom, error_text
+from seedzer.kernel.tir.case import FUZZED, Step
+from seedzer.kernel.tir.observe import (
     FUNCTION_NAMES,
     OPT,
     Built,

@@ -12,7 +12,7 @@ import threading
 
 PRELOAD_MODULES = [
     "seedzer.execute.preload", "seedzer.execute.worker", "seedzer.finding.lowlevel.gate", "seedzer.tir.ub",
-    "seedzer.kernel.graph",
+    "seedzer.kernel.graph.observe",
 ]
 """Imported once in the zygote: TVM, the override that keeps its children from re-running the
 parent's main script (see :mod:`seedzer.execute.preload`), and the modules of its most frequent

@@ -37,10 +37,18 @@ _SEEDZER_IMPORT = re.compile(r"^from seedzer\.[\w.]+ import \((?:.|\n)*?\)\n|^fr
                              re.MULTILINE)
 
 
+def kernel_source(module: str) -> tuple[str, str]:
+    """The text of kernel module ``module`` (relative to :mod:`seedzer.kernel`, e.g. ``tir.observe``)
+    split at its marker line: its head (docstring, imports) and the code a reproducer copies."""
+    *wing, name = module.split(".")
+    text = resources.files("seedzer.kernel").joinpath(*wing, f"{name}.py").read_text()
+    head, code = text.split(MARKER + "\n", 1)
+    return head, code
+
+
 def _split(module: str) -> tuple[list[str], str]:
     """A kernel module's import lines (Seedzer's own removed) and its code below the marker."""
-    text = resources.files("seedzer.kernel").joinpath(f"{module}.py").read_text()
-    head, code = text.split(MARKER + "\n", 1)
+    head, code = kernel_source(module)
     head = _SEEDZER_IMPORT.sub("", head.split("from __future__ import annotations\n", 1)[1])
     imports = [ln for ln in head.splitlines() if ln.startswith(("import ", "from "))]
     return imports, code

@@ -2,23 +2,22 @@
 
 The fuzz workers, the filing gate, the reducer, ``replay`` and every standalone ``repro.py`` run
 the same functions. A kernel module depends on the standard library, ``numpy`` and the engines
-under test only (``tvm``; ``onnx``/``onnxruntime`` for loader cases), never on the rest of Seedzer,
-because its code below the marker line is copied verbatim into each reproducer, in this order:
+under test only (``tvm``; ``onnx``/``onnxruntime`` for model cases), never on the rest of Seedzer,
+because its code below the marker line is copied verbatim into each reproducer. A reproducer carries
+the shared modules first, then its kind's chain (:data:`seedzer.finding.repro.SHARED_KERNELS`), each
+module needing only those before it:
 
-- :mod:`seedzer.kernel.comparison`: the one output comparison and its
-  :class:`~seedzer.kernel.comparison.Difference`;
-- :mod:`seedzer.kernel.common`: symptoms, stages, flat pass steps, cases and the
-  :class:`~seedzer.kernel.common.Observation` every executor returns;
-- :mod:`seedzer.kernel.messages`: an error's identity (its normalized key line) and whether an
-  observation is the expected failure;
-- :mod:`seedzer.kernel.lowlevel`: a PrimFunc through flat steps, build, run, compare, time;
-- :mod:`seedzer.kernel.loader`: an ONNX model through TVM's importer, lowering, build and run,
-  against onnxruntime;
-- :mod:`seedzer.kernel.graph_case`, :mod:`seedzer.kernel.relax_build` (the Relax-building toolkit),
-  :mod:`seedzer.kernel.relax_mutations` and
-  :mod:`seedzer.kernel.graph` (after the loader kernel, in a graph finding's reproducer): the graph
-  level's case, its Relax IR mutations, and a model through a Relax pass sequence, built and
-  compared with TVM's default pipeline.
+- shared vocabulary, in this package: :mod:`.comparison` (the one output comparison and its
+  :class:`~seedzer.kernel.comparison.Difference`), :mod:`.common` (symptoms, stages, exit statuses
+  and the :class:`~seedzer.kernel.common.Observation` every executor returns), :mod:`.messages` (an
+  error's identity and whether an observation is the expected failure);
+- :mod:`seedzer.kernel.tir`: the TIR level's case and a PrimFunc through flat steps, build, run,
+  compare, time;
+- :mod:`seedzer.kernel.onnx`: ONNX model plumbing (onnxruntime; TVM's importer, build and VM; the
+  step trace), shared by the two wings below;
+- :mod:`seedzer.kernel.load`: a pool model through import, lowering, build and run, against onnxruntime;
+- :mod:`seedzer.kernel.graph`: the graph level's case, its model and Relax IR mutations, and a model
+  through a Relax pass sequence, built and compared with TVM's default pipeline.
 """
 
 MARKER = "# --- kernel code (everything below is copied verbatim into repro.py) ---"

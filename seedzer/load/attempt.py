@@ -2,7 +2,7 @@
 
 :func:`run_attempt` reads the model (and its reference ``.npz``), constant-folds it for the
 ``folded`` attempt, makes the loader kernel's case of it and runs
-:func:`seedzer.kernel.loader.observe_all`: the same steps as the loader gate, the reducer and every
+:func:`seedzer.kernel.load.observe.observe_all`: the same steps as the loader gate, the reducer and every
 loader ``repro.py``. The seeds are the scripts the kernel hands to its ``on_scripts`` callback.
 With a work directory the attempt mirrors its progress there (the step it is in, a checkpoint of
 its result so far, its case and folded model, its output), so that the parent can still name the
@@ -131,7 +131,8 @@ def _attempt(path: Path, options: LoadOptions, result: AttemptResult, progress: 
 def _run_kernel(model: Any, specs: tuple[tuple[str, str, tuple[int, ...]], ...], npz: Path | None,
                 options: LoadOptions, result: AttemptResult, progress: Progress) -> None:
     """The loader kernel's steps on ``model``; seeds, failures, notes and timings into ``result``."""
-    from seedzer.kernel.loader import LoaderCase, Trace, observe_all
+    from seedzer.kernel.load.observe import LoaderCase, observe_all
+    from seedzer.kernel.onnx.model import Trace
 
     reference = base64.b64encode(npz.read_bytes()).decode() if npz is not None else None
     case = LoaderCase(specs, model_file=MODEL_FILE, input_seed=options.input_seed, target=target_spec(options.target),

@@ -11,14 +11,14 @@ from seedzer.load.onnx_import import InputSpec
 
 
 def build(mod: Any, target: Any = "llvm") -> Any:
-    """``tvm.compile`` of a Relax module (:func:`seedzer.kernel.loader.build`)."""
-    from seedzer.kernel.loader import build as kernel_build
+    """``tvm.compile`` of a Relax module (:func:`seedzer.kernel.onnx.model.build`)."""
+    from seedzer.kernel.onnx.model import build as kernel_build
 
     return kernel_build(mod, target)
 
 
 def run_vm(executable: Any, specs: list[InputSpec], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """Run ``main`` in the Relax VM, inputs in graph order (:func:`seedzer.kernel.loader.run`)."""
-    from seedzer.kernel.loader import run
+    """Run ``main`` in the Relax VM, inputs in graph order (:func:`seedzer.kernel.onnx.model.run`)."""
+    from seedzer.kernel.onnx.model import run
 
     return run(executable, [s.as_tuple() for s in specs], feeds)

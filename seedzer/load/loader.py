@@ -2,7 +2,7 @@
 
 A model is loaded raw first and, when that yields no seeds, once more after ONNX constant folding
 (:mod:`seedzer.load.folding`). Each attempt runs :func:`seedzer.load.attempt.run_attempt` (the
-loader kernel's steps, :mod:`seedzer.kernel.loader`) in an isolated process
+loader kernel's steps, :mod:`seedzer.kernel.load.observe`) in an isolated process
 (:class:`seedzer.execute.loader.OnnxLoader`) and returns an :class:`AttemptResult`; a
 :class:`ModelLoad` gathers the attempts of one model. This module imports neither TVM nor onnx:
 the campaign process reads these results.
@@ -67,7 +67,7 @@ class AttemptResult:
     """One loading attempt (``raw`` or ``folded``) of one model.
 
     ``observations`` are its failures and ``invalid`` notes in step order; ``case`` is the loader
-    kernel's case of this attempt in JSON form (:class:`seedzer.kernel.loader.LoaderCase`, the model
+    kernel's case of this attempt in JSON form (:class:`seedzer.kernel.load.observe.LoaderCase`, the model
     named :data:`MODEL_FILE`, no expected failure): what a finding's ``case.json`` is made from;
     ``model`` holds the model the attempt imported when it is not the file (the folded one);
     ``tracebacks`` the traceback of each failed step, ``log`` the output of an attempt that died.

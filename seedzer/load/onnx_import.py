@@ -134,7 +134,7 @@ def input_specs(
 def import_relax(model: onnx.ModelProto, specs: list[InputSpec]) -> Any:
     """Import ``model`` into a Relax ``IRModule`` with the given concrete input shapes and dtypes
     (the loader kernel's importer step; imports TVM)."""
-    from seedzer.kernel.loader import import_model
+    from seedzer.kernel.onnx.model import import_model
 
     return import_model(model, [s.as_tuple() for s in specs])
 

@@ -14,7 +14,7 @@ Typical use in a worker::
     steps = plan(passes)              # seedzer.passes.contracts: TVM's pipeline with the passes inserted
     script = script_of(mutant)        # seedzer.tvmio
     case = Case(script, tuple(steps), input_seed(script))  # seedzer.kernel.common, seedzer.seed
-    observation = observe(case)       # seedzer.kernel.lowlevel: minimal, opt, reference; judged
+    observation = observe(case)       # seedzer.kernel.tir.observe: minimal, opt, reference; judged
 
 or, for Tzer's whole schedule, :class:`~seedzer.mutate.schedule.TzerSchedule`.
 """

@@ -1,4 +1,4 @@
-"""Samplers of ONNX model mutations (:class:`~seedzer.kernel.graph_case.ModelMutation` records).
+"""Samplers of ONNX model mutations (:class:`~seedzer.kernel.graph.case.ModelMutation` records).
 
 :func:`sample_model_mutation` picks, for a model, a UOC (target, two operands that do not depend on
 it, garbage ops), a PIOC (target, garbage ops) or a spec-edge change (an attribute or constant operand
@@ -6,7 +6,7 @@ of a node moved to a value the ONNX specification allows and generators rarely c
 per-op table of :func:`edge_candidates`). Shapes and dtypes come from onnx shape inference. A
 spec-edge record is returned only when the mutated model passes ``onnx.checker.check_model(
 full_check=True)`` and runs on onnxruntime; that check applies the record with the kernel
-(:mod:`seedzer.kernel.model_mutations`, which needs no TVM, nor does this module).
+(:mod:`seedzer.kernel.graph.model_mutations`, which needs no TVM, nor does this module).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, numpy_helper
 
-from seedzer.kernel.graph_case import MODEL_MUTATION_KINDS, ModelMutation
-from seedzer.kernel.model_mutations import (
+from seedzer.kernel.graph.case import MODEL_MUTATION_KINDS, ModelMutation
+from seedzer.kernel.graph.model_mutations import (
     TensorType,
     apply_model_mutations,
     broadcast,
@@ -27,7 +27,7 @@ from seedzer.kernel.model_mutations import (
     opset_version,
     tensor_types,
 )
-from seedzer.kernel.onnx_run import onnxruntime_outputs
+from seedzer.kernel.onnx.runtime import onnxruntime_outputs
 
 __all__ = ["GARBAGE_KINDS", "MODEL_MUTATION_KINDS", "edge_candidates", "sample_model_mutation"]
 

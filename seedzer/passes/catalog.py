@@ -2,7 +2,7 @@
 
 TVM-free on purpose (the campaign process may sample and mutate pass sequences without importing
 TVM). Where a pass may run is its contract (:mod:`seedzer.passes.contracts`, which also turns a
-sequence into flat steps); :func:`seedzer.kernel.lowlevel.make_pass` binds a name to
+sequence into flat steps); :func:`seedzer.kernel.tir.observe.make_pass` binds a name to
 ``tvm.tirx.transform`` / ``tvm.s_tir.transform``, and a unit test checks that :data:`PASS_NAMES` is
 exactly what enumerating those two modules yields, minus :data:`EXCLUDED`.
 

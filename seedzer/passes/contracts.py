@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from seedzer.kernel.common import FUZZED, PIPELINE, Step
+from seedzer.kernel.tir.case import FUZZED, PIPELINE, Step
 from seedzer.passes.catalog import CATALOG, REQUIRED_ARG_DEFAULTS
 from seedzer.seed import PassSpec
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from seedzer.kernel.graph_case import MUTATION_PREFIX
+from seedzer.kernel.graph.case import MUTATION_PREFIX
 from seedzer.seed import PassSpec
 
 LEGALIZED = "legalized"
@@ -157,7 +157,7 @@ _CONTRACTS: tuple[RelaxContract, ...] = (
        "with layout-rewrite preprocessing blocks", needs=_HIGH),
 )
 
-_SOURCE = "seedzer/kernel/relax_mutations.py"
+_SOURCE = "seedzer/kernel/graph/relax_mutations.py"
 _BEFORE_LEGALIZE = frozenset({LEGALIZED, GROUPED})
 
 

@@ -36,7 +36,7 @@ from seedzer.finding.registry import kind
 from seedzer.finding.repro import run_repro
 from seedzer.finding.store import apply_verdict
 from seedzer.kernel.common import Stage, Symptom
-from seedzer.kernel.graph_case import GraphCase, GraphPass
+from seedzer.kernel.graph.case import GraphCase, GraphPass
 from seedzer.oracles.signature import root_key
 
 pytestmark = pytest.mark.integration

@@ -18,7 +18,8 @@ from seedzer.finding.kind import TriageOptions
 from seedzer.finding.lowlevel.folder import ensure_repro, write_case
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.replay import replay_one
-from seedzer.kernel.common import FUZZED, Case, Observation, Stage, Step, Symptom
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.tir.case import FUZZED, Case, Step
 from seedzer.passes.contracts import pipeline_steps
 from seedzer.seed import input_seed
 

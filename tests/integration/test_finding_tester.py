@@ -10,8 +10,9 @@ import pytest
 pytest.importorskip("tvm")
 
 from seedzer.finding.lowlevel.tester import Tester
-from seedzer.kernel.common import Case, Symptom
-from seedzer.kernel.lowlevel import observe
+from seedzer.kernel.common import Symptom
+from seedzer.kernel.tir.case import Case
+from seedzer.kernel.tir.observe import observe
 from seedzer.passes.contracts import plan
 from seedzer.seed import PassSpec, input_seed
 

@@ -15,9 +15,9 @@ from onnx import TensorProto, helper, numpy_helper
 from seedzer.finding.graph.folder import KERNEL
 from seedzer.finding.repro import render, run_repro
 from seedzer.kernel.common import Stage, Symptom
-from seedzer.kernel.graph import GraphMemo, observe_graph
-from seedzer.kernel.graph_case import GraphCase, GraphPass, ModelMutation
-from seedzer.kernel.loader import Trace
+from seedzer.kernel.graph.case import GraphCase, GraphPass, ModelMutation
+from seedzer.kernel.graph.observe import GraphMemo, observe_graph
+from seedzer.kernel.onnx.model import Trace
 from seedzer.mutate.model_mutators import edge_candidates, sample_model_mutation
 from tests.integration.conftest import relu_add_model
 

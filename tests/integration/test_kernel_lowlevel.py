@@ -16,17 +16,9 @@ import tvm_ffi  # noqa: E402
 from seedzer.execute.runner import CachingRunner, RunnerSettings  # noqa: E402
 from seedzer.finding.meta import FindingMeta  # noqa: E402
 from seedzer.finding.store import FindingStore  # noqa: E402
-from seedzer.kernel.common import (  # noqa: E402
-    FUZZED,
-    REFERENCE_VS_MINIMAL,
-    Case,
-    Checks,
-    Stage,
-    Step,
-    Symptom,
-    minimal_steps,
-)
-from seedzer.kernel.lowlevel import (  # noqa: E402
+from seedzer.kernel.common import REFERENCE_VS_MINIMAL, Stage, Symptom  # noqa: E402
+from seedzer.kernel.tir.case import FUZZED, Case, Checks, Step, minimal_steps  # noqa: E402
+from seedzer.kernel.tir.observe import (  # noqa: E402
     MINIMAL,
     OPT,
     REFERENCE,

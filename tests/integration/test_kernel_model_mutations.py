@@ -8,9 +8,9 @@ import numpy as np
 import onnx
 import pytest
 
-from seedzer.kernel.graph_case import ModelMutation
-from seedzer.kernel.model_mutations import apply_model_mutations
-from seedzer.kernel.onnx_run import onnxruntime_outputs
+from seedzer.kernel.graph.case import ModelMutation
+from seedzer.kernel.graph.model_mutations import apply_model_mutations
+from seedzer.kernel.onnx.runtime import onnxruntime_outputs
 from seedzer.mutate.model_mutators import random_feeds, sample_model_mutation
 from tests.unit.mutate.test_model_mutators import SMALL_MODELS, conv_model, dense_model
 

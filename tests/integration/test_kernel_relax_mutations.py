@@ -15,9 +15,9 @@ import tvm_ffi
 from onnx import TensorProto, helper, numpy_helper
 from tvm import relax
 
-from seedzer.kernel.graph_case import GraphPass
-from seedzer.kernel.loader import build, import_model, random_inputs, run
-from seedzer.kernel.relax_mutations import MUTATIONS, apply_mutation
+from seedzer.kernel.graph.case import GraphPass
+from seedzer.kernel.graph.relax_mutations import MUTATIONS, apply_mutation
+from seedzer.kernel.onnx.model import build, import_model, random_inputs, run
 from seedzer.passes.relax_catalog import RELAX_CATALOG
 from seedzer.passes.relax_contracts import is_mutation
 

@@ -15,7 +15,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from seedzer.execute.loader import OnnxLoader
 from seedzer.finding.loader.output import write_findings
-from seedzer.kernel import loader as kernel
+from seedzer.kernel.load import observe as kernel
+from seedzer.kernel.onnx import model as plumbing
 from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, Stage, Symptom
 from seedzer.load.loader import LoadOptions, ModelLoad
 
@@ -169,15 +170,15 @@ def test_no_diff_stops_after_lowering(tmp_path: Path) -> None:
 
 def _skew(monkeypatch: pytest.MonkeyPatch, spec_too: bool = True) -> None:
     """onnxruntime's first output off by one, and (``spec_too``) ONNX's reference implementation's, the
-    tie-breaker, likewise: TVM then disagrees with both (the loader kernel looks the engines up when it runs)."""
+    tie-breaker, likewise: TVM then disagrees with both (the ONNX plumbing looks the engines up when it runs)."""
     for name in ("onnxruntime_outputs", "onnx_reference_outputs") if spec_too else ("onnxruntime_outputs",):
-        real = getattr(kernel, name)
+        real = getattr(plumbing, name)
 
         def skewed(model: onnx.ModelProto, feeds: dict[str, np.ndarray], real: Any = real) -> list[np.ndarray]:
             outs = real(model, feeds)
             return [outs[0] + np.float32(1.0), *outs[1:]]
 
-        monkeypatch.setattr(kernel, name, skewed)
+        monkeypatch.setattr(plumbing, name, skewed)
 
 
 def test_onnxruntime_alone_disagreeing_with_tvm_and_the_onnx_reference_is_no_finding(
@@ -225,8 +226,8 @@ def test_stored_outputs_are_the_last_resort_reference(tmp_path: Path, monkeypatc
     def broken(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
         raise RuntimeError("engine down")
 
-    monkeypatch.setattr(kernel, "onnxruntime_outputs", broken)
-    monkeypatch.setattr(kernel, "onnx_reference_outputs", broken)
+    monkeypatch.setattr(plumbing, "onnxruntime_outputs", broken)
+    monkeypatch.setattr(plumbing, "onnx_reference_outputs", broken)
     path = small_model(tmp_path / "m.onnx")
     x = np.full((2, 3), 0.5, np.float32)
     w = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
@@ -246,8 +247,8 @@ def test_no_working_reference_is_invalid(tmp_path: Path, monkeypatch: pytest.Mon
     def broken(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
         raise RuntimeError("engine down")
 
-    monkeypatch.setattr(kernel, "onnxruntime_outputs", broken)
-    monkeypatch.setattr(kernel, "onnx_reference_outputs", broken)
+    monkeypatch.setattr(plumbing, "onnxruntime_outputs", broken)
+    monkeypatch.setattr(plumbing, "onnx_reference_outputs", broken)
     result = OnnxLoader(LoadOptions(), isolate=False).load(small_model(tmp_path / "s.onnx"))
     messages = [o.message for o in result.observations]
     assert all(o.symptom is Symptom.INVALID for o in result.observations)

@@ -15,8 +15,8 @@ onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from tvm import relax  # noqa: E402
 
-from seedzer.kernel.graph import apply_pass  # noqa: E402
-from seedzer.kernel.graph_case import GraphPass  # noqa: E402
+from seedzer.kernel.graph.case import GraphPass  # noqa: E402
+from seedzer.kernel.graph.observe import apply_pass  # noqa: E402
 from seedzer.passes.relax_catalog import EXCLUDED, NOT_PASSES, RELAX_CATALOG  # noqa: E402
 from seedzer.passes.relax_contracts import (  # noqa: E402
     PIPELINE_ORDERS,

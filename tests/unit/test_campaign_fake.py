@@ -45,7 +45,8 @@ from seedzer.execute.worker import serve
 from seedzer.finding.lowlevel.gate import GateJob
 from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta
 from seedzer.finding.verdict import Verdict
-from seedzer.kernel.common import Case, Observation, Stage, Symptom
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.tir.case import Case
 from seedzer.load.bounds import Limits
 from seedzer.seed import JointSeed, PassSpec, passes_from_json, passes_to_json
 from seedzer.store.corpus import CorpusEntry

@@ -334,7 +334,7 @@ class RecordingGate(FakeGate):
 def test_a_graph_candidate_is_filed_with_its_model_and_steps_and_sent_to_the_graph_gate(tmp_path: Path,
                                                                                          db: CampaignDB) -> None:
     from seedzer.finding.graph.gate import run_graph_gate_on_folder
-    from seedzer.kernel.graph_case import GraphCase, GraphPass
+    from seedzer.kernel.graph.case import GraphCase, GraphPass
     from seedzer.seed import GraphSeed
 
     model = tmp_path / "pool" / "model_000001.onnx"

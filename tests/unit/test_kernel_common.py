@@ -2,21 +2,9 @@
 
 import json
 
-from seedzer.kernel.common import (
-    FUZZED,
-    PIPELINE,
-    REFERENCE_VS_MINIMAL,
-    Case,
-    Checks,
-    Observation,
-    Slowdown,
-    Stage,
-    Step,
-    Symptom,
-    minimal_steps,
-    reference_steps,
-)
+from seedzer.kernel.common import REFERENCE_VS_MINIMAL, Observation, Slowdown, Stage, Symptom
 from seedzer.kernel.comparison import Difference
+from seedzer.kernel.tir.case import FUZZED, PIPELINE, Case, Checks, Step, minimal_steps, reference_steps
 
 
 def test_program_step_lists() -> None:

@@ -6,7 +6,7 @@ import base64
 
 from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
 from seedzer.kernel.comparison import Difference
-from seedzer.kernel.graph_case import GRAPH_INPUT_SEED, GraphCase, GraphPass
+from seedzer.kernel.graph.case import GRAPH_INPUT_SEED, GraphCase, GraphPass
 
 
 def test_graph_pass_label_and_json() -> None:

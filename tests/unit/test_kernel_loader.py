@@ -17,16 +17,8 @@ import pytest
 from seedzer.finding.repro import render
 from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, Observation, Stage, Symptom
 from seedzer.kernel.comparison import compare
-from seedzer.kernel.loader import (
-    DIFFERENTIAL_STEPS,
-    INPUT_SEED,
-    TOLERANCES,
-    LoaderCase,
-    flatten,
-    make_feeds,
-    random_inputs,
-    same_loader_failure,
-)
+from seedzer.kernel.load.observe import DIFFERENTIAL_STEPS, LoaderCase, make_feeds, same_loader_failure
+from seedzer.kernel.onnx.model import INPUT_SEED, TOLERANCES, flatten, random_inputs
 
 # --- the one comparison with the loader's (NNSmith's) tolerances -------------------------------
 
@@ -135,7 +127,7 @@ def test_reference_inputs_replace_the_random_ones_that_fit() -> None:
     x = np.full((2, 3), 0.5, np.float32)
     case = LoaderCase((("x", "float32", (2, 3)), ("k", "float32", (4,))), reference=_npz(**{
         "input:x": x, "input:k": np.zeros(3, np.float32)}))
-    from seedzer.kernel.loader import reference_arrays
+    from seedzer.kernel.load.observe import reference_arrays
 
     feeds, notes = make_feeds(case, reference_arrays(case))
     np.testing.assert_array_equal(feeds["x"], x)

@@ -30,7 +30,7 @@ def test_a_damaged_graph_seed_is_a_value_error(text: str) -> None:
 
 
 def test_a_graph_seed_carries_its_model_mutations_and_an_unmutated_one_keeps_its_text() -> None:
-    from seedzer.kernel.graph_case import ModelMutation
+    from seedzer.kernel.graph.case import ModelMutation
 
     plain = GraphSeed("/pool/m.onnx", (("x", "float32", (2,)),))
     assert "mutations" not in plain.to_text()  # entries written before model mutations keep their ids

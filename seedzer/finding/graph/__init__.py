@@ -5,6 +5,6 @@ Its folder (:mod:`~seedzer.finding.graph.folder`), its gate's rules (:mod:`~seed
 ordered in :mod:`~seedzer.finding.graph.gate`), its reducer passes (:mod:`~seedzer.finding.graph.reduce`:
 ddmin over the Relax passes, then the house's ONNX graph reduction), its triage and report
 (:mod:`~seedzer.finding.graph.triage`, :mod:`~seedzer.finding.graph.report_md`) and its seam
-(:mod:`~seedzer.finding.graph.kind`); its ``repro.py`` carries :mod:`seedzer.kernel.loader`,
-:mod:`seedzer.kernel.graph_case` and :mod:`seedzer.kernel.graph`.
+(:mod:`~seedzer.finding.graph.kind`); its ``repro.py`` carries :mod:`seedzer.kernel.load.observe`,
+:mod:`seedzer.kernel.graph.case` and :mod:`seedzer.kernel.graph.observe`.
 """

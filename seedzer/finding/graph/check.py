@@ -1,10 +1,10 @@
 """Checking a graph case the way the graph gate and the reducer do: in a forked child, judged alike.
 
-:func:`observe_forked` runs :func:`seedzer.kernel.graph.observe_graph` on a case in a child forked
+:func:`observe_forked` runs :func:`seedzer.kernel.graph.observe.observe_graph` on a case in a child forked
 from this process (call :func:`preload` first, so that the child inherits TVM instead of importing
 it; :func:`seedzer.finding.isolated.observe_isolated` forks it); the child reports each step it
 enters, so a death is a ``crash`` and a timeout a ``hang`` at that step. :func:`matches` judges with
-the kernel's own :func:`~seedzer.kernel.graph.same_graph_failure`, so the gate, the reducer and
+the kernel's own :func:`~seedzer.kernel.graph.observe.same_graph_failure`, so the gate, the reducer and
 ``repro.py`` agree. This module imports TVM only when those functions run.
 """
 
@@ -13,19 +13,19 @@ from __future__ import annotations
 from seedzer.execute.forked import SharedProgress
 from seedzer.finding.isolated import observe_isolated, silence
 from seedzer.kernel.common import Observation, Stage
-from seedzer.kernel.graph_case import GraphCase
+from seedzer.kernel.graph.case import GraphCase
 
 
 def preload() -> None:
     """Import the graph kernel (TVM, onnx, onnxruntime) here, before children are forked."""
-    import seedzer.kernel.graph  # noqa: F401
+    import seedzer.kernel.graph.observe  # noqa: F401
 
 
 def _observe(case: GraphCase, progress: SharedProgress) -> Observation:
     """The child: what ``case`` shows."""
     silence()
-    from seedzer.kernel.graph import observe_graph
-    from seedzer.kernel.loader import Trace
+    from seedzer.kernel.graph.observe import observe_graph
+    from seedzer.kernel.onnx.model import Trace
 
     return observe_graph(case, Trace(on_stage=lambda stage, step: progress.set(stage.value, step)))
 
@@ -37,6 +37,6 @@ def observe_forked(case: GraphCase, timeout: float) -> Observation:
 
 def matches(expected: Observation, observed: Observation) -> bool:
     """Whether ``observed`` is the graph failure ``expected`` describes (the kernel's own judgement)."""
-    from seedzer.kernel.graph import same_graph_failure
+    from seedzer.kernel.graph.observe import same_graph_failure
 
     return same_graph_failure(expected, observed)

@@ -5,7 +5,7 @@ A graph finding folder holds:
 =========================  ==========================================================================
 ``meta.json``              :class:`~seedzer.finding.meta.FindingMeta` (kind ``graph``, ``model`` =
                            ``model.onnx``), written by the house
-``case.json``              the :class:`~seedzer.kernel.graph_case.GraphCase` (JSON) with the failure as
+``case.json``              the :class:`~seedzer.kernel.graph.case.GraphCase` (JSON) with the failure as
                            its expected observation and ``model_file`` = ``model.onnx``
 ``model.onnx``             the model the case runs
 ``passes.json``            the Relax pass sequence, one ``{"pass", "args", "label"}`` object a line
@@ -36,7 +36,7 @@ from seedzer.finding.layout import META_FILE, REDUCED_DIR, REPRO_FILE, STATE_FIL
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.repro import render
 from seedzer.kernel.common import Observation, Symptom
-from seedzer.kernel.graph_case import GraphCase, GraphPass
+from seedzer.kernel.graph.case import GraphCase, GraphPass
 from seedzer.kernel.messages import key_line
 from seedzer.oracles.signature import raw_key
 from seedzer.seed import PassSpec
@@ -44,7 +44,9 @@ from seedzer.store.atomic import write_atomic
 
 KIND_NAME = "graph"
 """The ``kind`` of a graph finding's ``meta.json``."""
-KERNEL, NEEDS = "onnx_run+loader+graph_case+model_mutations+relax_build+relax_mutations+graph", "onnx onnxruntime numpy"
+KERNEL = ("onnx.runtime+onnx.model+graph.case+graph.model_mutations+graph.relax_build+graph.relax_mutations"
+          "+graph.observe")
+NEEDS = "onnx onnxruntime numpy"
 """The kernel modules a graph ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""
 CASE_FILE, MODEL_FILE, PASSES_FILE, LOG_FILE = "case.json", "model.onnx", "passes.json", "log.txt"
 """The graph kind's own files (the house's are in :mod:`seedzer.finding.layout`)."""

@@ -8,7 +8,7 @@ is an observation). Its verdict is the first answer of :data:`RULES`
 (:mod:`seedzer.finding.graph.rules`), in this order:
 
 1. **alone.** The case run alone must fail the finding's way (the kernel's own
-   :func:`~seedzer.kernel.graph.same_graph_failure`, as ``repro.py`` judges it); else ``not-a-bug``,
+   :func:`~seedzer.kernel.graph.observe.same_graph_failure`, as ``repro.py`` judges it); else ``not-a-bug``,
    ``not-reproduced`` (``invalid`` when the run alone is an invalid test case).
 2. **invalid-input.** An unsupported operator, a violated precondition, a model ONNX refuses:
    ``not-a-bug``, ``invalid``.
@@ -40,7 +40,7 @@ from seedzer.finding.graph.check import preload
 from seedzer.finding.graph.folder import finding_case, model_of
 from seedzer.finding.graph.rules import Alone, Contract, Culprit, GraphContext, InvalidInput, Parent
 from seedzer.finding.verdict import Verdict
-from seedzer.kernel.graph_case import GraphCase
+from seedzer.kernel.graph.case import GraphCase
 
 HANG_FACTOR = 3.0
 """Each run's time limit in units of the case's own (a hang must outlive it alone)."""

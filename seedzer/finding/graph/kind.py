@@ -10,7 +10,7 @@ from seedzer.finding.graph.gate import run_graph_gate_on_folder
 from seedzer.finding.kind import GateCall, GateContext, TriageOptions, TriageResult
 from seedzer.finding.layout import REPRO_FILE
 from seedzer.finding.meta import FindingMeta
-from seedzer.kernel.graph_case import GraphCase
+from seedzer.kernel.graph.case import GraphCase
 
 
 class GraphKind:

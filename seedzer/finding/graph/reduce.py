@@ -35,7 +35,7 @@ from seedzer.finding.onnx_graph import export
 from seedzer.finding.onnx_reduce import OnnxReducer
 from seedzer.finding.reducer import OutOfTime, PassStats, Reducer, ReductionPass, Trial
 from seedzer.kernel.common import Observation
-from seedzer.kernel.graph_case import GraphCase, GraphPass, ModelMutation
+from seedzer.kernel.graph.case import GraphCase, GraphPass, ModelMutation
 from seedzer.load.onnx_import import InvalidModel, input_specs
 
 Passes = tuple[GraphPass, ...]

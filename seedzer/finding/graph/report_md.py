@@ -18,7 +18,7 @@ from seedzer.finding.onnx_finding import environment, op_types
 from seedzer.finding.reducer import PassStats, stats_table
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.kernel.common import Observation, Symptom
-from seedzer.kernel.graph_case import GraphPass, ModelMutation
+from seedzer.kernel.graph.case import GraphPass, ModelMutation
 from seedzer.kernel.messages import key_line
 
 _SITE = re.compile(r"(?<=File \")[^\"]*/site-packages/")

@@ -22,7 +22,7 @@ from seedzer.finding.graph.folder import KIND_NAME, stored, to_specs
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, Verdict
 from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.kernel.graph_case import MUTATION_PREFIX, WELL_FORMED, GraphCase, ModelMutation
+from seedzer.kernel.graph.case import MUTATION_PREFIX, WELL_FORMED, GraphCase, ModelMutation
 from seedzer.oracles.preconditions import is_precondition_error
 from seedzer.oracles.signature import root_key
 from seedzer.seed import PassSpec

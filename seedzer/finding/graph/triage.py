@@ -55,7 +55,7 @@ from seedzer.finding.onnx_graph import export
 from seedzer.finding.reducer import stats_from_json, stats_to_json
 from seedzer.finding.replay import verdict
 from seedzer.finding.repro import run_repro
-from seedzer.kernel.graph_case import GraphCase
+from seedzer.kernel.graph.case import GraphCase
 from seedzer.store.atomic import write_atomic
 
 

@@ -1,12 +1,12 @@
 """Checking a loader case the way the loader gate and the reducer do: in a forked child, judged alike.
 
-:func:`observe_forked` runs :func:`seedzer.kernel.loader.observe_all` on a case in a child forked
+:func:`observe_forked` runs :func:`seedzer.kernel.load.observe.observe_all` on a case in a child forked
 from this process (call :func:`preload` first, so that the child inherits TVM instead of importing
 it); the child reports the step it is in through shared memory, so a death is a ``crash`` and a
 timeout a ``hang`` at that step, as the campaign's loading attempts report them. A SIGKILL is never
 a TVM bug (the OOM killer or an operator): it is ``invalid``. :func:`matching` picks the
 observation that is a finding's failure with the kernel's own
-:func:`~seedzer.kernel.loader.same_loader_failure`, so the gate, the reducer and ``repro.py`` agree.
+:func:`~seedzer.kernel.load.observe.same_loader_failure`, so the gate, the reducer and ``repro.py`` agree.
 This module imports TVM only when those functions run.
 """
 
@@ -20,18 +20,19 @@ from seedzer.finding.isolated import observe_isolated, silence
 from seedzer.kernel.common import Observation, Stage
 
 if TYPE_CHECKING:
-    from seedzer.kernel.loader import LoaderCase
+    from seedzer.kernel.load.observe import LoaderCase
 
 
 def preload() -> None:
     """Import the loader kernel (TVM, onnx, onnxruntime) here, before children are forked."""
-    import seedzer.kernel.loader  # noqa: F401
+    import seedzer.kernel.load.observe  # noqa: F401
 
 
 def _observe(case: LoaderCase, progress: SharedProgress) -> list[Observation]:
     """The child: every failure of ``case``."""
     silence()
-    from seedzer.kernel.loader import Trace, observe_all
+    from seedzer.kernel.load.observe import observe_all
+    from seedzer.kernel.onnx.model import Trace
 
     return observe_all(case, trace=Trace(on_step=lambda step: progress.set(Stage.LOAD.value, step)))
 
@@ -44,6 +45,6 @@ def observe_forked(case: LoaderCase, timeout: float) -> list[Observation]:
 
 def matching(expected: Observation, observed: Sequence[Observation]) -> Observation | None:
     """The first observation that is the failure ``expected`` describes, or None."""
-    from seedzer.kernel.loader import same_loader_failure
+    from seedzer.kernel.load.observe import same_loader_failure
 
     return next((o for o in observed if same_loader_failure(expected, o)), None)

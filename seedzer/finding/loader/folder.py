@@ -4,7 +4,7 @@ whichever Seedzer version wrote it.
 A loader finding folder holds ``meta.json`` (:class:`~seedzer.finding.meta.FindingMeta`, kind
 ``loader``, ``model`` = ``model.onnx``), ``model.onnx`` (the model the failing attempt imported:
 the constant-folded one when the finding came from the folded attempt), ``case.json`` (the loader
-kernel's case, :class:`seedzer.kernel.loader.LoaderCase`, with the failure as its expected
+kernel's case, :class:`seedzer.kernel.load.observe.LoaderCase`, with the failure as its expected
 observation), ``repro.py`` (:func:`seedzer.finding.repro.render` of that case, the model embedded when
 small) and ``log.txt``. Its name is the raw signature
 ``oracles.signature.raw_key("loader", observation)``. The campaign (through
@@ -39,7 +39,7 @@ from seedzer.load.loader import MODEL_FILE, LoaderFailure
 from seedzer.oracles.signature import raw_key
 from seedzer.store.atomic import write_atomic
 
-KERNEL, NEEDS = "onnx_run+loader", "numpy onnx onnxruntime"
+KERNEL, NEEDS = "onnx.runtime+onnx.model+load.observe", "numpy onnx onnxruntime"
 """The kernel module a loader ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""
 CASE_FILE, LOG_FILE = "case.json", "log.txt"
 """The loader kind's own files beside ``MODEL_FILE`` (the house's are in :mod:`seedzer.finding.layout`)."""
@@ -223,7 +223,8 @@ def base_case(found: LoaderFinding, timeout: float) -> dict[str, Any]:
         return dict(found.case)
     import onnx
 
-    from seedzer.kernel.loader import DIFFERENTIAL_STEPS, INPUT_SEED, LoaderCase
+    from seedzer.kernel.load.observe import DIFFERENTIAL_STEPS, LoaderCase
+    from seedzer.kernel.onnx.model import INPUT_SEED
     from seedzer.load.onnx_import import input_specs
 
     specs, _ = input_specs(onnx.load_model_from_string(found.model), found.model_name)

@@ -7,7 +7,7 @@ with a generous time limit. Its verdict is the first answer of :data:`RULES`
 order:
 
 1. **alone.** No observation is the finding's failure (the kernel's own
-   :func:`~seedzer.kernel.loader.same_loader_failure`, as ``repro.py`` judges it): ``not-a-bug``,
+   :func:`~seedzer.kernel.load.observe.same_loader_failure`, as ``repro.py`` judges it): ``not-a-bug``,
    ``not-reproduced`` (``invalid`` when the run alone is an invalid test case). A crash must die by
    a signal other than SIGKILL.
 2. **invalid-input.** The failure is an unsupported operator, a violated precondition, an
@@ -40,7 +40,7 @@ from seedzer.oracles.preconditions import is_precondition_error
 from seedzer.oracles.signature import root_key
 
 if TYPE_CHECKING:
-    from seedzer.kernel.loader import LoaderCase
+    from seedzer.kernel.load.observe import LoaderCase
 
 HANG_FACTOR = 3.0
 """The re-run's time limit in units of the attempt's own (a hang must outlive it alone)."""
@@ -157,7 +157,7 @@ def run_loader_gate(job: LoaderGateJob) -> Verdict:
     process forked from the zygote can run it."""
     start = time.monotonic()
     preload()
-    from seedzer.kernel.loader import LoaderCase
+    from seedzer.kernel.load.observe import LoaderCase
 
     case = LoaderCase.from_json(json.loads(job.case)).with_model(job.model)
     expected = case.expected

@@ -2,10 +2,10 @@
 
 A candidate becomes the finding's case (``case.json``: input seed, target, differential check,
 reference ``.npz``) with the candidate embedded and its own input specs, and runs through the loader
-kernel (:func:`seedzer.kernel.loader.observe_all`) in a child forked from the reducer's process
+kernel (:func:`seedzer.kernel.load.observe.observe_all`) in a child forked from the reducer's process
 (:func:`seedzer.finding.loader.check.observe_forked`: a segfault or a hang of the importer is an
 observation, not a dead reducer). It holds when one observation is the finding's failure by the
-kernel's own :func:`~seedzer.kernel.loader.same_loader_failure`: what ``repro.py`` and the loader
+kernel's own :func:`~seedzer.kernel.load.observe.same_loader_failure`: what ``repro.py`` and the loader
 gate judge by. Creating a predicate imports TVM in this process, once, so that every child forked
 afterwards starts with it.
 """
@@ -28,7 +28,7 @@ class LoaderPredicate:
 
     def __init__(self, expected: Observation, case: dict[str, Any], timeout: float = 60.0) -> None:
         preload()
-        from seedzer.kernel.loader import LoaderCase, reference_arrays
+        from seedzer.kernel.load.observe import LoaderCase, reference_arrays
 
         self.expected = expected
         self.base = dataclasses.replace(LoaderCase.from_json(case), expected=expected)

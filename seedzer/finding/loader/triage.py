@@ -181,7 +181,7 @@ def _original_repro(found: LoaderFinding, case: dict[str, Any]) -> None:
 
 def _write_outputs(found: LoaderFinding, case: dict[str, Any], original: onnx.ModelProto, best: onnx.ModelProto,
                    pred: LoaderPredicate, matched: Any, out: LoaderTriage, opts: LoaderTriageOptions) -> None:
-    from seedzer.kernel.loader import TOLERANCES
+    from seedzer.kernel.onnx.model import TOLERANCES
 
     if not (found.folder / REPRO_FILE).exists():
         _original_repro(found, case)

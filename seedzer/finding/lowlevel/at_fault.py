@@ -30,8 +30,9 @@ from dataclasses import dataclass
 from seedzer.finding.lowlevel.context import LowlevelContext, reproduces
 from seedzer.finding.lowlevel.culprit import Culprit, variant
 from seedzer.finding.lowlevel.witness import WitnessIR, forked_ir_before
-from seedzer.kernel.common import OPT, OPT_VS_REFERENCE, Case, Observation, Step, Symptom, label_parts
+from seedzer.kernel.common import OPT, OPT_VS_REFERENCE, Observation, Symptom, label_parts
 from seedzer.kernel.messages import ir_names, normalize
+from seedzer.kernel.tir.case import Case, Step
 
 ObserveFn = Callable[[Case], Observation]
 """Runs a case alone (in a forked child) and returns what it showed."""

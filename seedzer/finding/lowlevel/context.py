@@ -18,8 +18,9 @@ from seedzer.finding.gate import GateSettings
 from seedzer.finding.lowlevel.hang_size import IRSize, lowered_size
 from seedzer.finding.meta import NOT_A_BUG
 from seedzer.finding.verdict import INSTRUMENTATION, INVALID, NOT_REPRODUCED, Verdict
-from seedzer.kernel.common import Case, Observation, Stage, Symptom
+from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.messages import ir_names, normalize, same_failure
+from seedzer.kernel.tir.case import Case
 
 COMPILE_STAGES = frozenset({Stage.MUTATE, Stage.PASS, Stage.BUILD})
 REFUSES_UB = re.compile(r"divide by zero|division by zero|mod(ulo)? by zero", re.IGNORECASE)

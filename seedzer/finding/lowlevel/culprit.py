@@ -22,18 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from seedzer.finding.ddmin import ddmin
-from seedzer.kernel.common import (
-    FUZZED,
-    OPT_VS_REFERENCE,
-    PIPELINE,
-    Case,
-    Checks,
-    Observation,
-    Step,
-    Symptom,
-    label_parts,
-)
+from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Symptom, label_parts
 from seedzer.kernel.messages import same_failure
+from seedzer.kernel.tir.case import FUZZED, PIPELINE, Case, Checks, Step
 
 Observe = Callable[[Case], Observation]
 """Runs a case in isolation and returns what it showed."""

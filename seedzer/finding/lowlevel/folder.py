@@ -23,12 +23,13 @@ from seedzer.errors import SeedzerError
 from seedzer.finding.layout import REPRO_FILE
 from seedzer.finding.meta import FindingMeta, FindingSettings, inside
 from seedzer.finding.repro import render
-from seedzer.kernel.common import FUZZED, Case, Checks, Observation, Step, Symptom
+from seedzer.kernel.common import Observation, Symptom
+from seedzer.kernel.tir.case import FUZZED, Case, Checks, Step
 from seedzer.passes.contracts import pipeline_steps, plan
 from seedzer.seed import input_seed, passes_from_json
 from seedzer.store.atomic import write_atomic
 
-KERNEL, NEEDS = "lowlevel", "numpy"
+KERNEL, NEEDS = "tir.case+tir.observe", "numpy"
 """The kernel module a low-level ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""
 IR_FILE, PASSES_FILE, CASE_FILE, LOG_FILE = "ir.py", "passes.json", "case.json", "log.txt"
 """The low-level kind's own files (the house's are in :mod:`seedzer.finding.layout`)."""

@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from seedzer.kernel.common import FUZZED, MINIMAL, REFERENCE, Case, Step, minimal_steps, reference_steps
+from seedzer.kernel.common import MINIMAL, REFERENCE
+from seedzer.kernel.tir.case import FUZZED, Case, Step, minimal_steps, reference_steps
 
 HUGE_IR_STATEMENTS = 2000
 """IR with more statements is huge: the pools' operator kernels lower to a few hundred at most."""
@@ -96,7 +97,7 @@ def lowered_size(case: Case, program: str, before: str | None = None, statements
     """The :func:`ir_size` of ``program`` of ``case`` lowered: the code generator's input once all its
     steps ran, or with ``before`` the input of its first step of that name (:func:`program_steps`).
     Runs TVM (call it in a forked child)."""
-    from seedzer.kernel.lowlevel import lower, make_target, parse_func
+    from seedzer.kernel.tir.observe import lower, make_target, parse_func
 
     steps = program_steps(case, program, before)
     return ir_size(lower(parse_func(case.script), steps, make_target(case.target), program=program), statements,

@@ -31,9 +31,9 @@ from seedzer.finding.lowlevel.report_md import write_report
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.reducer import Reducer, Trial, defines_pass, passes_of, stats_from_json, stats_to_json
 from seedzer.finding.repro import run_repro
-from seedzer.kernel.common import FUZZED, Case
 from seedzer.kernel.common import Stage as KernelStage
 from seedzer.kernel.messages import ir_names, same_failure
+from seedzer.kernel.tir.case import FUZZED, Case
 from seedzer.store.atomic import write_atomic
 
 LOOSE = ("mismatch", "perf")

@@ -10,7 +10,7 @@ from seedzer.finding.layout import REPORT_FILE
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.reducer import PassStats, stats_table
 from seedzer.finding.repro import TVM_VERSION
-from seedzer.kernel.common import FUZZED, Case, Step
+from seedzer.kernel.tir.case import FUZZED, Case, Step
 from seedzer.store.atomic import write_atomic
 
 _ACTUAL = {

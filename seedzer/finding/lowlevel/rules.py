@@ -27,8 +27,9 @@ from seedzer.finding.lowlevel.ub_slice import slice_for
 from seedzer.finding.lowlevel.witness import WitnessSearch
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, VERIFIER, Verdict
-from seedzer.kernel.common import FUZZED, MINIMAL, Case, Observation, Stage, Symptom, label_parts, reference_steps
+from seedzer.kernel.common import MINIMAL, Observation, Stage, Symptom, label_parts
 from seedzer.kernel.messages import ir_names
+from seedzer.kernel.tir.case import FUZZED, Case, reference_steps
 from seedzer.oracles.registry import judge, make_oracles
 from seedzer.oracles.signature import root_key
 from seedzer.passes.contracts import canonical_lowering, reserved_attribute, slot_of_step

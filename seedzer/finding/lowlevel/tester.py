@@ -21,7 +21,8 @@ from typing import Any
 from seedzer.execute.death import death_observation
 from seedzer.execute.forked import SharedProgress, call_forked
 from seedzer.execute.lru import LRU
-from seedzer.kernel.common import MINIMAL, Case, Observation, Stage, Step, Symptom
+from seedzer.kernel.common import MINIMAL, Observation, Stage, Symptom
+from seedzer.kernel.tir.case import Case, Step
 
 MinimalKey = tuple[str, str, str, int, int]
 """A minimal build's identity: script, steps, target, input seed, buffer limit."""
@@ -40,7 +41,7 @@ def _runner() -> Any:
     inherited by its children).
 
     The kernel imports TVM: it is imported here, in the gate's own process, never by the campaign."""
-    from seedzer.kernel.lowlevel import Built, Runner, parse_func
+    from seedzer.kernel.tir.observe import Built, Runner, parse_func
 
     class GateRunner(Runner):
         def __init__(self) -> None:
@@ -71,7 +72,7 @@ def _runner() -> Any:
 
 def _observe(case: Case, runner: Any) -> tuple[Observation, dict[MinimalKey, Any]]:
     """A child's test: the kernel's observation, with the minimal builds it made."""
-    from seedzer.kernel.lowlevel import observe
+    from seedzer.kernel.tir.observe import observe
 
     return observe(case, runner), runner.learned
 
@@ -90,7 +91,7 @@ class Tester:
 
     def observe(self, case: Case, timeout: float) -> Observation:
         """What ``case`` shows when run alone within ``timeout`` seconds."""
-        from seedzer.kernel.lowlevel import step_label
+        from seedzer.kernel.tir.observe import step_label
 
         self.tests += 1
         try:

@@ -19,8 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from seedzer.finding.lowlevel.context import LowlevelContext, ShrinkStep, reproduces
-from seedzer.kernel.common import Case, Observation
+from seedzer.kernel.common import Observation
 from seedzer.kernel.messages import ir_names
+from seedzer.kernel.tir.case import Case
 
 Fails = Callable[[Case], bool]
 """Whether a case (the candidate's with another script) still fails the way the candidate did."""

@@ -30,8 +30,9 @@ from dataclasses import dataclass
 
 from seedzer.execute.forked import call_forked
 from seedzer.finding.lowlevel.context import COMPILE_STAGES, reproduces
-from seedzer.kernel.common import Case, Observation, Step, Symptom, reference_steps
+from seedzer.kernel.common import Observation, Symptom
 from seedzer.kernel.messages import ir_names
+from seedzer.kernel.tir.case import Case, Step, reference_steps
 from seedzer.passes.contracts import pipeline_steps, reserved_attribute, within_contract
 
 DIVISION = re.compile(r"division|modulo", re.IGNORECASE)
@@ -61,7 +62,7 @@ def ir_before(case: Case, index: int) -> WitnessIR:
     Runs TVM: call it in a forked child."""
     import tvm
 
-    from seedzer.kernel.lowlevel import lower, make_target, parse_func, well_formed_error
+    from seedzer.kernel.tir.observe import lower, make_target, parse_func, well_formed_error
     from seedzer.tvmio import script_of
 
     module = lower(parse_func(case.script), case.steps[:index], make_target(case.target))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
-from importlib import resources
 
 import pytest
 
@@ -14,9 +13,9 @@ from seedzer.finding.lowlevel.folder import render_lowlevel_repro
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.registry import KINDS, kind
 from seedzer.finding.replay import verdict
-from seedzer.finding.repro import SHARED_KERNELS, kernel_code
-from seedzer.kernel import MARKER
-from seedzer.kernel.common import FUZZED, PRESENT_LINE, Case, Observation, Stage, Step, Symptom
+from seedzer.finding.repro import SHARED_KERNELS, kernel_code, kernel_source
+from seedzer.kernel.common import PRESENT_LINE, Observation, Stage, Symptom
+from seedzer.kernel.tir.case import FUZZED, Case, Step
 
 OBS = Observation(Symptom.EXCEPTION, Stage.PASS, "tirx.UnrollLoop", "boom")
 CASE = Case("# from tvm.script import tirx as T\n@T.prim_func\ndef main():\n    T.evaluate(0)\n",
@@ -42,7 +41,7 @@ def test_repro_is_valid_python_that_imports_only_tvm_numpy_and_the_stdlib() -> N
 
 def test_repro_code_is_the_kernel_verbatim_and_its_data_round_trips() -> None:
     text = render_lowlevel_repro(CASE, META)
-    _imports, code = kernel_code("lowlevel")
+    _imports, code = kernel_code("tir.case+tir.observe")
     assert code in text  # the kernel's own code, copied verbatim
     data = text[text.index("SCRIPT = "): text.index(code)]
     namespace: dict[str, object] = {}
@@ -76,14 +75,13 @@ def test_replay_verdicts(symptom: str, code: int | None, output: str, expected: 
 def test_a_kernel_chain_defines_each_name_once() -> None:
     """A reproducer concatenates its kernel modules into one namespace: a name two modules define is
     silently the later one's (the graph chain once had two ``_finish``, the model mutations' and the
-    Relax mutations', so a model mutation in a repro.py ran the wrong one). Only ``main``, the entry
-    point, is meant to be redefined."""
+    Relax mutations', so a model mutation in a repro.py ran the wrong one; it once carried the load
+    kernel's ``main`` before its own)."""
     for name in KINDS:
         defined: dict[str, list[str]] = defaultdict(list)
         for module in (*SHARED_KERNELS, *kind(name).kernel.split("+")):
-            text = resources.files("seedzer.kernel").joinpath(f"{module}.py").read_text()
-            code = text.split(MARKER + "\n", 1)[1]
+            _head, code = kernel_source(module)
             for found in re.findall(r"^(?:def|class)\s+(\w+)|^(\w+)\s*(?::[^=\n]*)?=", code, re.MULTILINE):
                 defined[found[0] or found[1]].append(module)
-        twice = {n: ms for n, ms in defined.items() if len(ms) > 1 and n != "main"}
+        twice = {n: ms for n, ms in defined.items() if len(ms) > 1}
         assert not twice, f"kind {name}: {twice}"

@@ -15,9 +15,10 @@ import pytest
 
 tvm = pytest.importorskip("tvm")
 
-from seedzer.kernel.common import Case, Checks, Symptom  # noqa: E402
+from seedzer.kernel.common import Symptom  # noqa: E402
 from seedzer.kernel.comparison import compare  # noqa: E402
-from seedzer.kernel.lowlevel import OPT, Built, Runner, observe  # noqa: E402
+from seedzer.kernel.tir.case import Case, Checks  # noqa: E402
+from seedzer.kernel.tir.observe import OPT, Built, Runner, observe  # noqa: E402
 from seedzer.mutate import IR_MUTATOR_NAMES, ir_mutator_classes  # noqa: E402
 from seedzer.passes.contracts import PIPELINE_PASSES, plan  # noqa: E402
 from seedzer.seed import input_seed  # noqa: E402

@@ -11,8 +11,8 @@ tvm = pytest.importorskip("tvm")
 import tvm_ffi  # noqa: E402
 from tvm import s_tir, tirx  # noqa: E402
 
-from seedzer.kernel.common import O0  # noqa: E402
-from seedzer.kernel.lowlevel import apply_steps, make_target  # noqa: E402
+from seedzer.kernel.tir.case import O0  # noqa: E402
+from seedzer.kernel.tir.observe import apply_steps, make_target  # noqa: E402
 from seedzer.mutate import (  # noqa: E402
     IR_MUTATOR_NAMES,
     MutationStats,

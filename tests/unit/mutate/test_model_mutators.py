@@ -10,7 +10,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from seedzer.kernel.graph_case import ModelMutation
+from seedzer.kernel.graph.case import ModelMutation
 from seedzer.mutate.model_mutators import (
     GARBAGE_KINDS,
     MODEL_MUTATION_KINDS,

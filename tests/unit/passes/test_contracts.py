@@ -2,7 +2,7 @@
 
 import random
 
-from seedzer.kernel.common import FUZZED, PIPELINE, minimal_steps, reference_steps
+from seedzer.kernel.tir.case import FUZZED, PIPELINE, minimal_steps, reference_steps
 from seedzer.passes.catalog import CATALOG, EXCLUDED, random_sequence
 from seedzer.passes.contracts import (
     CONTRACTS,

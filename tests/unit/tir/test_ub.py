@@ -302,7 +302,7 @@ def test_seeds_have_no_hazards_and_the_check_is_cheap() -> None:
 
 
 def make_inputs(func: Any, seed: int) -> list[np.ndarray]:
-    """Copied from the harness's ``make_inputs`` (seedzer.triage.standalone, now seedzer.kernel.lowlevel):
+    """Copied from the harness's ``make_inputs`` (seedzer.triage.standalone, now seedzer.kernel.tir.observe):
     floats uniform in [-1, 1), integers zero."""
     rng = np.random.default_rng(seed)
     out = []

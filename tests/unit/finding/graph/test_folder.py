@@ -32,7 +32,7 @@ from seedzer.finding.layout import META_FILE, REPRO_FILE
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.registry import kind
 from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.kernel.graph_case import GraphCase, GraphPass
+from seedzer.kernel.graph.case import GraphCase, GraphPass
 
 LAYOUT = GraphPass("relax.ConvertLayout", {"desired_layouts": {"relax.nn.conv2d": ["NHWC", "default"]}})
 FOLD = GraphPass("relax.FoldConstant")
@@ -108,7 +108,7 @@ def test_repro_is_standalone_embeds_the_model_and_names_the_kernels(tmp_path: Pa
     script = (folder / REPRO_FILE).read_text()
     compile(script, "repro.py", "exec")
     assert "pip install apache-tvm==0.27.0.post1 onnx onnxruntime numpy" in script
-    for module in ("loader", "graph_case", "graph"):
+    for module in ("onnx.model", "graph.case", "graph.observe"):
         assert f"# ---- seedzer.kernel.{module} ----" in script
     assert "from seedzer" not in script and meta.signature in script
     case = _repro_case(script)
@@ -148,7 +148,8 @@ def test_the_registry_s_graph_kind_writes_and_gates_from_the_folder(tmp_path: Pa
     folder, meta = _filed(tmp_path)
     found = kind("graph")
     assert (found.name, found.needs) == ("graph", "onnx onnxruntime numpy")
-    assert found.kernel == "onnx_run+loader+graph_case+model_mutations+relax_build+relax_mutations+graph"
+    assert found.kernel == ("onnx.runtime+onnx.model+graph.case+graph.model_mutations+graph.relax_build"
+                            "+graph.relax_mutations+graph.observe")
     call = found.gate_call(folder, meta, GateContext(timeout=30.0))
     assert call.fn.__name__ == "run_graph_gate_on_folder" and call.args[:2] == (str(folder), 30.0)
     (folder / REPRO_FILE).unlink()

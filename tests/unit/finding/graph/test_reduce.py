@@ -11,7 +11,7 @@ from onnx import TensorProto, helper
 from seedzer.finding.graph.reduce import GraphPredicate, GraphReducer
 from seedzer.finding.graph.report_md import GraphReportInput, render_report, title
 from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.kernel.graph_case import GraphCase, GraphPass, ModelMutation
+from seedzer.kernel.graph.case import GraphCase, GraphPass, ModelMutation
 
 FOLD, NORM, DCE = GraphPass("relax.FoldConstant"), GraphPass("relax.Normalize"), GraphPass("relax.DeadCodeElimination")
 LAYOUT = GraphPass("relax.ConvertLayout", {"desired_layouts": {"relax.nn.conv2d": ["NHWC", "default"]}})

@@ -22,7 +22,7 @@ from seedzer.finding.graph.rules import (
 )
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.kernel.graph_case import GraphCase, GraphPass
+from seedzer.kernel.graph.case import GraphCase, GraphPass
 from seedzer.oracles.signature import root_key
 from seedzer.seed import PassSpec
 

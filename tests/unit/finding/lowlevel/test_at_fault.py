@@ -6,8 +6,9 @@ import dataclasses
 
 from seedzer.finding.lowlevel.at_fault import MINIMAL_FAILS, Localizer, failing_index, from_ir
 from seedzer.finding.lowlevel.witness import WitnessIR
-from seedzer.kernel.common import FUZZED, OPT_VS_REFERENCE, Case, Observation, Stage, Step, Symptom
+from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
 from seedzer.kernel.messages import same_failure
+from seedzer.kernel.tir.case import FUZZED, Case, Step
 
 A = Step("tirx.A", role=FUZZED, optional=True)
 V = Step("tirx.V", role=FUZZED, optional=True)

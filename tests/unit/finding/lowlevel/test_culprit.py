@@ -5,7 +5,8 @@ step; slowdown: the pipeline's optional passes stay)."""
 from __future__ import annotations
 
 from seedzer.finding.lowlevel.culprit import bisect, variant
-from seedzer.kernel.common import FUZZED, OPT_VS_REFERENCE, PIPELINE, Case, Observation, Stage, Step, Symptom
+from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
+from seedzer.kernel.tir.case import FUZZED, PIPELINE, Case, Step
 
 
 def _step(name: str, role: str = PIPELINE, optional: bool = False) -> Step:

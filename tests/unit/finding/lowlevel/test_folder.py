@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from seedzer.finding.lowlevel.folder import filed_case
 from seedzer.finding.meta import FindingSettings
-from seedzer.kernel.common import Case, Checks, Observation, Stage, Symptom
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.tir.case import Case, Checks
 
 MISMATCH = Observation(Symptom.MISMATCH, Stage.COMPARE, None, "outputs differ")
 

@@ -36,16 +36,8 @@ from seedzer.finding.lowlevel.rules import (
 from seedzer.finding.lowlevel.witness import WitnessIR
 from seedzer.finding.meta import BUG, NOT_A_BUG, FindingMeta
 from seedzer.finding.verdict import reason_code
-from seedzer.kernel.common import (
-    FUZZED,
-    OPT_VS_REFERENCE,
-    PIPELINE,
-    Case,
-    Observation,
-    Stage,
-    Step,
-    Symptom,
-)
+from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
+from seedzer.kernel.tir.case import FUZZED, PIPELINE, Case, Step
 from seedzer.passes.contracts import pipeline_steps
 
 Answer = Callable[[Case], Observation]

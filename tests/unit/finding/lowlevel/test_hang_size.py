@@ -12,7 +12,8 @@ from seedzer.finding.lowlevel.hang_size import (
     program_steps,
     unrolling_asked,
 )
-from seedzer.kernel.common import FUZZED, PIPELINE, REFERENCE, Case, reference_steps
+from seedzer.kernel.common import REFERENCE
+from seedzer.kernel.tir.case import FUZZED, PIPELINE, Case, reference_steps
 from seedzer.passes.contracts import UNROLL_DEFAULT_DEPTH, UNROLL_LIMIT, bounded, plan
 from seedzer.seed import PassSpec, input_seed
 

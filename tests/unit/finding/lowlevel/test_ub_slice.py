@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from seedzer.finding.lowlevel.ub_slice import ub_free_slice
-from seedzer.kernel.common import Case
+from seedzer.kernel.tir.case import Case
 
 
 def drop_one(script: str, test: Callable[[str], bool], out_of_time: Callable[[], bool]) -> str | None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 
 from seedzer.finding.lowlevel.witness import WitnessIR, WitnessSearch, witness_steps
-from seedzer.kernel.common import FUZZED, PIPELINE, Case, Observation, Stage, Step, Symptom
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.tir.case import FUZZED, PIPELINE, Case, Step
 from seedzer.passes.contracts import pipeline_steps
 
 PIPE = tuple(pipeline_steps())

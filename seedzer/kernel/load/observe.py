@@ -1,4 +1,4 @@
-"""The loader kernel: an ONNX model through TVM's importer, lowering, build and run, against onnxruntime.
+"""The load kernel: an ONNX model through TVM's importer, lowering, build and run, against onnxruntime.
 
 A :class:`LoaderCase` holds the model (embedded or a file beside ``repro.py``), its input specs and
 how to check it. :func:`observe_all` runs its steps in order and returns every failure: ``import``
@@ -7,11 +7,11 @@ how to check it. :func:`observe_all` runs its steps in order and returns every f
 backend), each followed by a TVMScript round trip of every new PrimFunc (the scripts that parse back
 are the fuzzer's seeds); then, for a differential case, ``build`` (``tvm.compile``; an error ends the
 case), ``run`` (Relax VM), ``reference`` (onnxruntime, else ``onnx.reference``, else stored outputs)
-and ``compare`` (:func:`seedzer.kernel.comparison.compare` with NNSmith's :data:`TOLERANCES`).
+and ``compare`` (:func:`seedzer.kernel.comparison.compare` with NNSmith's tolerances).
 
-The fuzzer's loading attempts, the loader gate, the reducer and every loader ``repro.py`` run these
-functions. Depends on tvm, onnx, onnxruntime, numpy and :mod:`seedzer.kernel.common` only (copied
-verbatim into repro.py).
+The campaign's loading attempts, the load gate, the reducer and every ``load`` finding's ``repro.py``
+run these functions. Depends on tvm, onnx, onnxruntime, numpy, :mod:`seedzer.kernel.onnx.model` and
+the shared kernel modules only (copied verbatim into repro.py).
 """
 
 from __future__ import annotations
@@ -19,19 +19,14 @@ from __future__ import annotations
 import base64
 import dataclasses
 import io
-import json
-import os
-import sys
 import time
-import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import onnx
 import tvm
 from tvm import relax
-from tvm.relax.frontend.onnx import from_onnx
 
 from seedzer.kernel.common import (
     EXIT_DIFFERENT,
@@ -48,20 +43,26 @@ from seedzer.kernel.common import (
     error_text,
 )
 from seedzer.kernel.comparison import compare
-from seedzer.kernel.messages import is_out_of_memory, key_line, normalize, same_failure
-from seedzer.kernel.onnx_run import onnxruntime_outputs
+from seedzer.kernel.messages import normalize, same_failure
+from seedzer.kernel.onnx.model import (
+    INPUT_SEED,
+    TOLERANCES,
+    Spec,
+    Trace,
+    build,
+    describe,
+    import_model,
+    make_target,
+    model_bytes,
+    onnx_reference_verdict,
+    random_inputs,
+    reference_outputs,
+    run,
+)
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
-TOLERANCES: dict[str, tuple[float, float]] = {"float16": (1e-2, 1e-2), "bfloat16": (1e-2, 1e-2),
-                                               "float32": (1e-2, 1e-3), "float64": (1e-5, 1e-7)}
-"""``dtype -> (rtol, atol)`` of floating outputs (NNSmith's); integers and booleans must be equal."""
-INPUT_SEED = 20240601
-"""Default seed of the random inputs."""
 DIFFERENTIAL_STEPS = frozenset({"build", "run", "reference", "compare"})
 """Steps that run only for a differential case."""
-
-Spec = tuple[str, str, tuple[int, ...]]
-"""One graph input: name, numpy dtype name, concrete shape."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,34 +107,12 @@ class LoaderCase:
         return dataclasses.replace(self, model=base64.b64encode(data).decode(), model_file=None)
 
 
-def model_bytes(case: Any) -> bytes:
-    """The case's model (a loader or graph case): embedded, or the file beside the running script."""
-    if case.model:
-        return base64.b64decode(case.model)
-    here = os.path.dirname(os.path.abspath(sys.argv[0] or "."))
-    with open(os.path.join(here, str(case.model_file)), "rb") as handle:
-        return handle.read()
-
-
 def reference_arrays(case: LoaderCase) -> dict[str, np.ndarray]:
     """The arrays of the case's reference ``.npz`` (none without one)."""
     if not case.reference:
         return {}
     with np.load(io.BytesIO(base64.b64decode(case.reference)), allow_pickle=False) as npz:
         return {key: np.asarray(npz[key]) for key in npz.files}
-
-
-def random_inputs(specs: Sequence[Spec], seed: int) -> dict[str, np.ndarray]:
-    """Inputs for ``specs`` from ``seed``: floats uniform in [-2, 2), signed integers in [-3, 3],
-    unsigned in [0, 3] (index-like inputs stay in range for small tensors), booleans fair coins."""
-    rng = np.random.default_rng(seed)
-    feeds: dict[str, np.ndarray] = {}
-    for name, dtype, shape in specs:
-        kind, size = np.dtype(dtype).kind, list(shape)
-        value = (rng.random(size) < 0.5 if kind == "b" else rng.integers(0, 4, size=size) if kind == "u"
-                 else rng.integers(-3, 4, size=size) if kind == "i" else rng.uniform(-2.0, 2.0, size=size))
-        feeds[name] = np.asarray(value).astype(dtype)
-    return feeds
 
 
 def make_feeds(case: LoaderCase, stored: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[Observation]]:
@@ -148,23 +127,6 @@ def make_feeds(case: LoaderCase, stored: dict[str, np.ndarray]) -> tuple[dict[st
         elif given is not None:
             feeds[name] = given.astype(dtype, copy=False)
     return feeds, notes
-
-
-def make_target(spec: Any) -> Any:
-    """A TVM target from a kind name, a JSON object text or a dict."""
-    if isinstance(spec, str) and spec.lstrip().startswith("{"):
-        spec = json.loads(spec)
-    return tvm.target.Target(spec)
-
-
-def is_unsupported(exc: BaseException) -> bool:
-    """True for the importer's "operator not supported" error (an importer limitation, not a bug)."""
-    return type(exc).__name__ == "OpNotImplemented" or "not supported for frontend ONNX" in str(exc)
-
-
-def import_model(model: onnx.ModelProto, specs: Sequence[Spec]) -> Any:
-    """The Relax module TVM's ONNX importer makes of ``model`` with the specs' shapes and dtypes."""
-    return from_onnx(model, shape_dict={n: list(s) for n, _, s in specs}, dtype_dict={n: d for n, d, _ in specs})
 
 
 def legalize(mod: Any) -> Any:
@@ -201,106 +163,6 @@ def round_trip(mod: Any, seen: set[str], check: bool = True) -> tuple[list[tuple
                 continue
         scripts.append((name, script))
     return scripts, failures
-
-
-def build(mod: Any, target: Any = "llvm") -> Any:
-    """``tvm.compile`` of a Relax module (TVM's default pipelines) for ``target``."""
-    return tvm.compile(mod, target=make_target(target))
-
-
-def flatten(value: Any) -> list[np.ndarray]:
-    """VM results (a tensor, a scalar or nested tuples of them) as a flat list of numpy arrays."""
-    if hasattr(value, "numpy"):
-        return [np.asarray(value.numpy())]
-    if isinstance(value, (int, float, bool, np.generic)):
-        return [np.asarray(value)]
-    return [array for item in value for array in flatten(item)]
-
-
-def run(executable: Any, specs: Sequence[Spec], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """Run ``main`` of a built module in the Relax VM on the CPU, inputs in graph order."""
-    vm = relax.VirtualMachine(executable, tvm.cpu())
-    return flatten(vm["main"](*[tvm.runtime.tensor(np.asarray(feeds[n], order="C")) for n, _, _ in specs]))
-
-
-def onnx_reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """Outputs of ``model`` under ``onnx.reference`` (pure Python: the specification's executable
-    reference, slow on big models)."""
-    from onnx.reference import ReferenceEvaluator
-
-    names = {i.name for i in model.graph.input}
-    return [np.asarray(v) for v in ReferenceEvaluator(model).run(None, {k: v for k, v in feeds.items() if k in names})]
-
-
-def onnx_reference_verdict(model: onnx.ModelProto, feeds: dict[str, np.ndarray], actual: list[np.ndarray],
-                           expected: list[np.ndarray], limits: dict[str, Any]) -> tuple[bool, str]:
-    """TVM's ``actual`` outputs differ from onnxruntime's ``expected``: ask ``onnx.reference``, the tie-breaker
-    at the specification's edges (where onnxruntime departs from it too, e.g. a backward Slice whose
-    ``ends`` is INT64_MAX). True when it agrees with TVM (onnxruntime is the one that departs), with
-    a note on what it said."""
-    try:
-        spec = onnx_reference_outputs(model, feeds)
-    except Exception as exc:  # the reference implementation raises many types
-        return False, f"the ONNX reference implementation cannot run the model ({type(exc).__name__})"
-    if compare(spec, actual, limits) is None:
-        return True, "onnxruntime departs from the ONNX reference implementation, which agrees with TVM"
-    if compare(spec, expected, limits) is None:
-        return False, "the ONNX reference implementation agrees with onnxruntime"
-    return False, "the ONNX reference implementation agrees with neither"
-
-
-def reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray], stored: dict[str, np.ndarray] | None = None
-                      ) -> tuple[list[np.ndarray] | None, str | None, dict[str, str]]:
-    """The first reference that runs: onnxruntime, ``onnx.reference``, then the stored outputs.
-    Returns the outputs (None when none could), the engine's name and the errors of those that failed."""
-    errors: dict[str, str] = {}
-    for engine, fn in (("onnxruntime", onnxruntime_outputs), ("onnx.reference", onnx_reference_outputs)):
-        try:
-            return fn(model, feeds), engine, errors
-        except Exception as exc:  # both engines raise many types
-            errors[engine] = f"{type(exc).__name__}: {key_line(str(exc))}"
-    names = ["output:" + o.name for o in model.graph.output]
-    if stored and all(n in stored for n in names):
-        return [stored[n] for n in names], "stored", errors
-    return None, None, errors
-
-
-@dataclasses.dataclass
-class Trace:
-    """What :func:`observe_all` saw besides failures: the steps it completed, seconds per step, the
-    reference engine, whether the outputs matched, ``invalid`` notes that are no failure (an
-    onnxruntime fallback, a reference input that does not fit) and the traceback of each error.
-    ``on_step`` is called with each step's name before it runs, ``on_stage`` with its stage and name."""
-
-    on_step: Callable[[str], None] | None = None
-    on_stage: Callable[[Stage, str], None] | None = None
-    reached: list[str] = dataclasses.field(default_factory=list)
-    timings: dict[str, float] = dataclasses.field(default_factory=dict)
-    reference: str | None = None
-    matched: bool | None = None
-    notes: list[Observation] = dataclasses.field(default_factory=list)
-    tracebacks: dict[str, str] = dataclasses.field(default_factory=dict)
-
-    def call(self, step: str, fn: Callable[..., Any], *args: Any, stage: Stage = Stage.LOAD) -> Any:
-        """Announce, time and run step ``step`` of ``stage`` (``fn(*args)``): its value, or the
-        :class:`Observation` of the error it raised (traceback kept; an unsupported operator at
-        import is ``invalid``)."""
-        if self.on_step is not None:
-            self.on_step(step)
-        if self.on_stage is not None:
-            self.on_stage(stage, step)
-        start = time.perf_counter()
-        try:
-            value = fn(*args)
-        except Exception as exc:  # TVM and the engines raise many types
-            self.tracebacks[step] = traceback.format_exc()[-4000:]
-            invalid = (step == "import" and is_unsupported(exc)) or is_out_of_memory(exc)
-            symptom = Symptom.INVALID if invalid else Symptom.EXCEPTION
-            return Observation(symptom, stage, step, error_text(exc)[:4000])
-        finally:
-            self.timings[step] = self.timings.get(step, 0.0) + time.perf_counter() - start
-        self.reached.append(step)
-        return value
 
 
 OnScripts = Callable[[str, bool, list[tuple[str, str]]], None]
@@ -382,13 +244,6 @@ def same_loader_failure(expected: Observation, observed: Observation) -> bool:
     return True
 
 
-def describe(observation: Observation) -> str:
-    """``symptom at stage/step: the line of the message that identifies it`` (in full)."""
-    if observation.symptom is Symptom.OK:
-        return "no failure"
-    return f"{observation.symptom.value} at {observation.where()}: {key_line(observation.message)}"
-
-
 def loader_main(case_json: dict[str, Any]) -> int:
     """Reproduce a loader case: exit 1 while the expected failure happens (a crash dies by its signal, a
     hang exits 1 once it outlives ``timeout``), 0 once every step passes and the outputs agree, 2
@@ -418,4 +273,4 @@ def loader_main(case_json: dict[str, Any]) -> int:
 
 
 main = loader_main
-"""A loader reproducer's entry point (a graph reproducer's kernel defines its own after this one)."""
+"""A load reproducer's entry point."""

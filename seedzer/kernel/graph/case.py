@@ -4,7 +4,7 @@ A :class:`GraphCase` is what a graph-level fuzz worker runs, what a ``graph`` fi
 holds and what its ``repro.py`` carries as ``CASE``: an ONNX model (embedded in base64, else a file
 beside the reproducer), its input specs, the Relax passes to run after import (each a
 :class:`GraphPass`: ``relax.X`` and its keyword arguments), the input seed and the expected failure.
-The steps themselves are :mod:`seedzer.kernel.graph`; this module holds only data, so the campaign
+The steps themselves are :mod:`seedzer.kernel.graph.observe`; this module holds only data, so the campaign
 process handles graph cases without importing TVM.
 
 Depends on the standard library and :mod:`seedzer.kernel.common` only (copied verbatim into repro.py).
@@ -26,7 +26,7 @@ INEXACT_SLACK = 10.0
 precision, fast math, matmul reassociation): both tolerances are multiplied by it."""
 MUTATION_PREFIX = "mutate."
 """Prefix of a Relax IR mutation step's name (``"mutate.SplitDataflow"``, see
-:mod:`seedzer.kernel.relax_mutations`); a Relax pass's is ``relax.``."""
+:mod:`seedzer.kernel.graph.relax_mutations`); a Relax pass's is ``relax.``."""
 WELL_FORMED = ":well-formed"
 """Suffix of the step that checks a pass's output (``relax.X:well-formed``)."""
 MUTANT_VS_SEED = "mutant-vs-seed"
@@ -65,7 +65,7 @@ PIOC, with garbage nodes) and a spec-edge attribute or operand change."""
 
 @dataclasses.dataclass(frozen=True)
 class ModelMutation:
-    """One ONNX model mutation, applied by :func:`seedzer.kernel.model_mutations.apply_model_mutations`.
+    """One ONNX model mutation, applied by :func:`seedzer.kernel.graph.model_mutations.apply_model_mutations`.
 
     ``kind`` is one of :data:`MODEL_MUTATION_KINDS`; ``target`` the output tensor name of the node the
     mutation attaches to; ``operands`` the two tensors of a UOC zero; ``garbage`` the op kinds of the
@@ -122,7 +122,7 @@ class GraphCase:
     specs: tuple[GraphSpec, ...]
     passes: tuple[GraphPass, ...] = ()
     model_mutations: tuple[ModelMutation, ...] = ()
-    """Applied to the model, in order, before it is imported (:mod:`seedzer.kernel.model_mutations`)."""
+    """Applied to the model, in order, before it is imported (:mod:`seedzer.kernel.graph.model_mutations`)."""
     model: str | None = None
     model_file: str | None = None
     input_seed: int = GRAPH_INPUT_SEED

@@ -1,6 +1,6 @@
 """Relax-level IR mutations of an imported module that keep it valid and keep ``main`` callable the same way.
 
-A graph case's step ``mutate.<Name>`` (a :class:`~seedzer.kernel.graph_case.GraphPass` with JSON-able
+A graph case's step ``mutate.<Name>`` (a :class:`~seedzer.kernel.graph.case.GraphPass` with JSON-able
 arguments) rewrites the module the way a user or a frontend could have written it, so TVM's passes
 and ``tvm.compile`` see IR shapes an ONNX import never makes. Every mutation is deterministic given
 its arguments (an index seed picks the site), never changes what ``main`` computes, and keeps
@@ -32,7 +32,7 @@ no site returns the module unchanged. Each is meant for high-level Relax (before
   which one (or every) constant is a parameter; ``main`` calls it with the constants bound at the
   call site, so its own signature is unchanged. Same values, passed instead of embedded.
 
-Built with :mod:`seedzer.kernel.relax_build`. Depends on tvm and the standard library only (copied
+Built with :mod:`seedzer.kernel.graph.relax_build`. Depends on tvm and the standard library only (copied
 verbatim into repro.py, after the toolkit).
 """
 
@@ -46,8 +46,8 @@ from typing import Any
 import tvm
 from tvm import relax
 
-from seedzer.kernel.graph_case import GraphPass
-from seedzer.kernel.relax_build import (
+from seedzer.kernel.graph.case import GraphPass
+from seedzer.kernel.graph.relax_build import (
     call_main,
     fresh_params,
     main_function,

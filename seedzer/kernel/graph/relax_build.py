@@ -3,7 +3,7 @@
 Renaming variables and constants through an expression, finding ``main``, fresh function names,
 re-emitting bindings through a ``BlockBuilder`` (re-deriving their types, ``R.match_cast`` where a
 shape would be lost), private copies, outlining a run of bindings into a private function called
-from ``main``, and replacing ``main`` in a module. :mod:`seedzer.kernel.relax_mutations` is made of
+from ``main``, and replacing ``main`` in a module. :mod:`seedzer.kernel.graph.relax_mutations` is made of
 these; they keep what a function computes and only change how it is written.
 
 Depends on tvm and the standard library only (copied verbatim into repro.py, before the mutations).

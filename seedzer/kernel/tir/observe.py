@@ -40,7 +40,6 @@ from seedzer.kernel.common import (
     EXIT_DIFFERENT,
     EXIT_GONE,
     EXIT_PRESENT,
-    FUZZED,
     GONE_LINE,
     MINIMAL,
     OPT,
@@ -48,21 +47,18 @@ from seedzer.kernel.common import (
     PRESENT_LINE,
     REFERENCE,
     REFERENCE_VS_MINIMAL,
-    Case,
     Observation,
     Slowdown,
     Stage,
-    Step,
     Symptom,
     arm_watchdog,
     disarm_watchdog,
     error_text,
-    minimal_steps,
-    reference_steps,
     step_label,
 )
 from seedzer.kernel.comparison import Difference, compare, uniform_tolerances
 from seedzer.kernel.messages import ir_names, is_out_of_memory, moved_failure, same_failure
+from seedzer.kernel.tir.case import FUZZED, Case, Step, minimal_steps, reference_steps
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 FUNCTION_NAMES = {OPT: "main", REFERENCE: "main_reference", MINIMAL: "main_minimal"}

@@ -1,15 +1,15 @@
 """The graph kernel: an ONNX model through TVM's importer and a Relax pass sequence, built, run and
 compared with TVM's default pipeline (and onnxruntime).
 
-:func:`observe_graph` runs a :class:`~seedzer.kernel.graph_case.GraphCase`:
+:func:`observe_graph` runs a :class:`~seedzer.kernel.graph.case.GraphCase`:
 
-0. ``mutate-model``: the case's model mutations (:mod:`seedzer.kernel.model_mutations`: MT-DLComp's
+0. ``mutate-model``: the case's model mutations (:mod:`seedzer.kernel.graph.model_mutations`: MT-DLComp's
    UOC and PIOC relations, spec-edge changes) applied to the seed model, PIOC profiled on the case's
    inputs (a record that no longer applies is ``invalid``);
 1. ``import``: ``from_onnx`` (a failure of the seed model there is ``invalid``: it happens before any
    step, and the loader files it; a mutated model's is this case's exception);
 2. each step of the sequence: a Relax pass ``relax.X`` (``tvm.relax.transform.X(**args)`` under the
-   target) or a Relax IR mutation ``mutate.X`` (:mod:`seedzer.kernel.relax_mutations`), then
+   target) or a Relax IR mutation ``mutate.X`` (:mod:`seedzer.kernel.graph.relax_mutations`), then
    ``relax.analysis.well_formed`` on its output: an error is an ``exception`` at that step (in a
    Relax mutation, Seedzer's own rewrite, it is ``invalid``), a violation ``illformed`` after it;
 3. ``build``: ``tvm.compile``, which runs the rest of TVM's default pipeline for the target;
@@ -29,7 +29,7 @@ compared with TVM's default pipeline (and onnxruntime).
    ``invalid``.
 
 A :class:`GraphMemo` keeps a worker's imported modules and default outputs across cases of one model.
-Shares the loader kernel's model functions (:mod:`seedzer.kernel.loader`); depends on tvm, onnx,
+Shares the loader kernel's model functions (:mod:`seedzer.kernel.load.observe`); depends on tvm, onnx,
 onnxruntime, numpy and the kernel modules only (copied verbatim into repro.py after the loader kernel,
 the graph case, the model mutations and the Relax mutations).
 """
@@ -63,7 +63,7 @@ from seedzer.kernel.common import (
     step_label,
 )
 from seedzer.kernel.comparison import compare
-from seedzer.kernel.graph_case import (
+from seedzer.kernel.graph.case import (
     DEFAULT_BUILD,
     INEXACT_SLACK,
     MUTANT_VS_SEED,
@@ -72,7 +72,10 @@ from seedzer.kernel.graph_case import (
     GraphCase,
     GraphPass,
 )
-from seedzer.kernel.loader import (
+from seedzer.kernel.graph.model_mutations import apply_model_mutations
+from seedzer.kernel.graph.relax_mutations import apply_mutation
+from seedzer.kernel.messages import moved_failure, normalize, same_failure
+from seedzer.kernel.onnx.model import (
     TOLERANCES,
     Trace,
     build,
@@ -84,10 +87,7 @@ from seedzer.kernel.loader import (
     random_inputs,
     run,
 )
-from seedzer.kernel.messages import moved_failure, normalize, same_failure
-from seedzer.kernel.model_mutations import apply_model_mutations
-from seedzer.kernel.onnx_run import onnxruntime_outputs
-from seedzer.kernel.relax_mutations import apply_mutation
+from seedzer.kernel.onnx.runtime import onnxruntime_outputs
 
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
@@ -101,7 +101,7 @@ def make_pass(step: GraphPass) -> Any:
 
 def apply_pass(mod: Any, step: GraphPass, target: Any) -> Any:
     """``mod`` after the pass or Relax IR mutation ``step`` (``mutate.X``,
-    :mod:`seedzer.kernel.relax_mutations`), a pass run under ``target`` as ``tvm.compile`` runs its own."""
+    :mod:`seedzer.kernel.graph.relax_mutations`), a pass run under ``target`` as ``tvm.compile`` runs its own."""
     if step.name.startswith(MUTATION_PREFIX):
         return apply_mutation(mod, step)
     with make_target(target):

@@ -1,6 +1,6 @@
 """ONNX model mutations (MT-DLComp's UOC and PIOC with garbage nodes, and spec-edge changes).
 
-:func:`apply_model_mutations` replays a sequence of :class:`~seedzer.kernel.graph_case.ModelMutation`
+:func:`apply_model_mutations` replays a sequence of :class:`~seedzer.kernel.graph.case.ModelMutation`
 records on a model, in order, deterministically (fresh names and generated weights derive from the
 record). A record that no longer fits (its target or an operand gone, its node changed) raises
 ``ValueError`` with a one-line reason, so a reducer that drops an earlier mutation sees it.
@@ -29,8 +29,8 @@ record). A record that no longer fits (its target or an operand gone, its node c
   numpy dtype, "shape": [...]}`` (a fresh initializer; ``None`` makes the input absent). The graph
   outputs' types are re-inferred. Not semantics-preserving: a new model, judged differentially.
 
-Depends on numpy, onnx, onnxruntime (:mod:`seedzer.kernel.onnx_run`) and
-:mod:`seedzer.kernel.graph_case` only, no TVM (copied verbatim into repro.py).
+Depends on numpy, onnx, onnxruntime (:mod:`seedzer.kernel.onnx.runtime`) and
+:mod:`seedzer.kernel.graph.case` only, no TVM (copied verbatim into repro.py).
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from seedzer.kernel.graph_case import ModelMutation
-from seedzer.kernel.onnx_run import onnxruntime_outputs
+from seedzer.kernel.graph.case import ModelMutation
+from seedzer.kernel.onnx.runtime import onnxruntime_outputs
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 UOC_BOUND = 64.0

@@ -1,0 +1,189 @@
+"""ONNX model plumbing shared by the load and graph kernels: a model through TVM's importer, build and VM.
+
+A model's bytes (embedded in a case or a file beside the running script), random inputs from a seed,
+the TVM target, ``from_onnx``, ``tvm.compile`` and a run on the Relax VM, the references
+(onnxruntime, then ``onnx.reference``, then stored outputs) and the :class:`Trace` that announces, times
+and runs each step, turning an error into an :class:`~seedzer.kernel.common.Observation`. The load
+kernel (:mod:`seedzer.kernel.load.observe`) and the graph kernel (:mod:`seedzer.kernel.graph.observe.observe`)
+are made of these.
+
+Depends on tvm, onnx, onnxruntime, numpy and the shared kernel modules only (copied verbatim into repro.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+import tvm
+from tvm import relax
+from tvm.relax.frontend.onnx import from_onnx
+
+from seedzer.kernel.common import Observation, Stage, Symptom, error_text
+from seedzer.kernel.comparison import compare
+from seedzer.kernel.messages import is_out_of_memory, key_line
+from seedzer.kernel.onnx.runtime import onnxruntime_outputs
+
+# --- kernel code (everything below is copied verbatim into repro.py) ---
+TOLERANCES: dict[str, tuple[float, float]] = {"float16": (1e-2, 1e-2), "bfloat16": (1e-2, 1e-2),
+                                               "float32": (1e-2, 1e-3), "float64": (1e-5, 1e-7)}
+"""``dtype -> (rtol, atol)`` of floating outputs (NNSmith's); integers and booleans must be equal."""
+INPUT_SEED = 20240601
+"""Default seed of the random inputs."""
+Spec = tuple[str, str, tuple[int, ...]]
+"""One graph input: name, numpy dtype name, concrete shape."""
+
+
+def model_bytes(case: Any) -> bytes:
+    """The case's model (a loader or graph case): embedded, or the file beside the running script."""
+    if case.model:
+        return base64.b64decode(case.model)
+    here = os.path.dirname(os.path.abspath(sys.argv[0] or "."))
+    with open(os.path.join(here, str(case.model_file)), "rb") as handle:
+        return handle.read()
+
+
+def random_inputs(specs: Sequence[Spec], seed: int) -> dict[str, np.ndarray]:
+    """Inputs for ``specs`` from ``seed``: floats uniform in [-2, 2), signed integers in [-3, 3],
+    unsigned in [0, 3] (index-like inputs stay in range for small tensors), booleans fair coins."""
+    rng = np.random.default_rng(seed)
+    feeds: dict[str, np.ndarray] = {}
+    for name, dtype, shape in specs:
+        kind, size = np.dtype(dtype).kind, list(shape)
+        value = (rng.random(size) < 0.5 if kind == "b" else rng.integers(0, 4, size=size) if kind == "u"
+                 else rng.integers(-3, 4, size=size) if kind == "i" else rng.uniform(-2.0, 2.0, size=size))
+        feeds[name] = np.asarray(value).astype(dtype)
+    return feeds
+
+
+def make_target(spec: Any) -> Any:
+    """A TVM target from a kind name, a JSON object text or a dict."""
+    if isinstance(spec, str) and spec.lstrip().startswith("{"):
+        spec = json.loads(spec)
+    return tvm.target.Target(spec)
+
+
+def is_unsupported(exc: BaseException) -> bool:
+    """True for the importer's "operator not supported" error (an importer limitation, not a bug)."""
+    return type(exc).__name__ == "OpNotImplemented" or "not supported for frontend ONNX" in str(exc)
+
+
+def import_model(model: onnx.ModelProto, specs: Sequence[Spec]) -> Any:
+    """The Relax module TVM's ONNX importer makes of ``model`` with the specs' shapes and dtypes."""
+    return from_onnx(model, shape_dict={n: list(s) for n, _, s in specs}, dtype_dict={n: d for n, d, _ in specs})
+
+
+def build(mod: Any, target: Any = "llvm") -> Any:
+    """``tvm.compile`` of a Relax module (TVM's default pipelines) for ``target``."""
+    return tvm.compile(mod, target=make_target(target))
+
+
+def flatten(value: Any) -> list[np.ndarray]:
+    """VM results (a tensor, a scalar or nested tuples of them) as a flat list of numpy arrays."""
+    if hasattr(value, "numpy"):
+        return [np.asarray(value.numpy())]
+    if isinstance(value, (int, float, bool, np.generic)):
+        return [np.asarray(value)]
+    return [array for item in value for array in flatten(item)]
+
+
+def run(executable: Any, specs: Sequence[Spec], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Run ``main`` of a built module in the Relax VM on the CPU, inputs in graph order."""
+    vm = relax.VirtualMachine(executable, tvm.cpu())
+    return flatten(vm["main"](*[tvm.runtime.tensor(np.asarray(feeds[n], order="C")) for n, _, _ in specs]))
+
+
+def onnx_reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Outputs of ``model`` under ``onnx.reference`` (pure Python: the specification's executable
+    reference, slow on big models)."""
+    from onnx.reference import ReferenceEvaluator
+
+    names = {i.name for i in model.graph.input}
+    return [np.asarray(v) for v in ReferenceEvaluator(model).run(None, {k: v for k, v in feeds.items() if k in names})]
+
+
+def onnx_reference_verdict(model: onnx.ModelProto, feeds: dict[str, np.ndarray], actual: list[np.ndarray],
+                           expected: list[np.ndarray], limits: dict[str, Any]) -> tuple[bool, str]:
+    """TVM's ``actual`` outputs differ from onnxruntime's ``expected``: ask ``onnx.reference``, the tie-breaker
+    at the specification's edges (where onnxruntime departs from it too, e.g. a backward Slice whose
+    ``ends`` is INT64_MAX). True when it agrees with TVM (onnxruntime is the one that departs), with
+    a note on what it said."""
+    try:
+        spec = onnx_reference_outputs(model, feeds)
+    except Exception as exc:  # the reference implementation raises many types
+        return False, f"the ONNX reference implementation cannot run the model ({type(exc).__name__})"
+    if compare(spec, actual, limits) is None:
+        return True, "onnxruntime departs from the ONNX reference implementation, which agrees with TVM"
+    if compare(spec, expected, limits) is None:
+        return False, "the ONNX reference implementation agrees with onnxruntime"
+    return False, "the ONNX reference implementation agrees with neither"
+
+
+def reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray], stored: dict[str, np.ndarray] | None = None
+                      ) -> tuple[list[np.ndarray] | None, str | None, dict[str, str]]:
+    """The first reference that runs: onnxruntime, ``onnx.reference``, then the stored outputs.
+    Returns the outputs (None when none could), the engine's name and the errors of those that failed."""
+    errors: dict[str, str] = {}
+    for engine, fn in (("onnxruntime", onnxruntime_outputs), ("onnx.reference", onnx_reference_outputs)):
+        try:
+            return fn(model, feeds), engine, errors
+        except Exception as exc:  # both engines raise many types
+            errors[engine] = f"{type(exc).__name__}: {key_line(str(exc))}"
+    names = ["output:" + o.name for o in model.graph.output]
+    if stored and all(n in stored for n in names):
+        return [stored[n] for n in names], "stored", errors
+    return None, None, errors
+
+
+@dataclasses.dataclass
+class Trace:
+    """What :func:`observe_all` saw besides failures: the steps it completed, seconds per step, the
+    reference engine, whether the outputs matched, ``invalid`` notes that are no failure (an
+    onnxruntime fallback, a reference input that does not fit) and the traceback of each error.
+    ``on_step`` is called with each step's name before it runs, ``on_stage`` with its stage and name."""
+
+    on_step: Callable[[str], None] | None = None
+    on_stage: Callable[[Stage, str], None] | None = None
+    reached: list[str] = dataclasses.field(default_factory=list)
+    timings: dict[str, float] = dataclasses.field(default_factory=dict)
+    reference: str | None = None
+    matched: bool | None = None
+    notes: list[Observation] = dataclasses.field(default_factory=list)
+    tracebacks: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def call(self, step: str, fn: Callable[..., Any], *args: Any, stage: Stage = Stage.LOAD) -> Any:
+        """Announce, time and run step ``step`` of ``stage`` (``fn(*args)``): its value, or the
+        :class:`Observation` of the error it raised (traceback kept; an unsupported operator at
+        import is ``invalid``)."""
+        if self.on_step is not None:
+            self.on_step(step)
+        if self.on_stage is not None:
+            self.on_stage(stage, step)
+        start = time.perf_counter()
+        try:
+            value = fn(*args)
+        except Exception as exc:  # TVM and the engines raise many types
+            self.tracebacks[step] = traceback.format_exc()[-4000:]
+            invalid = (step == "import" and is_unsupported(exc)) or is_out_of_memory(exc)
+            symptom = Symptom.INVALID if invalid else Symptom.EXCEPTION
+            return Observation(symptom, stage, step, error_text(exc)[:4000])
+        finally:
+            self.timings[step] = self.timings.get(step, 0.0) + time.perf_counter() - start
+        self.reached.append(step)
+        return value
+
+
+def describe(observation: Observation) -> str:
+    """``symptom at stage/step: the line of the message that identifies it`` (in full)."""
+    if observation.symptom is Symptom.OK:
+        return "no failure"
+    return f"{observation.symptom.value} at {observation.where()}: {key_line(observation.message)}"
