@@ -34,7 +34,7 @@ lint: install ## ruff, mypy and the import layers (import-linter)
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
 
-# Docker (README.md, "Docker"): the same commands on an online machine and on one that reaches no
+# Docker (docs/docker.md): the same commands on an online machine and on one that reaches no
 # image registry (an offline base image is built from Debian's packages). Root or sudo for apt-get.
 .PHONY: docker-image docker-up docker-down docker-e2e
 

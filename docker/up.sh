@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # From a fresh clone to a running compose campaign, on an online machine or on one that reaches no
-# image registry (README.md, "Docker"):
+# image registry (docs/docker.md):
 #   1. starts the engine, installing Debian's docker.io and docker-compose when they are missing
 #   2. builds the runtime image (docker/build.sh: the base image, offline when no registry answers;
 #      pip's CA bundle and index; torch from its index or pip's find-links directory)

@@ -5,7 +5,7 @@ by the real ``seedzer`` CLI in dry-run mode (click's ``make_context``, recursive
 subcommands: options are validated, nothing runs). Every path it names either lies in a named volume
 (data: the pool fuzz reads must be one generate writes, report must read the campaigns' parent) or
 is in the image through a ``COPY`` of a repository path that exists and that ``.dockerignore`` does
-not drop. Variables the compose files use are documented in README.md.
+not drop. Variables the compose files use are documented in docs/docker.md.
 
 The checks are functions of a compose file path (``check_compose``) and a Dockerfile path
 (``check_dockerfile``) returning a list of problems; the tests run them on the real files and on
@@ -32,7 +32,7 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-DOCS = REPO / "README.md"
+DOCS = REPO / "docs" / "docker.md"
 COMPOSE_FILES = [REPO / "docker-compose.yml", REPO / "docker-compose.sancov.yml"]
 INIT_WRAPPERS = (["tini", "--"], ["/usr/bin/tini", "--"])
 HEURISTIC_SUFFIXES = (".yaml", ".yml", ".py")
@@ -372,7 +372,7 @@ def check_compose(files: list[Path], dockerfile: Path = REPO / "Dockerfile",
     invocations: list[Invocation] = []
     volumes = set(compose.get("volumes") or {})
     documented = _documented_variables()
-    problems += [f"variable {v} is not documented in README.md" for v in sorted(used - documented)]
+    problems += [f"variable {v} is not documented in docs/docker.md" for v in sorted(used - documented)]
 
     for name, svc in (compose.get("services") or {}).items():
         build = svc.get("build") or {}

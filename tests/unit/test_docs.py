@@ -1,16 +1,132 @@
+"""The README and the manual (docs/*.md) stay current and connected.
+
+The generated configuration reference in docs/configuration.md is what ``python -m seedzer.docs``
+writes; the README states the two set-up commands and links every page of the manual; every
+relative link of the README and of the manual leads to a file that exists, and a link to a heading
+(``page.md#anchor``) to a heading that exists.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
 from pathlib import Path
 
-from seedzer.docs import END, START, render
+import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+from seedzer.docs import CONFIG_PAGE, END, START, main, render
+
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+DOCS = REPO / "docs"
+CONFIGURATION = REPO / CONFIG_PAGE
+
+# Pages of the manual written by a change made alongside this one. A link to one of them may lead
+# nowhere only while the page does not exist; test_pages_written_alongside_exist reports them (xfail).
+WRITTEN_ALONGSIDE = {DOCS / "architecture.md", DOCS / "design.md"}
+
+_FENCE = re.compile(r"^```.*?^```", re.M | re.S)
+_CODE = re.compile(r"`[^`\n]*`")
+_LINK = re.compile(r"\[[^\]\n]*\]\(([^)\s]+)\)")
 
 
-def test_readme_config_reference_is_current() -> None:
-    text = README.read_text()
+def links(path: Path) -> list[str]:
+    """The targets of the Markdown links in ``path``, outside code blocks and code spans."""
+    text = _CODE.sub("", _FENCE.sub("", path.read_text()))
+    return _LINK.findall(text)
+
+
+def anchor(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces turned into hyphens."""
+    text = heading.strip().lower().replace("`", "")
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    """The anchors of the headings of a Markdown file (outside code blocks)."""
+    text = _FENCE.sub("", path.read_text())
+    return {anchor(m.group(1)) for m in re.finditer(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, re.M)}
+
+
+def broken_links(path: Path) -> list[str]:
+    """The relative links of ``path`` that lead to no file, or to no heading of their file."""
+    problems = []
+    for target in links(path):
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # https:, mailto:...
+            continue
+        file_part, _, fragment = target.partition("#")
+        dest = (path.parent / file_part).resolve() if file_part else path
+        if not dest.exists():
+            if dest not in WRITTEN_ALONGSIDE:
+                problems.append(f"{path.relative_to(REPO)}: {target}: no such file")
+            continue
+        if fragment and dest.suffix == ".md" and fragment not in anchors(dest):
+            problems.append(f"{path.relative_to(REPO)}: {target}: no heading with that anchor")
+    return problems
+
+
+def manual_pages() -> list[Path]:
+    """The pages of the manual."""
+    return sorted(DOCS.glob("*.md"))
+
+
+def test_config_reference_is_current() -> None:
+    text = CONFIGURATION.read_text()
     assert START in text and END in text
-    assert render(text) == text, "README config reference is stale: run `python -m seedzer.docs`"
+    assert render(text) == text, f"{CONFIG_PAGE}'s config reference is stale: run `python -m seedzer.docs`"
+
+
+def test_docs_writes_the_configuration_page_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    page = tmp_path / CONFIG_PAGE
+    page.parent.mkdir()
+    page.write_text(f"# Configuration\n\n{START}\nstale-table\n{END}\n")
+    monkeypatch.chdir(tmp_path)
+    assert main() == 0
+    assert render(page.read_text()) == page.read_text() and "stale-table" not in page.read_text()
+
+
+def test_docs_refuses_a_page_without_the_section(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    page = tmp_path / "README.md"
+    page.write_text("# Seedzer\n")
+    assert main(str(page)) == 2
+    assert page.read_text() == "# Seedzer\n"
+    assert "error:" in capsys.readouterr().err
 
 
 def test_readme_states_the_two_commands() -> None:
     text = README.read_text()
     assert "make run" in text and "make test" in text
+
+
+def test_readme_links_every_page_of_the_manual() -> None:
+    linked = {(README.parent / t.partition("#")[0]).resolve() for t in links(README)}
+    missing = [p.name for p in manual_pages() if p.resolve() not in linked]
+    assert not missing, f"README.md does not link {missing}"
+
+
+def test_readme_links_lead_somewhere() -> None:
+    assert any(t.startswith("docs/") for t in links(README))
+    assert not broken_links(README)
+
+
+@pytest.mark.parametrize("page", manual_pages(), ids=lambda p: p.name)
+def test_manual_links_lead_somewhere(page: Path) -> None:
+    assert not broken_links(page)
+
+
+def test_pages_written_alongside_exist() -> None:
+    missing = sorted(p.name for p in WRITTEN_ALONGSIDE if not p.exists())
+    if missing:
+        pytest.xfail(f"linked but not written yet: {', '.join(missing)}")
+
+
+def test_broken_links_are_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "REPO", tmp_path)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# A page\n\n## The `sancov` backend (instrumented TVM)\n")
+    page = tmp_path / "README.md"
+    page.write_text("[a](docs/a.md) [b](docs/b.md) [s](docs/a.md#the-sancov-backend-instrumented-tvm)\n"
+                    "[x](docs/a.md#nowhere) [w](https://example.org/x.md) `[c](docs/c.md)`\n"
+                    "```\n[d](docs/d.md)\n```\n")
+    assert broken_links(page) == ["README.md: docs/b.md: no such file",
+                                  "README.md: docs/a.md#nowhere: no heading with that anchor"]
