@@ -18,9 +18,9 @@ import click
 from rich.console import Console
 
 from seedzer.commands.load import resolve_models
+from seedzer.commands.load_output import write_all
+from seedzer.commands.load_report import build_report, render
 from seedzer.execute.loader import OnnxLoader
-from seedzer.finding.loader.funnel import build_report, render
-from seedzer.finding.loader.output import write_all
 from seedzer.load.loader import LoadOptions, ModelLoad, load_all
 
 

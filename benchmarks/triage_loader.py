@@ -2,10 +2,10 @@
 
 Usage::
 
-    python benchmarks/triage_loader.py POOL_DIR --out DIR [--no-diff] [--seconds S] [--json FILE]
+    python benchmarks/triage_load.py POOL_DIR --out DIR [--no-diff] [--seconds S] [--json FILE]
 
 Loads every model of POOL_DIR as a campaign does (isolated, raw then folded), files each bug
-observation through the one loader-finding path (:func:`seedzer.finding.loader.folder.loader_finding`)
+observation through the one loader-finding path (:meth:`seedzer.finding.load.folder.LoadFinding.of`)
 under ``DIR/<model>-<signature>/`` (once per model and signature) and triages it (reduction,
 standalone ``repro.py`` verified in a clean process, ``report.md``). Unlike a campaign,
 findings are not deduplicated across models, so every failing model gives a data point. Prints one
@@ -25,8 +25,9 @@ from rich.table import Table
 
 from seedzer.commands.load import resolve_models
 from seedzer.execute.loader import OnnxLoader
-from seedzer.finding.loader.folder import loader_finding, write_loader_finding
-from seedzer.finding.loader.triage import LoaderTriageOptions, triage_loader
+from seedzer.finding.load.folder import LoadFinding
+from seedzer.finding.load.triage import LoadTriageOptions, triage_load
+from seedzer.finding.store import dump
 from seedzer.load.loader import LoadOptions
 
 
@@ -36,10 +37,10 @@ def file_findings(pool: Path, out: Path, differential: bool) -> list[Path]:
     folders: list[Path] = []
     for model, _ in resolve_models(pool):
         for failure in loader.load(model).failures():
-            meta, files = loader_finding(model, failure)
-            folder = out / f"{model.stem}-{meta.signature}"
+            finding = LoadFinding.of(model, failure)
+            folder = out / f"{model.stem}-{finding.signature}"
             if folder not in folders:  # the raw and the folded attempt can fail the same way
-                folders.append(write_loader_finding(folder, meta, files))
+                folders.append(dump(folder, finding))
     return folders
 
 
@@ -56,7 +57,7 @@ def main(pool: Path, out: Path, no_diff: bool, seconds: float, json_path: Path |
     click.echo(f"{len(folders)} loader finding(s) filed in {time.perf_counter() - start:.0f} s", err=True)
     rows = []
     for folder in folders:
-        res = triage_loader(folder, LoaderTriageOptions(seconds=seconds))
+        res = triage_load(folder, LoadTriageOptions(seconds=seconds))
         rows.append({"finding": folder.name, **res.__dict__})
         click.echo(f"{folder.name}: {res.original_nodes} -> {res.nodes} nodes, verified={res.verified}", err=True)
     table = Table(title=f"loader reduction on {pool}")

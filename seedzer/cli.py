@@ -175,7 +175,8 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
 @click.option("--seed", type=SEED, default=None, help="Fuzzing rng seed.")
 @click.option("--resume", is_flag=True, help="Continue the campaign in --out where it stopped.")
 @click.option("--levels", default=None, metavar="LEVELS",
-              help="Levels to fuzz: tir,graph (configured weights) or tir=3,graph=1; the others are off.")
+              help="Levels to fuzz, by name (their configured weights: tir,graph) or with weights (tir=3,graph=1); "
+                   "the others are off.")
 @click.option("--ray", "ray", default=None, is_flag=False, flag_value=LOCAL_RAY, metavar="[ADDRESS]",
               help="Run the workers as Ray actors on the cluster at ADDRESS (host:port; bare --ray: one started "
                    "on this machine, or a private one on 127.0.0.1). Needs the extra seedzer[ray]; the seed pool "

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from seedzer.errors import ConfigError, UsageError
+from seedzer.level_table import LEVELS, level_entry
 from seedzer.load.bounds import (
     DEFAULT_MAX_MODEL_BYTES,
     DEFAULT_MAX_TENSOR_BYTES,
@@ -138,17 +139,55 @@ class FuzzConfig:
                         "holder of each coverage feature, after AFL++ and LibAFL) or uniform (Tzer's joint pool).")
 
 
-@dataclass
 class LevelsConfig:
     """The levels a campaign fuzzes (DESIGN.md §11) and how often the schedule picks each: a weight per
-    level, 0 turns it off. A graph test case costs a whole-model build (several TIR cases' time)."""
+    registered level (:mod:`seedzer.level_table`), 0 turns it off; a level not given keeps its default.
+    A graph test case costs a whole-model build (several TIR cases' time). In YAML a mapping
+    ``{tir: 3, graph: 1}``."""
 
-    tir: float = _f(3.0, "Weight of the TIR level: a lowered PrimFunc with a TIR pass sequence.")
-    graph: float = _f(1.0, "Weight of the graph level: a pool model with a Relax pass sequence, built whole.")
+    def __init__(self, weights: dict[str, float] | None = None) -> None:
+        self.by_level = {name: entry.weight for name, entry in LEVELS.items()}
+        for name, weight in (weights or {}).items():
+            level_entry(name)  # an unknown level is a one-line error
+            self.by_level[name] = float(weight)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LevelsConfig) and self.by_level == other.by_level
+
+    def __repr__(self) -> str:
+        return f"LevelsConfig({self.by_level!r})"
+
+    def weight(self, name: str) -> float:
+        """The weight of level ``name`` (0: off)."""
+        return self.by_level.get(name, 0.0)
 
     def weights(self) -> dict[str, float]:
-        """Level -> weight, of the levels turned on."""
-        return {name: w for name, w in (("tir", self.tir), ("graph", self.graph)) if w > 0}
+        """Level -> weight, of the levels turned on, in table order."""
+        return {name: w for name, w in self.by_level.items() if w > 0}
+
+    @staticmethod
+    def from_mapping(data: Any, where: str, source: str) -> LevelsConfig:
+        """The section ``where`` of a configuration file: a mapping of registered level names to weights
+        (one-line :class:`ConfigError` naming the field otherwise)."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: field '{where}' must be a mapping, got {type(data).__name__}")
+        weights: dict[str, float] = {}
+        for key, value in data.items():
+            dotted = f"{where}.{key}"
+            if key not in LEVELS:
+                close = difflib.get_close_matches(str(key), list(LEVELS), n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise ConfigError(f"{source}: unknown field '{dotted}'{hint}")
+            weight = _convert(value, float, dotted, source)
+            if not _between(0, 1000)(weight):
+                raise ConfigError(f"{source}: field '{dotted}' must be between 0 (off) and 1000 (got {value!r})")
+            weights[str(key)] = weight
+        return LevelsConfig(weights)
+
+    def reference(self, prefix: str) -> list[tuple[str, str, str]]:
+        """Rows (dotted field, default, doc) of the configuration reference, one per level."""
+        return [(f"{prefix}{name}", json.dumps(entry.weight), f"Weight of the {name} level: {entry.doc}")
+                for name, entry in LEVELS.items()]
 
 
 @dataclass
@@ -174,22 +213,23 @@ class GraphConfig:
 def parse_levels(text: str, current: LevelsConfig, option: str = "--levels") -> LevelsConfig:
     """``tir,graph`` (the levels on, at their configured weight, 1 where it was 0) or ``tir=3,graph=1``
     (explicit weights); the levels not named are turned off. A typo is a one-line error naming ``option``."""
-    weights = {"tir": 0.0, "graph": 0.0}
+    weights = dict.fromkeys(LEVELS, 0.0)
+    names = ", ".join(LEVELS)
     for item in (part.strip() for part in text.split(",") if part.strip()):
         name, _, value = item.partition("=")
         name = name.strip()
         if name not in weights:
-            raise UsageError(f"{option}: unknown level {name!r} (levels: tir, graph)")
+            raise UsageError(f"{option}: unknown level {name!r} (levels: {names})")
         try:
-            weight = float(value) if value else (getattr(current, name) or 1.0)
+            weight = float(value) if value else (current.weight(name) or 1.0)
         except ValueError:
             raise UsageError(f"{option}: the weight of {name} must be a number, got {value!r}") from None
         if not _finite(weight) or not 0 < weight <= 1000:
             raise UsageError(f"{option}: the weight of {name} must be > 0 and <= 1000 (got {value})")
         weights[name] = weight
     if not any(weights.values()):
-        raise UsageError(f"{option}: name at least one level (tir, graph)")
-    return LevelsConfig(**weights)
+        raise UsageError(f"{option}: name at least one level ({names})")
+    return LevelsConfig(weights)
 
 
 @dataclass
@@ -300,8 +340,6 @@ _CHECKS: dict[str, tuple[str, Any]] = {
     "bounds.max_unroll": ("must be between 1 and 2**20 iterations", lambda v: 1 <= v <= 1 << 20),
     "bounds.max_passes_growth": ("must be between 0 and 50", lambda v: 0 <= v <= 50),
     "bounds.perf_max_script_bytes": ("must be between 0 and 2**30 bytes", lambda v: 0 <= v <= 1 << 30),
-    "levels.tir": ("must be between 0 (off) and 1000", _between(0, 1000)),
-    "levels.graph": ("must be between 0 (off) and 1000", _between(0, 1000)),
     "graph.passes": ("must be between 0 (off) and 1000", _between(0, 1000)),
     "graph.uoc": ("must be between 0 (off) and 1000", _between(0, 1000)),
     "graph.pioc": ("must be between 0 (off) and 1000", _between(0, 1000)),
@@ -347,6 +385,8 @@ def _type_name(tp: Any) -> str:
 
 def _convert(value: Any, tp: Any, where: str, source: str) -> Any:
     origin = typing.get_origin(tp)
+    if tp is LevelsConfig:
+        return LevelsConfig.from_mapping(value, where, source)
     if is_dataclass(tp):
         return _build(tp, value, where, source)
     if origin is list:
@@ -398,7 +438,8 @@ def config_from_dict(data: Any, source: str = "<config>") -> Config:
     """Validate a parsed YAML mapping and build a :class:`Config` (missing fields take defaults)."""
     cfg: Config = _build(Config, data, "", source)
     if not cfg.levels.weights():
-        raise ConfigError(f"{source}: field 'levels' turns every level off (give tir or graph a weight > 0)")
+        raise ConfigError(f"{source}: field 'levels' turns every level off (give one of {', '.join(LEVELS)} "
+                          "a weight > 0)")
     if not cfg.graph.weights():
         raise ConfigError(f"{source}: field 'graph' turns every graph mutation off (give passes, uoc, pioc or edge "
                           "a weight > 0)")
@@ -416,6 +457,8 @@ def to_dict(obj: Any) -> Any:
     """Plain-data form of a config (for campaign metadata and ``seedzer config show``)."""
     if is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_dict(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, LevelsConfig):
+        return dict(obj.by_level)
     if isinstance(obj, list):
         return [to_dict(v) for v in obj]
     return obj
@@ -428,6 +471,9 @@ def reference(cls: Any = Config, prefix: str = "") -> list[tuple[str, str, str]]
     for f in fields(cls):
         dotted = f"{prefix}{f.name}"
         tp = hints[f.name]
+        if tp is LevelsConfig:
+            rows.extend(LevelsConfig().reference(dotted + "."))
+            continue
         if is_dataclass(tp):
             rows.extend(reference(tp, dotted + "."))
             continue

@@ -1,4 +1,5 @@
-"""Joint seeds: a PrimFunc (as TVMScript text) together with a TIR pass sequence.
+"""Joint seeds: a test case's script (a PrimFunc's TVMScript, or a level's own document) together
+with its pass sequence.
 
 TIR objects cannot be pickled or JSON-saved safely in TVM 0.27 (both segfault), so everything that
 crosses a process boundary or touches disk is text plus plain data.
@@ -11,8 +12,6 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
-
-from seedzer.kernel.graph.case import ModelMutation
 
 
 @dataclass(frozen=True)
@@ -85,48 +84,3 @@ def drop_passes(passes: list[PassSpec], indices: Iterable[int]) -> list[PassSpec
     """``passes`` without the positions in ``indices`` (e.g. passes that left the IR unchanged)."""
     gone = set(indices)
     return [p for i, p in enumerate(passes) if i not in gone]
-
-
-LEVELS = ("tir", "graph")
-"""The levels a test case lives at (DESIGN.md §11): a TIR PrimFunc with TIR passes, or a pool model
-with Relax passes. A corpus entry's level is that of its script (:func:`level_of`)."""
-GRAPH_HEADER = '{"level": "graph"'
-"""How the script of a graph-level corpus entry (a :class:`GraphSeed` document) starts."""
-
-
-@dataclass(frozen=True)
-class GraphSeed:
-    """The "script" of a graph-level corpus entry: the pool model it fuzzes and its input specs.
-
-    Its pass sequence (Relax passes, ``relax.X``) is the entry's ``passes`` as for the TIR level, so
-    one corpus, one scheduler and one keep rule serve both levels.
-    """
-
-    model: str
-    specs: tuple[tuple[str, str, tuple[int, ...]], ...]
-    mutations: tuple[ModelMutation, ...] = ()
-    """Model mutations applied before import (MT-DLComp relations, spec-edge changes), in order."""
-
-    def to_text(self) -> str:
-        """The entry's script: a one-line JSON document starting with :data:`GRAPH_HEADER`."""
-        specs = [[name, dtype, list(shape)] for name, dtype, shape in self.specs]
-        data: dict[str, Any] = {"level": "graph", "model": self.model, "specs": specs}
-        if self.mutations:
-            data["mutations"] = [m.to_json() for m in self.mutations]
-        return json.dumps(data)
-
-    @staticmethod
-    def from_text(text: str) -> GraphSeed:
-        """Inverse of :meth:`to_text`; a ValueError names what is wrong with ``text``."""
-        try:
-            data = json.loads(text)
-            specs = tuple((str(n), str(d), tuple(int(x) for x in s)) for n, d, s in data["specs"])
-            mutations = tuple(ModelMutation.from_json(m) for m in data.get("mutations") or ())
-            return GraphSeed(str(data["model"]), specs, mutations)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"not a graph seed document ({exc})") from None
-
-
-def level_of(script: str) -> str:
-    """The level of a corpus entry or test case from its script: ``graph`` or ``tir``."""
-    return "graph" if script.startswith(GRAPH_HEADER) else "tir"

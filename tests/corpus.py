@@ -3,18 +3,19 @@ maintainer would, with the verdict the filing gate must give them.
 
 An entry is a folder:
 
-- ``audit.json``: ``kind`` (``lowlevel`` or ``loader``), the expected ``verdict`` (``bug`` or
+- ``audit.json``: ``kind`` (``tir`` or ``load``; the entries written before the kinds were named
+  after their levels say ``lowlevel`` or ``loader``, read as these), the expected ``verdict`` (``bug`` or
   ``not-a-bug``) and ``reason`` (the reason's first word: ``bug``, ``contract``, ``invalid``...),
   for a bug the ``culprit`` passes and ``bug`` (a name for the root cause: entries of one root cause
   must get one root signature, entries of two never share one), ``origin`` (where the finding came
   from), ``audit`` (what the auditor found: the plain ``tvm.compile`` reproduction of a genuine
   bug, or the rule that dismisses a false alarm) and, for a hang near the gate's limit, ``also``
   (other reasons its timing may give; the verdict is fixed).
-- A low-level entry: ``ir.py`` (the TVMScript the fuzzer ran), ``case.json`` (the kernel case as
+- A TIR entry: ``ir.py`` (the TVMScript the fuzzer ran), ``case.json`` (the kernel case as
   filed, without its script), optionally ``legacy.json`` (the flat steps an older Seedzer ran) and
   ``seed.py``/``parent.py`` (the original seed's and the unmutated parent's IR).
-- A loader entry: the finding's ``meta.json``, ``model.onnx`` and (when it has one) ``case.json``,
-  judged by the loader gate.
+- A load entry: the finding's ``meta.json``, ``model.onnx`` and (when it has one) ``case.json``,
+  judged by the load gate.
 """
 
 from __future__ import annotations
@@ -47,8 +48,10 @@ class Audit:
     @staticmethod
     def read(folder: Path) -> Audit:
         """The ``audit.json`` of ``folder``."""
+        from seedzer.finding.meta import canonical_kind
+
         data = json.loads((folder / "audit.json").read_text())
-        return Audit(**data)
+        return Audit(**{**data, "kind": canonical_kind(data.get("kind"))})
 
 
 def entries() -> list[Path]:
@@ -68,7 +71,7 @@ def expects_hang(folder: Path) -> bool:
 
 def lowlevel_job(folder: Path) -> Any:
     """The gate job of a low-level entry, as the campaign or ``recheck`` would submit it."""
-    from seedzer.finding.lowlevel.gate import GateJob
+    from seedzer.finding.tir.gate import GateJob
     from seedzer.kernel.tir.case import Case, Step
 
     script = (folder / "ir.py").read_text()
@@ -119,20 +122,20 @@ def write_audit(folder: Path, audit: Audit) -> None:
 
 def add_from_campaign(campaign: Path, signature: str, name: str, audit: Audit) -> Path:
     """Add the finding ``signature`` of ``campaign`` to the corpus as ``name``."""
-    from seedzer.finding.lowlevel.folder import ancestors, finding_case
     from seedzer.finding.meta import FindingMeta
+    from seedzer.finding.tir.folder import ancestors, finding_case
     from seedzer.store.db import CampaignDB
 
     finding = campaign / "findings" / signature
     meta = FindingMeta.load(finding)
     folder = CORPUS / name
-    if meta.kind == "loader":
+    if meta.kind == "load":
         write_loader_entry(folder, finding, audit)
         return folder
     found = finding_case(finding, meta)
     db = CampaignDB(campaign / "campaign.db")
     try:
-        parents = {r["id"]: r["parent"] for r in db.corpus_rows()}
+        parents = {r.id: r for r in db.corpus_rows()}
     finally:
         db.close()
     write_lowlevel_entry(folder, found.case, found.legacy, ancestors(campaign, meta.parent, parents), audit)

@@ -1,8 +1,9 @@
 """A campaign's executions and bugs broken down: by level, by kind of mutation, by oracle.
 
-The tables ``seedzer status`` shows for a campaign that fuzzed the graph level (see
-:func:`seedzer.campaign.report.campaign_summary`): executions come from campaign.db's counters, bugs
-(root causes) from the findings view, each root counted under its first finding.
+The tables ``seedzer status`` shows for a campaign that counted its executions by level (see
+:func:`seedzer.campaign.report.campaign_summary`): a row per registered level (:mod:`seedzer.levels`),
+executions from campaign.db's counters, bugs (root causes) from the findings view, each root counted
+under its first finding, at the level its kind is named after.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from typing import Protocol
 
 from rich.table import Table
 
-from seedzer.finding.registry import level_of_kind
+from seedzer.finding.meta import canonical_kind
+from seedzer.finding.registry import POOL_KIND
+from seedzer.level_table import level_names
+from seedzer.levels.registry import levels
 
 
 class BugLine(Protocol):
@@ -46,7 +50,7 @@ def origin(lines: Sequence[BugLine]) -> RootOrigin:
     """The origin of one root from its findings, first one first (the rule ``status`` and the
     experiment report both count bugs by)."""
     first = lines[0]
-    return RootOrigin(level_of_kind(first.kind), first.comparison or first.symptom, frozenset(first.mutators))
+    return RootOrigin(canonical_kind(first.kind), first.comparison or first.symptom, frozenset(first.mutators))
 
 
 def origins(bugs: Bugs) -> dict[str, RootOrigin]:
@@ -54,9 +58,16 @@ def origins(bugs: Bugs) -> dict[str, RootOrigin]:
     return {root: origin(lines) for root, lines in bugs.items() if lines}
 
 
-def mutation_order(name: str) -> tuple[bool, str]:
-    """Sort key of mutation names: the graph level's (``model_*``, ``relax_*``) first, then by name."""
-    return not name.startswith(("model_", "relax_")), name
+def mutation_levels() -> dict[str, str]:
+    """Mutation name -> the level whose mutators make it (:attr:`seedzer.levels.level.Level.mutations`)."""
+    return {mutation: found.name for found in levels() for mutation in found.mutations}
+
+
+def mutation_order(name: str, made_by: dict[str, str]) -> tuple[int, str]:
+    """Sort key of mutation names: by the level that makes them (table order; others last), then by name."""
+    order = level_names()
+    level = made_by.get(name)
+    return (order.index(level) if level in order else len(order)), name
 
 
 def _table(title: str, columns: tuple[str, ...]) -> Table:
@@ -66,26 +77,28 @@ def _table(title: str, columns: tuple[str, ...]) -> Table:
     return table
 
 
-def level_table(bugs: Bugs, execs: dict[str, int], corpus: int, graph_corpus: int) -> Table:
-    """Executions, corpus entries and bugs (root causes) by level; bugs found while loading the pool
-    (the importer's) are their own row."""
-    roots: Counter[str] = Counter(level_of_kind(lines[0].kind) for lines in bugs.values())
+def level_table(bugs: Bugs, execs: dict[str, int], corpus: dict[str, int]) -> Table:
+    """Executions, corpus entries and bugs (root causes) by level, a row per registered level; bugs
+    found while loading the pool (the importer's, :data:`~seedzer.finding.registry.POOL_KIND`) are a
+    row of their own."""
+    roots: Counter[str] = Counter(canonical_kind(lines[0].kind) for lines in bugs.values())
     table = _table("By level", ("level", "executions", "corpus entries", "bugs (root causes)"))
-    table.add_row("tir", str(execs.get("tir", 0)), str(corpus - graph_corpus), str(roots.get("tir", 0)))
-    table.add_row("graph", str(execs.get("graph", 0)), str(graph_corpus), str(roots.get("graph", 0)))
-    if roots.get("load"):
-        table.add_row("load (pool models)", "-", "-", str(roots["load"]))
+    for name in level_names():
+        table.add_row(name, str(execs.get(name, 0)), str(corpus.get(name, 0)), str(roots.get(name, 0)))
+    if roots.get(POOL_KIND):
+        table.add_row(f"{POOL_KIND} (pool models)", "-", "-", str(roots[POOL_KIND]))
     return table
 
 
 def mutation_table(bugs: Bugs, execs: dict[str, int]) -> Table:
-    """Mutants made and bugs (root causes whose first finding it made) by mutation: the graph level's
-    model mutations (``model_uoc``, ``model_pioc``, ``model_edge``) and step mutators (``relax_*``),
-    the TIR level's IR and pass mutators."""
+    """Mutants made and bugs (root causes whose first finding it made) by mutation, grouped by the level
+    whose mutators make it (e.g. the TIR level's IR and pass mutators, the graph level's model
+    mutations ``model_*`` and step mutators ``relax_*``)."""
     roots: Counter[str] = Counter(m for o in origins(bugs).values() for m in o.mutations)
-    table = _table("By mutation", ("mutation", "mutants run", "bugs (root causes)"))
-    for name in sorted(set(execs) | set(roots), key=mutation_order):
-        table.add_row(name, str(execs.get(name, 0)), str(roots.get(name, 0)))
+    made_by = mutation_levels()
+    table = _table("By mutation", ("mutation", "level", "mutants run", "bugs (root causes)"))
+    for name in sorted(set(execs) | set(roots), key=lambda n: mutation_order(n, made_by)):
+        table.add_row(name, made_by.get(name, "-"), str(execs.get(name, 0)), str(roots.get(name, 0)))
     return table
 
 

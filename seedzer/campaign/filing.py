@@ -3,14 +3,14 @@
 A bug observation from a worker is grouped by its raw signature (:func:`seedzer.oracles.signature.raw_key`).
 The first occurrence of a raw signature gets its finding folder (IR, passes, the kernel case, a
 ``repro.py``, ``meta.json`` with verdict ``pending``) and waits for the gate, which runs in a process
-forked from the zygote while the campaign goes on (:mod:`seedzer.finding.lowlevel.gate`). The gate's verdict is
+forked from the zygote while the campaign goes on (:mod:`seedzer.finding.tir.gate`). The gate's verdict is
 written into ``meta.json`` and campaign.db; a bug is counted under its root signature (one root cause,
 one finding), a not-a-bug by its reason. A crash the gate confirms is re-run once more from its
 ``repro.py`` in a clean interpreter (independence from Seedzer). Pending candidates of a killed
 campaign are judged when it resumes: nothing is lost.
 
 **The gate's budget.** A candidate whose predicted root the gate already judged is counted against
-that verdict without a gate run (:mod:`seedzer.campaign.known`). The others wait in a queue, and one
+that verdict without a gate run (:mod:`seedzer.finding.known`). The others wait in a queue, and one
 gate run starts at a time, each killed after ``GateSettings.job_seconds``. While the gate's processor
 seconds so far exceed ``FilingSettings.gate_share`` of the workers' time so far (elapsed x jobs, the
 whole campaign across resumes), no new run starts: the candidates keep waiting (pending in
@@ -22,7 +22,6 @@ fuzzing, plus the end drain.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections import deque
 from collections.abc import Callable
@@ -30,34 +29,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from seedzer import __version__
 from seedzer.campaign.confirm import Confirmer
-from seedzer.campaign.known import KnownVerdicts, predict
 from seedzer.campaign.monitor import Monitor
 from seedzer.campaign.stats import CampaignStats
 from seedzer.config import Config
-from seedzer.errors import CampaignError
+from seedzer.errors import CampaignError, SeedzerError
 from seedzer.execute.background import Background, JobResult
 from seedzer.execute.records import TestCaseInfo
 from seedzer.finding.gate import GateSettings, gate_settings
-from seedzer.finding.graph.folder import MODEL_FILE as GRAPH_MODEL_FILE
-from seedzer.finding.graph.folder import graph_files
-from seedzer.finding.kind import GateContext
+from seedzer.finding.kind import FileSettings, GateContext, Observed, Provenance
+from seedzer.finding.known import KnownVerdicts
 from seedzer.finding.layout import REPRO_FILE
-from seedzer.finding.loader.folder import loader_finding
-from seedzer.finding.lowlevel.folder import filed_case, lowlevel_files
 from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta, FindingSettings
-from seedzer.finding.registry import kind
-from seedzer.finding.repro import TVM_VERSION
+from seedzer.finding.registry import POOL_KIND, kind
 from seedzer.finding.store import FindingStore
 from seedzer.finding.verdict import Verdict, reason_code
 from seedzer.kernel.common import Observation, Symptom
-from seedzer.kernel.graph.case import GraphCase
-from seedzer.kernel.messages import ir_names
-from seedzer.kernel.tir.case import Case
 from seedzer.load.loader import LoaderFailure
-from seedzer.oracles.signature import raw_key
-from seedzer.seed import level_of, passes_from_json
 from seedzer.store.corpus import Corpus, CorpusEntry
 
 
@@ -98,6 +86,11 @@ class FilingSettings:
     """No new gate run starts while the gate's seconds exceed this share of the workers' time (None:
     no limit; see the module docstring)."""
 
+    @property
+    def filing(self) -> FileSettings:
+        """What a kind needs to file a case (:meth:`seedzer.finding.kind.FindingKind.file`)."""
+        return FileSettings(self.settings, self.perf_factor, self.perf_repeats)
+
     @staticmethod
     def of(cfg: Config) -> FilingSettings:
         """From the campaign configuration."""
@@ -125,11 +118,11 @@ class Filing:
         self.verdicts: dict[str, tuple[str, str | None]] = {}  # raw signature -> (verdict, root)
         self.roots: set[str] = set()
         self.known = KnownVerdicts()
-        self.waiting: deque[tuple[FindingMeta, Case | None]] = deque()  # candidates before their gate run
+        self.waiting: deque[tuple[FindingMeta, Any]] = deque()  # candidates before their gate run
 
     # --- the campaign's view ------------------------------------------------------------------
     def restore(self) -> None:
-        """Reload verdicts from campaign.db (and what they teach, :mod:`seedzer.campaign.known`); queue
+        """Reload verdicts from campaign.db (and what they teach, :mod:`seedzer.finding.known`); queue
         the gate for candidates still pending."""
         pending: list[FindingMeta] = []
         for row in self.findings.db.findings():
@@ -162,82 +155,38 @@ class Filing:
             return None
 
     def candidate(self, obs: Observation, tc: TestCaseInfo, worker: int, unchanged: list[int], log: str = "") -> None:
-        """File one bug observation of a fuzzer test case by its level (the kind it is a finding of)."""
-        if level_of(tc.script) == "graph":
-            self.graph(obs, tc, worker, log)
-        else:
-            self.lowlevel(obs, tc, worker, unchanged, log)
-
-    def lowlevel(self, obs: Observation, tc: TestCaseInfo, worker: int, unchanged: list[int], log: str = "") -> None:
-        """File one bug observation of a fuzzer test case, with the kernel case its worker ran (never
-        planned again here)."""
-        passes = passes_from_json(tc.passes)
-        changed = [p.name for i, p in enumerate(passes) if i not in set(unchanged)]
-        names = ir_names(tc.script)
-        signature = raw_key("lowlevel", obs, names, changed).digest()
-        if self._occurrence(signature, obs):
-            return
+        """File one bug observation of a fuzzer test case as a finding of its level's kind, with the
+        kernel case its worker ran (never planned again here)."""
+        ran = tc.ran()
+        if ran is None:  # a result and a death are filed only once their test case was announced
+            raise CampaignError(f"test case {tc.tc_id} of worker {worker} was never announced")
         parent = self.corpus.by_id.get(tc.parent or "")
-        meta = FindingMeta(signature, "lowlevel", obs, parent=tc.parent, origin=parent.origin if parent else "",
-                           mutators=list(tc.mutators), worker=worker, testcase=tc.tc_id, tvm=TVM_VERSION,
-                           seedzer=__version__, settings=self.settings.settings,
-                           extra=predict("lowlevel", obs, names, changed))
-        ran = self._announced(tc, worker)
-        if not isinstance(ran, Case):
-            raise CampaignError(f"test case {tc.tc_id} of worker {worker} announced a {type(ran).__name__}")
-        case = filed_case(ran, obs, self.settings.settings, self.settings.perf_factor, self.settings.perf_repeats)
-        report = self.findings.record(meta, lowlevel_files(case, meta, tc.passes, log or obs.message))
-        self.verdicts[signature] = (PENDING, None)
-        if report.new and meta.status != "known":
-            self.stats.pending += 1
-            self.submit(meta, case)
+        provenance = Provenance(tc.parent, parent.origin if parent else "", tuple(tc.mutators), worker, tc.tc_id)
+        self._file(tc.level, Observed(obs, ran, provenance, tc.passes, tuple(unchanged), log))
 
-    def graph(self, obs: Observation, tc: TestCaseInfo, worker: int, log: str = "") -> None:
-        """File one bug observation of a graph-level test case: its model (copied into the folder),
-        the planned Relax passes its worker ran, and the observation as the expected failure."""
-        ran = self._announced(tc, worker)
-        if not isinstance(ran, GraphCase):
-            raise CampaignError(f"test case {tc.tc_id} of worker {worker} announced a {type(ran).__name__}")
-        names = [p.name for p in ran.passes]
-        signature = raw_key("graph", obs, (), names).digest()
-        if self._occurrence(signature, obs):
+    def loaded(self, model: Path, failure: LoaderFailure) -> None:
+        """File one failure of loading a pool model (the one path of the pool's findings)."""
+        observed = Observed(failure.observation, failure, Provenance(origin=model.name), log=failure.log,
+                            source=model)
+        self._file(POOL_KIND, observed)
+
+    def _file(self, kind_name: str, observed: Observed) -> None:
+        """Count a repeat of a known signature, else write the new finding's folder and queue its gate
+        run (a finding that cannot be filed, e.g. its model file gone, is a warning, never fatal)."""
+        found = kind(kind_name)
+        signature = found.signature(observed)
+        if self._occurrence(signature, observed.observation):
             return
         try:
-            model = Path(str(ran.model_file)).read_bytes()
-        except OSError as exc:
-            self.monitor.message(f"warning: graph finding {signature}: cannot read its model ({exc.strerror or exc})")
+            filed = found.file(observed, self.settings.filing)
+        except SeedzerError as exc:
+            self.monitor.message(f"warning: {exc}")
             return
-        parent = self.corpus.by_id.get(tc.parent or "")
-        meta = FindingMeta(signature, "graph", obs, parent=tc.parent, origin=parent.origin if parent else "",
-                           mutators=list(tc.mutators), worker=worker, testcase=tc.tc_id, tvm=TVM_VERSION,
-                           seedzer=__version__, settings=self.settings.settings,
-                           extra=predict("graph", obs, (), names))
-        case = dataclasses.replace(ran, expected=obs, model=None, model_file=GRAPH_MODEL_FILE)
-        report = self.findings.record(meta, graph_files(case, meta, model, log or obs.message))
+        report = self.findings.record(filed.finding)
         self.verdicts[signature] = (PENDING, None)
-        if report.new and meta.status != "known":
+        if report.new and filed.meta.status != "known":
             self.stats.pending += 1
-            self.submit(meta)
-
-    @staticmethod
-    def _announced(tc: TestCaseInfo, worker: int) -> Any:
-        """The kernel case a worker announced for ``tc`` (a result and a death are filed only once
-        their test case was announced: never None)."""
-        ran = tc.ran()
-        if ran is None:
-            raise CampaignError(f"test case {tc.tc_id} of worker {worker} was never announced")
-        return ran
-
-    def loader(self, model: Path, failure: LoaderFailure) -> None:
-        """File one failure of loading a pool model (the one loader-finding path)."""
-        meta, files = loader_finding(model, failure)
-        if self._occurrence(meta.signature, meta.observation):
-            return
-        report = self.findings.record(meta, files)
-        self.verdicts[meta.signature] = (PENDING, None)
-        if report.new and meta.status != "known":
-            self.stats.pending += 1
-            self.submit(meta)
+            self.submit(filed.meta, filed.gate_case)
 
     def _occurrence(self, signature: str, obs: Observation) -> bool:
         """Count a repeat of a known raw signature; False when the signature is new."""
@@ -249,7 +198,7 @@ class Filing:
             self.stats.findings[obs.symptom.value] += 1
         return True
 
-    def submit(self, meta: FindingMeta, case: Case | None = None) -> None:
+    def submit(self, meta: FindingMeta, case: Any = None) -> None:
         """Queue a pending candidate for the gate (``case``: the case the worker ran): counted at once
         when a known verdict covers it, else gated in its turn (see the module docstring)."""
         known = self.known.verdict(meta)
@@ -279,7 +228,7 @@ class Filing:
 
     def _sweep(self) -> None:
         """Count the waiting candidates a verdict just learned covers."""
-        keep: deque[tuple[FindingMeta, Case | None]] = deque()
+        keep: deque[tuple[FindingMeta, Any]] = deque()
         for meta, case in self.waiting:
             known = self.known.verdict(meta)
             if known is None:

@@ -42,7 +42,7 @@ class KeepRule:
             passes = drop_passes(passes_from_json(tc.passes), unchanged)
             entry = CorpusEntry(JointSeed(tc.script, passes).seed_id, tc.script, passes_to_json(passes),
                                 parent.origin if parent else "", tc.parent, parent.op if parent else "",
-                                executed=True, worker=worker)
+                                executed=True, worker=worker, level=tc.level)
             if parent is not None:
                 parent.failures = 0
             return entry

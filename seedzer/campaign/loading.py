@@ -1,9 +1,9 @@
-"""Turning a campaign's seed pool into initial corpus entries, and loader failures into findings.
+"""Turning a campaign's seed pool into initial corpus entries, and load failures into findings.
 
 Every pool model not loaded before is loaded (raw, then constant-folded, each attempt in a child
-forked from the zygote): its PrimFuncs become corpus entries with empty pass sequences (the TIR
-level), the model itself graph-level entries when that level is on (:func:`seedzer.campaign.seeds.graph_entries`),
-its failures loader findings (filed and gated like every finding). Ctrl-C stops at the next model; ``--resume``
+forked from the zygote): each level the campaign fuzzes makes its seeds of what loading gave
+(:meth:`seedzer.levels.level.Level.seeds`), and the model's failures are ``load`` findings (filed and
+gated like every finding). Ctrl-C stops at the next model; ``--resume``
 loads the rest. A campaign can instead start from corpus entries it is given (another campaign's,
 see :func:`seedzer.campaign.seeds.imported_entries`): :func:`import_seeds`.
 """
@@ -17,12 +17,13 @@ from typing import Protocol
 
 from seedzer.campaign.filing import Filing
 from seedzer.campaign.monitor import Monitor
-from seedzer.campaign.seeds import ModelSeeds, graph_entries, load_for_campaign
+from seedzer.campaign.seeds import load_for_campaign
 from seedzer.campaign.stats import CampaignStats
 from seedzer.config import Config
 from seedzer.errors import PoolError
+from seedzer.levels.level import ModelSeeds
+from seedzer.levels.registry import level
 from seedzer.load.bounds import Limits
-from seedzer.seed import JointSeed
 from seedzer.store.corpus import Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
 
@@ -61,12 +62,9 @@ def load_seeds(campaign: Loading, loader: SeedLoader | None = None) -> None:
         got = load(model, cfg.fuzz.differential_load, cfg.timeouts.load, cfg.fuzz.max_seeds_per_model,
                    cfg.limits.limits())
         for failure in got.failures:
-            campaign.filing.loader(model, failure)
+            campaign.filing.loaded(model, failure)
         added = 0
-        entries = [CorpusEntry(JointSeed(script).seed_id, script, "[]", model.name, None, op)
-                   for script, op in got.seeds if cfg.levels.tir > 0]
-        if got.seeds and got.imports_raw and cfg.levels.graph > 0:
-            entries.extend(graph_entries(model))
+        entries = [entry for name in cfg.levels.weights() for entry in level(name).seeds(got)]
         for entry in entries:
             if campaign.corpus.add(entry, 0, ["initial"]):
                 campaign.pending.append(entry)

@@ -20,12 +20,13 @@ def _hms(seconds: float) -> str:
 
 
 def status_line(st: CampaignStats) -> str:
-    """One-line status: phase, time, execs (this session's graph-level ones too), rate, corpus,
-    coverage, findings by symptom."""
-    graph = st.level_execs.get("graph", 0)
+    """One-line status: phase, time, execs (this session's by level, once two levels ran), rate,
+    corpus, coverage, findings by symptom."""
+    ran = [f"{name} {n}" for name, n in st.level_execs.items() if n]
+    by_level = f" ({', '.join(ran)})" if len(ran) > 1 else ""
     return (
         f"[{st.phase}] {_hms(st.elapsed)} elapsed, {_hms(st.remaining)} left | execs {st.execs}"
-        f"{f' (graph {graph})' if graph else ''} ({st.execs_per_s:.1f}/s) | corpus {st.corpus} | "
+        f"{by_level} ({st.execs_per_s:.1f}/s) | corpus {st.corpus} | "
         f"cov {st.coverage} | invalid {st.invalid} | "
         f"restarts {st.restarts}{f' ({st.slow} slow)' if st.slow else ''} | findings: {st.findings_line()}"
     )

@@ -26,10 +26,10 @@ from seedzer.campaign.monitor import summary_table
 from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import SnapshotPoint, read_points, throughput_table, windows
 from seedzer.errors import CampaignError, SeedzerError
-from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta
+from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta, canonical_kind
 from seedzer.finding.store import finding_folder
 from seedzer.finding.verdict import reason_code
-from seedzer.store.readonly import open_campaign, read_meta
+from seedzer.store.readonly import corpus_by_level, open_campaign, read_meta
 
 
 def _rows(conn: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
@@ -59,8 +59,8 @@ class FindingLine:
     gate_seconds: float = 0.0
     rule: str = ""
     """The gate rule that decided (``witness``, ``culprit``, ``contract``...; empty for older findings)."""
-    kind: str = "lowlevel"
-    """The finding kind (``lowlevel``, ``loader``, ``graph``)."""
+    kind: str = "tir"
+    """The finding kind (the name of its level; ``load`` for the pool's models; older names read as these)."""
     mutators: list[str] = field(default_factory=list)
     """The mutations that made the test case (from its parent)."""
     comparison: str = ""
@@ -106,7 +106,7 @@ def _line(campaign: Path, row: tuple[Any, ...]) -> FindingLine:
     first = next((ln.strip() for ln in str(message).splitlines() if ln.strip()), "")
     return FindingLine(str(sig), str(symptom), f"{stage or '?'}/{pass_name or '-'}", str(verdict or PENDING),
                        str(reason or ""), root, culprit, str(status), int(count), first,
-                       f"findings/{sig}/repro.py", gate_seconds, rule, str(kind or "lowlevel"), mutators, comparison)
+                       f"findings/{sig}/repro.py", gate_seconds, rule, canonical_kind(kind), mutators, comparison)
 
 
 def findings_view(campaign: Path, conn: sqlite3.Connection) -> FindingsView:
@@ -176,7 +176,7 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
             points = read_points(conn)
             by_level = dict(_rows(conn, "SELECT level, SUM(count) FROM level_summary GROUP BY level")) \
                 if _rows(conn, "SELECT name FROM sqlite_master WHERE name = 'level_summary'") else {}
-            graph_corpus = _rows(conn, "SELECT COUNT(*) FROM corpus WHERE path LIKE '%.graph.json'")
+            corpus_levels = corpus_by_level(conn)
             by_mutator = mutants_by_mutation(conn)
         except (sqlite3.Error, ValueError, TypeError) as exc:
             raise CampaignError(f"{path}: unreadable campaign database ({exc})") from None
@@ -199,9 +199,8 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
     st.loaded_models, st.failed_models = int(models.get("ok", 0)), int(models.get("failed", 0))
     st.session_execs, st.session_seconds = st.execs, st.elapsed
     parts: list[Any] = [summary_table(st, str(campaign))]
-    if by_level.get("graph"):
-        parts.append(level_table(view.bugs, {str(k): int(v) for k, v in by_level.items()}, st.corpus,
-                                 int(graph_corpus[0][0]) if graph_corpus else 0))
+    if any(by_level.values()):  # a campaign that counted its executions by level
+        parts.append(level_table(view.bugs, {str(k): int(v) for k, v in by_level.items()}, corpus_levels))
         parts.append(mutation_table(view.bugs, {str(k): int(v) for k, v in by_mutator.items()}))
         parts.append(oracle_table(view.bugs))
     parts.extend(_throughput(points, window_minutes, st.jobs))

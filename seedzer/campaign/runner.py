@@ -20,7 +20,7 @@ from seedzer.campaign.filing import Filing, FilingSettings, GateRunner
 from seedzer.campaign.keep import KeepRule
 from seedzer.campaign.loading import SeedLoader, import_seeds, load_seeds
 from seedzer.campaign.monitor import Monitor, QuietMonitor
-from seedzer.campaign.scheduler import make_scheduler, record_cost
+from seedzer.campaign.scheduler import Scheduler, make_scheduler, record_cost
 from seedzer.campaign.seeds import list_pool
 from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import parse_timings, stage_totals
@@ -36,9 +36,9 @@ from seedzer.execute.settings import ExecSettings, WorkerSettings
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.finding.store import FindingStore
 from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.levels.registry import level
 from seedzer.load.bounds import DEFAULT_MAX_TESTCASE_MEMORY
 from seedzer.oracles import judge, make_oracles
-from seedzer.seed import LEVELS, level_of
 from seedzer.store.corpus import CORPUS_DIR, Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
 from seedzer.store.lock import DirLock
@@ -129,8 +129,8 @@ class Campaign:
         self.coverage = make_backend(cfg.fuzz.coverage)
         self.oracles = make_oracles(cfg.oracles.enabled)
         self.levels = cfg.levels.weights()
-        self.schedulers = {level: make_scheduler(cfg.fuzz.scheduler) for level in LEVELS}
-        """One scheduler per level: a level is drawn by its weight, then an entry of it."""
+        self.schedulers = {name: make_scheduler(cfg.fuzz.scheduler) for name in self.levels}
+        """One scheduler per level fuzzed: a level is drawn by its weight, then an entry of it."""
         self.limits = stage_limits(cfg)
         self.keep = KeepRule()
         self.rng = random.Random(cfg.fuzz.seed)
@@ -176,7 +176,8 @@ class Campaign:
             tolerance=self.cfg.fuzz.tolerance, max_passes=self.cfg.fuzz.max_passes,
             collector=prepare_collector(self.cfg.fuzz.coverage, self.out, self.db.features(),
                                         self.cfg.fuzz.block_cache, self.cfg.fuzz.block_granularity),
-            bounds=self.cfg.bounds, graph=self.cfg.graph, log_dir=str(self.out / "logs"))
+            bounds=self.cfg.bounds, graph=self.cfg.graph, log_dir=str(self.out / "logs"),
+            fuzzers={name: level(name).fuzzer for name in self.levels})
 
     def run(self) -> CampaignStats:
         """Load (or restore) seeds and fuzz until the budget is spent or a stop is requested."""
@@ -256,14 +257,15 @@ class Campaign:
         submit = w.submit
         if self.pending:
             entry = self.pending.popleft()
-            submit(ExecTask(self.tc_counter, entry.script, entry.passes),
-                   TestCaseInfo(self.tc_counter, "exec", entry.seed_id, entry.script, entry.passes))
+            submit(ExecTask(self.tc_counter, entry.level, entry.script, entry.passes),
+                   TestCaseInfo(self.tc_counter, "exec", entry.seed_id, entry.level, entry.script, entry.passes))
             return
-        level = self._level()
-        entry = self._choose_for(w.index, level)
-        other = self.rng.choice(self.corpus.levels.get(level) or self.corpus.entries).passes
-        task = FuzzTask(self.tc_counter, entry.script, entry.passes, entry.failures, other, self.rng.getrandbits(62))
-        submit(task, TestCaseInfo(self.tc_counter, "fuzz", entry.seed_id, limits=self._relative_limits(entry)))
+        name = self._level()
+        entry = self._choose_for(w.index, name)
+        other = self.rng.choice(self.corpus.levels.get(name) or self.corpus.entries).passes
+        task = FuzzTask(self.tc_counter, name, entry.script, entry.passes, entry.failures, other,
+                        self.rng.getrandbits(62))
+        submit(task, TestCaseInfo(self.tc_counter, "fuzz", entry.seed_id, name, limits=self._relative_limits(entry)))
 
     def _relative_limits(self, parent: CorpusEntry) -> dict[Stage, float] | None:
         """A mutant's stage limits: ``timeouts.relative`` times its parent's measured cost, within
@@ -277,11 +279,11 @@ class Campaign:
         return {stage: min(full, limit) for stage, full in self.limits.items()}
 
     def _level(self) -> str:
-        """A level drawn by its configured weight among those the corpus has entries of (the TIR level
-        when it has none of a level on, e.g. a campaign whose pool gave no graph seed)."""
-        present = {level: w for level, w in self.levels.items() if self.corpus.levels.get(level)}
+        """A level drawn by its configured weight among those the corpus has entries of (when it has
+        none of a level on, e.g. a campaign whose pool gave no graph seed, the first it has)."""
+        present = {name: w for name, w in self.levels.items() if self.corpus.levels.get(name)}
         if not present:
-            return next(iter(self.corpus.levels), "tir")
+            return next(iter(self.corpus.levels))
         return self.rng.choices(list(present), weights=list(present.values()))[0]
 
     def _choose_for(self, worker: int, level: str) -> CorpusEntry:
@@ -308,10 +310,9 @@ class Campaign:
                   "rss_mb": death.rss_mb, "available_mb": death.available_mb, "during_setup": death.during_setup,
                   "testcase": tc.tc_id if tc else None}
         self.db.add_event("worker_killed" if death.kind == "killed" else "worker_restart", detail)
-        level = level_of(tc.script or (parent.script if parent else "")) if tc is not None else "tir"
-        if death.kind == "slow":  # an execution (counted as one, and in status and the report), not news
+        if death.kind == "slow" and tc is not None:  # an execution (counted, shown in status and the report)
             self.stats.slow += 1
-            self._count("slow", death.stage.value, level)
+            self._count("slow", death.stage.value, tc.level)
         elif death.kind == "killed":
             memory = (f"; available memory {death.available_mb:.0f} MiB, worker peak {death.rss_mb:.0f} MiB"
                       if death.available_mb is not None and death.rss_mb is not None else "")
@@ -328,7 +329,7 @@ class Campaign:
         obs = death.observation()
         if obs is None or tc is None or not tc.announced:
             return
-        judged = self._judged(obs, level)
+        judged = self._judged(obs, tc.level)
         if judged.symptom.is_bug:
             self.filing.candidate(judged, tc, ev.worker, [], death.log_tail)
 
@@ -347,7 +348,7 @@ class Campaign:
         self.stats.add_timings(result.timings)
         gain = self.coverage.new_since_last(result.features)
         self.stats.coverage = self.coverage.total()
-        obs = self._judged(result.observation, level_of(tc.script))
+        obs = self._judged(result.observation, tc.level)
         for mutator in tc.mutators:  # what each kind of mutation yields (status: by mutation)
             self.mutator_counts[(mutator, obs.symptom.value)] += 1
         bug = obs.symptom.is_bug
@@ -356,7 +357,7 @@ class Campaign:
         if parent is not None:
             record_cost(parent, seconds)
             if tc.kind == "exec":  # a seed's (or a resumed entry's) own run: what it covers
-                self.schedulers[level_of(parent.script)].learn(parent, result.features)
+                self._scheduler(parent).learn(parent, result.features)
         entry = self.keep.apply(tc, gain, obs, result.unchanged, parent, worker)
         if not bug and entry is None:
             return None
@@ -366,10 +367,18 @@ class Campaign:
                 self.filing.candidate(obs, tc, worker, result.unchanged, "")
             if entry is not None and self.corpus.add(entry, gain, tc.mutators):
                 record_cost(entry, seconds)
-                self.schedulers[level_of(entry.script)].learn(entry, result.features)
+                self._scheduler(entry).learn(entry, result.features)
                 self.stats.corpus = len(self.corpus)
 
         return store
+
+    def _scheduler(self, entry: CorpusEntry) -> Scheduler:
+        """The scheduler of the entry's level (one for a level not fuzzed now, whose entries a resumed
+        or imported corpus may hold)."""
+        found = self.schedulers.get(entry.level)
+        if found is None:
+            found = self.schedulers[entry.level] = make_scheduler(self.cfg.fuzz.scheduler)
+        return found
 
     def _judged(self, observation: Observation, level: str) -> Observation:
         """The oracles' verdict on one execution of ``level``, counted in the campaign's statistics."""

@@ -6,16 +6,17 @@ from __future__ import annotations
 import contextlib
 import math
 import sqlite3
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from seedzer.errors import CampaignError, PoolError, shown
+from seedzer.errors import CampaignError, PoolError, SeedzerError, shown
 from seedzer.execute.loader import OnnxLoader
-from seedzer.kernel.common import Observation
+from seedzer.finding.meta import inside
+from seedzer.level_table import level_of_path
+from seedzer.levels.level import ModelSeeds
 from seedzer.load.bounds import Limits
-from seedzer.load.loader import LoaderFailure, LoadOptions, ModelLoad
+from seedzer.load.loader import LoadOptions, ModelLoad
 from seedzer.load.loader import pool_models as _pool_models
-from seedzer.seed import GraphSeed, JointSeed, PassSpec, passes_from_json, passes_to_json
+from seedzer.seed import JointSeed, passes_from_json, passes_to_json
 from seedzer.store.corpus import CORPUS_DIR, CorpusEntry
 from seedzer.store.readonly import open_readonly
 
@@ -47,24 +48,6 @@ def list_pool(pool: Path) -> list[Path]:
     return models
 
 
-@dataclass
-class ModelSeeds:
-    """What loading one model for a campaign gave.
-
-    ``observations`` are every attempt's failures and notes (``invalid`` ones included);
-    ``failures`` are the bug observations with what their finding folders need (file each with
-    :func:`seedzer.finding.loader.folder.loader_finding`); ``seeds`` are ``(script, op)`` pairs.
-    """
-
-    model: Path
-    observations: list[Observation] = field(default_factory=list)
-    seeds: list[tuple[str, str]] = field(default_factory=list)
-    failures: list[LoaderFailure] = field(default_factory=list)
-    imports_raw: bool = True
-    """Whether TVM imports the model as it is (not only once constant-folded): only such a model is
-    a graph-level seed, whose test cases import the pool's file."""
-
-
 def spread(items: list[tuple[str, str, bool]], limit: int) -> list[tuple[str, str]]:
     """Keep at most ``limit`` seeds (0 = all), alternating fused and per-operator ones."""
     fused = [(s, op) for s, op, f in items if f]
@@ -89,39 +72,14 @@ def load_for_campaign(model: Path, differential: bool, timeout: float, max_seeds
                       result.final_attempt == "raw" and "import" in result.reached.get("raw", []))
 
 
-GRAPH_OP = "graph"
-"""The ``op`` of a graph-level corpus entry (a TIR entry's is the operator its PrimFunc came from)."""
-
-
-def graph_entries(model: Path, orders: dict[str, list[PassSpec]] | None = None) -> list[CorpusEntry]:
-    """The graph-level seeds of a pool model that loaded: the model with no Relax pass (TVM's default
-    pipeline alone) and with each pass order TVM's own pipelines use (``orders``, by default
-    :data:`seedzer.passes.relax_contracts.PIPELINE_ORDERS`). A model whose inputs have no usable
-    type gives none (the loader has filed it already)."""
-    import onnx
-    from google.protobuf.message import DecodeError
-
-    from seedzer.load.onnx_import import InvalidModel, input_specs
-    from seedzer.passes.relax_contracts import PIPELINE_ORDERS
-
-    try:
-        proto = onnx.load(str(model), load_external_data=False)
-        specs, _ = input_specs(proto, model.name)
-    except (OSError, ValueError, InvalidModel, DecodeError):
-        return []
-    text = GraphSeed(str(model.resolve()), tuple(spec.as_tuple() for spec in specs)).to_text()
-    sequences = [[], *(orders if orders is not None else PIPELINE_ORDERS).values()]
-    return [CorpusEntry(JointSeed(text, seq).seed_id, text, passes_to_json(seq), model.name, None, GRAPH_OP)
-            for seq in sequences]
-
-
 def imported_entries(source: Path, late_share: float = 1.0) -> list[CorpusEntry]:
     """The corpus entries of another campaign (``source``, finished or running, opened read-only),
     the last ``late_share`` of them by the time they were added, oldest first: seeds that start a
     new campaign where ``source`` ended (its late, larger programs with long pass sequences).
 
-    Each entry is read from ``corpus/<id>.py`` and ``corpus/<id>.passes.json`` (the database's pass
-    sequence when that file is missing); an entry without its script is skipped. A campaign with no
+    Each entry is read from its script file (``corpus/<id><suffix>``, its level's) and
+    ``corpus/<id>.passes.json`` (the database's pass sequence when that file is missing); an entry
+    without its script is skipped. A campaign with no
     readable entry is a one-line :class:`CampaignError`.
     """
     source = Path(source)
@@ -129,20 +87,24 @@ def imported_entries(source: Path, late_share: float = 1.0) -> list[CorpusEntry]
         raise CampaignError(f"late share must be in (0, 1], got {late_share}")
     try:
         conn = open_readonly(source / "campaign.db")
+        conn.row_factory = sqlite3.Row
         try:
-            rows = conn.execute("SELECT id, origin_model, passes, op, added_time FROM corpus "
-                                "ORDER BY added_time, rowid").fetchall()
+            cursor = conn.execute("SELECT * FROM corpus ORDER BY added_time, rowid")
+            columns = {d[0] for d in cursor.description}
+            rows = cursor.fetchall()
         finally:
             conn.close()
     except sqlite3.Error as exc:
         raise CampaignError(f"{source}: cannot read the corpus of campaign.db ({exc})") from None
     late = rows[len(rows) - max(1, math.ceil(late_share * len(rows))):] if rows else []
     entries = []
-    for seed_id, origin, passes, op, _added in late:
+    for row in late:
+        seed_id, origin, passes, op = row["id"], row["origin_model"], row["passes"], row["op"]
         folder = source / CORPUS_DIR
         try:
-            script = (folder / f"{seed_id}.py").read_text()
-        except OSError:
+            level = row["level"] if "level" in columns and row["level"] else level_of_path(str(row["path"]))
+            script = inside(source, str(row["path"])).read_text()
+        except (OSError, SeedzerError):
             continue
         with contextlib.suppress(OSError):  # without the file, the database's copy of the sequence
             passes = (folder / f"{seed_id}.passes.json").read_text()
@@ -151,7 +113,7 @@ def imported_entries(source: Path, late_share: float = 1.0) -> list[CorpusEntry]
         except (ValueError, KeyError, TypeError):
             continue
         entries.append(CorpusEntry(JointSeed(script, steps).seed_id, script, passes_to_json(steps), str(origin),
-                                   None, str(op or "")))
+                                   None, str(op or ""), level=level))
     if not entries:
-        raise CampaignError(f"{source}: no corpus entry to import (no readable corpus/<id>.py)")
+        raise CampaignError(f"{source}: no corpus entry to import (no readable corpus file)")
     return entries

@@ -18,10 +18,10 @@ from typing import Any
 import click
 from rich.console import Console
 
+from seedzer.commands.load_output import prepare, write_all
+from seedzer.commands.load_report import build_report, invalid_notes, render, verdict_of
 from seedzer.errors import ModelError, PoolError, UsageError, shown
 from seedzer.execute.loader import OnnxLoader
-from seedzer.finding.loader.funnel import build_report, invalid_notes, render, verdict_of
-from seedzer.finding.loader.output import prepare, write_all
 from seedzer.load.loader import DEFAULT_INPUT_SEED, LoadOptions, ModelLoad, load_all
 
 MAX_TIMEOUT = 24 * 3600.0

@@ -16,7 +16,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from seedzer.execute.progress import ProgressSlot
-from seedzer.execute.records import ExecResult, FuzzTask, KernelCase
+from seedzer.execute.records import ExecResult, FuzzTask
 from seedzer.execute.worker import redirect_worker_output, serve
 from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
 from seedzer.kernel.comparison import Difference
@@ -49,8 +49,8 @@ def fake_execute(script: str, slot: ProgressSlot) -> ExecResult:
     return ExecResult(observation, features, [], {"run": 0.001})
 
 
-def fake_case(script: str, passes: str) -> Case:
-    """The kernel case of a fake test case: planned as the real worker plans it (TVM-free)."""
+def fake_case(level: str, script: str, passes: str) -> Case:
+    """The kernel case of a fake test case of any level: planned as the real TIR worker plans it (TVM-free)."""
     return Case(script, tuple(plan(passes_from_json(passes))), input_seed(script))
 
 
@@ -66,10 +66,10 @@ def fake_worker_main(conn: Connection, slot: ProgressSlot, settings: Any, index:
     def mutate(task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
         return task.script + f"\nline{rng.randrange(lines)}", task.passes, ["FakeAppend"]
 
-    def execute(case: KernelCase, _passes: str) -> ExecResult:
+    def execute(level: str, case: Case, _passes: str) -> ExecResult:
         end = time.perf_counter() + delay
         while time.perf_counter() < end:  # busy, as a compile is
             pass
-        return fake_execute(case.script if isinstance(case, Case) else str(case.model_file), slot)
+        return fake_execute(case.script, slot)
 
     serve(conn, slot, mutate, fake_case, execute)

@@ -1,35 +1,24 @@
-"""A worker's fuzzing: Tzer-style mutation of a joint seed and the kernel's execution of the mutant.
+"""A worker's fuzzing: each test case mutated and run by the fuzzer of its level.
 
-A test case of the graph level (its script is a :class:`~seedzer.seed.GraphSeed` document, see
-:func:`~seedzer.seed.level_of`) is mutated and run by :mod:`seedzer.execute.graph_fuzzing`; the rest
-of this module is the TIR level. Only workers import this module (it imports TVM). The pass
-sequence of a test case becomes its flat steps through the pass contracts
-(:func:`seedzer.passes.contracts.plan`) and is judged by the kernel's
-:func:`~seedzer.kernel.tir.observe.observe` through the worker's caching runner.
+A worker serves every level a campaign fuzzes: :class:`Fuzzing` holds one :class:`LevelFuzzer` per
+level, made in the worker by the factories of :attr:`~seedzer.execute.settings.WorkerSettings.fuzzers`
+(each level's object in :mod:`seedzer.levels` gives its own), and hands a task to the fuzzer its
+``level`` names. Shared by every level: the worker's progress slot (:class:`SlotProgress`) and the
+native coverage collector. Only workers import the level fuzzers (they import TVM).
 """
 
 from __future__ import annotations
 
-import hashlib
 import random
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from seedzer.coverage.collectors import Collector, make_collector
-from seedzer.execute.graph_fuzzing import GraphFuzzing
-from seedzer.execute.lru import ParsedScripts
-from seedzer.execute.parsing import quick_parser
+from seedzer.errors import SeedzerError
 from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import ExecResult, FuzzTask
-from seedzer.execute.runner import CachingRunner, RunnerSettings
 from seedzer.execute.settings import WorkerSettings
-from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.kernel.graph.case import GraphCase
-from seedzer.kernel.messages import normalize
-from seedzer.kernel.tir.case import Case, Checks
-from seedzer.kernel.tir.observe import observe, step_label
-from seedzer.mutate.bounds import kind_of, out_of_bounds
-from seedzer.passes.contracts import placeable, plan
-from seedzer.seed import input_seed, level_of, passes_from_json, passes_to_json
+from seedzer.kernel.common import Stage, step_label
 
 
 class SlotProgress:
@@ -56,123 +45,54 @@ class SlotProgress:
         self.stage = None
 
 
-class WorkerRunner(CachingRunner):
-    """The caching runner with the worker's parsed-script cache."""
+class LevelFuzzer(Protocol):
+    """One level's mutation and execution inside a worker."""
 
-    def __init__(self, settings: RunnerSettings, progress: SlotProgress, scripts: ParsedScripts) -> None:
-        super().__init__(settings, progress)
-        self.scripts = scripts
+    def mutate(self, task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
+        """A mutant of the task's corpus entry: ``(script, passes JSON, names of the mutations applied)``."""
+        ...
 
-    def parse(self, script: str) -> Any:
-        """The PrimFunc of ``script`` from the worker's cache."""
-        return self.scripts.get(script)
+    def case(self, script: str, passes_json: str) -> Any:
+        """The kernel case of a test case (what it runs, what its reproducer will run)."""
+        ...
 
-
-def sampled(script: str, passes: str, rate: float) -> bool:
-    """Deterministic sampling of test cases for the (expensive) performance check."""
-    digest = hashlib.blake2b(f"{script}\x1f{passes}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2**64 < rate
+    def execute(self, case: Any, passes_json: str) -> ExecResult:
+        """Run one test case: its observation, coverage features and timings."""
+        ...
 
 
-def error_feature(observation: Observation) -> str | None:
-    """A coverage feature for an error observation: a new kind of failure is new behaviour. An
-    out-of-bounds mutant's is the kind of bound it breaks (one feature per kind, not per size)."""
-    if observation.symptom.value in ("ok", "mismatch", "perf"):
-        return None
-    bound = kind_of(observation.message) if observation.stage is Stage.MUTATE else None
-    if bound is not None:
-        return f"err/{Stage.MUTATE}/bounds/{bound}"
-    return f"err/{observation.stage}/{observation.pass_name}/{normalize(observation.message)[:80]}"
+FuzzerFactory = Callable[[WorkerSettings, SlotProgress, Collector | None], LevelFuzzer]
+"""Makes a level's fuzzer in a worker: (the worker's settings, its progress, its coverage collector)."""
 
 
 class Fuzzing:
-    """Mutation and execution inside one worker (see the module docstring)."""
+    """Mutation and execution inside one worker, by the level of each test case (see the module docstring)."""
 
     def __init__(self, settings: WorkerSettings, slot: ProgressSlot) -> None:
-        from seedzer import mutate
-        from seedzer.mutate.schedule import TzerSchedule
-
-        self.settings = settings
-        self.scripts = ParsedScripts(quick_parser(), settings.exec.parse_cache_size, settings.exec.fresh_cache_size)
         self.progress = SlotProgress(slot)
-        ex = settings.exec
-        self.runner = WorkerRunner(RunnerSettings(ex.program_cache_size, ex.build_cache_size,
-                                                  ex.detailed_build_coverage), self.progress, self.scripts)
-        self.ir_mutators = mutate.build_ir_mutators(settings.ir_weights)
-        self.pass_mutators = mutate.default_pass_mutators()
-        self.stats = mutate.MutationStats()
         self.collector: Collector | None = None
         if settings.collector is not None:
             self.collector = make_collector(settings.collector)
             self.collector.start()
-        self.graph = GraphFuzzing(self.progress, self.collector, settings.graph)
-        self.schedule = TzerSchedule(settings.tolerance, settings.max_passes, self.ir_mutators,
-                                     self.pass_mutators, self.stats)
-        self.out_of_bounds: tuple[str, str, str] | None = None
-        """``(script, passes JSON, reason)`` of the last mutant when it is out of bounds."""
+        self.fuzzers: dict[str, LevelFuzzer] = {name: factory(settings, self.progress, self.collector)
+                                                for name, factory in settings.fuzzers.items()}
+
+    def fuzzer(self, level: str) -> LevelFuzzer:
+        """The fuzzer of ``level`` (a level the worker was not set up for is a campaign bug)."""
+        found = self.fuzzers.get(level)
+        if found is None:
+            raise SeedzerError(f"this worker fuzzes {', '.join(self.fuzzers) or 'no level'}, not {level!r}")
+        return found
 
     def mutate(self, task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
-        """Mutate a corpus entry with Tzer's tolerance schedule (:mod:`seedzer.mutate.schedule`);
-        a mutant out of the settings' bounds (:mod:`seedzer.mutate.bounds`) is remembered, and
-        :meth:`execute` does not run it. A graph-level entry is mutated by its level."""
-        if level_of(task.script) == "graph":
-            return self.graph.mutate(task, rng)
-        parent = passes_from_json(task.passes)
-        other = passes_from_json(task.other_passes) if task.other_passes else None
-        mutant = self.schedule.mutate(task.script, parent, task.failures, rng, self.scripts, other)
-        passes = passes_to_json(mutant.passes)
-        reason = out_of_bounds((task.script, parent), (mutant.script, mutant.passes), self.settings.bounds)
-        self.out_of_bounds = None if reason is None else (mutant.script, passes, reason)
-        if reason is not None:
-            self.stats.out_of_bounds[kind_of(reason) or "other"] += 1
-        return mutant.script, passes, mutant.applied
+        """A mutant of the task's entry, made by its level's fuzzer."""
+        return self.fuzzer(task.level).mutate(task, rng)
 
-    def case(self, script: str, passes_json: str) -> Case | GraphCase:
-        """The kernel case of a test case (what its reproducer will run); the perf oracle times only
-        scripts of at most ``bounds.perf_max_script_bytes``."""
-        if level_of(script) == "graph":
-            return self.graph.case(script, passes_json)
-        ex = self.settings.exec
-        small = len(script.encode()) <= self.settings.bounds.perf_max_script_bytes
-        perf = ex.perf_rate > 0 and small and sampled(script, passes_json, ex.perf_rate)
-        checks = Checks(illformed=ex.illformed, compare=ex.compare, pipeline=ex.pipeline, perf=perf,
-                        pipeline_illformed=ex.pipeline_illformed, intended_pragmas=True)
-        return Case(script, tuple(plan(passes_from_json(passes_json))), input_seed(script), rtol=ex.rtol,
-                    atol=ex.atol, checks=checks, perf_factor=ex.perf_factor, perf_repeats=ex.perf_repeats,
-                    max_elems=ex.max_buffer_elems)
+    def case(self, level: str, script: str, passes_json: str) -> Any:
+        """The kernel case of a test case of ``level``."""
+        return self.fuzzer(level).case(script, passes_json)
 
-    def execute(self, case: Case | GraphCase, passes_json: str) -> ExecResult:
-        """Run one test case (its kernel case, from :meth:`case`) through the kernel; the observation
-        plus features and timings. The mutant just made, when out of bounds, is not run: its
-        observation is ``invalid`` at ``mutate``, with the reason (``bounds: ...``) as message."""
-        if isinstance(case, GraphCase):
-            self.progress.reset()
-            return self.graph.execute(case, passes_json)
-        pending, self.out_of_bounds = self.out_of_bounds, None
-        if pending is not None and pending[:2] == (case.script, passes_json):
-            return self.bounded(pending[2])
-        self.runner.reset()
+    def execute(self, level: str, case: Any, passes_json: str) -> ExecResult:
+        """Run one test case of ``level`` (a new test case: its first stage restarts the clock)."""
         self.progress.reset()
-        passes = passes_from_json(passes_json)
-        kept = placeable(passes)
-        observation = observe(case, self.runner)
-        features = set(self.runner.features)
-        err = error_feature(observation)
-        if err is not None:
-            features.add(err)
-        if self.collector is not None:
-            features.update(self.collector.take())
-        kept_indices = {i for i, _ in kept}
-        unchanged = sorted({kept[k][0] for k in self.runner.unchanged if k < len(kept)}
-                           | (set(range(len(passes))) - kept_indices))
-        return ExecResult(observation, sorted(features), unchanged, dict(self.runner.timings),
-                          self.stats.invalid_total())
-
-    def bounded(self, reason: str) -> ExecResult:
-        """The result of a mutant out of bounds: ``invalid`` at ``mutate``, one feature per bound kind
-        (the coverage of making it is dropped: it is never kept)."""
-        observation = Observation(Symptom.INVALID, Stage.MUTATE, None, reason)
-        if self.collector is not None:
-            self.collector.take()
-        err = error_feature(observation)
-        return ExecResult(observation, [err] if err is not None else [], [], {}, self.stats.invalid_total())
+        return self.fuzzer(level).execute(case, passes_json)

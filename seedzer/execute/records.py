@@ -6,29 +6,19 @@ picklable and TVM-free: the campaign process uses these types without importing 
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
 from seedzer.execute.death import death_observation
 from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.kernel.graph.case import GraphCase
-from seedzer.kernel.tir.case import Case
-
-KernelCase = Case | GraphCase
-"""The kernel case of a test case: a TIR-level :class:`Case` or a graph-level :class:`GraphCase`."""
-
-
-def without_script(case: KernelCase) -> KernelCase:
-    """The case as announced: a TIR case without its script (the announcement carries it once); a
-    graph case as it is (it names its model file)."""
-    return dataclasses.replace(case, script="") if isinstance(case, Case) else case
 
 
 @dataclass(frozen=True)
 class FuzzTask:
-    """Mutate a corpus entry (script, passes JSON, unproductive mutations so far), then run it."""
+    """Mutate a corpus entry of ``level`` (script, passes JSON, unproductive mutations so far), then run it."""
 
     tc_id: int
+    level: str
     script: str
     passes: str
     failures: int
@@ -38,9 +28,10 @@ class FuzzTask:
 
 @dataclass(frozen=True)
 class ExecTask:
-    """Run a test case exactly as given (an initial seed, or a corpus entry to re-check)."""
+    """Run a test case of ``level`` exactly as given (an initial seed, or a corpus entry to re-check)."""
 
     tc_id: int
+    level: str
     script: str
     passes: str
 
@@ -52,15 +43,16 @@ Task = FuzzTask | ExecTask
 class Announcement:
     """A worker's test case, sent before it runs so that a crash still leaves its reproducer.
 
-    ``case`` is the kernel case the worker runs, without its script (``script`` holds it, sent once):
-    a finding is filed from it, never planned again by the campaign.
+    ``case`` is the kernel case the worker runs (a finding is filed from it, never planned again by
+    the campaign); a script it shares with ``script`` crosses the pipe once (pickle keeps one copy of
+    one object).
     """
 
     tc_id: int
     script: str
     passes: str
     mutators: tuple[str, ...]
-    case: KernelCase | None = None
+    case: Any = None
 
 
 @dataclass
@@ -112,20 +104,19 @@ class TestCaseInfo:
     tc_id: int
     kind: str  # "fuzz" | "exec"
     parent: str | None
+    level: str
     script: str = ""
     passes: str = "[]"
     mutators: list[str] = field(default_factory=list)
     announced: bool = False
-    case: KernelCase | None = None
-    """The announced kernel case without its script (see :meth:`ran`)."""
+    case: Any = None
+    """The announced kernel case (see :meth:`ran`)."""
     limits: dict[Stage, float] | None = None
     """Stage time limits of this test case below the campaign's (relative to its parent's cost): a
     stage stopped there is a slow test case, not a hang (None: the campaign's limits)."""
 
-    def ran(self) -> KernelCase | None:
+    def ran(self) -> Any:
         """The kernel case the worker announced it runs (None before the announcement)."""
-        if isinstance(self.case, Case):
-            return dataclasses.replace(self.case, script=self.script)
         return self.case
 
 

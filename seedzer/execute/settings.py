@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from seedzer.config import BoundsConfig, GraphConfig
 from seedzer.coverage.collectors import CollectorSpec
@@ -50,3 +52,6 @@ class WorkerSettings:
     """How the graph level mutates (the weight of each kind of mutation)."""
     log_dir: str | None = None
     """Where the worker writes its output (TVM's C++ warnings, crash reports): ``worker-<n>.log``."""
+    fuzzers: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    """Level -> the factory of its fuzzer (:data:`seedzer.execute.fuzzing.FuzzerFactory`, a module-level
+    callable), for every level the campaign fuzzes."""

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 from seedzer.execute.memory import limit_address_space
 from seedzer.execute.orphans import die_with_parent
@@ -25,11 +26,9 @@ from seedzer.execute.records import (
     ExecTask,
     Fatal,
     FuzzTask,
-    KernelCase,
     Ready,
     Result,
     Stop,
-    without_script,
 )
 from seedzer.execute.settings import WorkerSettings
 from seedzer.kernel.common import Stage
@@ -37,10 +36,10 @@ from seedzer.logfiles import redirect_output
 
 MutateFn = Callable[[FuzzTask, random.Random], tuple[str, str, list[str]]]
 """(task, rng) -> (script, passes JSON, names of the mutators applied)."""
-CaseFn = Callable[[str, str], KernelCase]
-"""(script, passes JSON) -> the kernel case the worker runs (announced with its test case)."""
-ExecuteFn = Callable[[KernelCase, str], ExecResult]
-"""(the kernel case, its passes JSON) -> the execution's result."""
+CaseFn = Callable[[str, str, str], Any]
+"""(level, script, passes JSON) -> the kernel case the worker runs (announced with its test case)."""
+ExecuteFn = Callable[[str, Any, str], ExecResult]
+"""(level, the kernel case, its passes JSON) -> the execution's result."""
 
 
 def redirect_worker_output(log_dir: str | None, index: int) -> None:
@@ -52,8 +51,7 @@ def serve(conn: Connection, slot: ProgressSlot, mutate: MutateFn, case_of: CaseF
     """The worker protocol loop: serve tasks until told to stop or the pipe closes.
 
     Every worker (the real one and the cheap test one) runs this loop; only ``mutate``, ``case_of``
-    and ``execute`` differ. The kernel case of a test case is made once, announced (without its
-    script, which the announcement carries already) and run.
+    and ``execute`` differ. The kernel case of a test case is made once by its level, announced and run.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the campaign decides when workers stop
     die_with_parent()  # a campaign (or Ray actor) killed outright takes its workers with it
@@ -79,9 +77,9 @@ def serve(conn: Connection, slot: ProgressSlot, mutate: MutateFn, case_of: CaseF
             mutate_seconds = time.perf_counter() - start
         else:
             script, passes, applied = task.script, task.passes, []
-        case = case_of(script, passes)
-        conn.send(Announcement(task.tc_id, script, passes, tuple(applied), without_script(case)))
-        result = execute(case, passes)
+        case = case_of(task.level, script, passes)
+        conn.send(Announcement(task.tc_id, script, passes, tuple(applied), case))
+        result = execute(task.level, case, passes)
         if mutate_seconds is not None:
             result.timings["mutate"] = mutate_seconds
         # what the test case took, and how much of that the worker had a processor (the rest it waited)

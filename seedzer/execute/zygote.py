@@ -11,7 +11,7 @@ import multiprocessing.context
 import threading
 
 PRELOAD_MODULES = [
-    "seedzer.execute.preload", "seedzer.execute.worker", "seedzer.finding.lowlevel.gate", "seedzer.tir.ub",
+    "seedzer.execute.preload", "seedzer.execute.worker", "seedzer.finding.tir.gate", "seedzer.tir.ub",
     "seedzer.kernel.graph.observe",
 ]
 """Imported once in the zygote: TVM, the override that keeps its children from re-running the

@@ -18,6 +18,7 @@ from typing import Any
 from seedzer import config as _config
 from seedzer.config import Config, config_from_dict, read_yaml, to_dict
 from seedzer.errors import ConfigError, SeedzerError, UsageError
+from seedzer.level_table import level_names
 from seedzer.oracles.registry import ORACLES
 
 
@@ -36,7 +37,6 @@ RESERVED = {
 }
 
 
-LEVEL_ORDER = ("tir", "graph")
 FINGERPRINT_DEFAULTS: dict[str, Any] = {"levels": []}
 """Fingerprint fields added after the first results were written: their value in older experiment.json."""
 
@@ -155,7 +155,8 @@ def level_label(text: str) -> str:
     """A filesystem-safe label of a level setting, levels in their usual order: ``tir``, ``tir+graph``,
     ``tir3+graph1`` (``tir=3,graph=1``)."""
     items = _level_items(text)
-    names = [n for n in LEVEL_ORDER if n in items] + sorted(n for n in items if n not in LEVEL_ORDER)
+    order = level_names()
+    names = [n for n in order if n in items] + sorted(n for n in items if n not in order)
     return "+".join(f"{n}{float(items[n]):g}" if items[n] else n for n in names)
 
 

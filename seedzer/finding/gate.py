@@ -1,6 +1,6 @@
 """The filing gate as data: an ordered tuple of named rules, the first answer wins.
 
-A kind's gate (:mod:`seedzer.finding.lowlevel.gate`, :mod:`seedzer.finding.loader.gate`) is a tuple
+A kind's gate (:mod:`seedzer.finding.tir.gate`, :mod:`seedzer.finding.load.gate`) is a tuple
 of :class:`Rule` objects over a context of its own; :func:`first_answer` asks each in turn and
 returns the first :class:`~seedzer.finding.verdict.Verdict`, marked with the rule that gave it. A
 rule that only narrows the case (e.g. to the least mutated ancestor that fails the same way)
@@ -10,12 +10,14 @@ updates the context and answers None. The last rule of every gate always answers
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
 from seedzer.config import Config, stage_limits
-from seedzer.finding.verdict import Verdict
+from seedzer.finding.meta import NOT_A_BUG
+from seedzer.finding.verdict import INVALID, Verdict
+from seedzer.kernel.common import Observation
 
 INSTRUMENTED_BACKENDS = frozenset({"breakpoints"})
 """Coverage backends that patch TVM's code: a crash may be theirs rather than TVM's."""
@@ -59,6 +61,39 @@ class Rule(Protocol[C]):
     def judge(self, context: C) -> Verdict | None:
         """The verdict of this rule on ``context``, or None."""
         ...
+
+
+class Judging(Protocol):
+    """What a rule that only reads the re-observed failure needs of a kind's context."""
+
+    @property
+    def seen(self) -> Observation:
+        """The finding's failure as its re-run showed it."""
+        ...
+
+    def verdict(self, kind: str, reason: str, observation: Observation) -> Verdict:
+        """A verdict on the candidate."""
+        ...
+
+
+J = TypeVar("J", bound=Judging)
+
+
+class InvalidInput(Generic[J]):
+    """A failure about the input rather than TVM (the kind's ``reason`` of it: an unsupported operator,
+    a violated precondition, a model ONNX refuses...) is an invalid test case, not a bug."""
+
+    name = "invalid-input"
+
+    def __init__(self, reason: Callable[[Observation], str | None]) -> None:
+        self.reason = reason
+
+    def judge(self, context: J) -> Verdict | None:
+        """``invalid`` with the reason, or None when the failure is TVM's to answer for."""
+        why = self.reason(context.seen)
+        if why is None:
+            return None
+        return context.verdict(NOT_A_BUG, f"{INVALID}: {why[:300]}", context.seen)
 
 
 class GateRules(Generic[C2]):

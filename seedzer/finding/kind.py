@@ -1,20 +1,27 @@
 """The seam of a finding kind: what the house asks of a kind, and the data it hands over.
 
-A kind (one sub-package of :mod:`seedzer.finding`) implements :class:`FindingKind`; the campaign,
-``recheck``, ``replay`` and ``triage`` call only these methods, through
-:func:`seedzer.finding.registry.kind`, and never branch on a kind's name.
+A kind (one sub-package of :mod:`seedzer.finding`, named as the level whose test cases it files) implements
+:class:`FindingKind`; the campaign, ``recheck``, ``replay`` and ``triage`` call only these methods,
+through :func:`seedzer.finding.registry.kind`, and never branch on a kind's name. Filing is two
+steps: :meth:`FindingKind.signature` names the folder an :class:`Observed` failure belongs to (a
+repeat is only counted), :meth:`FindingKind.file` makes the new folder's :class:`Finding` and the case
+its gate judges.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from seedzer import __version__
 from seedzer.finding.gate import GateSettings
-from seedzer.finding.meta import FindingMeta
+from seedzer.finding.known import predict
+from seedzer.finding.meta import FindingMeta, FindingSettings
+from seedzer.finding.repro import TVM_VERSION
+from seedzer.kernel.common import Observation
 
 
 @dataclass
@@ -77,15 +84,108 @@ class GateCall:
     args: tuple[Any, ...]
 
 
+@dataclass(frozen=True)
+class Provenance:
+    """Where the test case of a failure came from: its parent corpus entry and that entry's pool model
+    (``origin``), the mutations that made it, the worker and test case number that ran it."""
+
+    parent: str | None = None
+    origin: str = ""
+    mutators: tuple[str, ...] = ()
+    worker: int | None = None
+    testcase: int | None = None
+
+
+@dataclass(frozen=True)
+class Observed:
+    """One failure to file, as the campaign saw it: the judged observation, the kernel case that showed
+    it (as its worker ran it, script included; for a pool model that failed to load, the
+    :class:`~seedzer.load.loader.LoaderFailure`), where it came from, the fuzzed pass sequence (JSON)
+    with the indices of the passes that left the IR unchanged, the log, and the pool model (``source``)
+    of a load failure."""
+
+    observation: Observation
+    case: Any
+    provenance: Provenance = Provenance()
+    passes: str = "[]"
+    unchanged: tuple[int, ...] = ()
+    log: str = ""
+    source: Path | None = None
+
+
+@dataclass(frozen=True)
+class FileSettings:
+    """The campaign settings a filed case needs: tolerances and stage limits, and the perf oracle's."""
+
+    finding: FindingSettings = field(default_factory=FindingSettings)
+    perf_factor: float = 2.0
+    perf_repeats: int = 3
+
+
+def new_meta(signature: str, kind: str, observed: Observed, settings: FindingSettings, **fields: Any) -> FindingMeta:
+    """The ``meta.json`` record of a newly filed finding of ``kind``: its observation and provenance,
+    the versions that filed it, ``settings`` and the kind's own ``fields``."""
+    p = observed.provenance
+    return FindingMeta(signature, kind, observed.observation, parent=p.parent, origin=p.origin,
+                       mutators=list(p.mutators), worker=p.worker, testcase=p.testcase, tvm=TVM_VERSION,
+                       seedzer=__version__, settings=settings, **fields)
+
+
+def candidate_meta(signature: str, kind: str, salt: str, observed: Observed, settings: FindingSettings,
+                   names: Iterable[str], changed: Sequence[str]) -> FindingMeta:
+    """The record of a fuzzer's candidate: :func:`new_meta` with the prediction of its root
+    (:func:`seedzer.finding.known.predict` under the kind's ``salt``, from the IR's own ``names`` and
+    the passes that ``changed`` the IR), so a known verdict can count it without a gate run."""
+    return new_meta(signature, kind, observed, settings,
+                    extra=predict(salt, observed.observation, names, changed))
+
+
+class Finding(Protocol):
+    """One finding folder's contents, as its kind writes them (:func:`seedzer.finding.store.dump`) and
+    reads them back (each kind's ``Finding.load``): its ``meta.json`` and its own files."""
+
+    meta: FindingMeta
+
+    def files(self) -> dict[str, str | bytes]:
+        """The kind's files of the folder (name -> content), ``meta.json`` excluded."""
+        ...
+
+
+@dataclass
+class Filed:
+    """What filing one new failure gives: the finding to write and the case its gate judges (None: the
+    gate reads the folder)."""
+
+    finding: Finding
+    gate_case: Any = None
+
+    @property
+    def meta(self) -> FindingMeta:
+        """The finding's record."""
+        return self.finding.meta
+
+
 class FindingKind(Protocol):
     """One kind of finding (see the module docstring)."""
 
     name: str
-    """The ``kind`` of its ``meta.json``."""
+    """The ``kind`` of its ``meta.json``: the name of the level whose test cases it files."""
+    salt: str
+    """The word its signatures hash (:class:`~seedzer.oracles.signature.SignatureKey`): its name when
+    its first findings were filed, kept so a root keeps its signature across versions."""
     kernel: str
     """The kernel module (``seedzer.kernel.<kernel>``) its ``repro.py`` carries after the shared ones."""
     needs: str
     """What its ``repro.py`` needs from PyPI beside ``apache-tvm``."""
+
+    def signature(self, observed: Observed) -> str:
+        """The raw signature (folder name) of ``observed``: occurrences with one signature are one finding."""
+        ...
+
+    def file(self, observed: Observed, settings: FileSettings) -> Filed:
+        """The finding a new signature's first occurrence makes (raises
+        :class:`~seedzer.errors.SeedzerError` with one line when it cannot be filed)."""
+        ...
 
     def gate_call(self, folder: Path, meta: FindingMeta, context: GateContext) -> GateCall:
         """The filing gate's call for the candidate in ``folder``."""

@@ -1,7 +1,7 @@
 """The file names every finding folder shares, whatever its kind.
 
 A kind's own files (its case, IR, model, log) are spelled by its ``folder`` module
-(:mod:`seedzer.finding.lowlevel.folder`, :mod:`seedzer.finding.loader.folder`); these are the ones
+(:mod:`seedzer.finding.tir.folder`, :mod:`seedzer.finding.load.folder`); these are the ones
 the house reads and writes for every kind.
 """
 

@@ -16,6 +16,18 @@ from seedzer.errors import SeedzerError
 from seedzer.finding.layout import META_FILE
 from seedzer.kernel.common import Observation
 
+KIND_ALIASES = {"lowlevel": "tir", "loader": "load"}
+"""Older names of finding kinds (``meta.json`` and campaign.db written before each kind was named after
+its level) -> today's."""
+OLDEST_KIND = "tir"
+"""The kind of a record that names none (the only kind there was)."""
+
+
+def canonical_kind(name: str | None) -> str:
+    """Today's name of the finding kind ``name`` (an older name, or none: :data:`OLDEST_KIND`)."""
+    return KIND_ALIASES.get(name or OLDEST_KIND, name or OLDEST_KIND)
+
+
 PENDING, BUG, NOT_A_BUG = "pending", "bug", "not-a-bug"
 """Verdicts of the filing gate."""
 VERDICTS = (PENDING, BUG, NOT_A_BUG)
@@ -100,7 +112,7 @@ class FindingMeta:
         kwargs["settings"] = FindingSettings(float(settings.get("rtol", 1e-4)), float(settings.get("atol", 1e-5)),
                                              {str(k): float(v) for k, v in (settings.get("timeouts") or {}).items()})
         kwargs.setdefault("signature", Path(where).parent.name)
-        kwargs.setdefault("kind", "lowlevel")
+        kwargs["kind"] = canonical_kind(kwargs.get("kind"))
         if kwargs.get("verdict") not in VERDICTS:
             kwargs["verdict"] = PENDING
         try:

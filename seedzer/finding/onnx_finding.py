@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
@@ -14,6 +15,8 @@ import onnx
 
 from seedzer.errors import SeedzerError
 from seedzer.finding.repro import TVM_VERSION
+from seedzer.kernel.common import Observation, Symptom
+from seedzer.kernel.messages import key_line
 
 
 def parse_model(data: bytes, where: object) -> onnx.ModelProto:
@@ -69,3 +72,36 @@ def load_state(path: Path, signature: str) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return state if isinstance(state, dict) and state.get("signature") == signature else None
+
+
+_SITE = re.compile(r"(?<=File \")[^\"]*/site-packages/")
+
+
+def failure_text(observation: Observation, step: str, mismatch: str, log: str) -> str:
+    """What a report says happened: for a wrong result ``mismatch`` (its lead sentence) and the
+    difference, else the process dying or not finishing during ``step``, the IR ill-formed after it,
+    or the error it raised; then the last Python frames of ``log`` (site-packages paths shortened)."""
+    o = observation
+    if o.symptom is Symptom.MISMATCH:
+        text = f"{mismatch}:\n\n```\n{o.message.strip()}\n```"
+    elif o.symptom is Symptom.CRASH:
+        text = f"The process dies during `{step}`: {o.message}."
+    elif o.symptom is Symptom.HANG:
+        text = f"`{step}` does not finish: {o.message}."
+    elif o.symptom is Symptom.ILLFORMED:
+        text = f"`relax.analysis.well_formed` rejects the output of `{step}`:\n\n```\n{key_line(o.message)}\n```"
+    else:
+        text = f"`{step}` raises:\n\n```\n{key_line(o.message)}\n```"
+    frames = [_SITE.sub("", ln.strip()) for ln in log.strip().splitlines() if ln.strip().startswith("File ")][-4:]
+    if frames:
+        text += "\n\nLast frames (when the finding was filed):\n\n```\n" + "\n".join(frames) + "\n```"
+    return text
+
+
+def exit_text(returncode: int | None) -> str:
+    """How a report states the exit of the reduced ``repro.py`` in a clean interpreter."""
+    if returncode is None:
+        return "did not finish in time"
+    if returncode < 0:
+        return f"dies by signal {-returncode}"
+    return f"exits with status {returncode}"

@@ -27,7 +27,7 @@ from seedzer.finding.store import FindingStore
 from seedzer.finding.verdict import Verdict
 from seedzer.kernel.common import Stage
 from seedzer.store.corpus import CORPUS_DIR
-from seedzer.store.db import CampaignDB
+from seedzer.store.db import CampaignDB, CorpusRow
 from seedzer.store.lock import DirLock
 
 
@@ -56,26 +56,27 @@ RECHECK_TIMEOUT = 600.0
 """The limit of a loader candidate's re-run in ``recheck`` (a low-level one has its stage limits)."""
 
 
-def ancestors(campaign: Path, parent: str | None, parents_of: dict[str, str | None]) -> list[tuple[str, str]]:
-    """``(label, TVMScript)`` of the original seed and the unmutated parent of a finding, least
-    mutated first, read from the campaign's corpus (``parents_of`` maps corpus ids to parent ids)."""
+def ancestors(campaign: Path, parent: str | None, rows: dict[str, CorpusRow]) -> list[tuple[str, str]]:
+    """``(label, script)`` of the original seed and the unmutated parent of a finding, least mutated
+    first, read from the campaign's corpus (``rows``: its corpus rows by id)."""
     if not parent:
         return []
     chain = [parent]
-    while parents_of.get(chain[-1]) and len(chain) < 10_000:
-        chain.append(str(parents_of[chain[-1]]))
+    while (row := rows.get(chain[-1])) is not None and row.parent and len(chain) < 10_000:
+        chain.append(row.parent)
     root, nearest = chain[-1], chain[0]
     wanted = [("the original seed", root)] + ([("the unmutated parent", nearest)] if nearest != root else [])
     out: list[tuple[str, str]] = []
     for label, seed_id in wanted:
+        path = rows[seed_id].path if seed_id in rows else f"{CORPUS_DIR}/{seed_id}.py"
         try:
-            out.append((label, inside(Path(campaign) / CORPUS_DIR, f"{seed_id}.py").read_text(encoding="utf-8")))
+            out.append((label, inside(Path(campaign), path).read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError, SeedzerError):
             continue
     return out
 
 
-def _judge(folder: Path, meta: FindingMeta, settings: GateSettings, parents: dict[str, str | None],
+def _judge(folder: Path, meta: FindingMeta, settings: GateSettings, parents: dict[str, CorpusRow],
            campaign: Path, models: Path | None = None) -> Verdict:
     """The gate's verdict on one finding, judged in a zygote child (TVM's output to logs/recheck.log)."""
     context = GateContext(settings, ancestors(campaign, meta.parent, parents), timeout=RECHECK_TIMEOUT,
@@ -103,7 +104,7 @@ def recheck(campaign: Path, only: tuple[str, ...] = (),
         try:
             store = FindingStore(campaign / "findings", db, [])
             settings = gate_settings(campaign_config(db))
-            parents = {r["id"]: r["parent"] for r in db.corpus_rows()}
+            parents = {r.id: r for r in db.corpus_rows()}
             for folder in folders:
                 start = time.monotonic()
                 try:

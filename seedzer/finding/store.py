@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seedzer.errors import SeedzerError
+from seedzer.finding.kind import Finding
 from seedzer.finding.layout import META_FILE
 from seedzer.finding.meta import BUG, FindingMeta
 from seedzer.finding.registry import kind
@@ -32,6 +33,16 @@ class FindingReport:
     new: bool
     status: str
     dir: Path
+
+
+def dump(folder: Path, finding: Finding) -> Path:
+    """Write a finding folder: its kind's files, then ``meta.json`` (each atomically; a folder with a
+    ``meta.json`` holds every file of its finding)."""
+    folder = Path(folder)
+    for name, data in finding.files().items():
+        write_atomic(folder / name, data)
+    write_atomic(folder / META_FILE, finding.meta.dump(folder / META_FILE))
+    return folder
 
 
 def finding_folder(root: Path, signature: str) -> Path:
@@ -58,9 +69,10 @@ class FindingStore:
                 return note or pattern.pattern
         return None
 
-    def record(self, meta: FindingMeta, files: dict[str, str | bytes]) -> FindingReport:
-        """Record one occurrence. A new signature gets its folder (``files`` and ``meta.json``,
-        atomically, before its database row is committed); a known one just counts."""
+    def record(self, finding: Finding) -> FindingReport:
+        """Record one occurrence. A new signature gets its folder (:func:`dump`, before its database
+        row is committed); a known one just counts."""
+        meta = finding.meta
         folder = finding_folder(self.root, meta.signature)
         note = self.known_note(meta)
         if note is not None:
@@ -69,9 +81,7 @@ class FindingStore:
         meta.first_seen = meta.first_seen or now
         obs = meta.observation
         if not (folder / META_FILE).exists():
-            for name, data in files.items():
-                write_atomic(folder / name, data)
-            write_atomic(folder / META_FILE, meta.dump(folder / META_FILE))
+            dump(folder, finding)
         row = FindingRow(meta.signature, obs.symptom.value, obs.stage.value if obs.stage else None, obs.pass_name,
                          obs.message[:2000], now, now, 1, meta.status, f"findings/{meta.signature}", meta.kind,
                          meta.verdict, meta.verdict_reason, meta.root_signature)

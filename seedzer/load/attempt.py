@@ -131,11 +131,11 @@ def _attempt(path: Path, options: LoadOptions, result: AttemptResult, progress: 
 def _run_kernel(model: Any, specs: tuple[tuple[str, str, tuple[int, ...]], ...], npz: Path | None,
                 options: LoadOptions, result: AttemptResult, progress: Progress) -> None:
     """The loader kernel's steps on ``model``; seeds, failures, notes and timings into ``result``."""
-    from seedzer.kernel.load.observe import LoaderCase, observe_all
+    from seedzer.kernel.load.observe import LoadCase, observe_all
     from seedzer.kernel.onnx.model import Trace
 
     reference = base64.b64encode(npz.read_bytes()).decode() if npz is not None else None
-    case = LoaderCase(specs, model_file=MODEL_FILE, input_seed=options.input_seed, target=target_spec(options.target),
+    case = LoadCase(specs, model_file=MODEL_FILE, input_seed=options.input_seed, target=target_spec(options.target),
                       differential=options.differential, roundtrip=options.roundtrip, timeout=options.timeout,
                       reference=reference)
     result.case = case.to_json()

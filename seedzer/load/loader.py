@@ -67,7 +67,7 @@ class AttemptResult:
     """One loading attempt (``raw`` or ``folded``) of one model.
 
     ``observations`` are its failures and ``invalid`` notes in step order; ``case`` is the loader
-    kernel's case of this attempt in JSON form (:class:`seedzer.kernel.load.observe.LoaderCase`, the model
+    kernel's case of this attempt in JSON form (:class:`seedzer.kernel.load.observe.LoadCase`, the model
     named :data:`MODEL_FILE`, no expected failure): what a finding's ``case.json`` is made from;
     ``model`` holds the model the attempt imported when it is not the file (the folded one);
     ``tracebacks`` the traceback of each failed step, ``log`` the output of an attempt that died.

@@ -1,4 +1,4 @@
-"""Executions and findings by level (``tir``, ``graph``; ``load`` for findings made loading the pool).
+"""Executions and findings by level (the registered levels; ``load`` for findings made loading the pool).
 
 A campaign records its executions by level in campaign.db's ``level_summary``; a campaign from
 before the levels has no such table (or no rows there) and fuzzed the TIR level only, so all its
@@ -13,12 +13,12 @@ from typing import Any
 
 import pandas as pd
 
-from seedzer.finding.registry import level_of_kind
+from seedzer.finding.meta import OLDEST_KIND, canonical_kind
+from seedzer.finding.registry import POOL_KIND
+from seedzer.level_table import level_names
 
-LEVEL_ORDER = ("tir", "graph", "load")
-"""Levels in the order tables show them (others follow, sorted)."""
-OLD_LEVEL = "tir"
-"""The level of every execution of a campaign without ``level_summary``."""
+OLD_LEVEL = OLDEST_KIND
+"""The level of every execution of a campaign without ``level_summary`` (the only level there was)."""
 LEVEL_COLUMNS = ["experiment", "heuristic", "trial", "level", "execs", "findings"]
 """One trial's executions and distinct finding signatures at one level."""
 ARM_COLUMNS = ["heuristic", "level", "trials", "median_execs", "total_execs", "execs_share", "unique_findings"]
@@ -26,7 +26,7 @@ ARM_COLUMNS = ["heuristic", "level", "trials", "median_execs", "total_execs", "e
 
 def finding_level(kind: str | None) -> str:
     """The level of a finding of ``kind`` (a finding without one is a TIR-level finding)."""
-    return level_of_kind(kind or "lowlevel")
+    return canonical_kind(kind)
 
 
 def execs_by_level(conn: sqlite3.Connection, last_execs: int) -> dict[str, int]:
@@ -40,9 +40,15 @@ def execs_by_level(conn: sqlite3.Connection, last_execs: int) -> dict[str, int]:
     return counts if any(counts.values()) else {OLD_LEVEL: int(last_execs)}
 
 
+def level_order() -> tuple[str, ...]:
+    """Levels in the order tables show them: the registered levels, then the pool's kind (others
+    follow, sorted)."""
+    return (*level_names(), POOL_KIND)
+
+
 def _order(levels: Any) -> list[str]:
-    names = set(levels)
-    return [lv for lv in LEVEL_ORDER if lv in names] + sorted(names - set(LEVEL_ORDER))
+    names, order = set(levels), level_order()
+    return [lv for lv in order if lv in names] + sorted(names - set(order))
 
 
 def trial_rows(ident: dict[str, Any], execs: dict[str, int], findings: pd.DataFrame) -> pd.DataFrame:

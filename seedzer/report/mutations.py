@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from seedzer.campaign.breakdown import mutants_by_mutation, mutation_order, origins
+from seedzer.campaign.breakdown import mutants_by_mutation, mutation_levels, mutation_order, origins
 from seedzer.campaign.report import findings_view
 
 MUTANT_COLUMNS = ["experiment", "heuristic", "trial", "mutation", "mutants"]
@@ -39,17 +39,18 @@ def read_trial_mutations(ident: dict[str, Any], trial_dir: Path,
 
 
 def mutations_by_arm(mutants: pd.DataFrame, bugs: pd.DataFrame) -> pd.DataFrame:
-    """Per arm (``heuristic``) and mutation (graph-level first, as ``status`` orders them): the arm's
+    """Per arm (``heuristic``) and mutation (by the level that makes it, as ``status`` orders them): the arm's
     trials that recorded mutants, the median and total mutants run over them (a trial that did not run
     the mutation counts 0), and the distinct bugs (roots) whose first finding, in any of the arm's
     trials, the mutation made. A mutation that made a bug but has no recorded mutants shows 0."""
     made = bugs[["heuristic", "root", "mutations"]].explode("mutations").dropna(subset=["mutations"])
     rows = []
+    made_by = mutation_levels()
     for arm in sorted(set(mutants["heuristic"]) | set(made["heuristic"])):
         mine = mutants[mutants["heuristic"] == arm]
         trials = mine["trial"].unique()
         found = made[made["heuristic"] == arm].groupby("mutations")["root"].nunique()
-        for name in sorted(set(mine["mutation"]) | set(found.index), key=mutation_order):
+        for name in sorted(set(mine["mutation"]) | set(found.index), key=lambda n: mutation_order(n, made_by)):
             per_trial = mine[mine["mutation"] == name].groupby("trial")["mutants"].sum()
             per_trial = per_trial.reindex(trials, fill_value=0)
             rows.append({"heuristic": arm, "mutation": name, "trials": len(trials),

@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from seedzer.errors import CampaignError
-from seedzer.seed import level_of, passes_from_json, passes_to_json
+from seedzer.errors import CampaignError, SeedzerError
+from seedzer.level_table import level_entry, level_of_path
+from seedzer.seed import passes_from_json, passes_to_json
 from seedzer.store.atomic import write_atomic
-from seedzer.store.db import CampaignDB
+from seedzer.store.db import CampaignDB, CorpusRow
 
 CORPUS_DIR = "corpus"
-"""A campaign's corpus folder: ``<id>.py`` (TVMScript; a graph-level entry's :class:`~seedzer.seed.GraphSeed`
-document is ``<id>.graph.json``) and ``<id>.passes.json`` per entry."""
-SCRIPT_SUFFIX = {"tir": ".py", "graph": ".graph.json"}
-"""The file suffix of an entry's script, by level."""
+"""A campaign's corpus folder: ``<id><suffix>`` (the entry's script; the suffix is its level's,
+:attr:`seedzer.level_table.LevelEntry.suffix`) and ``<id>.passes.json`` per entry."""
 
 
 @dataclass
 class CorpusEntry:
-    """A joint seed in memory: the campaign holds scripts as text and never parses them."""
+    """A corpus entry in memory: a test case of ``level`` (its script, pass sequence and where it came
+    from); the campaign holds scripts as text and never parses them."""
 
     seed_id: str
     script: str
@@ -37,6 +37,8 @@ class CorpusEntry:
     """Measured seconds of a test case made from it (its own run, then its mutants'); not persisted."""
     chosen: int = 0
     """Times the scheduler chose it for mutation in this session; not persisted."""
+    level: str = field(kw_only=True)
+    """The level it lives at (:mod:`seedzer.level_table`)."""
 
 
 class Corpus:
@@ -48,7 +50,7 @@ class Corpus:
         self.entries: list[CorpusEntry] = []
         self.by_id: dict[str, CorpusEntry] = {}
         self.levels: dict[str, list[CorpusEntry]] = {}
-        """The entries of each level (:func:`seedzer.seed.level_of`), in the order they were kept."""
+        """The entries of each level, in the order they were kept."""
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -57,22 +59,19 @@ class Corpus:
         """Persist and keep ``entry``; False if an entry with the same id already exists."""
         if entry.seed_id in self.by_id:
             return False
-        path = self.root / f"{entry.seed_id}{SCRIPT_SUFFIX[level_of(entry.script)]}"
+        path = self.root / f"{entry.seed_id}{level_entry(entry.level).suffix}"
         write_atomic(self.root / f"{entry.seed_id}.passes.json", entry.passes)
         write_atomic(path, entry.script)
-        self.db.add_corpus({
-            "id": entry.seed_id, "parent": entry.parent, "origin_model": entry.origin,
-            "passes": entry.passes, "coverage_gain": coverage_gain, "added_time": time.time(),
-            "path": str(path.relative_to(self.root.parent)), "op": entry.op,
-            "mutators": json.dumps(mutators or []),
-        })
+        self.db.add_corpus(CorpusRow(entry.seed_id, entry.parent, entry.origin, entry.passes, coverage_gain,
+                                     time.time(), str(path.relative_to(self.root.parent)), entry.op,
+                                     json.dumps(mutators or []), entry.level))
         self._keep(entry)
         return True
 
     def _keep(self, entry: CorpusEntry) -> None:
         self.entries.append(entry)
         self.by_id[entry.seed_id] = entry
-        self.levels.setdefault(level_of(entry.script), []).append(entry)
+        self.levels.setdefault(entry.level, []).append(entry)
 
     def restore(self) -> int:
         """Reload every entry recorded in campaign.db whose files exist (used by ``--resume``).
@@ -84,17 +83,18 @@ class Corpus:
         """
         restored = 0
         rows = self.db.corpus_rows()
-        parents = {row["parent"] for row in rows}
+        parents = {row.parent for row in rows}
         for row in rows:
-            path = self.root.parent / row["path"]
+            path = self.root.parent / row.path
             try:
                 script = path.read_text()
-            except OSError:
+                level = row.level or level_of_path(row.path)
+            except (OSError, SeedzerError):
                 continue
-            passes = passes_to_json(passes_from_json(row["passes"]))
-            executed = row["parent"] is not None or row["id"] in parents
-            self._keep(CorpusEntry(row["id"], script, passes, row["origin_model"], row["parent"], row["op"],
-                                   executed=executed))
+            passes = passes_to_json(passes_from_json(row.passes))
+            executed = row.parent is not None or row.id in parents
+            self._keep(CorpusEntry(row.id, script, passes, row.origin_model, row.parent, row.op, executed=executed,
+                                   level=level))
             restored += 1
         if rows and not restored:  # a few lost files are skipped; all of them is a damaged campaign
             raise corpus_lost(self.root, len(rows))

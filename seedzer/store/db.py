@@ -6,16 +6,18 @@ SIGKILL at any moment loses nothing it has shown; ``--resume`` reopens the same 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from seedzer.errors import CampaignError
+from seedzer.errors import CampaignError, SeedzerError
+from seedzer.level_table import level_of_path
 
 SCHEMA_VERSION = 1
 
@@ -36,7 +38,7 @@ CREATE TABLE IF NOT EXISTS snapshots (
 CREATE TABLE IF NOT EXISTS corpus (
     id TEXT PRIMARY KEY, parent TEXT, origin_model TEXT NOT NULL, passes TEXT NOT NULL,
     coverage_gain INTEGER NOT NULL, added_time REAL NOT NULL, path TEXT NOT NULL,
-    op TEXT NOT NULL DEFAULT '', mutators TEXT NOT NULL DEFAULT '');
+    op TEXT NOT NULL DEFAULT '', mutators TEXT NOT NULL DEFAULT '', level TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS findings (
     signature TEXT PRIMARY KEY, symptom TEXT NOT NULL, stage TEXT, pass TEXT, message TEXT NOT NULL,
     first_seen REAL NOT NULL, last_seen REAL NOT NULL, count INTEGER NOT NULL,
@@ -57,8 +59,27 @@ MIGRATIONS: tuple[tuple[str, str, str], ...] = (
     ("findings", "verdict", "TEXT NOT NULL DEFAULT 'pending'"),
     ("findings", "verdict_reason", "TEXT NOT NULL DEFAULT ''"),
     ("findings", "root", "TEXT"),
+    ("corpus", "level", "TEXT NOT NULL DEFAULT ''"),
 )
 """Columns added since the first campaign.db format: (table, column, declaration)."""
+
+
+@dataclass
+class CorpusRow:
+    """One corpus entry as stored in campaign.db. ``path`` is its script file, relative to the campaign
+    directory; ``level`` is empty in rows written before entries carried their level (the level is
+    then read off the file's suffix, :func:`seedzer.level_table.level_of_path`)."""
+
+    id: str
+    parent: str | None
+    origin_model: str
+    passes: str
+    coverage_gain: int
+    added_time: float
+    path: str
+    op: str = ""
+    mutators: str = "[]"
+    level: str = ""
 
 
 @dataclass
@@ -75,7 +96,7 @@ class FindingRow:
     count: int
     status: str
     dir: str
-    kind: str = "lowlevel"
+    kind: str = "tir"
     verdict: str = "pending"
     verdict_reason: str = ""
     root: str | None = None
@@ -98,11 +119,20 @@ class CampaignDB:
             self.set_meta("schema_version", SCHEMA_VERSION)
 
     def _migrate(self) -> None:
-        """Add columns newer than an old campaign.db (kept readable by ``--resume`` and ``recheck``)."""
+        """Add columns newer than an old campaign.db (kept readable by ``--resume`` and ``recheck``), and
+        give corpus rows written before entries carried their level the level of their file's suffix."""
         for table, column, decl in MIGRATIONS:
             cols = {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
             if column not in cols:
                 self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+        unmarked = self.conn.execute("SELECT id, path FROM corpus WHERE level = ''").fetchall()
+        levels = []
+        for seed_id, path in unmarked:
+            with contextlib.suppress(SeedzerError):  # a path of no level stays unmarked (skipped on restore)
+                levels.append((level_of_path(str(path)), seed_id))
+        if levels:
+            with self.transaction() as c:
+                c.executemany("UPDATE corpus SET level = ? WHERE id = ?", levels)
 
     def close(self) -> None:
         """Close the connection (checkpointing the WAL)."""
@@ -219,21 +249,22 @@ class CampaignDB:
         return {r[0] for r in self.conn.execute("SELECT model FROM models")}
 
     # --- corpus -----------------------------------------------------------------------------
-    def add_corpus(self, row: dict[str, Any]) -> bool:
+    def add_corpus(self, row: CorpusRow) -> bool:
         """Insert a corpus entry; False when an entry with that id already exists."""
         with self.transaction() as c:
             cur = c.execute(
-                "INSERT OR IGNORE INTO corpus VALUES (:id, :parent, :origin_model, :passes, :coverage_gain,"
-                " :added_time, :path, :op, :mutators)",
-                row,
+                "INSERT OR IGNORE INTO corpus (id, parent, origin_model, passes, coverage_gain, added_time, path, op,"
+                " mutators, level) VALUES (:id, :parent, :origin_model, :passes, :coverage_gain, :added_time, :path,"
+                " :op, :mutators, :level)",
+                asdict(row),
             )
             return cur.rowcount == 1
 
-    def corpus_rows(self) -> list[dict[str, Any]]:
+    def corpus_rows(self) -> list[CorpusRow]:
         """All corpus entries in insertion order."""
-        cur = self.conn.execute("SELECT * FROM corpus ORDER BY rowid")
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, r, strict=True)) for r in cur]
+        cur = self.conn.execute("SELECT id, parent, origin_model, passes, coverage_gain, added_time, path, op, "
+                                "mutators, level FROM corpus ORDER BY rowid")
+        return [CorpusRow(*r) for r in cur]
 
     # --- coverage ---------------------------------------------------------------------------
     def add_features(self, features: list[str], when: float) -> None:

@@ -21,11 +21,11 @@ ROOTS: dict[str, tuple[str, str]] = {}
 
 
 def _verdict(folder: Path, audit: Audit) -> object:
-    from seedzer.finding.loader.gate import run_loader_gate_on_folder
-    from seedzer.finding.lowlevel.gate import run_gate
+    from seedzer.finding.load.gate import run_load_gate_on_folder
+    from seedzer.finding.tir.gate import run_gate
 
-    if audit.kind == "loader":
-        return run_loader_gate_on_folder(str(folder), timeout=120.0)
+    if audit.kind == "load":
+        return run_load_gate_on_folder(str(folder), timeout=120.0)
     return run_gate(lowlevel_job(folder))
 
 

@@ -22,11 +22,11 @@ from seedzer.finding.graph.folder import (
     PASSES_FILE,
     REDUCED_MODEL,
     REDUCED_REPRO,
+    GraphFinding,
     finding_case,
-    graph_files,
+    graph_log,
     graph_signature,
     read_passes,
-    write_graph_finding,
 )
 from seedzer.finding.graph.gate import run_graph_gate_on_folder
 from seedzer.finding.kind import TriageOptions
@@ -34,7 +34,7 @@ from seedzer.finding.layout import REPORT_FILE, REPRO_FILE
 from seedzer.finding.meta import BUG, FindingMeta
 from seedzer.finding.registry import kind
 from seedzer.finding.repro import run_repro
-from seedzer.finding.store import apply_verdict
+from seedzer.finding.store import apply_verdict, dump
 from seedzer.kernel.common import Stage, Symptom
 from seedzer.kernel.graph.case import GraphCase, GraphPass
 from seedzer.oracles.signature import root_key
@@ -76,7 +76,7 @@ def _file(tmp_path: Path) -> tuple[Path, FindingMeta]:
     meta = FindingMeta(signature=graph_signature(observed, case.passes), kind="graph", observation=observed,
                        model="model.onnx", origin="model_000000.onnx")
     folder = tmp_path / "findings" / meta.signature
-    return write_graph_finding(folder, meta, graph_files(case, meta, data, "")), meta
+    return dump(folder, GraphFinding(meta, case, data, graph_log(observed))), meta
 
 
 def test_a_convert_layout_finding_is_filed_gated_triaged_and_reproduced(tmp_path: Path) -> None:

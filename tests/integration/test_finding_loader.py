@@ -1,6 +1,6 @@
 """Loader findings with the real TVM 0.27 importer: filed, reproduced standalone, gated, reduced, resumed.
 
-A finding filed through the one path (:func:`seedzer.finding.loader.folder.loader_finding`) gets the
+A finding filed through the one path (:meth:`seedzer.finding.load.folder.LoadFinding.of`) gets the
 same verdict from its ``repro.py`` (a clean interpreter that cannot import Seedzer), from the
 loader gate and from the reducer's check.
 """
@@ -22,13 +22,14 @@ import pytest
 from seedzer.execute.forked import SharedProgress
 from seedzer.execute.loader import OnnxLoader
 from seedzer.finding.kind import TriageOptions
-from seedzer.finding.loader import check as loader_check
-from seedzer.finding.loader.folder import base_case, loader_finding, read_finding, repro_text, write_loader_finding
-from seedzer.finding.loader.gate import LoaderGateJob, run_loader_gate, run_loader_gate_on_folder
-from seedzer.finding.loader.predicate import LoaderPredicate
-from seedzer.finding.loader.triage import REDUCED, REPORT, STATE, LoaderTriageOptions, triage_loader
+from seedzer.finding.load import check as loader_check
+from seedzer.finding.load.folder import LoadFinding, base_case, repro_text
+from seedzer.finding.load.gate import LoadGateJob, run_load_gate, run_load_gate_on_folder
+from seedzer.finding.load.reduce import LoadPredicate
+from seedzer.finding.load.triage import REDUCED, REPORT, STATE, LoadTriageOptions, triage_load
 from seedzer.finding.meta import BUG, FindingMeta
 from seedzer.finding.registry import kind
+from seedzer.finding.store import dump
 from seedzer.kernel.common import Observation, Symptom
 from seedzer.load.loader import LoadOptions
 from seedzer.oracles.signature import root_key
@@ -53,8 +54,8 @@ def _file(tmp_path: Path, model: onnx.ModelProto) -> tuple[Path, Observation]:
     onnx.save(model, path)
     failures = OnnxLoader(LoadOptions(timeout=120)).load(path).failures()
     assert failures, "the model must fail to load"
-    meta, files = loader_finding(path, failures[0])
-    return write_loader_finding(tmp_path / "findings" / meta.signature, meta, files), failures[0].observation
+    finding = LoadFinding.of(path, failures[0])
+    return dump(tmp_path / "findings" / finding.signature, finding), failures[0].observation
 
 
 def test_a_rank0_prelu_finding_gets_one_verdict_from_repro_gate_and_reducer(tmp_path: Path) -> None:
@@ -62,14 +63,14 @@ def test_a_rank0_prelu_finding_gets_one_verdict_from_repro_gate_and_reducer(tmp_
     assert obs.symptom is Symptom.EXCEPTION and obs.pass_name == "import"
     assert "axis -1 is out of range" in obs.message
     meta = FindingMeta.load(folder)
-    assert meta.kind == "loader" and meta.model == "model.onnx" and meta.signature == folder.name
+    assert meta.kind == "load" and meta.model == "model.onnx" and meta.signature == folder.name
     assert {p.name for p in folder.iterdir()} >= {"meta.json", "model.onnx", "case.json", "repro.py", "log.txt"}
 
     clean = _run_clean(folder)  # repro.py: the bug is present
     assert clean.returncode == 1, clean.stdout + clean.stderr
     assert "reproduced: the bug is present" in clean.stdout and "axis -1 is out of range" in clean.stdout
 
-    verdict = run_loader_gate_on_folder(str(folder))  # the gate: a bug, at the import step
+    verdict = run_load_gate_on_folder(str(folder))  # the gate: a bug, at the import step
     assert verdict.verdict == BUG and verdict.culprit == ["import"], verdict.reason
     assert verdict.root == root_key("loader", obs, ["import"]).digest()
     # The verdict is sent to the campaign process, which never imports TVM: unpickling it must not.
@@ -79,8 +80,8 @@ def test_a_rank0_prelu_finding_gets_one_verdict_from_repro_gate_and_reducer(tmp_
                          timeout=120, check=True)
     assert got.stdout.decode().strip() == "[]", got.stdout.decode()
 
-    found = read_finding(folder)  # the reducer's check: the same failure
-    pred = LoaderPredicate(found.observation, base_case(found, 60.0))
+    found = LoadFinding.load(folder)  # the reducer's check: the same failure
+    pred = LoadPredicate(found.observation, base_case(found, 60.0))
     assert pred(onnx.load(folder / "model.onnx")) and pred.last_match is not None
     assert pred.last_match.to_json() == verdict.observation.to_json()
     assert not pred(chain_model())
@@ -99,7 +100,7 @@ def test_a_fixed_bug_is_not_a_bug_for_the_gate(tmp_path: Path) -> None:
     case = json.loads((folder / "case.json").read_text())
     case["specs"] = [["x", "float32", [2, 3]]]
     (folder / "case.json").write_text(json.dumps(case))
-    verdict = run_loader_gate_on_folder(str(folder))
+    verdict = run_load_gate_on_folder(str(folder))
     assert verdict.verdict == "not-a-bug" and verdict.reason.startswith("not-reproduced: run alone it gives every "
                                                                          "step passes")
 
@@ -149,16 +150,16 @@ def test_an_older_scalar_prelu_finding_reduces_to_its_trigger_and_reproduces_sta
 
     # resuming a finished reduction does no reduction work: one confirming load only
     state = json.loads((folder / STATE).read_text())
-    again = triage_loader(folder, LoaderTriageOptions(seconds=240, timeout=60, verify=False))
+    again = triage_load(folder, LoadTriageOptions(seconds=240, timeout=60, verify=False))
     assert again.nodes == 1 and again.evaluations == state["evaluations"]
 
 
 @pytest.mark.slow
 def test_an_interrupted_reduction_resumes_from_its_best_model(tmp_path: Path) -> None:
     folder, _ = _file(tmp_path, prelu_scalar_model())
-    first = triage_loader(folder, LoaderTriageOptions(seconds=0.0, timeout=60, verify=False))
+    first = triage_load(folder, LoadTriageOptions(seconds=0.0, timeout=60, verify=False))
     assert first.reproduced and not first.complete and first.nodes == 9  # the deadline came at once
-    second = triage_loader(folder, LoaderTriageOptions(seconds=240, timeout=60, verify=False))
+    second = triage_load(folder, LoadTriageOptions(seconds=240, timeout=60, verify=False))
     assert second.complete and second.nodes == 1 and second.evaluations > first.evaluations
 
 
@@ -191,23 +192,23 @@ def _hangs(case: object, progress: SharedProgress) -> list[Observation]:
     return []
 
 
-def _crash_job(tmp_path: Path, symptom: Symptom, step: str) -> LoaderGateJob:
+def _crash_job(tmp_path: Path, symptom: Symptom, step: str) -> LoadGateJob:
     expected = Observation(symptom, None, step, "killed by signal SIGSEGV", signal=signal.SIGSEGV)
     case = {"specs": [["x", "float32", [2, 3]]], "model_file": "model.onnx", "timeout": 1.0,
             "expected": expected.to_json()}
-    return LoaderGateJob("0123456789ab", json.dumps(case), chain_model().SerializeToString())
+    return LoadGateJob("0123456789ab", json.dumps(case), chain_model().SerializeToString())
 
 
 def test_the_gate_judges_crashes_and_hangs_by_their_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(loader_check, "_observe", _dies)
-    crash = run_loader_gate(_crash_job(tmp_path, Symptom.CRASH, "legalize"))
+    crash = run_load_gate(_crash_job(tmp_path, Symptom.CRASH, "legalize"))
     assert crash.verdict == BUG and crash.culprit == ["legalize"] and crash.observation.signal == signal.SIGSEGV
-    elsewhere = run_loader_gate(_crash_job(tmp_path, Symptom.CRASH, "import"))
+    elsewhere = run_load_gate(_crash_job(tmp_path, Symptom.CRASH, "import"))
     assert elsewhere.verdict == "not-a-bug" and elsewhere.reason.startswith("not-reproduced")
     monkeypatch.setattr(loader_check, "_observe", _killed)  # the OOM killer or an operator: never a crash
-    killed = run_loader_gate(_crash_job(tmp_path, Symptom.CRASH, "build"))
+    killed = run_load_gate(_crash_job(tmp_path, Symptom.CRASH, "build"))
     assert killed.verdict == "not-a-bug" and killed.reason.startswith("invalid")
     monkeypatch.setattr(loader_check, "_observe", _hangs)
     start = time.monotonic()
-    hang = run_loader_gate(_crash_job(tmp_path, Symptom.HANG, "fuse"))  # outlives 3x the case's 1 s limit
+    hang = run_load_gate(_crash_job(tmp_path, Symptom.HANG, "fuse"))  # outlives 3x the case's 1 s limit
     assert hang.verdict == BUG and hang.culprit == ["fuse"] and time.monotonic() - start < 30

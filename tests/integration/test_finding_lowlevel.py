@@ -15,9 +15,9 @@ import pytest
 pytest.importorskip("tvm")
 
 from seedzer.finding.kind import TriageOptions
-from seedzer.finding.lowlevel.folder import ensure_repro, write_case
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.replay import replay_one
+from seedzer.finding.tir.folder import ensure_repro, write_case
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.tir.case import FUZZED, Case, Step
 from seedzer.passes.contracts import pipeline_steps
@@ -57,7 +57,7 @@ def test_a_findings_repro_runs_without_seedzer_and_says_the_bug_is_gone(tmp_path
 
 @pytest.mark.slow
 def test_constructed_crash_is_reduced_and_its_reduced_repro_dies_by_the_same_signal(tmp_path: Path) -> None:
-    from seedzer.finding.lowlevel.reduce import triage_lowlevel
+    from seedzer.finding.tir.triage import triage_tir
 
     obs = Observation(Symptom.CRASH, Stage.PASS, "tirx.NarrowDataType", "killed by signal SIGSEGV", signal=11)
     folder = tmp_path / "0123456789ab"
@@ -68,7 +68,7 @@ def test_constructed_crash_is_reduced_and_its_reduced_repro_dies_by_the_same_sig
     crash = Step("tirx.NarrowDataType", {"target_bits": 32}, role=FUZZED, optional=True)
     case = Case(script, (*filler[:2], crash, *filler[2:], *pipeline_steps()), input_seed(script), expected=obs)
     write_case(folder, case, meta)
-    result = triage_lowlevel(folder, meta, TriageOptions(minutes=3))
+    result = triage_tir(folder, meta, TriageOptions(minutes=3))
     assert result.status == "reduced", result
     reduced = Case.from_json(json.loads((folder / "reduced" / "case.json").read_text()))
     assert [s.name for s in reduced.steps if s.role == FUZZED] == ["tirx.NarrowDataType"]
@@ -85,5 +85,5 @@ def test_constructed_crash_is_reduced_and_its_reduced_repro_dies_by_the_same_sig
     stats = json.loads((folder / "reduced" / "state.json").read_text())["pass_stats"]
     assert stats["ddmin-passes"]["size_removed"]["passes"] == 4 and stats["shrink-ir"]["successes"] > 0
     # resuming a finished reduction does no more tests
-    again = triage_lowlevel(folder, meta, TriageOptions(minutes=3))
+    again = triage_tir(folder, meta, TriageOptions(minutes=3))
     assert again.size_after == result.size_after and again.status == "reduced"

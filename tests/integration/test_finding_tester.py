@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("tvm")
 
-from seedzer.finding.lowlevel.tester import Tester
+from seedzer.finding.tir.check import Tester
 from seedzer.kernel.common import Symptom
 from seedzer.kernel.tir.case import Case
 from seedzer.kernel.tir.observe import observe

@@ -13,8 +13,9 @@ import pytest
 tvm = pytest.importorskip("tvm")
 import tvm_ffi  # noqa: E402
 
-from seedzer.execute.runner import CachingRunner, RunnerSettings  # noqa: E402
-from seedzer.finding.meta import FindingMeta  # noqa: E402
+from seedzer.execute.caching_runner import CachingRunner, RunnerSettings  # noqa: E402
+from seedzer.finding.kind import FileSettings, Observed  # noqa: E402
+from seedzer.finding.registry import kind  # noqa: E402
 from seedzer.finding.store import FindingStore  # noqa: E402
 from seedzer.kernel.common import REFERENCE_VS_MINIMAL, Stage, Symptom  # noqa: E402
 from seedzer.kernel.tir.case import FUZZED, Case, Checks, Step, minimal_steps  # noqa: E402
@@ -33,7 +34,6 @@ from seedzer.kernel.tir.observe import (  # noqa: E402
     slowdown,
     well_formed_error,
 )
-from seedzer.oracles.signature import raw_key  # noqa: E402
 from seedzer.passes.contracts import PIPELINE_PASSES, pipeline_steps, plan  # noqa: E402
 from seedzer.seed import PassSpec, input_seed  # noqa: E402
 from seedzer.store.db import CampaignDB  # noqa: E402
@@ -197,13 +197,12 @@ def test_renamed_variants_of_one_real_failure_are_one_finding(tmp_path: Path) ->
     relu = (SEEDS / "relu.py").read_text()
     db = CampaignDB(tmp_path / "campaign.db")
     store = FindingStore(tmp_path / "findings", db, [])
+    tir = kind("tir")
     for script in (relu, _renamed(relu)):
-        got = observe(_case(script, [UNROLL_ALL, *pipeline_steps()]))
+        case = _case(script, [UNROLL_ALL, *pipeline_steps()])
+        got = observe(case)
         assert got.symptom is Symptom.ILLFORMED
-        from seedzer.kernel.messages import ir_names
-
-        sig = raw_key("lowlevel", got, ir_names(script)).digest()
-        store.record(FindingMeta(sig, "lowlevel", got), {"ir.py": script})
+        store.record(tir.file(Observed(got, case), FileSettings()).finding)  # filed as the campaign files it
     (row,) = db.findings()
     assert row.count == 2
 

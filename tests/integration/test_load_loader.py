@@ -13,11 +13,11 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from seedzer.commands.load_output import write_findings
 from seedzer.execute.loader import OnnxLoader
-from seedzer.finding.loader.output import write_findings
+from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, Stage, Symptom
 from seedzer.kernel.load import observe as kernel
 from seedzer.kernel.onnx import model as plumbing
-from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, Stage, Symptom
 from seedzer.load.loader import LoadOptions, ModelLoad
 
 pytestmark = pytest.mark.integration
@@ -211,7 +211,7 @@ def test_mismatch_observation_and_reproducer(tmp_path: Path, monkeypatch: pytest
 
 def test_the_kernel_exits_one_while_outputs_disagree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     model = small_model(tmp_path / "model.onnx").read_bytes()
-    case = kernel.LoaderCase((("x", "float32", (2, 3)),)).with_model(model)
+    case = kernel.LoadCase((("x", "float32", (2, 3)),)).with_model(model)
     assert kernel.main(case.to_json()) == 0  # no failure expected, none seen: the bug is gone
     _skew(monkeypatch)
     (mismatch,) = kernel.observe_all(case)
@@ -258,7 +258,7 @@ def test_no_working_reference_is_invalid(tmp_path: Path, monkeypatch: pytest.Mon
 
 def test_the_seeds_are_the_kernels_round_tripped_scripts(tmp_path: Path) -> None:
     seen: list[tuple[str, bool, list[tuple[str, str]]]] = []
-    case = kernel.LoaderCase((("x", "float32", (2, 3)),), differential=False).with_model(
+    case = kernel.LoadCase((("x", "float32", (2, 3)),), differential=False).with_model(
         small_model(tmp_path / "m.onnx").read_bytes())
     assert kernel.observe_all(case, lambda step, fused, scripts: seen.append((step, fused, scripts))) == []
     result = OnnxLoader(LoadOptions(differential=False), isolate=False).load(tmp_path / "m.onnx")

@@ -19,12 +19,13 @@ pytest.importorskip("tvm")
 from seedzer.execute.pool import WorkerPool
 from seedzer.execute.records import ExecTask, TestCaseInfo
 from seedzer.execute.settings import ExecSettings, WorkerSettings
-from seedzer.finding.lowlevel.context import reproduces
-from seedzer.finding.lowlevel.folder import new_case, render_lowlevel_repro
-from seedzer.finding.lowlevel.tester import Tester
 from seedzer.finding.meta import FindingMeta, FindingSettings
+from seedzer.finding.tir.check import Tester
+from seedzer.finding.tir.context import reproduces
+from seedzer.finding.tir.folder import new_case, render_tir_repro
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.messages import ir_names
+from seedzer.levels.registry import level
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FLATTEN = '[{"name": "tirx.FlattenBuffer", "args": {}}]'
@@ -50,7 +51,7 @@ def _worker_observation(script: str, passes: str, tmp: Path, perf: bool = False)
     with ``perf`` every test case is timed, as a campaign times a sample of them)."""
     exec_settings = ExecSettings(detailed_build_coverage=False, perf_rate=1.0 if perf else 0.0,
                                  perf_factor=PERF_FACTOR)
-    settings = WorkerSettings(exec=exec_settings, log_dir=str(tmp / "logs"))
+    settings = WorkerSettings(exec=exec_settings, log_dir=str(tmp / "logs"), fuzzers={"tir": level("tir").fuzzer})
     pool = WorkerPool(1, settings, LIMITS)
     try:
         deadline = time.monotonic() + 300
@@ -58,7 +59,7 @@ def _worker_observation(script: str, passes: str, tmp: Path, perf: bool = False)
             pool.poll(0.2)
             assert time.monotonic() < deadline, "the worker did not start"
         (worker,) = pool.idle()
-        worker.submit(ExecTask(1, script, passes), TestCaseInfo(1, "exec", None, script, passes))
+        worker.submit(ExecTask(1, "tir", script, passes), TestCaseInfo(1, "exec", None, "tir", script, passes))
         while time.monotonic() < deadline:
             for event in pool.poll(0.2):
                 if event.kind == "result" and event.result is not None:
@@ -87,7 +88,7 @@ def test_worker_repro_and_reducer_check_agree(symptom: Symptom, tmp_path: Path) 
     assert reproduces(seen, again, ir_names(script)), again.headline()
 
     # The standalone reproducer in a clean interpreter without Seedzer.
-    (tmp_path / "repro.py").write_text(render_lowlevel_repro(case, meta))
+    (tmp_path / "repro.py").write_text(render_tir_repro(case, meta))
     proc = subprocess.run([sys.executable, "-I", "repro.py"], cwd=tmp_path, capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin"}, timeout=600, check=False)
     if symptom is Symptom.CRASH:

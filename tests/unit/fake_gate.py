@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from seedzer.execute.background import JobResult
-from seedzer.finding.lowlevel.gate import GateJob, run_gate
+from seedzer.finding.tir.gate import GateJob, run_gate
 from seedzer.finding.verdict import Verdict
 
 

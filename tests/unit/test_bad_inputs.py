@@ -35,7 +35,7 @@ from click.testing import CliRunner
 
 from seedzer.cli import main
 from seedzer.generate.pool import PoolWriter
-from seedzer.store.db import CampaignDB
+from seedzer.store.db import CampaignDB, CorpusRow
 from seedzer.store.lock import LOCK_NAME
 from tests.unit.test_generate_pool import HEADER, tiny_model
 
@@ -208,9 +208,8 @@ def findings_is_a_file(r: Path) -> None:
 def corpus_files_deleted(r: Path) -> None:
     db = CampaignDB(r / "camp" / "campaign.db")
     for i in range(3):
-        db.add_corpus({"id": f"{i:016x}", "parent": None, "origin_model": "m.onnx", "passes": "[]",
-                       "coverage_gain": 1, "added_time": 1.0, "path": f"corpus/{i:016x}.py", "op": "add",
-                       "mutators": "[]"})
+        db.add_corpus(CorpusRow(f"{i:016x}", None, "m.onnx", "[]", 1, 1.0, f"corpus/{i:016x}.py", "add", "[]",
+                                "tir"))
     db.close()
 
 
@@ -683,7 +682,7 @@ CASES: list[Case] = [
     Case("triage-minutes-0", ["triage", "camp", "--minutes", "0"], rf"--minutes: must be a finite{N}\(got 0\)",
          finding()),
     Case("triage-unknown-kind", ["triage", "camp"],
-         rf"camp/findings/{SIG}: no finding kind 'telepathy' \(known: graph, loader, lowlevel\)", finding("telepathy")),
+         rf"camp/findings/{SIG}: no finding kind 'telepathy' \(known: graph, load, tir\)", finding("telepathy")),
     Case("triage-read-only-campaign", ["triage", "camp"],
          rf"camp/findings/{SIG}: cannot write there \((read-only file system|permission denied)\); triage writes "
          r"the reduction, reduced/repro\.py and report\.md into every finding folder", read_only_campaign),

@@ -4,7 +4,7 @@ Every test runs a real :class:`~seedzer.campaign.runner.Campaign` loop on a real
 :class:`~seedzer.execute.pool.WorkerPool` whose workers run the fake worker protocol
 (:mod:`seedzer.execute.fake_worker`: script lines ``CRASH``/``HANG``/``ERROR``/``MISMATCH``/``INVALID``
 drive it, features are the script's lines), a fake seed loader (a few scripts, no ONNX) and a fake
-filing gate that answers synchronously with the :class:`~seedzer.finding.lowlevel.gate.Verdict` a test chooses.
+filing gate that answers synchronously with the :class:`~seedzer.finding.tir.gate.Verdict` a test chooses.
 Coverage is ``passes`` (no breakpoint set-up). A probe monitor stops each campaign as soon as what the
 test waits for has happened; the budget (seconds) is only a safety net.
 """
@@ -42,8 +42,8 @@ from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import ExecResult, ExecTask, Fatal, FuzzTask, Task, WorkerEvent
 from seedzer.execute.settings import WorkerSettings
 from seedzer.execute.worker import serve
-from seedzer.finding.lowlevel.gate import GateJob
 from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta
+from seedzer.finding.tir.gate import GateJob
 from seedzer.finding.verdict import Verdict
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.tir.case import Case
@@ -69,7 +69,7 @@ def passes_worker_main(conn: Connection, slot: ProgressSlot, settings: Any, inde
         passes = [PassSpec(FUZZED_PASS[rng.randrange(2)]), PassSpec(NOOP_PASS)]
         return task.script + f"\nline{rng.randrange(settings.lines)}", passes_to_json(passes), ["FakeAppend"]
 
-    def execute(case: Case, passes: str) -> ExecResult:
+    def execute(level: str, case: Case, passes: str) -> ExecResult:
         result = fake_execute(case.script, slot)
         result.unchanged = [i for i, p in enumerate(passes_from_json(passes)) if p.name == NOOP_PASS]
         return result
@@ -421,7 +421,7 @@ def test_findings_are_filed_with_the_case_their_worker_ran(tmp_path: Path, pool:
     the finding's expectation, tolerances and time limit, as planning it anew made it."""
     import sys
 
-    from seedzer.finding.lowlevel.folder import new_case
+    from seedzer.finding.tir.folder import new_case
     from seedzer.passes import contracts
 
     real_plan = contracts.plan
@@ -448,7 +448,7 @@ def test_findings_are_filed_with_the_case_their_worker_ran(tmp_path: Path, pool:
         filed = Case.from_json(json.loads((folder / "case.json").read_text()))
         tc = announced[meta.testcase]
         ran = tc.ran()
-        assert ran is not None and tc.case is not None and tc.case.script == ""  # the script is sent once
+        assert ran is not None and ran.script is tc.script  # one object: the script crossed the pipe once
         assert (filed.script, filed.steps, filed.input_seed) == (ran.script, ran.steps, ran.input_seed)
         assert any(s.name in FUZZED_PASS for s in filed.steps)
         settings = c.filing.settings

@@ -1,5 +1,5 @@
 """Filing without re-gating what is known, and the gate's budget (:mod:`seedzer.campaign.filing`,
-:mod:`seedzer.campaign.known`), on a real finding store and campaign.db with a fake gate runner."""
+:mod:`seedzer.finding.known`), on a real finding store and campaign.db with a fake gate runner."""
 
 from __future__ import annotations
 
@@ -12,16 +12,16 @@ from typing import Any
 import pytest
 
 from seedzer.campaign.filing import Filing, FilingSettings
-from seedzer.campaign.known import GUESS, KNOWN_DISMISSAL, KNOWN_ROOT, PREDICTED, KnownVerdicts, culprit_guess
 from seedzer.campaign.monitor import QuietMonitor
 from seedzer.campaign.stats import CampaignStats
 from seedzer.execute.background import Background, JobResult
 from seedzer.execute.fake_worker import fake_case
 from seedzer.execute.records import TestCaseInfo
 from seedzer.finding.gate import GateSettings
-from seedzer.finding.lowlevel.gate import GateJob
+from seedzer.finding.known import GUESS, KNOWN_DISMISSAL, KNOWN_ROOT, PREDICTED, KnownVerdicts, culprit_guess
 from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta, FindingSettings
 from seedzer.finding.store import FindingStore
+from seedzer.finding.tir.gate import GateJob
 from seedzer.finding.verdict import Verdict
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.messages import ir_names
@@ -81,9 +81,10 @@ def error(pass_name: str, message: str = CHECK, symptom: Symptom = Symptom.EXCEP
 def file(filing: Filing, obs: Observation, tc_id: int, passes: tuple[str, ...] = ("tirx.Simplify",)) -> str:
     """File one observation of a fuzzer test case; its raw signature."""
     pj = passes_to_json([PassSpec(p) for p in passes])
-    tc = TestCaseInfo(tc_id, "fuzz", None, script=SCRIPT, passes=pj, announced=True, case=fake_case(SCRIPT, pj))
+    tc = TestCaseInfo(tc_id, "fuzz", None, "tir", script=SCRIPT, passes=pj, announced=True,
+                      case=fake_case("tir", SCRIPT, pj))
     before = set(filing.verdicts)
-    filing.lowlevel(obs, tc, 0, [])
+    filing.candidate(obs, tc, 0, [])
     (sig,) = set(filing.verdicts) - before
     return sig
 
@@ -335,7 +336,7 @@ def test_a_graph_candidate_is_filed_with_its_model_and_steps_and_sent_to_the_gra
                                                                                          db: CampaignDB) -> None:
     from seedzer.finding.graph.gate import run_graph_gate_on_folder
     from seedzer.kernel.graph.case import GraphCase, GraphPass
-    from seedzer.seed import GraphSeed
+    from seedzer.levels.graph.seed import GraphSeed
 
     model = tmp_path / "pool" / "model_000001.onnx"
     model.parent.mkdir()
@@ -344,7 +345,7 @@ def test_a_graph_candidate_is_filed_with_its_model_and_steps_and_sent_to_the_gra
     steps = (GraphPass("relax.Normalize"), GraphPass("relax.ConvertLayout", {"desired_layouts": {}}))
     case = GraphCase(seed.specs, steps, model_file=str(model))
     pj = passes_to_json([PassSpec(p.name, tuple(sorted(p.args.items()))) for p in steps])
-    tc = TestCaseInfo(3, "fuzz", None, script=seed.to_text(), passes=pj, announced=True, case=case)
+    tc = TestCaseInfo(3, "fuzz", None, "graph", script=seed.to_text(), passes=pj, announced=True, case=case)
     gate = RecordingGate()
     filing = make_filing(tmp_path, db, gate)
     obs = error("relax.ConvertLayout", "InternalError: Check failed: (res != npos) is false: layoutAB")

@@ -13,11 +13,11 @@ ERROR = Observation(Symptom.EXCEPTION, Stage.PASS, "tirx.Simplify", "InternalErr
 
 
 def _parent() -> CorpusEntry:
-    return CorpusEntry("p" * 12, "seed", "[]", "m.onnx", None, "add", failures=3)
+    return CorpusEntry("p" * 12, "seed", "[]", "m.onnx", None, "add", failures=3, level="tir")
 
 
 def _mutant() -> TestCaseInfo:
-    return TestCaseInfo(7, "fuzz", "p" * 12, "mutant", PASSES, ["FakeAppend"], announced=True)
+    return TestCaseInfo(7, "fuzz", "p" * 12, "tir", "mutant", PASSES, ["FakeAppend"], announced=True)
 
 
 def test_a_clean_mutant_with_new_coverage_is_kept_without_its_unchanged_passes() -> None:
@@ -43,7 +43,7 @@ def test_a_mutant_without_new_coverage_or_not_clean_counts_against_its_parent() 
 
 def test_a_test_case_run_as_given_is_never_kept_again_and_marks_its_entry_executed() -> None:
     parent = _parent()
-    tc = TestCaseInfo(1, "exec", parent.seed_id, "seed", "[]")
+    tc = TestCaseInfo(1, "exec", parent.seed_id, "tir", "seed", "[]")
     assert KeepRule().apply(tc, 9, Observation.ok(), [], parent, worker=2) is None
     assert (parent.executed, parent.worker, parent.failures) == (True, 2, 3)
 

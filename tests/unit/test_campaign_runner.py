@@ -9,15 +9,15 @@ from types import SimpleNamespace
 
 from seedzer.campaign.runner import Campaign
 from seedzer.campaign.scheduler import UniformScheduler
-from seedzer.seed import GraphSeed
+from seedzer.levels.graph.seed import GraphSeed
 from seedzer.store.corpus import CorpusEntry
 
 GRAPH = GraphSeed("/pool/m.onnx", (("x", "float32", (2,)),)).to_text()
 
 
 def _entries() -> list[CorpusEntry]:
-    made = [CorpusEntry(f"e{i}", "", "[]", "m", worker=i % 2) for i in range(20)]
-    return [*made, CorpusEntry("restored", "", "[]", "m")]  # run by nobody known (after a resume)
+    made = [CorpusEntry(f"e{i}", "", "[]", "m", worker=i % 2, level="tir") for i in range(20)]
+    return [*made, CorpusEntry("restored", "", "[]", "m", level="tir")]  # run by nobody known (after a resume)
 
 
 def test_a_worker_mostly_gets_entries_it_ran_and_every_entry_is_still_chosen_alike() -> None:
@@ -35,7 +35,7 @@ def test_a_worker_mostly_gets_entries_it_ran_and_every_entry_is_still_chosen_ali
 
 
 def test_levels_are_drawn_by_weight_among_those_with_entries() -> None:
-    levels = {"tir": _entries(), "graph": [CorpusEntry("g", GRAPH, "[]", "m")]}
+    levels = {"tir": _entries(), "graph": [CorpusEntry("g", GRAPH, "[]", "m", level="graph")]}
     host = SimpleNamespace(levels={"tir": 3.0, "graph": 1.0}, corpus=SimpleNamespace(levels=levels),
                            rng=random.Random(3))
     drawn = Counter(Campaign._level(host) for _ in range(4000))  # type: ignore[arg-type]

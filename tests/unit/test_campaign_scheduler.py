@@ -21,7 +21,7 @@ from seedzer.store.corpus import CorpusEntry
 
 
 def entry(name: str, cost: float | None = None, script: str = "x" * 100, chosen: int = 1) -> CorpusEntry:
-    return CorpusEntry(name, script, "[]", "m", cost=cost, chosen=chosen)
+    return CorpusEntry(name, script, "[]", "m", cost=cost, chosen=chosen, level="tir")
 
 
 def draws(scheduler: CostScheduler | UniformScheduler, entries: list[CorpusEntry], n: int = 4000) -> Counter[str]:

@@ -10,7 +10,7 @@ from seedzer.campaign.seeds import imported_entries
 from seedzer.errors import CampaignError
 from seedzer.seed import JointSeed, PassSpec, passes_to_json
 from seedzer.store.corpus import CORPUS_DIR
-from seedzer.store.db import CampaignDB
+from seedzer.store.db import CampaignDB, CorpusRow
 
 
 def fake_campaign(out: Path, n: int) -> list[str]:
@@ -26,9 +26,8 @@ def fake_campaign(out: Path, n: int) -> list[str]:
         (out / CORPUS_DIR / f"{ids[-1]}.py").write_text(script)
         (out / CORPUS_DIR / f"{ids[-1]}.passes.json").write_text(passes)
     for i in reversed(range(n)):
-        db.add_corpus({"id": ids[i], "parent": ids[i - 1] if i else None, "origin_model": f"m{i % 2}.onnx",
-                       "passes": "[]", "coverage_gain": 1, "added_time": 1000.0 + i,
-                       "path": f"{CORPUS_DIR}/{ids[i]}.py", "op": f"op{i}", "mutators": "[]"})
+        db.add_corpus(CorpusRow(ids[i], ids[i - 1] if i else None, f"m{i % 2}.onnx", "[]", 1, 1000.0 + i,
+                                f"{CORPUS_DIR}/{ids[i]}.py", f"op{i}", "[]"))  # level: from the path, as before levels
     db.close()
     return ids
 

@@ -72,7 +72,10 @@ def test_levels_default_to_both_and_parse_from_the_command_line() -> None:
     assert Config().levels.weights() == {"tir": 3.0, "graph": 1.0}
     assert parse_levels("graph", LevelsConfig()).weights() == {"graph": 1.0}
     assert parse_levels("tir=2, graph=0.5", LevelsConfig()).weights() == {"tir": 2.0, "graph": 0.5}
-    assert parse_levels("graph", LevelsConfig(graph=0.0)).weights() == {"graph": 1.0}  # named: on
+    assert parse_levels("graph", LevelsConfig({"graph": 0.0})).weights() == {"graph": 1.0}  # named: on
+    assert config_from_dict({"levels": {"graph": 2}}).levels.weights() == {"tir": 3.0, "graph": 2.0}
+    with pytest.raises(ConfigError, match=r"unknown field 'levels\.grph' \(did you mean 'graph'\?\)"):
+        config_from_dict({"levels": {"grph": 2}})
 
 
 @pytest.mark.parametrize(("text", "needle"), [("tri", "unknown level 'tri'"), ("tir=x", "must be a number"),

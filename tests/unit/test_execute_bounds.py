@@ -13,25 +13,26 @@ import pytest
 pytest.importorskip("tvm")
 
 from seedzer.config import BoundsConfig
-from seedzer.execute.fuzzing import Fuzzing, error_feature
+from seedzer.execute.fuzzing import SlotProgress
 from seedzer.execute.progress import ProgressSlot
 from seedzer.execute.records import FuzzTask
 from seedzer.execute.settings import ExecSettings, WorkerSettings
 from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.levels.tir.fuzzer import TirFuzzer, error_feature
 from seedzer.seed import PassSpec, passes_to_json
 
 RELU = (Path(__file__).parent.parent / "fixtures" / "seeds" / "relu.py").read_text()
 
 
-def _fuzzing(**bounds: int | float) -> Fuzzing:
+def _fuzzing(**bounds: int | float) -> TirFuzzer:
     settings = WorkerSettings(exec=ExecSettings(perf_rate=1.0), bounds=BoundsConfig(**bounds))  # type: ignore[arg-type]
-    return Fuzzing(settings, ProgressSlot(multiprocessing.get_context("fork")))
+    return TirFuzzer(settings, SlotProgress(ProgressSlot(multiprocessing.get_context("fork"))), None)
 
 
 def test_an_out_of_bounds_mutant_is_not_run_and_is_invalid_at_mutate_with_a_coarse_feature() -> None:
     fuzzing = _fuzzing()
     passes = passes_to_json([PassSpec("tirx.UnrollLoop", (("auto_max_step", 1024),))])
-    task = FuzzTask(1, RELU, passes, failures=0, other_passes=None, rng_seed=7)
+    task = FuzzTask(1, "tir", RELU, passes, failures=0, other_passes=None, rng_seed=7)
     script, mutant_passes, _ = fuzzing.mutate(task, random.Random(7))
     result = fuzzing.execute(fuzzing.case(script, mutant_passes), mutant_passes)
     got = result.observation
@@ -47,7 +48,7 @@ def test_an_out_of_bounds_mutant_is_not_run_and_is_invalid_at_mutate_with_a_coar
 
 def test_a_mutant_within_bounds_runs() -> None:
     fuzzing = _fuzzing()
-    task = FuzzTask(1, RELU, "[]", failures=0, other_passes=None, rng_seed=3)
+    task = FuzzTask(1, "tir", RELU, "[]", failures=0, other_passes=None, rng_seed=3)
     script, passes, _ = fuzzing.mutate(task, random.Random(3))
     assert fuzzing.out_of_bounds is None
     result = fuzzing.execute(fuzzing.case(script, passes), passes)

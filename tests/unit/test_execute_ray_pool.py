@@ -50,7 +50,7 @@ TIMEOUTS = {Stage.PASS: 10.0, Stage.BUILD: 10.0, Stage.RUN: 10.0}
 # --- no cluster ------------------------------------------------------------------------------------
 def remote_copy(info: TestCaseInfo, announce: Announcement | None = None) -> TestCaseInfo:
     """The actor's copy of a test case (pickled across), announced as its worker announces it."""
-    copy = TestCaseInfo(info.tc_id, info.kind, info.parent, info.script, info.passes, limits=info.limits)
+    copy = TestCaseInfo(info.tc_id, info.kind, info.parent, info.level, info.script, info.passes, limits=info.limits)
     if announce is not None:
         copy.script, copy.passes, copy.mutators, copy.announced = (announce.script, announce.passes,
                                                                    list(announce.mutators), True)
@@ -60,7 +60,7 @@ def remote_copy(info: TestCaseInfo, announce: Announcement | None = None) -> Tes
 def test_merge_maps_events_onto_the_campaigns_own_test_cases() -> None:
     from seedzer.execute.ray_pool import merge
 
-    mine = {i: TestCaseInfo(i, "fuzz", "p0") for i in (1, 2, 3)}
+    mine = {i: TestCaseInfo(i, "fuzz", "p0", "tir") for i in (1, 2, 3)}
     infos = dict(mine)
     ann = Announcement(1, "mutant", '[{"name": "tirx.Simplify"}]', ("FakeAppend",))
     tc = merge(WorkerEvent("tc", 0, remote_copy(mine[1], ann)), infos, 7)
@@ -122,7 +122,7 @@ class Driven:
 
 
 def exec_batch(scripts: list[str], first: int = 1) -> list[tuple[Any, TestCaseInfo]]:
-    return [(ExecTask(first + i, s, "[]"), TestCaseInfo(first + i, "exec", None, s, "[]"))
+    return [(ExecTask(first + i, "tir", s, "[]"), TestCaseInfo(first + i, "exec", None, "tir", s, "[]"))
             for i, s in enumerate(scripts)]
 
 

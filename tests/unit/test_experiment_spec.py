@@ -147,9 +147,9 @@ def test_levels_make_one_arm_per_pool_and_setting() -> None:
                                              "conv3@tir", "conv3@tir+graph", "conv3@tir0.5+graph2"]
     assert {a.heuristic for a in spec.arms()[:3]} == {"basic"}
     lv = spec.trial_config(2, "tir,graph").levels
-    assert (lv.tir, lv.graph) == (2.0, 1.0)  # named levels keep the campaign's weight (1 where it was 0)
+    assert (lv.weight("tir"), lv.weight("graph")) == (2.0, 1.0)  # named: the campaign's weight (1 where 0)
     lv = spec.trial_config(2, "tir").levels
-    assert (lv.tir, lv.graph) == (2.0, 0.0)
+    assert (lv.weight("tir"), lv.weight("graph")) == (2.0, 0.0)
     assert spec.to_dict()["levels"] == ["tir", "tir,graph", "graph=2, tir=0.5"]
     assert spec.fingerprint()["levels"] == ["tir", "tir,graph", "graph=2, tir=0.5"]
     one = spec_from_dict(_spec(levels=["graph"]), "e.yaml", check_heuristics=False)

@@ -17,7 +17,7 @@ import pytest
 from seedzer.finding.repro import render
 from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, Observation, Stage, Symptom
 from seedzer.kernel.comparison import compare
-from seedzer.kernel.load.observe import DIFFERENTIAL_STEPS, LoaderCase, make_feeds, same_loader_failure
+from seedzer.kernel.load.observe import DIFFERENTIAL_STEPS, LoadCase, make_feeds, same_load_failure
 from seedzer.kernel.onnx.model import INPUT_SEED, TOLERANCES, flatten, random_inputs
 
 # --- the one comparison with the loader's (NNSmith's) tolerances -------------------------------
@@ -125,7 +125,7 @@ def _npz(**arrays: Any) -> str:
 
 def test_reference_inputs_replace_the_random_ones_that_fit() -> None:
     x = np.full((2, 3), 0.5, np.float32)
-    case = LoaderCase((("x", "float32", (2, 3)), ("k", "float32", (4,))), reference=_npz(**{
+    case = LoadCase((("x", "float32", (2, 3)), ("k", "float32", (4,))), reference=_npz(**{
         "input:x": x, "input:k": np.zeros(3, np.float32)}))
     from seedzer.kernel.load.observe import reference_arrays
 
@@ -166,25 +166,25 @@ def _expected() -> Observation:
 
 
 def test_case_json_round_trip() -> None:
-    case = LoaderCase((("x", "float32", (2, 3)), ("n", "int64", ())), model_file="model.onnx", input_seed=5,
+    case = LoadCase((("x", "float32", (2, 3)), ("n", "int64", ())), model_file="model.onnx", input_seed=5,
                       target={"kind": "llvm", "opt-level": 0}, differential=False, timeout=12.5,
                       reference=_npz(a=np.ones(2)), expected=_expected())
     data = case.to_json()
     assert data["specs"] == [["x", "float32", [2, 3]], ["n", "int64", []]]
     assert data["expected"]["pass"] == "import"
-    assert LoaderCase.from_json(data) == case
-    assert LoaderCase.from_json({**data, "unknown": 1}) == case
+    assert LoadCase.from_json(data) == case
+    assert LoadCase.from_json({**data, "unknown": 1}) == case
 
 
 def test_with_model_embeds_it() -> None:
-    case = LoaderCase((), model_file="model.onnx").with_model(b"onnx bytes")
+    case = LoadCase((), model_file="model.onnx").with_model(b"onnx bytes")
     assert case.model_file is None and base64.b64decode(str(case.model)) == b"onnx bytes"
 
 
 def test_the_rendered_repro_carries_the_kernels_own_code(tmp_path: Path) -> None:
     specs = (("x", "float32", (2, 3)), ("k", "int64", (4,)))
-    case = LoaderCase(specs, model="AA==", expected=_expected()).to_json()
-    text = render("loader", "numpy onnx onnxruntime", case, title="t")
+    case = LoadCase(specs, model="AA==", expected=_expected()).to_json()
+    text = render("onnx.runtime+onnx.model+load.observe", "numpy onnx onnxruntime", case, title="t")
     assert "from seedzer" not in text and "import seedzer" not in text
     (tmp_path / "repro.py").write_text(text)
     ns = runpy.run_path(str(tmp_path / "repro.py"), run_name="repro_under_test")  # up to, not including, main()
@@ -195,7 +195,7 @@ def test_the_rendered_repro_carries_the_kernels_own_code(tmp_path: Path) -> None
     e, a = [np.array([1.0, np.nan], np.float32)], [np.array([1.5, np.nan], np.float32)]
     theirs_diff, ours_diff = ns["compare"](e, a, ns["TOLERANCES"]), compare(e, a, TOLERANCES)
     assert ours_diff is not None and theirs_diff.to_json() == ours_diff.to_json()
-    assert ns["LoaderCase"].from_json(ns["CASE"]).expected.to_json() == _expected().to_json()
+    assert ns["LoadCase"].from_json(ns["CASE"]).expected.to_json() == _expected().to_json()
 
 
 # --- which failure is the expected one ------------------------------------------------------
@@ -203,13 +203,13 @@ def test_the_rendered_repro_carries_the_kernels_own_code(tmp_path: Path) -> None
 
 def test_same_failure_needs_the_step_and_the_normalized_message() -> None:
     exp = _expected()
-    assert same_loader_failure(exp, Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "ValueError: axis 5 out of "
+    assert same_load_failure(exp, Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "ValueError: axis 5 out of "
                                                 "range"))  # numbers are normalized away
-    assert not same_loader_failure(exp, Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "ValueError: other"))
-    assert not same_loader_failure(exp, Observation(Symptom.EXCEPTION, Stage.LOAD, "legalize", exp.message))
+    assert not same_load_failure(exp, Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "ValueError: other"))
+    assert not same_load_failure(exp, Observation(Symptom.EXCEPTION, Stage.LOAD, "legalize", exp.message))
     crash = Observation(Symptom.CRASH, Stage.LOAD, "import", "killed by signal SIGSEGV", signal=11)
-    assert same_loader_failure(crash, Observation(Symptom.CRASH, Stage.LOAD, "import", "killed by signal SIGBUS"))
-    assert not same_loader_failure(crash, Observation(Symptom.CRASH, Stage.LOAD, "build", crash.message))
+    assert same_load_failure(crash, Observation(Symptom.CRASH, Stage.LOAD, "import", "killed by signal SIGBUS"))
+    assert not same_load_failure(crash, Observation(Symptom.CRASH, Stage.LOAD, "build", crash.message))
 
 
 def test_a_mismatch_must_differ_the_same_way() -> None:
@@ -221,7 +221,7 @@ def test_a_mismatch_must_differ_the_same_way() -> None:
         return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", diff.describe(),
                            comparison=MODEL_VS_ONNXRUNTIME, difference=diff)
 
-    assert same_loader_failure(mismatch(values), mismatch(values))
-    assert not same_loader_failure(mismatch(values), mismatch(nans))
+    assert same_load_failure(mismatch(values), mismatch(values))
+    assert not same_load_failure(mismatch(values), mismatch(nans))
     legacy = Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "output 0: 3/4 out of tolerance")
-    assert same_loader_failure(legacy, mismatch(nans))  # an older finding does not say how
+    assert same_load_failure(legacy, mismatch(nans))  # an older finding does not say how

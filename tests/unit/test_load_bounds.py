@@ -9,10 +9,10 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from seedzer.commands.load_report import build_report, verdict_of
 from seedzer.config import Config, config_from_dict
 from seedzer.errors import ConfigError
 from seedzer.execute.loader import OnnxLoader
-from seedzer.finding.loader.funnel import build_report, verdict_of
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.load.bounds import (
     DEFAULT_MAX_TESTCASE_MEMORY,

@@ -45,7 +45,7 @@ def pool():
 
 def test_exec_result_roundtrip(pool: WorkerPool) -> None:
     w = _idle(pool)
-    w.submit(ExecTask(1, "a\nb", "[]"), TestCaseInfo(1, "exec", "seed"))
+    w.submit(ExecTask(1, "tir", "a\nb", "[]"), TestCaseInfo(1, "exec", "seed", "tir"))
     events = _collect(pool, "result")
     assert [e.kind for e in events] == ["tc", "result"]
     assert events[1].result is not None and events[1].result.features == ["line:a", "line:b"]
@@ -55,9 +55,9 @@ def test_exec_result_roundtrip(pool: WorkerPool) -> None:
 def test_a_worker_is_given_its_next_task_while_it_runs_one(pool: WorkerPool) -> None:
     """One task may wait in a worker's pipe behind the running one; answers come in order."""
     w = _idle(pool)
-    w.submit(ExecTask(1, "a", "[]"), TestCaseInfo(1, "exec", "seed"))
+    w.submit(ExecTask(1, "tir", "a", "[]"), TestCaseInfo(1, "exec", "seed", "tir"))
     assert list(pool.idle()) == [w]  # room for one task behind it
-    w.submit(ExecTask(2, "b", "[]"), TestCaseInfo(2, "exec", "seed"))
+    w.submit(ExecTask(2, "tir", "b", "[]"), TestCaseInfo(2, "exec", "seed", "tir"))
     assert list(pool.idle()) == []
     events = _collect(pool, "result")
     while sum(e.kind == "result" for e in events) < 2:
@@ -69,8 +69,8 @@ def test_a_worker_is_given_its_next_task_while_it_runs_one(pool: WorkerPool) -> 
 
 def test_a_death_reports_the_task_that_waited_behind(pool: WorkerPool) -> None:
     w = _idle(pool)
-    w.submit(ExecTask(7, "CRASH", "[]"), TestCaseInfo(7, "exec", "seed"))
-    w.submit(ExecTask(8, "ok", "[]"), TestCaseInfo(8, "exec", "other"))
+    w.submit(ExecTask(7, "tir", "CRASH", "[]"), TestCaseInfo(7, "exec", "seed", "tir"))
+    w.submit(ExecTask(8, "tir", "ok", "[]"), TestCaseInfo(8, "exec", "other", "tir"))
     death = next(e for e in _collect(pool, "death") if e.kind == "death")
     assert death.tc is not None and death.tc.tc_id == 7
     assert [t.tc_id for t in death.dropped] == [8]  # never started: the campaign decides what to do with it
@@ -78,7 +78,7 @@ def test_a_death_reports_the_task_that_waited_behind(pool: WorkerPool) -> None:
 
 def test_segfault_is_crash_with_stage_and_pass_then_restart(pool: WorkerPool) -> None:
     w = _idle(pool)
-    w.submit(ExecTask(7, "CRASH", "[]"), TestCaseInfo(7, "exec", "seed"))
+    w.submit(ExecTask(7, "tir", "CRASH", "[]"), TestCaseInfo(7, "exec", "seed", "tir"))
     death = next(e for e in _collect(pool, "death") if e.kind == "death")
     assert death.tc is not None and death.tc.announced and death.tc.script == "CRASH"
     assert death.death is not None and death.death.kind == "signal"
@@ -89,7 +89,7 @@ def test_segfault_is_crash_with_stage_and_pass_then_restart(pool: WorkerPool) ->
     assert pool.restarts == 1
     w2 = _idle(pool)
     assert w2 is not w and w2.proc.is_alive()
-    w2.submit(ExecTask(8, "ok", "[]"), TestCaseInfo(8, "exec", "seed"))
+    w2.submit(ExecTask(8, "tir", "ok", "[]"), TestCaseInfo(8, "exec", "seed", "tir"))
     assert any(e.kind == "result" for e in _collect(pool, "result"))
 
 
@@ -99,7 +99,7 @@ def test_hang_is_killed_and_reported() -> None:
     p = WorkerPool(1, 50, timeouts, target=fake_worker_main)
     try:
         w = _idle(p)
-        w.submit(ExecTask(3, "HANG", "[]"), TestCaseInfo(3, "exec", "seed"))
+        w.submit(ExecTask(3, "tir", "HANG", "[]"), TestCaseInfo(3, "exec", "seed", "tir"))
         death = next(e for e in _collect(p, "death") if e.kind == "death")
         assert death.death is not None and death.death.kind == "timeout" and death.death.stage is Stage.RUN
         obs = death.death.observation()
@@ -112,7 +112,7 @@ def test_a_stage_over_the_test_cases_own_limit_is_slow_not_a_hang() -> None:
     p = WorkerPool(1, 50, dict(TIMEOUTS), target=fake_worker_main)
     try:
         w = _idle(p)
-        w.submit(ExecTask(3, "HANG", "[]"), TestCaseInfo(3, "exec", "seed", limits={Stage.RUN: 0.3}))
+        w.submit(ExecTask(3, "tir", "HANG", "[]"), TestCaseInfo(3, "exec", "seed", "tir", limits={Stage.RUN: 0.3}))
         death = next(e for e in _collect(p, "death") if e.kind == "death").death
         assert death is not None and death.kind == "slow" and death.stage is Stage.RUN
         assert "relative limit 0.3s" in death.message and death.observation() is None

@@ -91,14 +91,14 @@ def test_mutants_and_bugs_by_mutation_per_arm(tmp_path: Path) -> None:
     t = build_tables(_experiment(tmp_path))
     arms = mutations_by_arm(t.mutants, t.bugs)
     assert list(arms.columns) == MUTATION_COLUMNS
-    # (arm, mutation, trials with counts, median mutants, total mutants, bugs); graph-level mutations first
+    # (arm, mutation, trials with counts, median mutants, total mutants, bugs); by the level that makes them
     assert _records(arms) == [
         (TIR, "flip", 1, 3.0, 3, 1),  # its bug from the trial without counters still counts
         (TIR, "loop_kind", 1, 1.0, 1, 1),
+        (GRAPH, "flip", 2, 3.5, 7, 1),  # r1's later finding (flip) does not count, the TIR crash does
         (GRAPH, "model_edge", 2, 2.0, 4, 0),  # its only finding is not a bug
         (GRAPH, "model_uoc", 2, 16.0, 32, 1),  # every symptom counts; r1 made in both trials is one bug
         (GRAPH, "relax_insert", 2, 2.5, 5, 1),
-        (GRAPH, "flip", 2, 3.5, 7, 1),  # r1's later finding (flip) does not count, the lowlevel crash does
     ]
 
 
@@ -165,7 +165,9 @@ def test_status_and_report_share_the_origin_of_a_root() -> None:
     assert origins(bugs) == {"r": RootOrigin("graph", "exception", frozenset({"model_pioc", "relax_swap"})),
                              "s": RootOrigin("tir", "opt-vs-reference", frozenset())}
     by_mutation = {row[0]: row[1:] for row in _rows(mutation_table(bugs, {"flip": 3, "model_pioc": 2}))}
-    assert by_mutation == {"model_pioc": ("2", "1"), "relax_swap": ("0", "1"), "flip": ("3", "0")}
+    assert by_mutation == {"model_pioc": ("graph", "2", "1"), "relax_swap": ("graph", "0", "1"),
+                           "flip": ("tir", "3", "0")}
+    assert list(by_mutation) == ["flip", "model_pioc", "relax_swap"]  # by the level that makes them
     assert _rows(oracle_table(bugs)) == [("graph", "exception", "1"), ("tir", "opt-vs-reference", "1")]
 
 

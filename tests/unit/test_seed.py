@@ -1,6 +1,7 @@
 import pytest
 
-from seedzer.seed import GraphSeed, JointSeed, PassSpec, drop_passes, level_of, passes_from_json, passes_to_json
+from seedzer.levels.graph.seed import GraphSeed
+from seedzer.seed import JointSeed, PassSpec, drop_passes, passes_from_json, passes_to_json
 
 
 def test_passes_round_trip_through_json() -> None:
@@ -15,12 +16,11 @@ def test_drop_passes_keeps_order_and_changes_identity() -> None:
     assert JointSeed("x", drop_passes(seq, [0])).seed_id != JointSeed("x", seq).seed_id
 
 
-def test_graph_seed_round_trips_and_names_its_level() -> None:
+def test_graph_seed_round_trips() -> None:
     seed = GraphSeed("/pool/model_000001.onnx", (("x", "float32", (1, 3, 8, 8)), ("i", "int64", (4,))))
     text = seed.to_text()
     assert GraphSeed.from_text(text) == seed
-    assert level_of(text) == "graph"
-    assert level_of("# from tvm.script import tir as T\n@T.prim_func\ndef main(): pass") == "tir"
+    assert text.startswith('{"level": "graph"')  # the document format older campaigns' entries have
 
 
 @pytest.mark.parametrize("text", ["", "{", '{"level": "graph"}', '{"level": "graph", "model": "m", "specs": 3}'])
@@ -36,4 +36,4 @@ def test_a_graph_seed_carries_its_model_mutations_and_an_unmutated_one_keeps_its
     assert "mutations" not in plain.to_text()  # entries written before model mutations keep their ids
     grown = GraphSeed(plain.model, plain.specs, (ModelMutation("uoc", "t", ("a", "b"), ("Conv", "Add"), seed=4),
                                                  ModelMutation("edge", "y", params={"op": "Clip", "changes": []})))
-    assert GraphSeed.from_text(grown.to_text()) == grown and level_of(grown.to_text()) == "graph"
+    assert GraphSeed.from_text(grown.to_text()) == grown

@@ -1,6 +1,7 @@
 import errno
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ def test_db_is_wal_and_counts(tmp_path: Path) -> None:
 def test_corpus_survives_reopen(tmp_path: Path) -> None:
     db = CampaignDB(tmp_path / "campaign.db")
     corpus = Corpus(tmp_path / "corpus", db)
-    e = CorpusEntry("abc", "# script", '[{"name":"RemoveNoOp","args":{}}]', "m.onnx", None, "relu")
+    e = CorpusEntry("abc", "# script", '[{"name":"RemoveNoOp","args":{}}]', "m.onnx", None, "relu", level="tir")
     assert corpus.add(e, 5, ["Flipper"])
     assert not corpus.add(e, 5)
     db.close()
@@ -41,8 +42,9 @@ def test_corpus_survives_reopen(tmp_path: Path) -> None:
 def test_restore_runs_again_only_seeds_never_run(tmp_path: Path) -> None:
     db = CampaignDB(tmp_path / "campaign.db")
     corpus = Corpus(tmp_path / "corpus", db)
-    for e in (CorpusEntry("seed-run", "# a", "[]", "m.onnx"), CorpusEntry("seed-new", "# b", "[]", "m.onnx"),
-              CorpusEntry("child", "# c", "[]", "m.onnx", parent="seed-run")):
+    for e in (CorpusEntry("seed-run", "# a", "[]", "m.onnx", level="tir"),
+              CorpusEntry("seed-new", "# b", "[]", "m.onnx", level="tir"),
+              CorpusEntry("child", "# c", "[]", "m.onnx", parent="seed-run", level="tir")):
         corpus.add(e, 1)
     db.close()
     restored = Corpus(tmp_path / "corpus", CampaignDB(tmp_path / "campaign.db"))
@@ -51,7 +53,18 @@ def test_restore_runs_again_only_seeds_never_run(tmp_path: Path) -> None:
 
 
 def _meta(obs: Observation, script: str) -> FindingMeta:
-    return FindingMeta(raw_key("lowlevel", obs, ir_names(script)).digest(), "lowlevel", obs)
+    return FindingMeta(raw_key("lowlevel", obs, ir_names(script)).digest(), "tir", obs)
+
+
+@dataclass
+class Files:
+    """A finding of no kind in particular: its record and its files (the house writes any kind's)."""
+
+    meta: FindingMeta
+    content: dict[str, str | bytes]
+
+    def files(self) -> dict[str, str | bytes]:
+        return self.content
 
 
 def test_findings_dedup_and_known(tmp_path: Path) -> None:
@@ -59,13 +72,13 @@ def test_findings_dedup_and_known(tmp_path: Path) -> None:
     store = FindingStore(tmp_path / "findings", db, [("VectorizeLoop", "upstream #1")])
     o1 = Observation(Symptom.EXCEPTION, Stage.PASS, "StorageRewrite", "Check failed: (v_i0 == 3) is false")
     o2 = Observation(Symptom.EXCEPTION, Stage.PASS, "StorageRewrite", "Check failed: (v_j7 == 12) is false")
-    r1 = store.record(_meta(o1, "x"), {"ir.py": "x"})
-    r2 = store.record(_meta(o2, "y"), {"ir.py": "y"})
+    r1 = store.record(Files(_meta(o1, "x"), {"ir.py": "x"}))
+    r2 = store.record(Files(_meta(o2, "y"), {"ir.py": "y"}))
     assert r1.new and not r2.new and r1.signature == r2.signature
     assert (r1.dir / "ir.py").read_text() == "x"  # the first reproducer is kept
     assert json.loads((r1.dir / "meta.json").read_text())["signature"] == r1.signature
     assert db.findings()[0].count == 2
-    known = store.record(_meta(Observation(Symptom.CRASH, Stage.PASS, "VectorizeLoop", "SIGSEGV"), ""), {})
+    known = store.record(Files(_meta(Observation(Symptom.CRASH, Stage.PASS, "VectorizeLoop", "SIGSEGV"), ""), {}))
     assert known.status == "known"
     meta = store.load(r1.signature)
     meta.status, meta.verdict, meta.root_signature = "confirmed", BUG, "0123456789ab"

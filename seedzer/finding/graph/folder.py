@@ -1,4 +1,5 @@
-"""The folder of a graph finding: every file name it has, written when it is filed and read back.
+"""The folder of a graph finding: every file name it has, written when it is filed and read back
+(:class:`GraphFinding`).
 
 A graph finding folder holds:
 
@@ -29,6 +30,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from seedzer.errors import SeedzerError
@@ -44,6 +46,8 @@ from seedzer.store.atomic import write_atomic
 
 KIND_NAME = "graph"
 """The ``kind`` of a graph finding's ``meta.json``."""
+SALT = KIND_NAME
+"""What graph signatures hash as their kind (its name, unchanged since its first findings)."""
 KERNEL = ("onnx.runtime+onnx.model+graph.case+graph.model_mutations+graph.relax_build+graph.relax_mutations"
           "+graph.observe")
 NEEDS = "onnx onnxruntime numpy"
@@ -61,7 +65,7 @@ EMBED_LIMIT = 1 << 20
 def graph_signature(observation: Observation, passes: tuple[GraphPass, ...] = ()) -> str:
     """The raw signature of a graph finding (the name of its folder): the symptom where it surfaced,
     its normalized message, and for a mismatch the passes of the sequence."""
-    return raw_key(KIND_NAME, observation, changed_passes=[p.name for p in passes]).digest()
+    return raw_key(SALT, observation, changed_passes=[p.name for p in passes]).digest()
 
 
 def stored(case: GraphCase, expected: Observation | None = None) -> GraphCase:
@@ -105,27 +109,23 @@ def repro_text(case: GraphCase, model: bytes, signature: str = "", about: str = 
     return render(KERNEL, NEEDS, data, title=title_of(expected), about=about, finding=signature, big=big)
 
 
+def graph_log(observation: Observation, log: str = "") -> str:
+    """The text of ``log.txt``: the failure's message, then the worker's log."""
+    return observation.message + ("\n\n" + log if log else "") + "\n"
+
+
 def graph_files(case: GraphCase, meta: FindingMeta, model: bytes, log: str) -> dict[str, str | bytes]:
     """The files of a new graph finding folder (beside the ``meta.json`` the house writes): the case
     (its expected failure ``meta.observation`` unless it has one), the model, the pass list, the
-    reproducer and the log."""
+    reproducer and ``log`` (:func:`graph_log`)."""
     case = stored(case, case.expected or meta.observation)
     return {
         CASE_FILE: json.dumps(case.to_json(), indent=1),
         MODEL_FILE: model,
         PASSES_FILE: passes_text(case.passes),
         REPRO_FILE: repro_text(case, model, meta.signature),
-        LOG_FILE: meta.observation.message + ("\n\n" + log if log else "") + "\n",
+        LOG_FILE: log,
     }
-
-
-def write_graph_finding(folder: Path, meta: FindingMeta, files: dict[str, str | bytes]) -> Path:
-    """Write a graph finding folder: its files, then ``meta.json`` (each atomically)."""
-    folder = Path(folder)
-    for name, data in files.items():
-        write_atomic(folder / name, data)
-    write_atomic(folder / META_FILE, meta.dump(folder / META_FILE))
-    return folder
 
 
 def read_case(path: Path) -> GraphCase:
@@ -171,6 +171,32 @@ def write_case(folder: Path, meta: FindingMeta, case: GraphCase) -> None:
     write_atomic(folder / CASE_FILE, json.dumps(case.to_json(), indent=1))
     write_atomic(folder / PASSES_FILE, passes_text(case.passes))
     write_atomic(folder / REPRO_FILE, repro_text(case, model, meta.signature))
+
+
+@dataclass
+class GraphFinding:
+    """A graph finding folder's contents: ``meta.json``, the case (as ``case.json`` holds it, its model
+    in ``model.onnx``), the model's bytes and the log."""
+
+    meta: FindingMeta
+    case: GraphCase
+    model: bytes
+    log: str = ""
+
+    def files(self) -> dict[str, str | bytes]:
+        """The folder's files besides ``meta.json``."""
+        return graph_files(self.case, self.meta, self.model, self.log)
+
+    @staticmethod
+    def load(folder: Path) -> GraphFinding:
+        """Read a graph finding folder; a one-line :class:`SeedzerError` names what is wrong."""
+        folder = Path(folder)
+        case = finding_case(folder)
+        try:
+            log = (folder / LOG_FILE).read_text(errors="replace")
+        except OSError:
+            log = ""
+        return GraphFinding(FindingMeta.load(folder), stored(case), model_of(case, folder), log)
 
 
 def to_specs(passes: tuple[GraphPass, ...]) -> list[PassSpec]:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
+from seedzer.errors import SeedzerError
 from seedzer.finding.graph import folder
 from seedzer.finding.graph.gate import run_graph_gate_on_folder
-from seedzer.finding.kind import GateCall, GateContext, TriageOptions, TriageResult
+from seedzer.finding.kind import Filed, FileSettings, GateCall, GateContext, Observed, TriageOptions, TriageResult
+from seedzer.finding.kind import candidate_meta as candidate
 from seedzer.finding.layout import REPRO_FILE
 from seedzer.finding.meta import FindingMeta
 from seedzer.kernel.graph.case import GraphCase
@@ -18,8 +21,27 @@ class GraphKind:
     with TVM's default pipeline alone (see :mod:`seedzer.finding.graph`)."""
 
     name = folder.KIND_NAME
+    salt = folder.SALT
     kernel = folder.KERNEL
     needs = folder.NEEDS
+
+    def signature(self, observed: Observed) -> str:
+        """Symptom, where it surfaced and its normalized message (for a mismatch, the sequence's passes)."""
+        return folder.graph_signature(observed.observation, _ran(observed).passes)
+
+    def file(self, observed: Observed, settings: FileSettings) -> Filed:
+        """The folder of the case the worker ran, its model copied in and the observation expected; the
+        gate reads the folder. A model file that cannot be read is a one-line :class:`SeedzerError`."""
+        ran, obs = _ran(observed), observed.observation
+        names = [p.name for p in ran.passes]
+        try:
+            model = Path(str(ran.model_file)).read_bytes()
+        except OSError as exc:
+            raise SeedzerError(f"graph finding {self.signature(observed)}: cannot read its model "
+                               f"({exc.strerror or exc})") from None
+        meta = candidate(self.signature(observed), self.name, self.salt, observed, settings.finding, (), names)
+        case = dataclasses.replace(ran, expected=obs, model=None, model_file=folder.MODEL_FILE)
+        return Filed(folder.GraphFinding(meta, case, model, folder.graph_log(obs, observed.log or obs.message)))
 
     def gate_call(self, where: Path, meta: FindingMeta, context: GateContext) -> GateCall:
         """The gate reads the folder (or the case the worker ran, when the campaign hands it over)."""
@@ -35,7 +57,7 @@ class GraphKind:
         """The folder's ``repro.py``, written from its ``case.json`` first where it has none."""
         path = Path(where) / REPRO_FILE
         if not path.exists():
-            folder.write_case(Path(where), meta, folder.finding_case(Path(where)))
+            folder.write_case(Path(where), meta, folder.GraphFinding.load(Path(where)).case)
         return path
 
     def triage(self, where: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
@@ -43,6 +65,14 @@ class GraphKind:
         from seedzer.finding.graph.triage import triage_graph_finding
 
         return triage_graph_finding(Path(where), meta, options)
+
+
+def _ran(observed: Observed) -> GraphCase:
+    """The graph case a worker ran (anything else is a campaign bug, named in one line)."""
+    if not isinstance(observed.case, GraphCase):
+        raise SeedzerError(f"test case {observed.provenance.testcase}: a graph finding needs the graph case its "
+                           f"worker ran, got a {type(observed.case).__name__}")
+    return observed.case
 
 
 KIND = GraphKind()

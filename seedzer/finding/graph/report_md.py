@@ -7,21 +7,19 @@ reproduce, expected vs actual, and how the reduction went. Only ``onnx`` is need
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import onnx
 import onnx.printer
 
-from seedzer.finding.onnx_finding import environment, op_types
+from seedzer.finding.onnx_finding import environment, failure_text, op_types
 from seedzer.finding.reducer import PassStats, stats_table
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.kernel.common import Observation, Symptom
 from seedzer.kernel.graph.case import GraphPass, ModelMutation
 from seedzer.kernel.messages import key_line
 
-_SITE = re.compile(r"(?<=File \")[^\"]*/site-packages/")
 MAX_TITLE = 120
 MAX_TRIGGER_LINES = 60
 
@@ -78,24 +76,6 @@ def title(r: GraphReportInput) -> str:
     }.get(o.symptom, key_line(o.message))
     text = f"[Bug][Relax] {where} on {', '.join(op_types(r.reduced)) or 'an empty graph'}: {what}"
     return text if len(text) <= MAX_TITLE else text[: MAX_TITLE - 3] + "..."
-
-
-def _actual(o: Observation, log: str) -> str:
-    step = o.pass_name or "build"
-    if o.symptom is Symptom.MISMATCH:
-        text = f"The outputs differ from TVM's default pipeline's:\n\n```\n{o.message.strip()}\n```"
-    elif o.symptom is Symptom.CRASH:
-        text = f"The process dies during `{step}`: {o.message}."
-    elif o.symptom is Symptom.HANG:
-        text = f"`{step}` does not finish: {o.message}."
-    elif o.symptom is Symptom.ILLFORMED:
-        text = f"`relax.analysis.well_formed` rejects the output of `{step}`:\n\n```\n{key_line(o.message)}\n```"
-    else:
-        text = f"`{step}` raises:\n\n```\n{key_line(o.message)}\n```"
-    frames = [_SITE.sub("", ln.strip()) for ln in log.strip().splitlines() if ln.strip().startswith("File ")][-4:]
-    if frames:
-        text += "\n\nLast frames (when the finding was filed):\n\n```\n" + "\n".join(frames) + "\n```"
-    return text
 
 
 def _trigger(model: onnx.ModelProto) -> str:
@@ -162,7 +142,7 @@ outputs match those of the same model built by TVM's default pipeline alone.
 
 ## Actual behavior
 
-{_actual(o, r.log)}
+{failure_text(o, o.pass_name or 'build', "The outputs differ from TVM's default pipeline's", r.log)}
 
 ## How this was found
 

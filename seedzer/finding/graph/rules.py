@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from seedzer.finding.ddmin import ddmin
 from seedzer.finding.gate import GateSettings
+from seedzer.finding.gate import InvalidInput as HouseInvalidInput
 from seedzer.finding.graph.check import matches, observe_forked
 from seedzer.finding.graph.folder import KIND_NAME, stored, to_specs
 from seedzer.finding.meta import BUG, NOT_A_BUG
@@ -138,16 +139,11 @@ class Alone:
                                observed)
 
 
-class InvalidInput:
+class InvalidInput(HouseInvalidInput[GraphContext]):
     """A failure about the input rather than TVM (:func:`invalid_reason`) is an invalid test case."""
 
-    name = "invalid-input"
-
-    def judge(self, context: GraphContext) -> Verdict | None:
-        why = invalid_reason(context.seen)
-        if why is None:
-            return None
-        return context.verdict(NOT_A_BUG, f"{INVALID}: {why[:300]}", context.seen)
+    def __init__(self) -> None:
+        super().__init__(invalid_reason)
 
 
 class Contract:

@@ -50,7 +50,7 @@ from seedzer.finding.graph.report_md import GraphReportInput, render_report
 from seedzer.finding.kind import TriageOptions, TriageResult
 from seedzer.finding.layout import REPORT_FILE, REPRO_FILE
 from seedzer.finding.meta import FindingMeta
-from seedzer.finding.onnx_finding import load_state, parse_model, triage_status
+from seedzer.finding.onnx_finding import exit_text, load_state, parse_model, triage_status
 from seedzer.finding.onnx_graph import export
 from seedzer.finding.reducer import stats_from_json, stats_to_json
 from seedzer.finding.replay import verdict
@@ -174,12 +174,7 @@ def _write_outputs(folder: Path, meta: FindingMeta, case: Any, original: onnx.Mo
     verified_text = "was not run"
     if opts.verify:
         out.verified, out.repro_exit = verify_repro(path, matched.symptom.value, opts.timeout, opts.python)
-        if out.repro_exit is None:
-            verified_text = "did not finish in time"
-        elif out.repro_exit < 0:
-            verified_text = f"dies by signal {-out.repro_exit}"
-        else:
-            verified_text = f"exits with status {out.repro_exit}"
+        verified_text = exit_text(out.repro_exit)
     log = (folder / LOG_FILE).read_text(errors="replace") if (folder / LOG_FILE).is_file() else ""
     report = GraphReportInput(meta.signature, matched, meta.origin or "model.onnx", original, model,
                               case.passes, passes, out.complete, out.evaluations, out.seconds, verified_text, log,

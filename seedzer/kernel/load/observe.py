@@ -1,6 +1,6 @@
 """The load kernel: an ONNX model through TVM's importer, lowering, build and run, against onnxruntime.
 
-A :class:`LoaderCase` holds the model (embedded or a file beside ``repro.py``), its input specs and
+A :class:`LoadCase` holds the model (embedded or a file beside ``repro.py``), its input specs and
 how to check it. :func:`observe_all` runs its steps in order and returns every failure: ``import``
 (``from_onnx``; an unsupported operator is ``invalid``; an error ends the case), ``legalize``
 (``LegalizeOps``), ``fuse`` (the default pipeline's dispatch and legalization passes for the CPU
@@ -66,7 +66,7 @@ DIFFERENTIAL_STEPS = frozenset({"build", "run", "reference", "compare"})
 
 
 @dataclasses.dataclass(frozen=True)
-class LoaderCase:
+class LoadCase:
     """One model with everything needed to load it, check it and judge it.
 
     ``model`` is the ONNX model in base64, else ``model_file`` names it (relative to the directory of
@@ -94,20 +94,20 @@ class LoaderCase:
         return data
 
     @staticmethod
-    def from_json(data: dict[str, Any]) -> LoaderCase:
+    def from_json(data: dict[str, Any]) -> LoadCase:
         """Inverse of :meth:`to_json` (unknown keys are ignored)."""
-        known = {f.name for f in dataclasses.fields(LoaderCase)}
+        known = {f.name for f in dataclasses.fields(LoadCase)}
         kwargs = {k: v for k, v in data.items() if k in known}
         kwargs["specs"] = tuple((str(n), str(d), tuple(int(x) for x in s)) for n, d, s in data["specs"])
         kwargs["expected"] = Observation.from_json(data["expected"]) if data.get("expected") else None
-        return LoaderCase(**kwargs)
+        return LoadCase(**kwargs)
 
-    def with_model(self, data: bytes) -> LoaderCase:
+    def with_model(self, data: bytes) -> LoadCase:
         """The same case with ``data`` embedded as its model."""
         return dataclasses.replace(self, model=base64.b64encode(data).decode(), model_file=None)
 
 
-def reference_arrays(case: LoaderCase) -> dict[str, np.ndarray]:
+def reference_arrays(case: LoadCase) -> dict[str, np.ndarray]:
     """The arrays of the case's reference ``.npz`` (none without one)."""
     if not case.reference:
         return {}
@@ -115,7 +115,7 @@ def reference_arrays(case: LoaderCase) -> dict[str, np.ndarray]:
         return {key: np.asarray(npz[key]) for key in npz.files}
 
 
-def make_feeds(case: LoaderCase, stored: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[Observation]]:
+def make_feeds(case: LoadCase, stored: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[Observation]]:
     """Random inputs, replaced by the reference inputs that fit; an ``invalid`` note per misfit."""
     feeds = random_inputs(case.specs, case.input_seed)
     notes = []
@@ -169,7 +169,7 @@ OnScripts = Callable[[str, bool, list[tuple[str, str]]], None]
 """Seed callback: ``(step, fused, [(name, TVMScript)])`` after legalize and after fuse."""
 
 
-def observe_all(case: LoaderCase, on_scripts: OnScripts | None = None, trace: Trace | None = None) -> list[Observation]:
+def observe_all(case: LoadCase, on_scripts: OnScripts | None = None, trace: Trace | None = None) -> list[Observation]:
     """Run the case's steps (see the module docstring) and return every failure, in step order.
 
     A crash kills the process and a hang never returns: callers bound them.
@@ -192,7 +192,7 @@ def observe_all(case: LoaderCase, on_scripts: OnScripts | None = None, trace: Tr
     return failures + _differential(case, model, mod, trace) if case.differential else failures
 
 
-def _differential(case: LoaderCase, model: onnx.ModelProto, mod: Any, trace: Trace) -> list[Observation]:
+def _differential(case: LoadCase, model: onnx.ModelProto, mod: Any, trace: Trace) -> list[Observation]:
     """Build, run, reference and compare; the failures."""
     executable = trace.call("build", build, mod, case.target)
     if isinstance(executable, Observation):
@@ -231,7 +231,7 @@ def _differential(case: LoaderCase, model: onnx.ModelProto, mod: Any, trace: Tra
                         difference=diff)]
 
 
-def same_loader_failure(expected: Observation, observed: Observation) -> bool:
+def same_load_failure(expected: Observation, observed: Observation) -> bool:
     """Whether ``observed`` is the loader failure ``expected`` describes: the same step and
     :func:`~seedzer.kernel.messages.same_failure` (an error's normalized message); a mismatch must
     also differ the same way (values, NaN or infinity positions, shapes, output count)."""
@@ -244,11 +244,11 @@ def same_loader_failure(expected: Observation, observed: Observation) -> bool:
     return True
 
 
-def loader_main(case_json: dict[str, Any]) -> int:
+def load_main(case_json: dict[str, Any]) -> int:
     """Reproduce a loader case: exit 1 while the expected failure happens (a crash dies by its signal, a
     hang exits 1 once it outlives ``timeout``), 0 once every step passes and the outputs agree, 2
     on a different failure."""
-    case = LoaderCase.from_json(case_json)
+    case = LoadCase.from_json(case_json)
     expected = case.expected or Observation.ok()
     arm_watchdog(expected.symptom, case.timeout)
     start = time.monotonic()
@@ -261,7 +261,7 @@ def loader_main(case_json: dict[str, Any]) -> int:
     for failure in observed:
         print(f"observed: {describe(failure)}")
     print(f"({time.monotonic() - start:.1f} s)")
-    if any(same_loader_failure(expected, failure) for failure in observed):
+    if any(same_load_failure(expected, failure) for failure in observed):
         print(PRESENT_LINE)
         return EXIT_PRESENT
     if not observed:
@@ -272,5 +272,5 @@ def loader_main(case_json: dict[str, Any]) -> int:
     return EXIT_DIFFERENT
 
 
-main = loader_main
+main = load_main
 """A load reproducer's entry point."""

@@ -17,20 +17,29 @@ PACKAGE = Path(__file__).resolve().parents[3] / "seedzer"
 
 
 def test_every_registered_kind_answers_to_its_name_with_its_kernel() -> None:
-    for name in ("lowlevel", "loader", "graph"):
+    for name in ("tir", "load", "graph"):
         found = kind(name)
         assert found.name == name
-        assert all((PACKAGE / "kernel" / f"{module}.py").is_file() for module in found.kernel.split("+"))
+        assert all((PACKAGE / "kernel" / f"{module.replace('.', '/')}.py").is_file()
+                   for module in found.kernel.split("+"))
         assert "numpy" in found.needs
 
 
+def test_a_kind_answers_to_its_older_name_and_keeps_hashing_it() -> None:
+    """Campaign folders written before the kinds were named after their levels say ``lowlevel`` and
+    ``loader``; their signatures hashed those names, which the kinds keep hashing."""
+    assert (kind("lowlevel").name, kind("lowlevel").salt) == ("tir", "lowlevel")
+    assert (kind("loader").name, kind("loader").salt) == ("load", "loader")
+    assert (kind("graph").name, kind("graph").salt) == ("graph", "graph")
+
+
 def test_an_unknown_kind_is_a_one_line_error_naming_the_known_ones() -> None:
-    with pytest.raises(SeedzerError, match=r"no finding kind 'nope' \(known: graph, loader, lowlevel\)"):
+    with pytest.raises(SeedzerError, match=r"no finding kind 'nope' \(known: graph, load, tir\)"):
         kind("nope")
 
 
 def test_a_registered_kind_is_found_by_name() -> None:
-    register("test-kind", "seedzer.finding.lowlevel.kind:KIND")
+    register("test-kind", "seedzer.finding.tir.kind:KIND")
     try:
         found: FindingKind = kind("test-kind")
         assert found is kind("lowlevel")

@@ -9,11 +9,11 @@ from collections import defaultdict
 import pytest
 
 from seedzer.campaign.confirm import crash_status
-from seedzer.finding.lowlevel.folder import render_lowlevel_repro
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.registry import KINDS, kind
 from seedzer.finding.replay import verdict
 from seedzer.finding.repro import SHARED_KERNELS, kernel_code, kernel_source
+from seedzer.finding.tir.folder import render_tir_repro
 from seedzer.kernel.common import PRESENT_LINE, Observation, Stage, Symptom
 from seedzer.kernel.tir.case import FUZZED, Case, Step
 
@@ -25,7 +25,7 @@ META = FindingMeta("abc123abc123", "lowlevel", OBS, culprit=["tirx.UnrollLoop"])
 
 
 def test_repro_is_valid_python_that_imports_only_tvm_numpy_and_the_stdlib() -> None:
-    text = render_lowlevel_repro(CASE, META)
+    text = render_tir_repro(CASE, META)
     tree = ast.parse(text)
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
@@ -40,7 +40,7 @@ def test_repro_is_valid_python_that_imports_only_tvm_numpy_and_the_stdlib() -> N
 
 
 def test_repro_code_is_the_kernel_verbatim_and_its_data_round_trips() -> None:
-    text = render_lowlevel_repro(CASE, META)
+    text = render_tir_repro(CASE, META)
     _imports, code = kernel_code("tir.case+tir.observe")
     assert code in text  # the kernel's own code, copied verbatim
     data = text[text.index("SCRIPT = "): text.index(code)]

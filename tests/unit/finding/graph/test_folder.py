@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import dataclasses
 import json
 import subprocess
 import sys
@@ -19,18 +20,19 @@ from seedzer.finding.graph.folder import (
     LOG_FILE,
     MODEL_FILE,
     PASSES_FILE,
+    GraphFinding,
     finding_case,
-    graph_files,
+    graph_log,
     graph_signature,
     passes_text,
     read_passes,
     write_case,
-    write_graph_finding,
 )
 from seedzer.finding.kind import GateContext
 from seedzer.finding.layout import META_FILE, REPRO_FILE
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.registry import kind
+from seedzer.finding.store import dump
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.graph.case import GraphCase, GraphPass
 
@@ -49,7 +51,7 @@ def _meta() -> FindingMeta:
 
 def _filed(tmp_path: Path) -> tuple[Path, FindingMeta]:
     meta = _meta()
-    folder = write_graph_finding(tmp_path / meta.signature, meta, graph_files(CASE, meta, MODEL, "Traceback ..."))
+    folder = dump(tmp_path / meta.signature, GraphFinding(meta, CASE, MODEL, graph_log(ERROR, "Traceback ...")))
     return folder, meta
 
 
@@ -164,3 +166,24 @@ def test_looking_up_and_filing_a_graph_finding_imports_no_tvm() -> None:
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tvm', 'onnx', 'onnxruntime')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_graph_finding_is_filed_as_the_campaign_files_it_and_reads_back(tmp_path: Path) -> None:
+    """The kind's one path: the worker's case (naming the pool's model file) filed by
+    :meth:`GraphKind.file` with the model copied in, written by the house and read back the same."""
+    from seedzer.finding.kind import FileSettings, Observed, Provenance
+
+    model = tmp_path / "pool" / "model_000007.onnx"
+    model.parent.mkdir()
+    model.write_bytes(MODEL)
+    ran = dataclasses.replace(CASE, model_file=str(model))
+    observed = Observed(ERROR, ran, Provenance(origin="model_000007.onnx", testcase=3), log="Traceback ...")
+    graph = kind("graph")
+    filed = graph.file(observed, FileSettings())
+    assert filed.meta.signature == graph.signature(observed) == graph_signature(ERROR, CASE.passes)
+    assert filed.gate_case is None  # the graph gate reads the folder
+    folder = dump(tmp_path / filed.meta.signature, filed.finding)
+    assert (folder / MODEL_FILE).read_bytes() == MODEL
+    assert GraphFinding.load(folder) == filed.finding
+    with pytest.raises(SeedzerError, match="cannot read its model"):
+        graph.file(Observed(ERROR, dataclasses.replace(CASE, model_file=str(tmp_path / "gone.onnx"))), FileSettings())

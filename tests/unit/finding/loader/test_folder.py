@@ -10,9 +10,9 @@ from pathlib import Path
 import onnx
 import pytest
 
-from seedzer.finding.loader import folder as lf
-from seedzer.finding.loader.folder import loader_finding, loader_signature, short_message
-from seedzer.finding.loader.report_md import LoaderReportInput, render_report, title
+from seedzer.finding.load import folder as lf
+from seedzer.finding.load.folder import LoadFinding, load_signature, short_message
+from seedzer.finding.load.report_md import LoadReportInput, render_report, title
 from seedzer.finding.meta import FindingMeta
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.messages import normalize
@@ -50,14 +50,15 @@ def _files(tmp_path: Path, attempt: str = "raw", model: bytes | None = None, log
            ) -> tuple[FindingMeta, dict[str, str | bytes]]:
     path = tmp_path / "model_000007.onnx"
     onnx.save(prelu_scalar_model(), path)
-    return loader_finding(path, LoaderFailure(_obs(), attempt, CASE, model, log))
+    finding = LoadFinding.of(path, LoaderFailure(_obs(), attempt, CASE, model, log))
+    return finding.meta, finding.files()
 
 
 def test_a_finding_is_its_model_case_repro_and_meta(tmp_path: Path) -> None:
     meta, files = _files(tmp_path, log="Traceback ...")
     assert set(files) == {"model.onnx", "case.json", "repro.py", "log.txt"}
     assert files["model.onnx"] == (tmp_path / "model_000007.onnx").read_bytes()
-    assert meta.kind == "loader" and meta.model == "model.onnx" and meta.signature == loader_signature(_obs())
+    assert meta.kind == "load" and meta.model == "model.onnx" and meta.signature == load_signature(_obs())
     assert meta.origin == "model_000007.onnx" and meta.extra["attempt"] == "raw"
     case = json.loads(str(files["case.json"]))
     assert case["expected"] == _obs().to_json() and case["model_file"] == "model.onnx" and case["input_seed"] == 7
@@ -98,20 +99,20 @@ def test_large_models_are_read_from_beside_the_script(tmp_path: Path, monkeypatc
 def test_same_error_in_different_models_has_one_signature() -> None:
     a = _obs(msg="InternalError: Reshape of lv10 at (1, 3) in /tmp/a/m1.onnx failed")
     b = _obs(msg="InternalError: Reshape of lv29 at (7, 2) in /data/pool/m77.onnx failed")
-    assert loader_signature(a) == loader_signature(b) and len(loader_signature(a)) == 12
+    assert load_signature(a) == load_signature(b) and len(load_signature(a)) == 12
 
 
 def test_symptom_step_and_text_separate_signatures() -> None:
     base = _obs(msg="boom")
-    assert loader_signature(base) != loader_signature(_obs(Symptom.CRASH, "boom"))
-    assert loader_signature(base) != loader_signature(_obs(msg="boom", step="legalize"))
-    assert loader_signature(base) != loader_signature(_obs(msg="bang"))
+    assert load_signature(base) != load_signature(_obs(Symptom.CRASH, "boom"))
+    assert load_signature(base) != load_signature(_obs(msg="boom", step="legalize"))
+    assert load_signature(base) != load_signature(_obs(msg="bang"))
 
 
 def test_signature_is_a_fixed_hash_of_kind_symptom_step_and_essence() -> None:
     # Signatures name finding folders and group load reports, so their definition must not drift.
     crash = Observation(Symptom.CRASH, Stage.LOAD, "import", "killed by signal SIGSEGV", signal=11)
-    assert loader_signature(crash) == "bf0def1e62a4"
+    assert load_signature(crash) == "bf0def1e62a4"
 
 
 def test_normalize_keeps_dtype_widths_and_drops_what_varies() -> None:
@@ -127,7 +128,7 @@ def test_report_draft_names_trigger_versions_and_behaviour() -> None:
     del reduced.graph.node[:]
     reduced.graph.node.extend(keep)
     log = 'Traceback\n  File "/x/site-packages/tvm/relax/frontend/onnx/onnx_frontend.py", line 9\n'
-    report = LoaderReportInput("abc123", _obs(), "m.onnx", model, reduced, True, 12, 30.0, "exits with status 1",
+    report = LoadReportInput("abc123", _obs(), "m.onnx", model, reduced, True, 12, 30.0, "exits with status 1",
                                (1e-2, 1e-3), log)
     text = render_report(report)
     assert text.startswith("# [Bug][Relax][Frontend][ONNX] PRelu: ValueError: In relax.nn.prelu: the input axis")
@@ -138,5 +139,30 @@ def test_report_draft_names_trigger_versions_and_behaviour() -> None:
     assert short_message(PRELU_MSG).startswith("ValueError: In relax.nn.prelu: the input axis -1")
     mismatch = _obs(Symptom.MISMATCH, "output 0: 1/4 elements differ (values)", "compare")
     assert title(mismatch, reduced).endswith("PRelu: result differs from onnxruntime")
-    assert "output 0: 1/4 elements differ" in render_report(LoaderReportInput(
+    assert "output 0: 1/4 elements differ" in render_report(LoadReportInput(
         "abc", mismatch, "m.onnx", model, reduced, False, 1, 1.0, "was not run", (1e-2, 1e-3)))
+
+
+def test_a_load_finding_is_filed_through_the_registry_and_reads_back(tmp_path: Path) -> None:
+    """The campaign files a pool model's failure as a ``load`` finding by the registry (the kind's
+    :meth:`~seedzer.finding.load.kind.LoadKind.file`); the folder the house writes reads back as the
+    same finding, and a model that cannot be read is a one-line error, not a crash."""
+    from seedzer.errors import SeedzerError
+    from seedzer.finding.kind import FileSettings, Observed, Provenance
+    from seedzer.finding.registry import POOL_KIND, kind
+    from seedzer.finding.store import dump
+
+    path = tmp_path / "model_000007.onnx"
+    onnx.save(prelu_scalar_model(), path)
+    failure = LoaderFailure(_obs(), "raw", CASE, None, "Traceback ...")
+    observed = Observed(failure.observation, failure, Provenance(origin=path.name), source=path)
+    load = kind(POOL_KIND)
+    filed = load.file(observed, FileSettings())
+    assert load.signature(observed) == filed.meta.signature == load_signature(_obs()) and filed.gate_case is None
+    folder = dump(tmp_path / "findings" / filed.meta.signature, filed.finding)
+    back = LoadFinding.load(folder)
+    assert (back.meta, back.model, back.case, back.log) == (filed.meta, path.read_bytes(), CASE | {
+        "expected": _obs().to_json()}, filed.finding.files()["log.txt"])
+    gone = Observed(failure.observation, failure, source=tmp_path / "gone.onnx")
+    with pytest.raises(SeedzerError, match=r"gone\.onnx: cannot read the model"):
+        load.file(gone, FileSettings())

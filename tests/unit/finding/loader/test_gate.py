@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from seedzer.finding.gate import GateRules
-from seedzer.finding.loader import gate
-from seedzer.finding.loader.gate import RULES, Alone, Culprit, InvalidInput, LoaderContext, invalid_reason
+from seedzer.finding.load import gate
+from seedzer.finding.load.gate import RULES
+from seedzer.finding.load.rules import Alone, Culprit, InvalidInput, LoadContext, invalid_reason
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.oracles.signature import root_key
@@ -20,7 +21,7 @@ ERROR = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "TVMError: Check fa
 
 
 def _same_step(expected: Observation, observed: Sequence[Observation]) -> Observation | None:
-    """A stand-in for the kernel's same_loader_failure: the same symptom at the same step."""
+    """A stand-in for the kernel's same_load_failure: the same symptom at the same step."""
     return next((o for o in observed if o.symptom is expected.symptom and o.pass_name == expected.pass_name), None)
 
 
@@ -36,8 +37,8 @@ class Rerun:
         return self.observed
 
 
-def _context(expected: Observation, observed: list[Observation], got: Observation | None = None) -> LoaderContext:
-    return LoaderContext("0123456789ab", "CASE", expected, 3.0, observe=Rerun(observed), match=_same_step, got=got)
+def _context(expected: Observation, observed: list[Observation], got: Observation | None = None) -> LoadContext:
+    return LoadContext("0123456789ab", "CASE", expected, 3.0, observe=Rerun(observed), match=_same_step, got=got)
 
 
 def test_the_module_docstring_lists_the_rules_in_order() -> None:

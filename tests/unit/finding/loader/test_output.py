@@ -10,11 +10,11 @@ import pytest
 from rich.console import Console
 
 from seedzer.commands.load import resolve_models
+from seedzer.commands.load_output import write_findings, write_seeds
+from seedzer.commands.load_report import build_report, render
 from seedzer.errors import ModelError, PoolError
 from seedzer.execute.loader import died
-from seedzer.finding.loader.folder import loader_signature
-from seedzer.finding.loader.funnel import build_report, render
-from seedzer.finding.loader.output import write_findings, write_seeds
+from seedzer.finding.load.folder import load_signature
 from seedzer.finding.meta import FindingMeta
 from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, Observation, Stage, Symptom
 from seedzer.load.attempt import LOG_FILE, MODEL_COPY, PARTIAL_FILE, STEP_FILE
@@ -77,7 +77,7 @@ def test_failures_group_by_signature_across_models() -> None:
     report = build_report(_results())
     top = report.groups[0]
     assert top.count == 2 and top.models == ["b.onnx", "c.onnx"] and top.substage == "import"
-    assert top.attempts == {"raw": 2} and top.signature == loader_signature(_reshape_error("b.onnx", "lv10"))
+    assert top.attempts == {"raw": 2} and top.signature == load_signature(_reshape_error("b.onnx", "lv10"))
     assert {g.symptom for g in report.groups} == {"exception", "mismatch", "crash", "invalid"}
 
 
@@ -120,7 +120,7 @@ def test_write_findings_makes_a_loader_finding_folder_per_model_and_signature(tm
     assert names == ["b", "b", "c", "c"]  # not a.onnx (clean), not d.onnx (invalid input)
     mismatch = next(f for f in folders if FindingMeta.load(f).observation.symptom is Symptom.MISMATCH)
     meta = FindingMeta.load(mismatch)
-    assert meta.kind == "loader" and meta.model == "model.onnx" and meta.origin == "b.onnx"
+    assert meta.kind == "load" and meta.model == "model.onnx" and meta.origin == "b.onnx"
     assert mismatch.name == f"b-{meta.signature}" and meta.extra["attempt"] == "folded"
     assert (mismatch / "model.onnx").read_bytes() == b"folded bytes"  # the model the folded attempt imported
     raw = next(f for f in folders if f.name.startswith("b-") and f != mismatch)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from seedzer.finding.lowlevel.at_fault import MINIMAL_FAILS, Localizer, failing_index, from_ir
-from seedzer.finding.lowlevel.witness import WitnessIR
+from seedzer.finding.tir.at_fault import MINIMAL_FAILS, Localizer, failing_index, from_ir
+from seedzer.finding.tir.witness import WitnessIR
 from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
 from seedzer.kernel.messages import same_failure
 from seedzer.kernel.tir.case import FUZZED, Case, Step

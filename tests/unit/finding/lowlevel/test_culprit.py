@@ -4,7 +4,7 @@ step; slowdown: the pipeline's optional passes stay)."""
 
 from __future__ import annotations
 
-from seedzer.finding.lowlevel.culprit import bisect, variant
+from seedzer.finding.tir.culprit import bisect, variant
 from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
 from seedzer.kernel.tir.case import FUZZED, PIPELINE, Case, Step
 

@@ -1,9 +1,11 @@
-"""The case a low-level finding is filed with (:func:`seedzer.finding.lowlevel.folder.filed_case`)."""
+"""The case a low-level finding is filed with (:func:`seedzer.finding.tir.folder.filed_case`)."""
 
 from __future__ import annotations
 
-from seedzer.finding.lowlevel.folder import filed_case
+from pathlib import Path
+
 from seedzer.finding.meta import FindingSettings
+from seedzer.finding.tir.folder import filed_case
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.tir.case import Case, Checks
 
@@ -18,3 +20,23 @@ def test_the_filed_case_is_verified_as_the_worker_verified_it() -> None:
     assert filed.checks.intended_pragmas and not filed.checks.perf and filed.expected == MISMATCH
     strict = filed_case(Case("s", (), 1), MISMATCH, FindingSettings(1e-3, 1e-4, {}))
     assert not strict.checks.intended_pragmas
+
+
+def test_a_tir_finding_is_filed_as_the_campaign_files_it_and_reads_back(tmp_path: Path) -> None:
+    """The kind's one path: the observed case filed (:meth:`TirKind.file`), its folder written by the
+    house and read back by :meth:`TirFinding.load` as the same finding."""
+    from seedzer.finding.kind import FileSettings, Observed, Provenance
+    from seedzer.finding.registry import kind
+    from seedzer.finding.store import dump
+    from seedzer.finding.tir.folder import TirFinding
+
+    ran = Case("# script\n", (), 7, checks=Checks(intended_pragmas=True))
+    observed = Observed(MISMATCH, ran, Provenance("p" * 16, "m.onnx", ("flip",), 1, 9), "[]", (), "the log")
+    tir = kind("tir")
+    filed = tir.file(observed, FileSettings(FindingSettings(1e-3, 1e-4, {})))
+    assert filed.meta.signature == tir.signature(observed) and filed.meta.kind == "tir"
+    assert (filed.meta.parent, filed.meta.origin, filed.meta.mutators) == ("p" * 16, "m.onnx", ["flip"])
+    assert filed.gate_case == filed.finding.case and filed.gate_case.expected == MISMATCH  # type: ignore[attr-defined]
+    folder = dump(tmp_path / filed.meta.signature, filed.finding)
+    back = TirFinding.load(folder)
+    assert back == filed.finding

@@ -15,11 +15,12 @@ import pytest
 
 from seedzer.finding import store
 from seedzer.finding.gate import GateRules, GateSettings
-from seedzer.finding.lowlevel import gate
-from seedzer.finding.lowlevel.context import ShrinkStep
-from seedzer.finding.lowlevel.gate import RULES, GateJob, LowlevelContext, excused_by_ub
-from seedzer.finding.lowlevel.hang_size import HUGE_IR_NODES, IRSize
-from seedzer.finding.lowlevel.rules import (
+from seedzer.finding.meta import BUG, NOT_A_BUG, FindingMeta
+from seedzer.finding.tir import gate
+from seedzer.finding.tir.context import ShrinkStep
+from seedzer.finding.tir.gate import RULES, GateJob, TirContext, excused_by_ub
+from seedzer.finding.tir.hang_size import HUGE_IR_NODES, IRSize
+from seedzer.finding.tir.rules import (
     PIPELINE_SHARE,
     Alone,
     Ancestor,
@@ -33,8 +34,7 @@ from seedzer.finding.lowlevel.rules import (
     UndefinedBehaviour,
     Verifier,
 )
-from seedzer.finding.lowlevel.witness import WitnessIR
-from seedzer.finding.meta import BUG, NOT_A_BUG, FindingMeta
+from seedzer.finding.tir.witness import WitnessIR
 from seedzer.finding.verdict import reason_code
 from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
 from seedzer.kernel.tir.case import FUZZED, PIPELINE, Case, Step
@@ -93,9 +93,9 @@ def _context(case: Case, answer: Answer = _never, got: Observation | None = None
              measure: Measure | None = None,
              ub_check: Callable[[Any, Any], str | None] | None = None,
              witness_ir: Callable[[Case, int, float], WitnessIR] | None = None,
-             shrink_step: ShrinkStep | None = None) -> LowlevelContext:
+             shrink_step: ShrinkStep | None = None) -> TirContext:
     job = GateJob("0123456789ab", case, ancestors or [], settings or GateSettings(), legacy)
-    context = LowlevelContext.of(job, FakeTester(answer, unparsable))
+    context = TirContext.of(job, FakeTester(answer, unparsable))
     context.got = got
     context.measure = measure or (lambda case, program, before, timeout: pytest.fail("no hang size is measured"))
     context.ub_check = ub_check or (lambda mutant, seed: None)
@@ -104,7 +104,7 @@ def _context(case: Case, answer: Answer = _never, got: Observation | None = None
     return context
 
 
-def _tester(context: LowlevelContext) -> FakeTester:
+def _tester(context: TirContext) -> FakeTester:
     assert isinstance(context.tester, FakeTester)
     return context.tester
 

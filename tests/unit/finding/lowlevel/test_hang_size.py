@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from seedzer.finding.lowlevel.hang_size import (
+from seedzer.finding.tir.hang_size import (
     HUGE_IR_NODES,
     HUGE_IR_STATEMENTS,
     IRSize,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from seedzer.finding.lowlevel.ub_slice import ub_free_slice
+from seedzer.finding.tir.ub_slice import ub_free_slice
 from seedzer.kernel.tir.case import Case
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from seedzer.finding.lowlevel.witness import WitnessIR, WitnessSearch, witness_steps
+from seedzer.finding.tir.witness import WitnessIR, WitnessSearch, witness_steps
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.tir.case import FUZZED, PIPELINE, Case, Step
 from seedzer.passes.contracts import pipeline_steps

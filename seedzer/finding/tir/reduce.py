@@ -1,10 +1,10 @@
 """Joint reduction of a low-level finding: two passes of the reducer engine
 (:mod:`seedzer.finding.reducer`), ``ddmin-passes`` (ddmin over its fuzzed passes) then ``shrink-ir``
-(greedy IR shrinking, :mod:`seedzer.finding.lowlevel.shrink_ir`), in rounds until a round helps
+(greedy IR shrinking, :mod:`seedzer.finding.tir.shrink_ir`), in rounds until a round helps
 neither, within a time budget, resumable.
 
 The reduction runs in a process forked from the zygote and judges every candidate exactly as the
-filing gate does (:class:`seedzer.finding.lowlevel.gate.Tester`: the kernel in a forked child, a death a crash,
+filing gate does (:class:`seedzer.finding.tir.gate.Tester`: the kernel in a forked child, a death a crash,
 a timeout a hang): a candidate counts when it gives the finding's failure again
 (:func:`~seedzer.kernel.messages.same_failure`). TVM's pipeline stays whole; only the fuzzed insertions
 and the IR shrink. The best state is saved after every improvement in ``reduced/`` (``ir.py``,
@@ -22,16 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from seedzer.execute.isolated import run_isolated
 from seedzer.finding.ddmin import ddmin
-from seedzer.finding.kind import TriageOptions, TriageResult
-from seedzer.finding.layout import REDUCED_DIR, REPRO_FILE, STATE_FILE
-from seedzer.finding.lowlevel.folder import CASE_FILE, IR_FILE, TRIAGE_LOG, render_lowlevel_repro
-from seedzer.finding.lowlevel.report_md import write_report
-from seedzer.finding.meta import FindingMeta
+from seedzer.finding.layout import REDUCED_DIR, STATE_FILE
 from seedzer.finding.reducer import Reducer, Trial, defines_pass, passes_of, stats_from_json, stats_to_json
-from seedzer.finding.repro import run_repro
-from seedzer.kernel.common import Stage as KernelStage
+from seedzer.finding.tir.folder import CASE_FILE, IR_FILE
 from seedzer.kernel.messages import ir_names, same_failure
 from seedzer.kernel.tir.case import FUZZED, Case
 from seedzer.store.atomic import write_atomic
@@ -61,7 +55,8 @@ class Reduction:
     stats: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
-def _fuzzed(case: Case) -> list[int]:
+def fuzzed_steps(case: Case) -> list[int]:
+    """The indices of the fuzzed steps of ``case``."""
     return [i for i, s in enumerate(case.steps) if s.role == FUZZED]
 
 
@@ -70,7 +65,8 @@ def _without(case: Case, keep: list[int]) -> Case:
     return case.with_steps([s for i, s in enumerate(case.steps) if s.role != FUZZED or i in kept])
 
 
-def _save(folder: Path, case: Case, state: dict[str, Any]) -> None:
+def save_state(folder: Path, case: Case, state: dict[str, Any]) -> None:
+    """Save the best case so far and the reduction's state in ``reduced/``."""
     reduced = folder / REDUCED_DIR
     write_atomic(reduced / IR_FILE, case.script)
     write_atomic(reduced / CASE_FILE, json.dumps(case.to_json(), indent=1))
@@ -79,12 +75,12 @@ def _save(folder: Path, case: Case, state: dict[str, Any]) -> None:
 
 def case_size(case: Case) -> dict[str, int]:
     """A case's size for the reducer: TVMScript lines and fuzzed passes."""
-    return {"lines": lines(case.script), "passes": len(_fuzzed(case))}
+    return {"lines": lines(case.script), "passes": len(fuzzed_steps(case))}
 
 
-class LowlevelPasses:
+class TirPasses:
     """The reduction passes of a low-level case; ``aggressive`` lets IR shrinking drop writes to
-    buffers the function allocates (see :func:`~seedzer.finding.lowlevel.shrink_ir.candidates`)."""
+    buffers the function allocates (see :func:`~seedzer.finding.tir.shrink_ir.candidates`)."""
 
     def __init__(self, aggressive: bool) -> None:
         self.aggressive = aggressive
@@ -92,14 +88,14 @@ class LowlevelPasses:
     @defines_pass("ddmin-passes")
     def ddmin_passes(self, case: Case, trial: Trial[Case]) -> Case | None:
         """ddmin over the fuzzed passes (TVM's pipeline stays whole)."""
-        ddmin(_fuzzed(case), lambda keep: trial(_without(case, keep)), trial.out_of_time)
+        ddmin(fuzzed_steps(case), lambda keep: trial(_without(case, keep)), trial.out_of_time)
         return trial.current
 
     @defines_pass("shrink-ir")
     def shrink_ir(self, case: Case, trial: Trial[Case]) -> Case | None:
         """Greedy IR shrinking: the first smaller well-formed one-step shrink, again and again (one
         pass: its candidate families interleave)."""
-        from seedzer.finding.lowlevel.shrink_ir import shrink
+        from seedzer.finding.tir.shrink_ir import shrink
 
         shrink(case.script, lambda s: trial(case.with_steps(case.steps, script=s)), trial.out_of_time,
                aggressive=self.aggressive)
@@ -109,7 +105,7 @@ class LowlevelPasses:
 def reduce_in_child(folder_text: str, case_json: dict[str, Any], seconds: float, timeout: float,
                     state: dict[str, Any]) -> Reduction:
     """Reduce a case inside a zygote child (see the module docstring); ``state`` is the saved progress."""
-    from seedzer.finding.lowlevel.tester import Tester
+    from seedzer.finding.tir.check import Tester
 
     folder = Path(folder_text)
     case = Case.from_json(case_json)
@@ -130,59 +126,12 @@ def reduce_in_child(folder_text: str, case_json: dict[str, Any], seconds: float,
 
     def save(best: Case) -> None:
         state["pass_stats"] = stats_to_json(engine.stats)
-        _save(folder, best, state)
+        save_state(folder, best, state)
 
-    engine = Reducer(passes_of(LowlevelPasses(target.symptom.value not in LOOSE)), holds, case_size,
+    engine = Reducer(passes_of(TirPasses(target.symptom.value not in LOOSE)), holds, case_size,
                      deadline=start + seconds, on_improvement=save, stats=stats_from_json(state.get("pass_stats")))
     outcome = engine.run(case)
     state["rounds"] = state.get("rounds", 0) + outcome.rounds
     save(outcome.state)
     return Reduction(outcome.state, outcome.complete, True, tester.tests, time.monotonic() - start,
                      rounds=state["rounds"], stats=state["pass_stats"])
-
-
-def triage_lowlevel(folder: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
-    """Reduce one low-level finding (resumable), write reduced/repro.py and report.md."""
-    from seedzer.finding.lowlevel.folder import finding_case
-
-    start = time.monotonic()
-    obs = meta.observation
-    result = TriageResult(folder.name, "lowlevel", obs.symptom.value, obs.where(), "error")
-    case = finding_case(folder, meta).case
-    case = dataclasses.replace(case, expected=case.expected or obs)
-    state_path = folder / REDUCED_DIR / STATE_FILE
-    state: dict[str, Any] = {}
-    if state_path.exists() and not options.force:
-        state = json.loads(state_path.read_text())
-        case = Case.from_json(json.loads((folder / REDUCED_DIR / CASE_FILE).read_text()))
-    result.size_before = state.setdefault("lines_before", lines(case.script))
-    result.passes_before = state.setdefault("passes_before", len(_fuzzed(case)))
-    if not state.get("done"):
-        timeout = case.timeout * 2 if obs.symptom.value == "hang" else min(case.timeout, 300.0)
-        res = run_isolated(reduce_in_child, str(folder), case.to_json(), options.minutes * 60, timeout, state,
-                           timeout=options.minutes * 60 + 2 * timeout + 60, stage=KernelStage.PASS,
-                           log=str(folder / REDUCED_DIR / TRIAGE_LOG))
-        if res.outcome is not None:
-            result.note = f"the reduction died: {res.outcome.message[:200]}"
-            return result
-        red: Reduction = res.value
-        if not red.reproduced:
-            result.status, result.note = "not-reproduced", f"observed {red.note[:200]}"
-            return result
-        case = red.case
-        state.update(done=red.done, tests=state.get("tests", 0) + red.tests,
-                     seconds=state.get("seconds", 0.0) + red.seconds, confirmed=True, rounds=red.rounds,
-                     pass_stats=red.stats)
-        _save(folder, case, state)
-    repro = folder / REDUCED_DIR / REPRO_FILE
-    write_atomic(repro, render_lowlevel_repro(case, meta))
-    run = run_repro(repro, options.python, timeout=case.timeout + 300.0)
-    ok = (run.returncode is not None and run.returncode < 0) if obs.symptom.value == "crash" else run.returncode == 1
-    result.size_after, result.passes_after = lines(case.script), len(_fuzzed(case))
-    result.tests, result.seconds = int(state.get("tests", 0)), time.monotonic() - start
-    result.status = ("reduced" if state.get("done") else "partial") if ok else "unverified"
-    result.note = f"reduced repro exit status {run.returncode}"
-    state.update(verified=ok, verify_note=result.note)
-    _save(folder, case, state)
-    write_report(folder, meta, case, result, stats_from_json(state.get("pass_stats")))
-    return result

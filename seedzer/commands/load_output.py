@@ -5,7 +5,7 @@ Layout of the output directory::
     seeds/<seed id>.py           TVMScript of one PrimFunc named main
     seeds.jsonl                  one line per unique seed: id, file, origin, op, fused, folded, passes,
                                  and every (model, op) it came from
-    findings/<model stem>-<signature>/   a loader finding folder (:mod:`seedzer.finding.loader.folder`,
+    findings/<model stem>-<signature>/   a loader finding folder (:mod:`seedzer.finding.load.folder`,
                                  the same as a campaign files): meta.json, model.onnx, case.json, repro.py
     load_report.json             the pool's load report
 """
@@ -16,9 +16,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from seedzer.commands.load_report import LoadReport
 from seedzer.errors import CampaignError
-from seedzer.finding.loader.folder import loader_finding, write_loader_finding
-from seedzer.finding.loader.funnel import LoadReport
+from seedzer.finding.kind import FileSettings, Observed, Provenance
+from seedzer.finding.registry import POOL_KIND, kind
+from seedzer.finding.store import dump
 from seedzer.load.loader import ModelLoad
 from seedzer.seed import passes_to_json
 from seedzer.store.atomic import write_atomic
@@ -53,15 +55,17 @@ def write_seeds(out: Path, results: list[ModelLoad]) -> int:
 
 
 def write_findings(out: Path, results: list[ModelLoad]) -> list[Path]:
-    """Write a loader finding folder for every bug a model's load showed (one per model and
-    signature); return the folders written."""
+    """Write a ``load`` finding folder (as a campaign files them) for every bug a model's load showed
+    (one per model and signature); return the folders written."""
     written: list[Path] = []
+    pool = kind(POOL_KIND)
     for r in results:
         for failure in r.failures():
-            meta, files = loader_finding(Path(r.path), failure)
-            folder = out / "findings" / f"{Path(r.model).stem}-{meta.signature}"
+            observed = Observed(failure.observation, failure, Provenance(origin=Path(r.path).name), log=failure.log,
+                                source=Path(r.path))
+            folder = out / "findings" / f"{Path(r.model).stem}-{pool.signature(observed)}"
             if folder not in written:
-                written.append(write_loader_finding(folder, meta, files))
+                written.append(dump(folder, pool.file(observed, FileSettings()).finding))
     return written
 
 

@@ -1,11 +1,11 @@
 """Triage of one loader finding: reduce its model, write ``repro.py`` and ``report.md``, verify them.
 
-Works on a loader finding folder (:mod:`seedzer.finding.loader.folder`: ``meta.json``,
+Works on a loader finding folder (:mod:`seedzer.finding.load.folder`: ``meta.json``,
 ``model.onnx``, ``case.json``), and on the folders older Seedzer versions wrote: a campaign's
 ``meta.json`` with an ``outcome`` and ``model`` the path of a pool model (used only when it is an
 existing ``.onnx`` file; a finding of the folded attempt is folded again), or a ``seedzer load
 --out`` folder's ``finding.json`` beside ``model.onnx``. Files it writes into the folder (the layout
-of :mod:`seedzer.finding.lowlevel.reduce`, so ``seedzer replay`` finds them):
+of :mod:`seedzer.finding.tir.reduce`, so ``seedzer replay`` finds them):
 
 =======================  ======================================================================
 ``reduced/model.onnx``   best model so far (written at every improvement: a killed run loses nothing)
@@ -34,18 +34,17 @@ import onnx
 from seedzer.errors import SeedzerError
 from seedzer.finding.kind import TriageOptions, TriageResult
 from seedzer.finding.layout import REDUCED_DIR, REPORT_FILE, REPRO_FILE, STATE_FILE
-from seedzer.finding.loader.folder import (
+from seedzer.finding.load.folder import (
     EMBED_LIMIT,
-    LoaderFinding,
+    LoadFinding,
     base_case,
-    read_finding,
     repro_text,
     with_expected,
 )
-from seedzer.finding.loader.predicate import LoaderPredicate
-from seedzer.finding.loader.report_md import LoaderReportInput, render_report
+from seedzer.finding.load.reduce import LoadPredicate
+from seedzer.finding.load.report_md import LoadReportInput, render_report
 from seedzer.finding.meta import FindingMeta
-from seedzer.finding.onnx_finding import load_state, parse_model, triage_status
+from seedzer.finding.onnx_finding import exit_text, load_state, parse_model, triage_status
 from seedzer.finding.onnx_graph import export
 from seedzer.finding.onnx_reduce import OnnxReducer, ReduceResult
 from seedzer.finding.reducer import stats_from_json, stats_to_json
@@ -55,8 +54,8 @@ from seedzer.load.loader import MODEL_FILE
 from seedzer.load.onnx_import import InvalidModel
 from seedzer.store.atomic import write_atomic
 
-__all__ = ["LoaderFinding", "LoaderTriage", "LoaderTriageOptions", "read_finding", "triage_loader",
-           "triage_loader_finding", "write_original_repro"]
+__all__ = ["LoadFinding", "LoadTriage", "LoadTriageOptions", "triage_load",
+           "triage_load_finding", "write_original_repro"]
 
 REDUCED, STATE = f"{REDUCED_DIR}/{MODEL_FILE}", f"{REDUCED_DIR}/{STATE_FILE}"
 REPRO, REPORT = f"{REDUCED_DIR}/{REPRO_FILE}", REPORT_FILE
@@ -64,7 +63,7 @@ REPRO, REPORT = f"{REDUCED_DIR}/{REPRO_FILE}", REPORT_FILE
 
 
 @dataclass(frozen=True)
-class LoaderTriageOptions:
+class LoadTriageOptions:
     """Limits: total reduction seconds, seconds per loading check, whether to verify the repro."""
 
     seconds: float = 600.0
@@ -75,7 +74,7 @@ class LoaderTriageOptions:
 
 
 @dataclass
-class LoaderTriage:
+class LoadTriage:
     """What triaging one loader finding did (also saved as ``reduced/state.json``)."""
 
     signature: str
@@ -95,7 +94,7 @@ class LoaderTriage:
     repro_exit: int | None = None
 
 
-def verify_repro(path: Path, found: LoaderFinding, timeout: float,
+def verify_repro(path: Path, found: LoadFinding, timeout: float,
                  python: str = sys.executable) -> tuple[bool, int | None]:
     """Run the reproducer at ``path`` in a clean process; True when it fails as the finding does."""
     run = run_repro(path, python, timeout + 120.0)
@@ -103,9 +102,9 @@ def verify_repro(path: Path, found: LoaderFinding, timeout: float,
     return verdict(found.observation.symptom.value, run.returncode, run.output)[0] == "still-present", run.returncode
 
 
-def _reduce(found: LoaderFinding, original: onnx.ModelProto, opts: LoaderTriageOptions,
-            pred: LoaderPredicate, state: dict[str, Any] | None) -> tuple[onnx.ModelProto, ReduceResult | None]:
-    folder = found.folder
+def _reduce(found: LoadFinding, original: onnx.ModelProto, opts: LoadTriageOptions,
+            pred: LoadPredicate, state: dict[str, Any] | None) -> tuple[onnx.ModelProto, ReduceResult | None]:
+    folder = found.where
     start = original
     if state is not None and not opts.force and (folder / REDUCED).is_file():
         start = onnx.load_model_from_string((folder / REDUCED).read_bytes())
@@ -122,20 +121,20 @@ def _reduce(found: LoaderFinding, original: onnx.ModelProto, opts: LoaderTriageO
     return result.model, result
 
 
-def triage_loader(folder: Path, opts: LoaderTriageOptions | None = None) -> LoaderTriage:
+def triage_load(folder: Path, opts: LoadTriageOptions | None = None) -> LoadTriage:
     """Reduce, write ``repro.py`` and ``report.md``, verify; see the module doc. Saves the state."""
-    opts = opts or LoaderTriageOptions()
-    found = read_finding(folder)
-    original = parse_model(found.model, str(found.folder))
+    opts = opts or LoadTriageOptions()
+    found = LoadFinding.load(folder)
+    original = parse_model(found.model, str(found.where))
     obs = found.observation
-    out = LoaderTriage(found.signature, found.model_name, obs.symptom.value, obs.pass_name or "import", True,
+    out = LoadTriage(found.signature, found.model_name, obs.symptom.value, obs.pass_name or "import", True,
                        original_nodes=len(original.graph.node), nodes=len(original.graph.node))
-    state = None if opts.force else load_state(found.folder / STATE, found.signature)
+    state = None if opts.force else load_state(found.where / STATE, found.signature)
     try:
         case = base_case(found, opts.timeout)
     except InvalidModel as exc:
         raise SeedzerError(str(exc)) from exc
-    pred = LoaderPredicate(obs, case, opts.timeout)
+    pred = LoadPredicate(obs, case, opts.timeout)
     best, result = _reduce(found, original, opts, pred, state)
     if state is not None:
         out.evaluations, out.seconds = int(state.get("evaluations", 0)), float(state.get("seconds", 0.0))
@@ -153,15 +152,15 @@ def triage_loader(folder: Path, opts: LoaderTriageOptions | None = None) -> Load
         matched = pred.last_match
     if out.reproduced and matched is not None:
         _write_outputs(found, case, original, best, pred, matched, out, opts)
-    write_atomic(found.folder / STATE, json.dumps(asdict(out), indent=2))
+    write_atomic(found.where / STATE, json.dumps(asdict(out), indent=2))
     return out
 
 
-def write_original_repro(folder: Path, timeout: float = LoaderTriageOptions.timeout) -> dict[str, Any]:
+def write_original_repro(folder: Path, timeout: float = LoadTriageOptions.timeout) -> dict[str, Any]:
     """Write the standalone ``repro.py`` of a loader finding's own model (no reduction) when the
     folder has none (older findings); return a summary."""
-    found = read_finding(folder)
-    path = found.folder / REPRO_FILE
+    found = LoadFinding.load(folder)
+    path = found.where / REPRO_FILE
     if not path.exists():
         try:
             case = base_case(found, timeout)
@@ -171,46 +170,41 @@ def write_original_repro(folder: Path, timeout: float = LoaderTriageOptions.time
     return {"repro": str(path), "timeout": timeout, "nodes": len(parse_model(found.model, str(folder)).graph.node)}
 
 
-def _original_repro(found: LoaderFinding, case: dict[str, Any]) -> None:
+def _original_repro(found: LoadFinding, case: dict[str, Any]) -> None:
     """``repro.py`` of the finding's own model (and ``model.onnx`` when it is too large to embed)."""
-    if len(found.model) > EMBED_LIMIT and not (found.folder / MODEL_FILE).exists():
-        write_atomic(found.folder / MODEL_FILE, found.model)
-    write_atomic(found.folder / REPRO_FILE, repro_text(with_expected(case, found.observation), found.model,
+    if len(found.model) > EMBED_LIMIT and not (found.where / MODEL_FILE).exists():
+        write_atomic(found.where / MODEL_FILE, found.model)
+    write_atomic(found.where / REPRO_FILE, repro_text(with_expected(case, found.observation), found.model,
                                                         found.signature))
 
 
-def _write_outputs(found: LoaderFinding, case: dict[str, Any], original: onnx.ModelProto, best: onnx.ModelProto,
-                   pred: LoaderPredicate, matched: Any, out: LoaderTriage, opts: LoaderTriageOptions) -> None:
+def _write_outputs(found: LoadFinding, case: dict[str, Any], original: onnx.ModelProto, best: onnx.ModelProto,
+                   pred: LoadPredicate, matched: Any, out: LoadTriage, opts: LoadTriageOptions) -> None:
     from seedzer.kernel.onnx.model import TOLERANCES
 
-    if not (found.folder / REPRO_FILE).exists():
+    if not (found.where / REPRO_FILE).exists():
         _original_repro(found, case)
     reduced = pred.case_for(best).to_json()
     reduced.update(model=None, model_file=MODEL_FILE, expected=matched.to_json())
-    path = found.folder / REPRO
+    path = found.where / REPRO
     write_atomic(path, repro_text(reduced, export(best), found.signature, f"Reduced from {found.model_name}."))
     out.repro = str(path)
     verified_text = "was not run"
     if opts.verify:
         out.verified, out.repro_exit = verify_repro(path, found, opts.timeout, opts.python)
-        if out.repro_exit is None:
-            verified_text = "did not finish in time"
-        elif out.repro_exit < 0:
-            verified_text = f"dies by signal {-out.repro_exit}"
-        else:
-            verified_text = f"exits with status {out.repro_exit}"
-    report = LoaderReportInput(found.signature, matched, found.model_name, original, best, out.complete,
+        verified_text = exit_text(out.repro_exit)
+    report = LoadReportInput(found.signature, matched, found.model_name, original, best, out.complete,
                                out.evaluations, out.seconds, verified_text, TOLERANCES["float32"], found.log,
                                stats_from_json(out.pass_stats))
-    write_atomic(found.folder / REPORT, render_report(report))
+    write_atomic(found.where / REPORT, render_report(report))
 
 
-def triage_loader_finding(folder: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
-    """The loader kind's triage (:meth:`seedzer.finding.loader.kind.LoaderKind.triage`); the folder is
+def triage_load_finding(folder: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
+    """The loader kind's triage (:meth:`seedzer.finding.load.kind.LoadKind.triage`); the folder is
     read again as the loader kind reads it, whichever Seedzer version wrote it."""
-    opts = LoaderTriageOptions(seconds=options.minutes * 60.0, force=options.force, python=options.python)
-    res = triage_loader(folder, opts)
-    found = read_finding(folder)
+    opts = LoadTriageOptions(seconds=options.minutes * 60.0, force=options.force, python=options.python)
+    res = triage_load(folder, opts)
+    found = LoadFinding.load(folder)
     ops = []
     if (folder / REDUCED).is_file():
         ops = list(dict.fromkeys(n.op_type for n in onnx.load(folder / REDUCED).graph.node))

@@ -6,7 +6,7 @@ it); the child reports the step it is in through shared memory, so a death is a 
 timeout a ``hang`` at that step, as the campaign's loading attempts report them. A SIGKILL is never
 a TVM bug (the OOM killer or an operator): it is ``invalid``. :func:`matching` picks the
 observation that is a finding's failure with the kernel's own
-:func:`~seedzer.kernel.load.observe.same_loader_failure`, so the gate, the reducer and ``repro.py`` agree.
+:func:`~seedzer.kernel.load.observe.same_load_failure`, so the gate, the reducer and ``repro.py`` agree.
 This module imports TVM only when those functions run.
 """
 
@@ -20,7 +20,7 @@ from seedzer.finding.isolated import observe_isolated, silence
 from seedzer.kernel.common import Observation, Stage
 
 if TYPE_CHECKING:
-    from seedzer.kernel.load.observe import LoaderCase
+    from seedzer.kernel.load.observe import LoadCase
 
 
 def preload() -> None:
@@ -28,7 +28,7 @@ def preload() -> None:
     import seedzer.kernel.load.observe  # noqa: F401
 
 
-def _observe(case: LoaderCase, progress: SharedProgress) -> list[Observation]:
+def _observe(case: LoadCase, progress: SharedProgress) -> list[Observation]:
     """The child: every failure of ``case``."""
     silence()
     from seedzer.kernel.load.observe import observe_all
@@ -37,7 +37,7 @@ def _observe(case: LoaderCase, progress: SharedProgress) -> list[Observation]:
     return observe_all(case, trace=Trace(on_step=lambda step: progress.set(Stage.LOAD.value, step)))
 
 
-def observe_forked(case: LoaderCase, timeout: float) -> list[Observation]:
+def observe_forked(case: LoadCase, timeout: float) -> list[Observation]:
     """Every failure of ``case`` run alone in a forked child within ``timeout`` seconds."""
     got = observe_isolated(_observe, case, timeout, stage=Stage.LOAD, step="import")
     return [got] if isinstance(got, Observation) else list(got)
@@ -45,6 +45,6 @@ def observe_forked(case: LoaderCase, timeout: float) -> list[Observation]:
 
 def matching(expected: Observation, observed: Sequence[Observation]) -> Observation | None:
     """The first observation that is the failure ``expected`` describes, or None."""
-    from seedzer.kernel.load.observe import same_loader_failure
+    from seedzer.kernel.load.observe import same_load_failure
 
-    return next((o for o in observed if same_loader_failure(expected, o)), None)
+    return next((o for o in observed if same_load_failure(expected, o)), None)

@@ -3,7 +3,7 @@
 It runs in a process forked from the zygote (never instrumented by coverage), every test of a case
 in a child forked from it (a candidate may crash), and returns a :class:`Verdict`: the first answer
 of :data:`RULES` (:class:`~seedzer.finding.gate.GateRules`), marked with the rule that gave it. The
-rules (:mod:`seedzer.finding.lowlevel.rules`), in this order:
+rules (:mod:`seedzer.finding.tir.rules`), in this order:
 
 1. **expects-failure.** A case that expects no failure is not reproduced.
 2. **legacy-program.** A finding of an older Seedzer: its own program (passes outside their
@@ -12,12 +12,12 @@ rules (:mod:`seedzer.finding.lowlevel.rules`), in this order:
 3. **alone.** The case runs again alone: it must fail the same way (a hang must outlive a generous
    limit; a crash must die by a signal, never SIGKILL). A slow compile or kernel of a test case that
    asks for unrolling and lowers to huge IR (many statements, or many expression nodes) is that
-   work, not a bug (:mod:`seedzer.finding.lowlevel.hang_size`), known before the long re-run.
+   work, not a bug (:mod:`seedzer.finding.tir.hang_size`), known before the long re-run.
 4. **hang.** A hang that outlived the limit alone is a bug (culprit: the step it hung at, never
    bisected) only when TVM is at fault: not when even the minimal lowering is that slow, nor when
    the test case asks for the work (unrolling into huge IR; for a slow pass, the IR entering it),
    nor when TVM's default pipeline on the same program does not finish within a share of the limit
-   either (:data:`~seedzer.finding.lowlevel.rules.PIPELINE_SHARE`: the program itself is that slow).
+   either (:data:`~seedzer.finding.tir.rules.PIPELINE_SHARE`: the program itself is that slow).
 5. **precondition.** The re-observed failure goes through the oracles (a pass stating a
    precondition is an invalid input).
 6. **reserved-attribute.** IR carrying an attribute TVM's lowering puts in place itself
@@ -34,7 +34,7 @@ rules (:mod:`seedzer.finding.lowlevel.rules`), in this order:
    same way, the finding is judged and filed with that IR (the mutation was not needed). Never answers.
 10. **verifier.** Ill-formed IR that TVM's default pipeline itself produces from the input is a
     verifier issue, counted apart (filed only when ``verifier_issues`` is on).
-11. **culprit.** Bisection over the fuzzed and pipeline passes (:mod:`seedzer.finding.lowlevel.culprit`)
+11. **culprit.** Bisection over the fuzzed and pipeline passes (:mod:`seedzer.finding.tir.culprit`)
     names the passes the failure needs; the root signature keys on them and on the essence of the
     symptom, so one cause is one finding. A slowdown whose fuzzed culprit is its pass's
     non-optimizing form is what it asks for; a wrong result, or a later pass's failure, that comes
@@ -47,8 +47,9 @@ NaN/Inf-only and nondeterministic mismatches are ruled out by the kernel itself 
 from __future__ import annotations
 
 from seedzer.finding.gate import GateRules, Rule
-from seedzer.finding.lowlevel.context import GateJob, LowlevelContext, excused_by_ub, reproduces
-from seedzer.finding.lowlevel.rules import (
+from seedzer.finding.tir.check import Tester
+from seedzer.finding.tir.context import GateJob, TirContext, excused_by_ub, reproduces
+from seedzer.finding.tir.rules import (
     Alone,
     Ancestor,
     Contract,
@@ -61,12 +62,11 @@ from seedzer.finding.lowlevel.rules import (
     UndefinedBehaviour,
     Verifier,
 )
-from seedzer.finding.lowlevel.tester import Tester
 from seedzer.finding.verdict import Verdict
 
-__all__ = ["RULES", "GateJob", "LowlevelContext", "Verdict", "excused_by_ub", "reproduces", "run_gate"]
+__all__ = ["RULES", "GateJob", "TirContext", "Verdict", "excused_by_ub", "reproduces", "run_gate"]
 
-RULES: tuple[Rule[LowlevelContext], ...] = (
+RULES: tuple[Rule[TirContext], ...] = (
     ExpectsFailure(), LegacyProgram(), Alone(), Hang(), Precondition(), ReservedAttribute(), UndefinedBehaviour(),
     Contract(), Ancestor(), Verifier(), Culprit(),
 )
@@ -75,4 +75,4 @@ RULES: tuple[Rule[LowlevelContext], ...] = (
 
 def run_gate(job: GateJob) -> Verdict:
     """The gate's entry point (a module-level function, so a forked process can run it)."""
-    return GateRules(RULES).first_answer(LowlevelContext.of(job, Tester()))
+    return GateRules(RULES).first_answer(TirContext.of(job, Tester()))

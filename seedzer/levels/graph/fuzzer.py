@@ -1,6 +1,6 @@
-"""A worker's graph level: Relax pass-sequence mutation of a pool model and the graph kernel's run.
+"""The graph level in a worker: Relax pass-sequence and model mutation of a pool model, and the graph kernel's run.
 
-A graph-level corpus entry is a :class:`~seedzer.seed.GraphSeed` (the model, its input specs and its
+A graph-level corpus entry is a :class:`~seedzer.levels.graph.seed.GraphSeed` (the model, its input specs and its
 model mutations) with a Relax step sequence. :class:`GraphFuzzing` mutates the sequence with the Relax
 step mutators (:mod:`seedzer.mutate.relax_pass_mutators`) or adds a model mutation
 (:mod:`seedzer.mutate.model_mutators`: MT-DLComp's UOC and PIOC, spec-edge changes), the kind drawn by
@@ -8,7 +8,8 @@ the ``graph`` weights of the configuration; it plans the sequence under the Rela
 (:func:`seedzer.passes.relax_contracts.plan_relax`: a pass is only run where its contract allows),
 makes the kernel's :class:`~seedzer.kernel.graph.case.GraphCase` and runs it with
 :func:`~seedzer.kernel.graph.observe.observe_graph`, keeping imported modules and TVM's default outputs per
-model across cases (:class:`~seedzer.kernel.graph.observe.GraphMemo`). Only workers import this module.
+model across cases (:class:`~seedzer.kernel.graph.observe.GraphMemo`). Imports TVM and onnx: only workers
+import this module.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ from seedzer.kernel.graph.model_mutations import apply_model_mutations
 from seedzer.kernel.graph.observe import GraphMemo, observe_graph
 from seedzer.kernel.messages import normalize
 from seedzer.kernel.onnx.model import Trace, random_inputs
+from seedzer.levels.graph.seed import GraphSeed, model_mutation_name
 from seedzer.mutate.model_mutators import sample_model_mutation
 from seedzer.mutate.relax_pass_mutators import default_relax_pass_mutators
 from seedzer.passes.relax_contracts import exact_sequence, placeable_relax
-from seedzer.seed import GraphSeed, passes_from_json, passes_to_json
+from seedzer.seed import passes_from_json, passes_to_json
 
 OnStage = Callable[[Stage, str, str], None]
 """The worker's progress callback: ``(stage, step, program)``."""
@@ -49,7 +51,7 @@ def graph_timings(timings: dict[str, float], stages: dict[str, Stage]) -> dict[s
     return out
 
 
-class GraphFuzzing:
+class GraphFuzzer:
     """Mutation and execution of graph-level test cases in one worker (see the module docstring)."""
 
     def __init__(self, progress: OnStage, collector: Collector | None, config: GraphConfig | None = None) -> None:
@@ -73,7 +75,7 @@ class GraphFuzzing:
                 else None
             if added is not None:
                 grown = GraphSeed(seed.model, seed.specs, (*seed.mutations, added))
-                return grown.to_text(), task.passes, [f"model_{kind}"]
+                return grown.to_text(), task.passes, [model_mutation_name(kind)]
         parent = passes_from_json(task.passes)
         other = passes_from_json(task.other_passes) if task.other_passes else None
         mutator = rng.choices(self.mutators, weights=[m.weight for m in self.mutators])[0]

@@ -27,9 +27,9 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from seedzer.finding.lowlevel.context import LowlevelContext, reproduces
-from seedzer.finding.lowlevel.culprit import Culprit, variant
-from seedzer.finding.lowlevel.witness import WitnessIR, forked_ir_before
+from seedzer.finding.tir.context import TirContext, reproduces
+from seedzer.finding.tir.culprit import Culprit, variant
+from seedzer.finding.tir.witness import WitnessIR, forked_ir_before
 from seedzer.kernel.common import OPT, OPT_VS_REFERENCE, Observation, Symptom, label_parts
 from seedzer.kernel.messages import ir_names, normalize
 from seedzer.kernel.tir.case import Case, Step
@@ -144,7 +144,7 @@ class Localizer:
             return AtFault(None, self.tests, f"from the IR before {case.steps[last].name} it gives {got.headline()}")
         return AtFault(case.steps[last], self.tests)
 
-def culprit_at_fault(context: LowlevelContext, case: Case, got: Observation, found: Culprit) -> list[str] | None:
+def culprit_at_fault(context: TirContext, case: Case, got: Observation, found: Culprit) -> list[str] | None:
     """The culprit named after the pass at fault, for the gate's last rule: for an error, the pass
     that made the IR the failing step cannot handle, with that step; for a wrong result, its last
     culprit pass when the ones before only enable it (``found``: the bisection's culprit). None: not

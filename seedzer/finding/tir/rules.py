@@ -1,6 +1,6 @@
-"""The low-level gate's rules, one class per check (:data:`seedzer.finding.lowlevel.gate.RULES` orders them).
+"""The low-level gate's rules, one class per check (:data:`seedzer.finding.tir.gate.RULES` orders them).
 
-Each rule judges a :class:`~seedzer.finding.lowlevel.context.LowlevelContext`: a verdict, or None
+Each rule judges a :class:`~seedzer.finding.tir.context.TirContext`: a verdict, or None
 to let the next rule judge (after narrowing the context, for some). Their order matters: a rule
 reads what the rules before it established (the failure the case showed alone, the case it now
 expects, the least mutated IR that fails the same way).
@@ -11,21 +11,21 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from seedzer.finding.lowlevel.at_fault import culprit_at_fault
-from seedzer.finding.lowlevel.context import (
-    LowlevelContext,
+from seedzer.finding.meta import BUG, NOT_A_BUG
+from seedzer.finding.tir.at_fault import culprit_at_fault
+from seedzer.finding.tir.context import (
+    TirContext,
     excused_by_ub,
     lines,
     reproduces,
     reproduces_legacy,
     timeout_for,
 )
-from seedzer.finding.lowlevel.culprit import bisect, verified_from_start
-from seedzer.finding.lowlevel.folder import WITNESS_RULE
-from seedzer.finding.lowlevel.hang_size import unrolling_asked
-from seedzer.finding.lowlevel.ub_slice import slice_for
-from seedzer.finding.lowlevel.witness import WitnessSearch
-from seedzer.finding.meta import BUG, NOT_A_BUG
+from seedzer.finding.tir.culprit import bisect, verified_from_start
+from seedzer.finding.tir.folder import WITNESS_RULE
+from seedzer.finding.tir.hang_size import unrolling_asked
+from seedzer.finding.tir.ub_slice import slice_for
+from seedzer.finding.tir.witness import WitnessSearch
 from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, VERIFIER, Verdict
 from seedzer.kernel.common import MINIMAL, Observation, Stage, Symptom, label_parts
 from seedzer.kernel.messages import ir_names
@@ -41,7 +41,7 @@ within this share of the limit the hang outlived: slower, the program itself is 
 sequence, LLVM compiling megabytes of unrolled IR either way)."""
 
 
-def _bug(context: LowlevelContext, case: Case, got: Observation, culprit: list[str]) -> Verdict:
+def _bug(context: TirContext, case: Case, got: Observation, culprit: list[str]) -> Verdict:
     root = root_key("lowlevel", got, culprit, ir_names(case.script)).digest()
     verdict = context.verdict(BUG, "bug", case, got, culprit, root)
     if context.witnessed:  # decided by the rules after the witness's: filed through it
@@ -49,9 +49,9 @@ def _bug(context: LowlevelContext, case: Case, got: Observation, culprit: list[s
     return verdict
 
 
-def _asked_for(context: LowlevelContext, case: Case, hang: Observation) -> Verdict | None:
+def _asked_for(context: TirContext, case: Case, hang: Observation) -> Verdict | None:
     """Not a bug when a slow pass, compile or kernel comes from unrolling the test case asks for into
-    huge IR (:mod:`seedzer.finding.lowlevel.hang_size`): for a hang in a pass, the IR entering that
+    huge IR (:mod:`seedzer.finding.tir.hang_size`): for a hang in a pass, the IR entering that
     pass; else the IR the program generates code for."""
     asked = unrolling_asked(case) if hang.stage in (Stage.PASS, Stage.BUILD, Stage.RUN) else None
     if asked is None:
@@ -67,7 +67,7 @@ def _asked_for(context: LowlevelContext, case: Case, hang: Observation) -> Verdi
                            f"lines of IR): the slow {slow} is the work the test case asks for", case, hang)
 
 
-def _pipeline_slow_too(context: LowlevelContext, case: Case, hang: Observation) -> Verdict | None:
+def _pipeline_slow_too(context: TirContext, case: Case, hang: Observation) -> Verdict | None:
     """Not a bug when TVM's default pipeline on the same program (the case without its fuzzed steps)
     does not finish within :data:`PIPELINE_SHARE` of the limit the hang outlived: the time is the
     program's, not the fuzzed sequence's. A case without fuzzed steps is that pipeline: not judged."""
@@ -87,11 +87,11 @@ def _pipeline_slow_too(context: LowlevelContext, case: Case, hang: Observation) 
                            case, hang)
 
 
-def witnessed(context: LowlevelContext, program: Case, failure: Observation, dismissal: Verdict) -> Verdict | None:
+def witnessed(context: TirContext, program: Case, failure: Observation, dismissal: Verdict) -> Verdict | None:
     """A failure reached only outside the pass contracts: when its witness (the IR just before the
     failing pass, run as a user program through TVM's own pipeline) fails the same way, the context
     becomes the witness's and the rules after this one judge it (None); else ``dismissal``, saying
-    which check the witness failed (:mod:`seedzer.finding.lowlevel.witness`)."""
+    which check the witness failed (:mod:`seedzer.finding.tir.witness`)."""
     if not context.settings.witnesses:
         return dismissal
     seed = context.job.ancestors[0][1] if context.job.ancestors else None
@@ -114,7 +114,7 @@ class ExpectsFailure:
 
     name = "expects-failure"
 
-    def judge(self, context: LowlevelContext) -> Verdict | None:
+    def judge(self, context: TirContext) -> Verdict | None:
         expected = context.expected
         if expected.symptom.is_bug:
             return None
@@ -129,7 +129,7 @@ class LegacyProgram:
 
     name = "legacy-program"
 
-    def judge(self, context: LowlevelContext) -> Verdict | None:
+    def judge(self, context: TirContext) -> Verdict | None:
         program, expected = context.job.legacy, context.expected
         if program is None:
             return None
@@ -158,7 +158,7 @@ class Alone:
 
     name = "alone"
 
-    def judge(self, context: LowlevelContext) -> Verdict | None:
+    def judge(self, context: TirContext) -> Verdict | None:
         case, expected = context.case, context.expected
         if context.got is None:
             # a slow pass on huge IR is confirmed first: such IR may still pass within the limit
@@ -186,7 +186,7 @@ class Hang:
 
     name = "hang"
 
-    def judge(self, context: LowlevelContext) -> Verdict | None:
+    def judge(self, context: TirContext) -> Verdict | None:
         case, got = context.case, context.seen
         if got.symptom is not Symptom.HANG:
             return None
@@ -208,7 +208,7 @@ class Precondition:
 
     name = "precondition"
 
-    def judge(self, context: LowlevelContext) -> Verdict | None:
+    def judge(self, context: TirContext) -> Verdict | None:
         judged = judge(make_oracles(context.settings.oracles), context.seen)
         if judged.symptom is not Symptom.INVALID:
             return None
@@ -220,7 +220,7 @@ class ReservedAttribute:
 
     name = "reserved-attribute"
 
-    def judge(self, context: LowlevelContext) -> Verdict | None:
+    def judge(self, context: TirContext) -> Verdict | None:
         reserved = reserved_attribute(context.case.script)
         if reserved is None:
             return None
@@ -232,13 +232,13 @@ class ReservedAttribute:
 class UndefinedBehaviour:
     """From here on the case expects the failure it showed alone. Undefined or NaN-producing behaviour
     the IR adds to its original seed (:mod:`seedzer.tir.ub`) makes a failure it excuses
-    (:func:`~seedzer.finding.lowlevel.context.excused_by_ub`) an invalid test case, unless a slice of
-    the IR without it still fails the same way (:mod:`seedzer.finding.lowlevel.ub_slice`): the slice
+    (:func:`~seedzer.finding.tir.context.excused_by_ub`) an invalid test case, unless a slice of
+    the IR without it still fails the same way (:mod:`seedzer.finding.tir.ub_slice`): the slice
     is judged instead."""
 
     name = "undefined-behaviour"
 
-    def judge(self, context: LowlevelContext) -> Verdict | None:
+    def judge(self, context: TirContext) -> Verdict | None:
         got = context.seen
         case = context.case = dataclasses.replace(context.case, expected=got)
         # a witness's undefined behaviour was judged against the seed lowered by the same steps
@@ -258,7 +258,7 @@ class UndefinedBehaviour:
                                f"({undefined}); no slice without it fails the same way: {found.why}", case, got)
 
     @staticmethod
-    def undefined(context: LowlevelContext) -> str | None:
+    def undefined(context: TirContext) -> str | None:
         """What undefined behaviour the case's IR adds to the original seed (None if none, or when the
         seed is unknown or does not parse)."""
         ancestors, case = context.job.ancestors, context.case
@@ -279,7 +279,7 @@ class Contract:
 
     name = "contract"
 
-    def judge(self, context: LowlevelContext) -> Verdict | None:
+    def judge(self, context: TirContext) -> Verdict | None:
         case, got = context.case, context.seen
         index = got.step_index
         fuzzed = (got.stage is Stage.PASS and index is not None and index < len(case.steps)
@@ -303,7 +303,7 @@ class Ancestor:
 
     name = "ancestor"
 
-    def judge(self, context: LowlevelContext) -> Verdict | None:
+    def judge(self, context: TirContext) -> Verdict | None:
         case, got = context.case, context.seen
         for label, script in context.job.ancestors:
             if not script or script == case.script:
@@ -323,7 +323,7 @@ class Verifier:
 
     name = "verifier"
 
-    def judge(self, context: LowlevelContext) -> Verdict | None:
+    def judge(self, context: TirContext) -> Verdict | None:
         case, got = context.case, context.seen
         if got.symptom is not Symptom.ILLFORMED:
             return None
@@ -343,7 +343,7 @@ class Verifier:
 
 
 class Culprit:
-    """Bisection over the fuzzed and pipeline passes (:mod:`seedzer.finding.lowlevel.culprit`) names
+    """Bisection over the fuzzed and pipeline passes (:mod:`seedzer.finding.tir.culprit`) names
     the passes the failure needs; the root signature keys on them and on the essence of the symptom.
     A slowdown whose fuzzed culprit is its pass's non-optimizing form is asked for (invalid); a wrong
     result, or a later pass's failure, that comes with ill-formed IR out of a culprit pass given
@@ -351,7 +351,7 @@ class Culprit:
 
     name = "culprit"
 
-    def judge(self, context: LowlevelContext) -> Verdict:
+    def judge(self, context: TirContext) -> Verdict:
         case, got, settings = context.case, context.seen, context.settings
         found = bisect(case, context.observe, context.names, settings.max_tests,
                        max(5.0, settings.max_seconds - (time.monotonic() - context.start)))

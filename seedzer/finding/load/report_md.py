@@ -7,28 +7,25 @@ how the reduction went. Only ``onnx`` is needed (no TVM).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import onnx
 import onnx.printer
 
-from seedzer.finding.loader.folder import short_message
-from seedzer.finding.onnx_finding import environment, op_types
+from seedzer.finding.load.folder import short_message
+from seedzer.finding.onnx_finding import environment, failure_text, op_types
 from seedzer.finding.reducer import PassStats, stats_table
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.kernel.common import Observation, Symptom
-from seedzer.kernel.messages import key_line
 from seedzer.load.bounds import opset_of
 
-_SITE = re.compile(r"(?<=File \")[^\"]*/site-packages/")
 MAX_TITLE = 120
 MAX_TRIGGER_LINES = 60
 
 
 @dataclass(frozen=True)
-class LoaderReportInput:
+class LoadReportInput:
     """What a loader report draft is made of."""
 
     signature: str
@@ -65,19 +62,7 @@ def _expected_actual(o: Observation, log: str, tolerance: tuple[float, float]) -
         "lower it, `tvm.compile` builds it for `llvm`, and its outputs match onnxruntime's "
         f"(float32 within rtol={rtol}, atol={atol})."
     )
-    step = o.pass_name or "import"
-    if o.symptom is Symptom.MISMATCH:
-        actual = f"TVM's outputs differ from onnxruntime's:\n\n```\n{o.message.strip()}\n```"
-    elif o.symptom is Symptom.CRASH:
-        actual = f"The process dies during `{step}`: {o.message}."
-    elif o.symptom is Symptom.HANG:
-        actual = f"`{step}` does not finish: {o.message}."
-    else:
-        actual = f"`{step}` raises:\n\n```\n{key_line(o.message)}\n```"
-    trace = log.strip().splitlines()
-    frames = [_SITE.sub("", ln.strip()) for ln in trace if ln.strip().startswith("File ")][-4:]
-    if frames:
-        actual += "\n\nLast frames:\n\n```\n" + "\n".join(frames) + "\n```"
+    actual = failure_text(o, o.pass_name or "import", "TVM's outputs differ from onnxruntime's", log)
     return expected, actual
 
 
@@ -88,7 +73,7 @@ def _trigger(model: onnx.ModelProto) -> str:
     return "\n".join(text)
 
 
-def render_report(r: LoaderReportInput) -> str:
+def render_report(r: LoadReportInput) -> str:
     """The markdown draft."""
     expected, actual = _expected_actual(r.observation, r.log, r.tolerance)
     before, after = len(r.original.graph.node), len(r.reduced.graph.node)

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from seedzer.execute.forked import call_forked
-from seedzer.finding.lowlevel.context import COMPILE_STAGES, reproduces
+from seedzer.finding.tir.context import COMPILE_STAGES, reproduces
 from seedzer.kernel.common import Observation, Symptom
 from seedzer.kernel.messages import ir_names
 from seedzer.kernel.tir.case import Case, Step, reference_steps

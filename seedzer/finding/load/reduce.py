@@ -3,9 +3,9 @@
 A candidate becomes the finding's case (``case.json``: input seed, target, differential check,
 reference ``.npz``) with the candidate embedded and its own input specs, and runs through the loader
 kernel (:func:`seedzer.kernel.load.observe.observe_all`) in a child forked from the reducer's process
-(:func:`seedzer.finding.loader.check.observe_forked`: a segfault or a hang of the importer is an
+(:func:`seedzer.finding.load.check.observe_forked`: a segfault or a hang of the importer is an
 observation, not a dead reducer). It holds when one observation is the finding's failure by the
-kernel's own :func:`~seedzer.kernel.load.observe.same_loader_failure`: what ``repro.py`` and the loader
+kernel's own :func:`~seedzer.kernel.load.observe.same_load_failure`: what ``repro.py`` and the loader
 gate judge by. Creating a predicate imports TVM in this process, once, so that every child forked
 afterwards starts with it.
 """
@@ -17,27 +17,27 @@ from typing import Any
 
 import onnx
 
-from seedzer.finding.loader.check import matching, observe_forked, preload
+from seedzer.finding.load.check import matching, observe_forked, preload
 from seedzer.finding.onnx_graph import export
 from seedzer.kernel.common import Observation
 from seedzer.load.onnx_import import InvalidModel, input_specs
 
 
-class LoaderPredicate:
+class LoadPredicate:
     """Callable on an ONNX model: does loading it reproduce ``expected``? (see the module docstring)."""
 
     def __init__(self, expected: Observation, case: dict[str, Any], timeout: float = 60.0) -> None:
         preload()
-        from seedzer.kernel.load.observe import LoaderCase, reference_arrays
+        from seedzer.kernel.load.observe import LoadCase, reference_arrays
 
         self.expected = expected
-        self.base = dataclasses.replace(LoaderCase.from_json(case), expected=expected)
+        self.base = dataclasses.replace(LoadCase.from_json(case), expected=expected)
         self.given = {k[len("input:"):]: v for k, v in reference_arrays(self.base).items() if k.startswith("input:")}
         self.timeout = timeout
         self.last_match: Observation | None = None
 
     def case_for(self, model: onnx.ModelProto) -> Any:
-        """The finding's case with ``model`` embedded and its input specs (a ``LoaderCase``);
+        """The finding's case with ``model`` embedded and its input specs (a ``LoadCase``);
         raises :class:`~seedzer.load.onnx_import.InvalidModel` for a model whose inputs have no shape."""
         specs, _ = input_specs(model, "candidate", self.given)
         case = dataclasses.replace(self.base, specs=tuple(s.as_tuple() for s in specs))

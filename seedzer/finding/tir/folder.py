@@ -1,6 +1,7 @@
-"""The folder of a low-level finding: every file name it has, written when it is filed and read back.
+"""The folder of a TIR finding: every file name it has, written when it is filed and read back
+(:class:`TirFinding`).
 
-A low-level finding folder holds ``ir.py`` (the TVMScript the fuzzer ran), ``passes.json`` (its fuzzed
+A TIR finding folder holds ``ir.py`` (the TVMScript the fuzzer ran), ``passes.json`` (its fuzzed
 pass sequence), ``case.json`` (the kernel case: flat steps, inputs' seed, tolerances, checks, the
 expected observation), ``log.txt`` and ``repro.py`` (its kernel case followed by the kernel's code,
 :func:`seedzer.finding.repro.render`; rendering only reads text, so the campaign process writes it
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,9 @@ from seedzer.seed import input_seed, passes_from_json
 from seedzer.store.atomic import write_atomic
 
 KERNEL, NEEDS = "tir.case+tir.observe", "numpy"
-"""The kernel module a low-level ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""
+"""The kernel modules a TIR ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""
+SALT = "lowlevel"
+"""What TIR signatures hash as their kind (the kind's name when its first findings were filed)."""
 IR_FILE, PASSES_FILE, CASE_FILE, LOG_FILE = "ir.py", "passes.json", "case.json", "log.txt"
 """The low-level kind's own files (the house's are in :mod:`seedzer.finding.layout`)."""
 TRIAGE_LOG = "triage.log"
@@ -124,7 +127,7 @@ def finding_case(folder: Path, meta: FindingMeta) -> FindingCase:
     return FindingCase(current, legacy)
 
 
-def render_lowlevel_repro(case: Case, meta: FindingMeta) -> str:
+def render_tir_repro(case: Case, meta: FindingMeta) -> str:
     """The standalone reproducer of a low-level finding's case."""
     obs = case.expected or meta.observation
     fuzzed = [s.label() for s in case.steps if s.role == FUZZED]
@@ -137,17 +140,43 @@ def render_lowlevel_repro(case: Case, meta: FindingMeta) -> str:
                   big={"script": "SCRIPT"})
 
 
-def lowlevel_files(case: Case, meta: FindingMeta, passes_json: str, log: str) -> dict[str, str | bytes]:
+def tir_files(case: Case, meta: FindingMeta, passes_json: str, log: str) -> dict[str, str | bytes]:
     """The files of a low-level finding folder (written when it is filed, before the gate runs)."""
     return {IR_FILE: case.script, PASSES_FILE: json.dumps(json.loads(passes_json or "[]"), indent=1),
             CASE_FILE: json.dumps(case.to_json(), indent=1), LOG_FILE: log,
-            REPRO_FILE: render_lowlevel_repro(case, meta)}
+            REPRO_FILE: render_tir_repro(case, meta)}
+
+
+@dataclass
+class TirFinding:
+    """A TIR finding folder's contents: ``meta.json``, the case (its script is ``ir.py``), the fuzzed pass
+    sequence (``passes.json``), the log, and for a folder an older Seedzer filed, the program it ran."""
+
+    meta: FindingMeta
+    case: Case
+    passes: str = "[]"
+    log: str = ""
+    legacy: Case | None = field(default=None, compare=False)
+
+    def files(self) -> dict[str, str | bytes]:
+        """The folder's files besides ``meta.json``."""
+        return tir_files(self.case, self.meta, self.passes, self.log)
+
+    @staticmethod
+    def load(folder: Path) -> TirFinding:
+        """Read a TIR finding folder (any version); a one-line :class:`SeedzerError` names what is wrong."""
+        folder = Path(folder)
+        meta = FindingMeta.load(folder)
+        found = finding_case(folder, meta)
+        passes = _read(folder, PASSES_FILE) if inside(folder, PASSES_FILE).exists() else "[]"
+        log = _read(folder, LOG_FILE) if inside(folder, LOG_FILE).exists() else ""
+        return TirFinding(meta, found.case, passes, log, found.legacy)
 
 
 def write_case(folder: Path, case: Case, meta: FindingMeta) -> Path:
     """Write a low-level finding's ``case.json`` and ``repro.py`` (e.g. the case the gate settled on)."""
     write_atomic(folder / CASE_FILE, json.dumps(case.to_json(), indent=1))
-    write_atomic(folder / REPRO_FILE, render_lowlevel_repro(case, meta))
+    write_atomic(folder / REPRO_FILE, render_tir_repro(case, meta))
     if meta.extra.get("gate_rule") == WITNESS_RULE:
         write_atomic(folder / WITNESS_FILE, case.script)
     return folder / REPRO_FILE

@@ -1,7 +1,7 @@
 """The load report of a pool: how far models got, failures grouped by signature, time per step.
 
 A group's signature is the raw signature its loader finding is filed under
-(:func:`seedzer.finding.loader.folder.loader_signature`).
+(the ``load`` kind's :meth:`~seedzer.finding.kind.FindingKind.signature`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,17 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from seedzer.finding.loader.folder import loader_signature
+from seedzer.finding.kind import Observed
+from seedzer.finding.registry import POOL_KIND, kind
 from seedzer.kernel.common import Observation
 from seedzer.kernel.messages import normalize
 from seedzer.load.loader import STEPS, SUBSTAGE, ModelLoad
+
+
+def _signature(observation: Observation) -> str:
+    """The raw signature a ``load`` finding of ``observation`` is filed under."""
+    return kind(POOL_KIND).signature(Observed(observation, None))
+
 
 COUNT_KEYS = ("imported", "legalized", "primfuncs", "built", "ran", "checked", "matched")
 """Funnel counters: import ok, LegalizeOps ok, >= 1 PrimFunc seed, built, ran, compared, matched."""
@@ -150,7 +157,7 @@ def build_report(results: list[ModelLoad], differential: bool = True) -> LoadRep
 
 def _group(groups: dict[str, FailureGroup], o: Observation, attempt: str, model: str) -> None:
     """Count observation ``o`` of ``model``'s ``attempt`` in its signature's group."""
-    sig = loader_signature(o)
+    sig = _signature(o)
     step = o.pass_name or ""
     g = groups.get(sig)
     if g is None:
@@ -176,7 +183,7 @@ def _model_row(r: ModelLoad, final: dict[str, bool]) -> dict[str, Any]:
         "reference": r.reference,
         "bound_dims": r.bound_dims,
         "funnel": final,
-        "observations": [{**o.to_json(), "attempt": run.attempt, "signature": loader_signature(o)}
+        "observations": [{**o.to_json(), "attempt": run.attempt, "signature": _signature(o)}
                          for run in r.runs for o in run.observations],
         "timings": r.timings,
     }

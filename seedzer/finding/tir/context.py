@@ -1,8 +1,8 @@
 """What the low-level gate's rules judge: the job, the context they share, and the helpers they use.
 
-:class:`GateJob` is one candidate as the campaign sends it; :class:`LowlevelContext` is the state of
+:class:`GateJob` is one candidate as the campaign sends it; :class:`TirContext` is the state of
 its judgement (the case, the failure it must show and the one it showed alone, the tester, notes so
-far), which the rules of :mod:`seedzer.finding.lowlevel.rules` read and narrow in turn.
+far), which the rules of :mod:`seedzer.finding.tir.rules` read and narrow in turn.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 from seedzer.execute.forked import call_forked
 from seedzer.finding.gate import GateSettings
-from seedzer.finding.lowlevel.hang_size import IRSize, lowered_size
 from seedzer.finding.meta import NOT_A_BUG
+from seedzer.finding.tir.hang_size import IRSize, lowered_size
 from seedzer.finding.verdict import INSTRUMENTATION, INVALID, NOT_REPRODUCED, Verdict
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.messages import ir_names, normalize, same_failure
@@ -56,7 +56,7 @@ class Parser(Protocol):
 
 
 class GateTester(Protocol):
-    """What the rules need of :class:`~seedzer.finding.lowlevel.tester.Tester`."""
+    """What the rules need of :class:`~seedzer.finding.tir.check.Tester`."""
 
     tests: int
     runner: Parser
@@ -101,7 +101,7 @@ def reproduces_legacy(expected: Observation, got: Observation, names: frozenset[
 
 def forked_size(case: Case, program: str, before: str | None, timeout: float) -> IRSize | None:
     """The size of ``program`` of ``case`` lowered, or of its IR entering its first step named
-    ``before`` (:func:`~seedzer.finding.lowlevel.hang_size.lowered_size`), measured in a forked child;
+    ``before`` (:func:`~seedzer.finding.tir.hang_size.lowered_size`), measured in a forked child;
     None when the child fails or times out."""
     size = call_forked(lowered_size, case, program, before, timeout=timeout)
     return size.value if size.ok and isinstance(size.value, IRSize) else None
@@ -119,8 +119,8 @@ ShrinkStep = Callable[[str, Callable[[str], bool], Callable[[], bool]], "str | N
 
 
 @dataclass
-class LowlevelContext:
-    """One candidate's judgement so far, shared by the gate's rules (see :mod:`seedzer.finding.lowlevel.gate`).
+class TirContext:
+    """One candidate's judgement so far, shared by the gate's rules (see :mod:`seedzer.finding.tir.gate`).
 
     ``expected`` is the failure to confirm, ``got`` the one the case showed alone (None until a
     rule ran it); ``case`` is the case judged (narrowed by the rules: the re-observed failure as its
@@ -142,18 +142,18 @@ class LowlevelContext:
     measure: Callable[[Case, str, str | None, float], IRSize | None] = forked_size
     ub_check: Callable[[Any, Any], str | None] = check_ub
     witnessed: bool = False
-    """The case is a witness's (:func:`seedzer.finding.lowlevel.rules.witnessed`): a bug is filed through it."""
+    """The case is a witness's (:func:`seedzer.finding.tir.rules.witnessed`): a bug is filed through it."""
     shrink_step: ShrinkStep | None = None
-    """Shrinks IR one step (None: :func:`seedzer.finding.lowlevel.shrink_ir.shrink_step`)."""
+    """Shrinks IR one step (None: :func:`seedzer.finding.tir.shrink_ir.shrink_step`)."""
     make_witness_ir: Callable[[Case, int, float], Any] | None = None
-    """Makes the IR before a step (None: a forked child, :func:`seedzer.finding.lowlevel.witness.ir_before`)."""
+    """Makes the IR before a step (None: a forked child, :func:`seedzer.finding.tir.witness.ir_before`)."""
 
     @staticmethod
-    def of(job: GateJob, tester: GateTester) -> LowlevelContext:
+    def of(job: GateJob, tester: GateTester) -> TirContext:
         """The context of a new judgement of ``job``, its tests run by ``tester``."""
         expected = job.case.expected
         assert expected is not None, "a gate job's case carries the observation to confirm"
-        return LowlevelContext(job, tester, job.case, expected, ir_names(job.case.script),
+        return TirContext(job, tester, job.case, expected, ir_names(job.case.script),
                                timeout_for(job.settings, expected))
 
     @property

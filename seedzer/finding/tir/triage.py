@@ -1,0 +1,69 @@
+"""Triage of one TIR finding: reduce it (resumable, :mod:`seedzer.finding.tir.reduce`), write
+``reduced/repro.py`` and run it in a clean interpreter, then draft ``report.md``
+(:mod:`seedzer.finding.tir.report_md`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from seedzer.execute.isolated import run_isolated
+from seedzer.finding.kind import TriageOptions, TriageResult
+from seedzer.finding.layout import REDUCED_DIR, REPRO_FILE, STATE_FILE
+from seedzer.finding.meta import FindingMeta
+from seedzer.finding.reducer import stats_from_json
+from seedzer.finding.repro import run_repro
+from seedzer.finding.tir.folder import CASE_FILE, TRIAGE_LOG, finding_case, render_tir_repro
+from seedzer.finding.tir.reduce import Reduction, fuzzed_steps, lines, reduce_in_child, save_state
+from seedzer.finding.tir.report_md import write_report
+from seedzer.kernel.common import Stage as KernelStage
+from seedzer.kernel.tir.case import Case
+from seedzer.store.atomic import write_atomic
+
+
+def triage_tir(folder: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
+    """Reduce one low-level finding (resumable), write reduced/repro.py and report.md."""
+    start = time.monotonic()
+    obs = meta.observation
+    result = TriageResult(folder.name, "lowlevel", obs.symptom.value, obs.where(), "error")
+    case = finding_case(folder, meta).case
+    case = dataclasses.replace(case, expected=case.expected or obs)
+    state_path = folder / REDUCED_DIR / STATE_FILE
+    state: dict[str, Any] = {}
+    if state_path.exists() and not options.force:
+        state = json.loads(state_path.read_text())
+        case = Case.from_json(json.loads((folder / REDUCED_DIR / CASE_FILE).read_text()))
+    result.size_before = state.setdefault("lines_before", lines(case.script))
+    result.passes_before = state.setdefault("passes_before", len(fuzzed_steps(case)))
+    if not state.get("done"):
+        timeout = case.timeout * 2 if obs.symptom.value == "hang" else min(case.timeout, 300.0)
+        res = run_isolated(reduce_in_child, str(folder), case.to_json(), options.minutes * 60, timeout, state,
+                           timeout=options.minutes * 60 + 2 * timeout + 60, stage=KernelStage.PASS,
+                           log=str(folder / REDUCED_DIR / TRIAGE_LOG))
+        if res.outcome is not None:
+            result.note = f"the reduction died: {res.outcome.message[:200]}"
+            return result
+        red: Reduction = res.value
+        if not red.reproduced:
+            result.status, result.note = "not-reproduced", f"observed {red.note[:200]}"
+            return result
+        case = red.case
+        state.update(done=red.done, tests=state.get("tests", 0) + red.tests,
+                     seconds=state.get("seconds", 0.0) + red.seconds, confirmed=True, rounds=red.rounds,
+                     pass_stats=red.stats)
+        save_state(folder, case, state)
+    repro = folder / REDUCED_DIR / REPRO_FILE
+    write_atomic(repro, render_tir_repro(case, meta))
+    run = run_repro(repro, options.python, timeout=case.timeout + 300.0)
+    ok = (run.returncode is not None and run.returncode < 0) if obs.symptom.value == "crash" else run.returncode == 1
+    result.size_after, result.passes_after = lines(case.script), len(fuzzed_steps(case))
+    result.tests, result.seconds = int(state.get("tests", 0)), time.monotonic() - start
+    result.status = ("reduced" if state.get("done") else "partial") if ok else "unverified"
+    result.note = f"reduced repro exit status {run.returncode}"
+    state.update(verified=ok, verify_note=result.note)
+    save_state(folder, case, state)
+    write_report(folder, meta, case, result, stats_from_json(state.get("pass_stats")))
+    return result

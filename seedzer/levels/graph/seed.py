@@ -1,0 +1,48 @@
+"""The script of a graph-level corpus entry: the pool model it fuzzes, its input specs and its model
+mutations, as a one-line JSON document (``corpus/<id>.graph.json``). TVM-free."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from seedzer.kernel.graph.case import ModelMutation
+
+
+def model_mutation_name(kind: str) -> str:
+    """How a model mutation of ``kind`` (``uoc``, ``pioc``, ``edge``) is named among a test case's mutations."""
+    return f"model_{kind}"
+
+
+@dataclass(frozen=True)
+class GraphSeed:
+    """The "script" of a graph-level corpus entry: the pool model it fuzzes and its input specs.
+
+    Its pass sequence (Relax passes, ``relax.X``) is the entry's ``passes`` as for the TIR level, so
+    one corpus, one scheduler and one keep rule serve both levels.
+    """
+
+    model: str
+    specs: tuple[tuple[str, str, tuple[int, ...]], ...]
+    mutations: tuple[ModelMutation, ...] = ()
+    """Model mutations applied before import (MT-DLComp relations, spec-edge changes), in order."""
+
+    def to_text(self) -> str:
+        """The entry's script: a one-line JSON document (``{"level": "graph", ...}``)."""
+        specs = [[name, dtype, list(shape)] for name, dtype, shape in self.specs]
+        data: dict[str, Any] = {"level": "graph", "model": self.model, "specs": specs}
+        if self.mutations:
+            data["mutations"] = [m.to_json() for m in self.mutations]
+        return json.dumps(data)
+
+    @staticmethod
+    def from_text(text: str) -> GraphSeed:
+        """Inverse of :meth:`to_text`; a ValueError names what is wrong with ``text``."""
+        try:
+            data = json.loads(text)
+            specs = tuple((str(n), str(d), tuple(int(x) for x in s)) for n, d, s in data["specs"])
+            mutations = tuple(ModelMutation.from_json(m) for m in data.get("mutations") or ())
+            return GraphSeed(str(data["model"]), specs, mutations)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"not a graph seed document ({exc})") from None

@@ -1,0 +1,49 @@
+"""The seam of a level: what the campaign asks of a level, and what loading a pool model hands it.
+
+A level implements :class:`Level`. Its name is its entry's in :mod:`seedzer.level_table` and the name
+of the finding kind that files its test cases (:mod:`seedzer.finding.registry`); its ``fuzzer`` makes
+the :class:`~seedzer.execute.fuzzing.LevelFuzzer` a worker runs its test cases with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from seedzer.execute.fuzzing import FuzzerFactory
+from seedzer.kernel.common import Observation
+from seedzer.load.loader import LoaderFailure
+from seedzer.store.corpus import CorpusEntry
+
+
+@dataclass
+class ModelSeeds:
+    """What loading one pool model for a campaign gave, the input of every level's seeds.
+
+    ``observations`` are every attempt's failures and notes (``invalid`` ones included);
+    ``failures`` are the bug observations with what their finding folders need (each filed as a
+    ``load`` finding); ``seeds`` are ``(TVMScript, op)`` pairs of the PrimFuncs it lowered to.
+    """
+
+    model: Path
+    observations: list[Observation] = field(default_factory=list)
+    seeds: list[tuple[str, str]] = field(default_factory=list)
+    failures: list[LoaderFailure] = field(default_factory=list)
+    imports_raw: bool = True
+    """Whether TVM imports the model as it is (not only once constant-folded)."""
+
+
+class Level(Protocol):
+    """One level (see the module docstring)."""
+
+    name: str
+    """Its name in :mod:`seedzer.level_table`, also its finding kind's."""
+    fuzzer: FuzzerFactory
+    """Makes its fuzzer in a worker (a module-level callable: workers and Ray actors receive it by reference)."""
+    mutations: frozenset[str]
+    """The names its mutators give the mutations they make (``status``: bugs and mutants by mutation)."""
+
+    def seeds(self, loaded: ModelSeeds) -> list[CorpusEntry]:
+        """Its initial corpus entries from one loaded pool model (none where the model gives none)."""
+        ...

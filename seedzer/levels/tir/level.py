@@ -1,0 +1,41 @@
+"""The TIR level's object: its seeds (every PrimFunc a pool model lowers to, with no pass) and its
+mutations (Tzer's IR and pass-sequence mutators). TVM-free: the campaign process uses it."""
+
+from __future__ import annotations
+
+from seedzer.coverage.collectors import Collector
+from seedzer.execute.fuzzing import LevelFuzzer, SlotProgress
+from seedzer.execute.settings import WorkerSettings
+from seedzer.levels.level import ModelSeeds
+from seedzer.mutate import IR_MUTATOR_NAMES, PASS_MUTATORS
+from seedzer.seed import JointSeed
+from seedzer.store.corpus import CorpusEntry
+
+NAME = "tir"
+"""The level's name (:mod:`seedzer.level_table`), also its finding kind's."""
+
+
+def tir_fuzzer(settings: WorkerSettings, progress: SlotProgress, collector: Collector | None) -> LevelFuzzer:
+    """The TIR fuzzer of a worker (imports TVM: called in workers only)."""
+    from seedzer.levels.tir.fuzzer import TirFuzzer
+
+    return TirFuzzer(settings, progress, collector)
+
+
+class TirLevel:
+    """A PrimFunc (TVMScript) from a pool model's lowering with a TIR pass sequence (DESIGN.md §4, §11)."""
+
+    name = NAME
+    mutations = frozenset(IR_MUTATOR_NAMES) | frozenset(PASS_MUTATORS)
+
+    def __init__(self) -> None:
+        self.fuzzer = tir_fuzzer
+
+    def seeds(self, loaded: ModelSeeds) -> list[CorpusEntry]:
+        """Every PrimFunc the model lowered to (per operator and fused), with an empty pass sequence."""
+        return [CorpusEntry(JointSeed(script).seed_id, script, "[]", loaded.model.name, None, op, level=self.name)
+                for script, op in loaded.seeds]
+
+
+LEVEL = TirLevel()
+"""The registry's entry (:data:`seedzer.level_table.LEVELS`)."""

@@ -1,0 +1,98 @@
+"""The level registry: every level is looked up by name, and a third level is one module plus one entry.
+
+A test registers the echo level (:mod:`tests.unit.levels.echo_level`) and runs a real campaign with it
+(real forked workers, the real worker protocol, the real scheduler and store; only the seed loader
+and the gate are stand-ins): its entries are kept, scheduled and shown by ``status`` like any level's.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from seedzer.campaign.monitor import QuietMonitor
+from seedzer.campaign.report import campaign_summary
+from seedzer.campaign.runner import Campaign
+from seedzer.campaign.stats import CampaignStats
+from seedzer.config import Config, LevelsConfig, parse_levels
+from seedzer.errors import SeedzerError
+from seedzer.level_table import LEVELS, level_entry, level_names
+from seedzer.levels.level import ModelSeeds
+from seedzer.levels.registry import level, levels
+from seedzer.load.bounds import Limits
+from tests.unit.fake_gate import FakeGate
+from tests.unit.levels.echo_level import ENTRY, NAME
+
+
+@pytest.fixture
+def echo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The echo level registered, as its one table entry."""
+    monkeypatch.setitem(LEVELS, NAME, ENTRY)
+    yield
+
+
+def test_the_shipped_levels_answer_to_their_names() -> None:
+    assert level_names() == ("tir", "graph")
+    for found in levels():
+        assert level(found.name) is found and found.mutations and callable(found.fuzzer)
+    assert level("tir").mutations.isdisjoint(level("graph").mutations)  # a mutation names its level
+
+
+def test_an_unknown_level_is_a_one_line_error() -> None:
+    with pytest.raises(SeedzerError, match=r"^no level 'tri' \(levels: tir, graph\)$"):
+        level("tri")
+
+
+def test_a_registered_level_is_configured_like_the_shipped_ones(echo: None) -> None:
+    assert level_entry(NAME) is ENTRY and level(NAME).name == NAME
+    assert Config().levels.weights() == {"tir": 3.0, "graph": 1.0, "echo": 2.0}
+    assert parse_levels("echo", LevelsConfig()).weights() == {"echo": 2.0}
+
+
+class StopAfter(QuietMonitor):
+    """Stops the campaign once it has run ``execs`` test cases."""
+
+    def __init__(self, execs: int) -> None:
+        self.execs = execs
+        self.campaign: Campaign | None = None
+
+    def update(self, stats: CampaignStats) -> None:
+        if self.campaign is not None and stats.phase == "fuzzing" and stats.execs >= self.execs:
+            self.campaign.stop()
+
+
+def _one_seed(model: Path, differential: bool, timeout: float, max_seeds: int, limits: Limits) -> ModelSeeds:
+    return ModelSeeds(model, seeds=[("# a PrimFunc the echo level ignores", "op")])
+
+
+@pytest.mark.usefixtures("restore_signals")
+def test_a_campaign_fuzzes_a_third_level_registered_by_one_entry(echo: None, tmp_path: Path, pool: Path) -> None:
+    cfg = Config()
+    cfg.fuzz.coverage, cfg.fuzz.minutes, cfg.fuzz.snapshot_period = "passes", 1.0, 0.5
+    cfg.levels = parse_levels("echo", cfg.levels)
+    monitor = StopAfter(40)
+    out = tmp_path / "camp"
+    camp = Campaign(out, pool, cfg, monitor=monitor, seed_loader=_one_seed, gate=FakeGate(lambda job: None))  # type: ignore[arg-type, return-value]
+    monitor.campaign = camp
+    stats = camp.run()
+    assert stats.execs >= 40 and stats.level_execs == {NAME: stats.session_execs}
+    conn = sqlite3.connect(out / "campaign.db")
+    try:
+        corpus = conn.execute("SELECT level, path FROM corpus").fetchall()
+        counted = dict(conn.execute("SELECT level, SUM(count) FROM level_summary GROUP BY level").fetchall())
+        mutated = dict(conn.execute("SELECT mutator, SUM(count) FROM mutator_summary GROUP BY mutator").fetchall())
+    finally:
+        conn.close()
+    assert len(corpus) > 1 and {lv for lv, _ in corpus} == {NAME}  # the seed and kept mutants, all echo
+    assert all(path.endswith(".echo") and (out / path).is_file() for _, path in corpus)
+    assert set(counted) == {NAME} and set(mutated) == {"echo_append"}
+    console = Console(width=200, record=True)
+    console.print(campaign_summary(out))
+    text = console.export_text()
+    by_level = next(ln for ln in text.splitlines() if ln.strip("│ ").startswith(NAME))
+    assert by_level.split("│")[2].strip() == str(counted[NAME])  # the executions of its row
+    assert any("echo_append" in ln and NAME in ln for ln in text.splitlines())  # by mutation, with its level
