@@ -51,8 +51,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from seedzer.campaign.loop import Campaign
 from seedzer.campaign.monitor import QuietMonitor
-from seedzer.campaign.runner import Campaign
 from seedzer.campaign.seeds import imported_entries
 from seedzer.campaign.stats import CampaignStats
 from seedzer.config import Config, parse_levels

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from seedzer.generate.driver import derive_seed, run_attempt
 from seedzer.generate.heuristics import load_heuristic
-from seedzer.generate.pool import PoolWriter
+from seedzer.generate.seed_pool import PoolWriter
 
 TARGET_AT_10 = 500.0
 

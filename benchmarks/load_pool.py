@@ -20,7 +20,7 @@ from rich.console import Console
 from seedzer.commands.load import resolve_models
 from seedzer.commands.load_output import write_all
 from seedzer.commands.load_report import build_report, render
-from seedzer.execute.loader import OnnxLoader
+from seedzer.execute.isolated_load import OnnxLoader
 from seedzer.load.loader import LoadOptions, ModelLoad, load_all
 
 

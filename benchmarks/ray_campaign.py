@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ray_local import CpuSampler, two_nodes
 
-from seedzer.campaign.report import findings_view
+from seedzer.campaign.summary import findings_view
 
 WARM_UP = 60.0
 

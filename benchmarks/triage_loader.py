@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from seedzer.commands.load import resolve_models
-from seedzer.execute.loader import OnnxLoader
+from seedzer.execute.isolated_load import OnnxLoader
 from seedzer.finding.load.folder import LoadFinding
 from seedzer.finding.load.triage import LoadTriageOptions, triage_load
 from seedzer.finding.store import dump

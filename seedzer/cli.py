@@ -82,7 +82,7 @@ def check_campaign_paths(pool: Path, out: Path) -> None:
 
 def check_campaign_state(pool: Path, out: Path, resume: bool) -> None:
     """Read-only checks of ``out``'s campaign.db: resumable (and made from ``pool``), or absent for a new one."""
-    from seedzer.campaign.runner import check_layout
+    from seedzer.campaign.loop import check_layout
     from seedzer.store.corpus import CORPUS_DIR, corpus_lost, lost_corpus_files
     from seedzer.store.readonly import open_campaign, read_meta
 
@@ -143,8 +143,8 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
     (re-entrant, so the runner may take it too). With ``ray`` (an address, or :data:`LOCAL_RAY`) the
     workers are Ray actors on the cluster's nodes; the campaign, its store and its gate stay here.
     """
-    from seedzer.campaign.report import campaign_summary
     from seedzer.campaign.seeds import list_pool
+    from seedzer.campaign.summary import campaign_summary
     from seedzer.store.lock import DirLock
 
     check_campaign_paths(pool, out)
@@ -152,7 +152,7 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
     check_campaign_state(pool, out, resume)
     with DirLock(out, what="campaign"):
         check_campaign_state(pool, out, resume)  # again: another process may have been quicker
-        from seedzer.campaign.runner import Campaign
+        from seedzer.campaign.loop import Campaign
 
         if ray is None:
             Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor)).run()
@@ -264,7 +264,7 @@ def status(campaign: Path, show_all: bool, window_minutes: float) -> None:
 
     Example: seedzer status campaigns/basic-1 --all
     """
-    from seedzer.campaign.report import campaign_summary
+    from seedzer.campaign.summary import campaign_summary
 
     Console(width=max(Console().width, 160)).print(campaign_summary(campaign, show_all, window_minutes))
 

@@ -1,7 +1,7 @@
 """A campaign's executions and bugs broken down: by level, by kind of mutation, by oracle.
 
 The tables ``seedzer status`` shows for a campaign that counted its executions by level (see
-:func:`seedzer.campaign.report.campaign_summary`): a row per registered level (:mod:`seedzer.levels`),
+:func:`seedzer.campaign.summary.campaign_summary`): a row per registered level (:mod:`seedzer.levels`),
 executions from campaign.db's counters, bugs (root causes) from the findings view, each root counted
 under its first finding, at the level its kind is named after.
 """
@@ -23,7 +23,7 @@ from seedzer.levels.registry import levels
 
 
 class BugLine(Protocol):
-    """What the breakdown reads of a finding (:class:`seedzer.campaign.report.FindingLine`)."""
+    """What the breakdown reads of a finding (:class:`seedzer.campaign.summary.FindingLine`)."""
 
     kind: str
     mutators: list[str]
@@ -32,7 +32,7 @@ class BugLine(Protocol):
 
 
 Bugs = Mapping[str, Sequence[BugLine]]
-"""Root signature -> its findings, first one first (:attr:`seedzer.campaign.report.FindingsView.bugs`)."""
+"""Root signature -> its findings, first one first (:attr:`seedzer.campaign.summary.FindingsView.bugs`)."""
 
 
 @dataclass(frozen=True)

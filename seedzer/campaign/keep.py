@@ -1,6 +1,6 @@
 """The campaign's keep rule: which test cases join the corpus, and what their parents learn from it.
 
-:class:`KeepRule` is the one statement of it; the campaign loop (:mod:`seedzer.campaign.runner`)
+:class:`KeepRule` is the one statement of it; the campaign loop (:mod:`seedzer.campaign.loop`)
 applies it to every worker result after its coverage was merged and its observation judged.
 """
 

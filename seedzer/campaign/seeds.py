@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from seedzer.errors import CampaignError, PoolError, SeedzerError, shown
-from seedzer.execute.loader import OnnxLoader
+from seedzer.execute.isolated_load import OnnxLoader
 from seedzer.finding.meta import inside
 from seedzer.level_table import level_of_path
 from seedzer.levels.level import ModelSeeds
@@ -28,7 +28,7 @@ def list_pool(pool: Path) -> list[Path]:
     leaves the pool, or a listed model that is missing or differs from its recorded sha256 is a
     one-line :class:`PoolError`, before anything is created (the same rules as ``pool stats``).
     """
-    from seedzer.generate.pool import MANIFEST, verified_models
+    from seedzer.generate.seed_pool import MANIFEST, verified_models
 
     pool = Path(pool)
     if pool.exists() and not pool.is_dir():

@@ -68,8 +68,8 @@ def run_cmd(file: Path, resume: bool, results: Path, parallel: int | None, no_re
     Example: seedzer experiment run experiments/seedzer-paper.yaml --trials 2 --minutes 3 --results short --ray
     """
     from seedzer.config import MAX_JOBS
-    from seedzer.experiment.runner import ExperimentRunner
     from seedzer.experiment.spec import load_spec, overridden
+    from seedzer.experiment.trials import ExperimentRunner
 
     if parallel is not None and not 1 <= parallel <= MAX_JOBS:
         raise SeedzerError(f"--parallel: must be between 1 and {MAX_JOBS} (got {parallel})")

@@ -21,7 +21,7 @@ from rich.console import Console
 from seedzer.commands.load_output import prepare, write_all
 from seedzer.commands.load_report import build_report, invalid_notes, render, verdict_of
 from seedzer.errors import ModelError, PoolError, UsageError, shown
-from seedzer.execute.loader import OnnxLoader
+from seedzer.execute.isolated_load import OnnxLoader
 from seedzer.load.loader import DEFAULT_INPUT_SEED, LoadOptions, ModelLoad, load_all
 
 MAX_TIMEOUT = 24 * 3600.0
@@ -99,7 +99,7 @@ def resolve_models(target: Path) -> list[tuple[Path, str | None]]:
     A pool directory with a ``manifest.json`` is read strictly (paths must stay inside the pool); one
     without is read as its ``*.onnx`` files.
     """
-    from seedzer.generate.pool import MANIFEST, read_manifest
+    from seedzer.generate.seed_pool import MANIFEST, read_manifest
 
     if target.is_dir():
         if (target / MANIFEST).exists():
@@ -121,7 +121,7 @@ def resolve_models(target: Path) -> list[tuple[Path, str | None]]:
 
 def model_problem(path: Path, sha256: str | None) -> str | None:
     """Why ``path`` cannot be loaded (unreadable, altered, not ONNX), or None when it parses and checks."""
-    from seedzer.generate.pool import sha256_file
+    from seedzer.generate.seed_pool import sha256_file
     from seedzer.load.onnx_import import InvalidModel, read_model
 
     if not _utf8(str(path)):

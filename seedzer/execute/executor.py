@@ -21,7 +21,7 @@ class WorkerSlot(Protocol):
 class Executor(Protocol):
     """Runs test cases isolated from the campaign and reports what happened.
 
-    The real one is :class:`seedzer.execute.pool.WorkerPool` (TVM workers forked from the zygote);
+    The real one is :class:`seedzer.execute.worker_pool.WorkerPool` (TVM workers forked from the zygote);
     tests give the campaign the same pool with the cheap fake worker.
     """
 

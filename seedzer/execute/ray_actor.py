@@ -1,6 +1,6 @@
 """The node side of a campaign's Ray workers: one actor owning a local :class:`WorkerPool` of one worker.
 
-The actor never runs TVM itself: its :class:`~seedzer.execute.pool.WorkerPool` forks the worker from
+The actor never runs TVM itself: its :class:`~seedzer.execute.worker_pool.WorkerPool` forks the worker from
 the node's zygote, so a segfault kills that worker process (restarted by the pool, its death reported
 like any other), never the actor or the campaign, and hangs are found on the node by the pool's stage
 timeouts.
@@ -42,9 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from seedzer.errors import SeedzerError
-from seedzer.execute.pool import WorkerPool
 from seedzer.execute.records import Stop, Task, TestCaseInfo, WorkerEvent
 from seedzer.execute.worker import worker_main
+from seedzer.execute.worker_pool import WorkerPool
 from seedzer.kernel.common import Stage
 
 LOOP_SECONDS = 0.1

@@ -9,7 +9,7 @@ actor (see :mod:`seedzer.execute.ray_actor`), not as Ray calls: tasks chosen bet
 actor in one message, each actor is kept :data:`AHEAD` tasks ahead, and its worker's events come back as
 they happen. Events name the actor's copies of test cases; :func:`merge` maps them back to the
 campaign's own :class:`TestCaseInfo` objects, announcements filled in as
-:class:`~seedzer.execute.pool.WorkerPool` does.
+:class:`~seedzer.execute.worker_pool.WorkerPool` does.
 
 Each actor takes on the campaign's thread-pool variables and niceness (a
 :class:`~seedzer.execute.ray_actor.ProcessEnvironment`) before it forks its worker: Ray runs its
@@ -42,7 +42,7 @@ from seedzer.kernel.common import Stage
 
 AHEAD = 3
 """Tasks an actor is given ahead of its answers: the one its worker runs, one in the worker's pipe (as a
-local worker has, see :data:`~seedzer.execute.pool.QUEUED_TASKS`) and one waiting in the actor, so the
+local worker has, see :data:`~seedzer.execute.worker_pool.QUEUED_TASKS`) and one waiting in the actor, so the
 worker never waits for the campaign."""
 START_SECONDS = 60.0
 """How long the pool waits, when built, for its actors to start (an actor placed later, when a node

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from seedzer.config import Config, config_from_dict
 from seedzer.errors import CampaignError, ConfigError, SeedzerError
-from seedzer.execute.isolated import run_isolated
+from seedzer.execute.isolated_call import run_isolated
 from seedzer.finding.gate import GateSettings, gate_settings
 from seedzer.finding.kind import GateContext
 from seedzer.finding.meta import FindingMeta, inside

@@ -12,7 +12,7 @@ Importing this package is cheap: torch and NNSmith are imported only when models
 from seedzer.generate.driver import GenerateSummary, derive_seed, generate_pool
 from seedzer.generate.errors import GenerationError
 from seedzer.generate.heuristics import available_heuristics, load_heuristic
-from seedzer.generate.pool import pool_models, read_manifest
+from seedzer.generate.seed_pool import pool_models, read_manifest
 
 __all__ = [
     "GenerateSummary",

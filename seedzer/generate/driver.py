@@ -26,8 +26,8 @@ from seedzer.errors import ConfigError, PoolError
 from seedzer.generate.errors import GenerationError, Rejected
 from seedzer.generate.heuristics import Heuristic, candidate_target, load_heuristic
 from seedzer.generate.options import GenerationOptions, generation_from_dict
-from seedzer.generate.pool import MANIFEST, PoolWriter, read_manifest, refuse_foreign
 from seedzer.generate.progress import ProgressBar
+from seedzer.generate.seed_pool import MANIFEST, PoolWriter, read_manifest, refuse_foreign
 from seedzer.protocols import GeneratedModel
 from seedzer.store.lock import DirLock
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from seedzer.errors import ConfigError, PoolError, SeedzerError, shown
 from seedzer.generate.heuristics import Heuristic, PythonHeuristic
-from seedzer.generate.pool import (
+from seedzer.generate.seed_pool import (
     MANIFEST,
     _describe,
     check_integrity,

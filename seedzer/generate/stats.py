@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from seedzer.generate.pool import check_integrity, read_manifest
+from seedzer.generate.seed_pool import check_integrity, read_manifest
 
 
 def _distribution(values: list[int]) -> dict[str, float]:

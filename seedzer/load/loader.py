@@ -3,7 +3,7 @@
 A model is loaded raw first and, when that yields no seeds, once more after ONNX constant folding
 (:mod:`seedzer.load.folding`). Each attempt runs :func:`seedzer.load.attempt.run_attempt` (the
 loader kernel's steps, :mod:`seedzer.kernel.load.observe`) in an isolated process
-(:class:`seedzer.execute.loader.OnnxLoader`) and returns an :class:`AttemptResult`; a
+(:class:`seedzer.execute.isolated_load.OnnxLoader`) and returns an :class:`AttemptResult`; a
 :class:`ModelLoad` gathers the attempts of one model. This module imports neither TVM nor onnx:
 the campaign process reads these results.
 """

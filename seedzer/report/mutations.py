@@ -3,7 +3,7 @@
 The figures ``seedzer status`` shows for one campaign (:mod:`seedzer.campaign.breakdown`), over an
 arm's trials: a trial's mutants come from campaign.db's ``mutator_summary`` (summed over symptoms; a
 campaign.db without that table, from before it, records none), its bugs from the findings the filing
-gate judged bugs (:func:`seedzer.campaign.report.findings_view`), one per root cause, each counted
+gate judged bugs (:func:`seedzer.campaign.summary.findings_view`), one per root cause, each counted
 under its first finding's mutations and oracle (:func:`seedzer.campaign.breakdown.origins`).
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from seedzer.campaign.breakdown import mutants_by_mutation, mutation_levels, mutation_order, origins
-from seedzer.campaign.report import findings_view
+from seedzer.campaign.summary import findings_view
 
 MUTANT_COLUMNS = ["experiment", "heuristic", "trial", "mutation", "mutants"]
 """One trial's mutants run (every symptom) by one mutation."""

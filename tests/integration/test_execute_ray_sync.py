@@ -21,7 +21,7 @@ from seedzer.execute.ray_actor import WorkerActor
 from seedzer.execute.ray_pool import CoverageSync
 from seedzer.execute.settings import WorkerSettings
 from seedzer.kernel.common import Stage
-from tests.unit.test_execute_ray_pool import KEY, Driven, exec_batch
+from tests.unit.execute.test_ray_pool import KEY, Driven, exec_batch
 
 
 def test_blocks_learned_by_the_campaign_reach_a_node_local_hit_map(tmp_path: Path) -> None:

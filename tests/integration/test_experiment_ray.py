@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from seedzer.experiment.ray_trials import RayHandle, RayLauncher
-from seedzer.experiment.runner import is_done
+from seedzer.experiment.trials import is_done
 from seedzer.store.db import CampaignDB
-from tests.unit.test_experiment_runner import _runner, _setup, _starts
+from tests.unit.experiment.test_trials import _runner, _setup, _starts
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +159,7 @@ def test_the_cli_runs_an_experiment_on_the_cluster(tmp_path: Path, ray_local: An
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    import seedzer.experiment.runner as runner_module
+    import seedzer.experiment.trials as runner_module
     from seedzer.cli import main
 
     spec, script, record, _ = _setup(tmp_path, trials=1, heuristics=["basic", "conv3"])

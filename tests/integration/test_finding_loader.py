@@ -20,7 +20,7 @@ import onnx
 import pytest
 
 from seedzer.execute.forked import SharedProgress
-from seedzer.execute.loader import OnnxLoader
+from seedzer.execute.isolated_load import OnnxLoader
 from seedzer.finding.kind import TriageOptions
 from seedzer.finding.load import check as loader_check
 from seedzer.finding.load.folder import LoadFinding, base_case, repro_text

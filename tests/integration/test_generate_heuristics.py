@@ -15,8 +15,8 @@ import pytest
 
 from seedzer.generate import generate_pool, pool_models, read_manifest
 from seedzer.generate.onnx_facts import conv_kernels, count_weights
-from seedzer.generate.pool import sha256_file
 from seedzer.generate.reference import load_reference, run_onnxruntime
+from seedzer.generate.seed_pool import sha256_file
 
 pytestmark = pytest.mark.integration
 

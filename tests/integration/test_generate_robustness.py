@@ -17,7 +17,7 @@ import pytest
 
 from seedzer.errors import ConfigError
 from seedzer.generate import GenerationError, generate_pool, read_manifest
-from seedzer.generate.pool import sha256_file
+from seedzer.generate.seed_pool import sha256_file
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from seedzer.execute.isolated import run_isolated
+from seedzer.execute.isolated_call import run_isolated
 from seedzer.kernel.common import Stage, Symptom
 
 pytestmark = pytest.mark.integration

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
 
 from seedzer.commands.load import load_cmd
-from seedzer.execute.loader import OnnxLoader
+from seedzer.execute.isolated_load import OnnxLoader
 from seedzer.kernel.common import Stage, Symptom
 from seedzer.load.loader import AttemptResult, LoadOptions
 

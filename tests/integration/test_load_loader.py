@@ -14,7 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from seedzer.commands.load_output import write_findings
-from seedzer.execute.loader import OnnxLoader
+from seedzer.execute.isolated_load import OnnxLoader
 from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, Stage, Symptom
 from seedzer.kernel.load import observe as kernel
 from seedzer.kernel.onnx import model as plumbing

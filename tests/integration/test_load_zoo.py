@@ -7,7 +7,7 @@ from pathlib import Path
 import onnx
 import pytest
 
-from seedzer.execute.loader import OnnxLoader
+from seedzer.execute.isolated_load import OnnxLoader
 from seedzer.load.loader import LoadOptions
 
 ZOO = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"

@@ -16,9 +16,9 @@ import pytest
 
 pytest.importorskip("tvm")
 
-from seedzer.execute.pool import WorkerPool
 from seedzer.execute.records import ExecTask, TestCaseInfo
 from seedzer.execute.settings import ExecSettings, WorkerSettings
+from seedzer.execute.worker_pool import WorkerPool
 from seedzer.finding.meta import FindingMeta, FindingSettings
 from seedzer.finding.tir.check import Tester
 from seedzer.finding.tir.context import reproduces

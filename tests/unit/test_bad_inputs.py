@@ -34,10 +34,10 @@ import pytest
 from click.testing import CliRunner
 
 from seedzer.cli import main
-from seedzer.generate.pool import PoolWriter
+from seedzer.generate.seed_pool import PoolWriter
 from seedzer.store.db import CampaignDB, CorpusRow
 from seedzer.store.lock import LOCK_NAME
-from tests.unit.test_generate_pool import HEADER, tiny_model
+from tests.unit.generate.test_seed_pool import HEADER, tiny_model
 
 Setup = Callable[[Path], Any]
 
@@ -1005,7 +1005,7 @@ def test_pool_select_writes_only_into_its_destination(template: Path, tmp_path: 
 
 def test_generate_writes_only_into_its_pool(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from seedzer.generate import driver as driver_mod
-    from tests.unit.test_generate_driver import _fake
+    from tests.unit.generate.test_driver import _fake
 
     monkeypatch.setattr(driver_mod, "_results", _fake())
     top = _world(template, tmp_path, monkeypatch)

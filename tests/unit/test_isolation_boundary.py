@@ -7,7 +7,7 @@ import sys
 def test_campaign_side_modules_do_not_import_tvm() -> None:
     code = (
         "import sys\n"
-        "import seedzer.cli, seedzer.campaign.runner, seedzer.execute.pool, seedzer.finding.store\n"
+        "import seedzer.cli, seedzer.campaign.loop, seedzer.execute.worker_pool, seedzer.finding.store\n"
         "bad = sorted(m for m in sys.modules if m == 'tvm' or m.startswith('tvm.'))\n"
         "print(','.join(bad))\n"
     )

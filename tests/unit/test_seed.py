@@ -1,6 +1,6 @@
 import pytest
 
-from seedzer.levels.graph.seed import GraphSeed
+from seedzer.levels.graph.entry import GraphSeed
 from seedzer.seed import JointSeed, PassSpec, drop_passes, passes_from_json, passes_to_json
 
 

@@ -2,7 +2,7 @@
 
 :func:`observe_forked` runs :func:`seedzer.kernel.graph.observe.observe_graph` on a case in a child forked
 from this process (call :func:`preload` first, so that the child inherits TVM instead of importing
-it; :func:`seedzer.finding.isolated.observe_isolated` forks it); the child reports each step it
+it; :func:`seedzer.finding.forked_check.observe_isolated` forks it); the child reports each step it
 enters, so a death is a ``crash`` and a timeout a ``hang`` at that step. :func:`matches` judges with
 the kernel's own :func:`~seedzer.kernel.graph.observe.same_graph_failure`, so the gate, the reducer and
 ``repro.py`` agree. This module imports TVM only when those functions run.
@@ -11,7 +11,7 @@ the kernel's own :func:`~seedzer.kernel.graph.observe.same_graph_failure`, so th
 from __future__ import annotations
 
 from seedzer.execute.forked import SharedProgress
-from seedzer.finding.isolated import observe_isolated, silence
+from seedzer.finding.forked_check import observe_isolated, silence
 from seedzer.kernel.common import Observation, Stage
 from seedzer.kernel.graph.case import GraphCase
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from seedzer.execute.forked import SharedProgress
-from seedzer.finding.isolated import observe_isolated, silence
+from seedzer.finding.forked_check import observe_isolated, silence
 from seedzer.kernel.common import Observation, Stage
 
 if TYPE_CHECKING:

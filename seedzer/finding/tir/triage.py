@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from seedzer.execute.isolated import run_isolated
+from seedzer.execute.isolated_call import run_isolated
 from seedzer.finding.kind import TriageOptions, TriageResult
 from seedzer.finding.layout import REDUCED_DIR, REPRO_FILE, STATE_FILE
 from seedzer.finding.meta import FindingMeta

@@ -1,6 +1,6 @@
 """The graph level in a worker: Relax pass-sequence and model mutation of a pool model, and the graph kernel's run.
 
-A graph-level corpus entry is a :class:`~seedzer.levels.graph.seed.GraphSeed` (the model, its input specs and its
+A graph-level corpus entry is a :class:`~seedzer.levels.graph.entry.GraphSeed` (the model, its input specs and its
 model mutations) with a Relax step sequence. :class:`GraphFuzzing` mutates the sequence with the Relax
 step mutators (:mod:`seedzer.mutate.relax_pass_mutators`) or adds a model mutation
 (:mod:`seedzer.mutate.model_mutators`: MT-DLComp's UOC and PIOC, spec-edge changes), the kind drawn by
@@ -28,7 +28,7 @@ from seedzer.kernel.graph.model_mutations import apply_model_mutations
 from seedzer.kernel.graph.observe import GraphMemo, observe_graph
 from seedzer.kernel.messages import normalize
 from seedzer.kernel.onnx.model import Trace, random_inputs
-from seedzer.levels.graph.seed import GraphSeed, model_mutation_name
+from seedzer.levels.graph.entry import GraphSeed, model_mutation_name
 from seedzer.mutate.model_mutators import sample_model_mutation
 from seedzer.mutate.relax_pass_mutators import default_relax_pass_mutators
 from seedzer.passes.relax_contracts import exact_sequence, placeable_relax

@@ -10,7 +10,7 @@ from seedzer.coverage.collectors import Collector
 from seedzer.execute.fuzzing import LevelFuzzer, SlotProgress
 from seedzer.execute.settings import WorkerSettings
 from seedzer.kernel.graph.case import MODEL_MUTATION_KINDS
-from seedzer.levels.graph.seed import GraphSeed, model_mutation_name
+from seedzer.levels.graph.entry import GraphSeed, model_mutation_name
 from seedzer.levels.level import ModelSeeds
 from seedzer.mutate.relax_pass_mutators import default_relax_pass_mutators
 from seedzer.seed import JointSeed, PassSpec, passes_to_json

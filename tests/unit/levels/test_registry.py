@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from seedzer.campaign.loop import Campaign
 from seedzer.campaign.monitor import QuietMonitor
-from seedzer.campaign.report import campaign_summary
-from seedzer.campaign.runner import Campaign
 from seedzer.campaign.stats import CampaignStats
+from seedzer.campaign.summary import campaign_summary
 from seedzer.config import Config, LevelsConfig, parse_levels
 from seedzer.errors import SeedzerError
 from seedzer.level_table import LEVELS, level_entry, level_names

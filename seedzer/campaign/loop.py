@@ -1,0 +1,416 @@
+"""The campaign process: owns the store, the corpus and coverage totals, feeds workers, never runs TVM.
+
+Its parts come in through small interfaces so that the keep/feedback/judging logic is tested with
+cheap stand-ins: the executor (workers, :class:`~seedzer.execute.executor.Executor`), the seed loader
+(ONNX models to initial seeds) and the filing gate's runner (:mod:`seedzer.campaign.filing`).
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import FrameType
+
+from seedzer import __version__
+from seedzer.campaign.filing import Filing, FilingSettings, GateRunner
+from seedzer.campaign.keep import KeepRule
+from seedzer.campaign.loading import SeedLoader, import_seeds, load_seeds
+from seedzer.campaign.monitor import Monitor, QuietMonitor
+from seedzer.campaign.scheduler import Scheduler, make_scheduler, record_cost
+from seedzer.campaign.seeds import list_pool
+from seedzer.campaign.stats import CampaignStats
+from seedzer.campaign.throughput import parse_timings, stage_totals
+from seedzer.config import Config, OracleConfig, to_dict
+from seedzer.config import stage_limits as config_stage_limits
+from seedzer.coverage import make_backend
+from seedzer.coverage.native import prepare_collector
+from seedzer.errors import CampaignError
+from seedzer.execute.executor import Executor, WorkerSlot
+from seedzer.execute.records import Death, ExecTask, FuzzTask, TestCaseInfo, WorkerEvent
+from seedzer.execute.settings import ExecSettings, WorkerSettings
+from seedzer.execute.worker_pool import WorkerPool
+from seedzer.finding.repro import TVM_VERSION
+from seedzer.finding.store import FindingStore
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.levels.registry import level
+from seedzer.load.bounds import DEFAULT_MAX_TESTCASE_MEMORY
+from seedzer.oracles import judge, make_oracles
+from seedzer.store.corpus import CORPUS_DIR, Corpus, CorpusEntry
+from seedzer.store.db import CampaignDB
+from seedzer.store.lock import DirLock
+
+AFFINITY_DRAWS = 8
+"""Extra draws of the scheduler for an entry the asking worker ran itself (see ``_choose_for``). With
+two workers, 3 draws left 1 choice in 16 to another's entry, each a 30-100 ms parse: 2-3 ms more
+mutation per test case than one worker spends; with 8, 1 in 512."""
+ExecutorFactory = Callable[[int, WorkerSettings, dict[Stage, float]], Executor]
+"""Builds the campaign's executor: (jobs, worker settings, stage time limits) -> executor."""
+
+
+CAMPAIGN_FOLDERS = (CORPUS_DIR, "findings", "logs")
+"""The folders a campaign directory holds."""
+
+
+def check_layout(out: Path) -> None:
+    """Refuse (one line, read-only) a campaign directory where one of its folders is something else."""
+    for sub in CAMPAIGN_FOLDERS:
+        if (out / sub).exists() and not (out / sub).is_dir():
+            raise CampaignError(f"{out / sub}: exists and is not a directory (the campaign keeps its {sub} there); "
+                                "move it away")
+
+
+def prepare_dir(out: Path, resume: bool) -> None:
+    """Create (or check, with ``resume``) a campaign directory; one-line errors name the path."""
+    db = out / "campaign.db"
+    if resume and not db.exists():
+        raise CampaignError(f"{out}: nothing to resume (no campaign.db)")
+    if not resume and db.exists():
+        raise CampaignError(f"{out}: a campaign already exists here (use --resume to continue it)")
+    check_layout(out)
+    try:
+        for sub in CAMPAIGN_FOLDERS:
+            (out / sub).mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-probe"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise CampaignError(f"{out}: campaign directory is not writable ({exc.strerror or exc})") from exc
+
+
+def exec_settings(oracles: OracleConfig, coverage: str, max_memory: int = DEFAULT_MAX_TESTCASE_MEMORY) -> ExecSettings:
+    """What workers must check for the enabled oracles (costly checks only when asked for), and the
+    address space a worker's test cases may use (``max_memory`` bytes, 0: unbounded).
+
+    The ``passes`` features describe how each step changed the IR only when ``passes`` is the
+    coverage that decides what is kept (that detail triples the cost of a build).
+    """
+    on = set(oracles.enabled)
+    return ExecSettings(rtol=oracles.rtol, atol=oracles.atol, compare="mismatch" in on, pipeline="mismatch" in on,
+                        illformed="illformed" in on, pipeline_illformed=oracles.verifier_issues,
+                        perf_rate=oracles.perf_rate if "perf" in on else 0.0,
+                        perf_factor=oracles.perf_factor, perf_repeats=oracles.perf_repeats,
+                        detailed_build_coverage=coverage == "passes", max_memory=max_memory)
+
+
+def stage_limits(cfg: Config) -> dict[Stage, float]:
+    """The configured time limit of every stage."""
+    return {Stage(name): limit for name, limit in config_stage_limits(cfg.timeouts).items()}
+
+
+class Campaign:
+    """One fuzzing campaign in one directory (resumable; one writer at a time).
+
+    Its seeds are the models of ``pool``, or, with ``imported``, the given corpus entries (e.g.
+    another campaign's, :func:`~seedzer.campaign.seeds.imported_entries`; ``pool`` then only names
+    where they came from).
+    """
+
+    def __init__(self, out: Path, pool: Path, cfg: Config, *, resume: bool = False, monitor: Monitor | None = None,
+                 executor: ExecutorFactory = WorkerPool, seed_loader: SeedLoader | None = None,
+                 gate: GateRunner | None = None, imported: Sequence[CorpusEntry] | None = None) -> None:
+        self.out, self.pool, self.cfg, self.resume = Path(out), Path(pool), cfg, resume
+        self.monitor = monitor or QuietMonitor()
+        self.imported = list(imported) if imported is not None else None
+        # fails early, before anything is created; a campaign seeded with imported entries loads no model
+        self.models = list_pool(self.pool) if self.imported is None else []
+        self.lock = DirLock(self.out, what="campaign").acquire()
+        try:
+            prepare_dir(self.out, resume)
+            self.db = CampaignDB(self.out / "campaign.db")
+        except BaseException:
+            self.lock.release()
+            raise
+        self.corpus = Corpus(self.out / CORPUS_DIR, self.db)
+        self.findings = FindingStore(self.out / "findings", self.db, [(k.pattern, k.note) for k in cfg.known_issues])
+        self.coverage = make_backend(cfg.fuzz.coverage)
+        self.oracles = make_oracles(cfg.oracles.enabled)
+        self.levels = cfg.levels.weights()
+        self.schedulers = {name: make_scheduler(cfg.fuzz.scheduler) for name in self.levels}
+        """One scheduler per level fuzzed: a level is drawn by its weight, then an entry of it."""
+        self.limits = stage_limits(cfg)
+        self.keep = KeepRule()
+        self.rng = random.Random(cfg.fuzz.seed)
+        self.stats = CampaignStats(budget=cfg.fuzz.minutes * 60, jobs=cfg.fuzz.jobs)
+        self.filing = Filing(self.findings, self.corpus, FilingSettings.of(cfg), self.stats, self.monitor, gate,
+                             log_dir=self.out / "logs")
+        self.executor_factory = executor
+        self.seed_loader = seed_loader
+        self.pending: deque[CorpusEntry] = deque()
+        self.exec_counts: Counter[tuple[str, str]] = Counter()
+        self.level_counts: Counter[tuple[str, str]] = Counter()
+        self.mutator_counts: Counter[tuple[str, str]] = Counter()
+        self.tc_counter = 0
+        self._stop = False
+        self._executor: Executor | None = None
+
+    # --- set-up -------------------------------------------------------------------------
+    def _restore(self) -> None:
+        self.stats.elapsed = float(self.db.get_meta("elapsed", 0.0))
+        self.stats.execs = self.db.total_execs()
+        summary = self.db.exec_summary().items()
+        self.stats.invalid = sum(n for (s, _), n in summary if s == Symptom.INVALID.value)
+        self.stats.slow = sum(n for (s, _), n in summary if s == "slow")
+        snapshots = self.db.snapshots()  # stage seconds stay cumulative across resumes
+        self.stats.timings = parse_timings(snapshots[-1].get("timings")) if snapshots else {}
+        self.coverage.restore(self.db.features())
+        self.corpus.restore()
+        self.stats.corpus, self.stats.coverage = len(self.corpus), self.coverage.total()  # shown from the start
+        self.filing.restore()
+        self.db.add_event("resume", {"elapsed": self.stats.elapsed, "corpus": len(self.corpus)})
+
+    def _install_signals(self) -> None:
+        def stop(signum: int, _frame: FrameType | None) -> None:
+            self._stop = True
+
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+
+    def _worker_settings(self) -> WorkerSettings:
+        # The coverage collector first: a backend that cannot work here fails before seeds load.
+        return WorkerSettings(
+            exec=exec_settings(self.cfg.oracles, self.cfg.fuzz.coverage, self.cfg.limits.max_testcase_memory),
+            tolerance=self.cfg.fuzz.tolerance, max_passes=self.cfg.fuzz.max_passes,
+            collector=prepare_collector(self.cfg.fuzz.coverage, self.out, self.db.features(),
+                                        self.cfg.fuzz.block_cache, self.cfg.fuzz.block_granularity),
+            bounds=self.cfg.bounds, graph=self.cfg.graph, log_dir=str(self.out / "logs"),
+            fuzzers={name: level(name).fuzzer for name in self.levels})
+
+    def run(self) -> CampaignStats:
+        """Load (or restore) seeds and fuzz until the budget is spent or a stop is requested."""
+        try:
+            return self._run()
+        finally:
+            self.lock.release()
+
+    def _run(self) -> CampaignStats:
+        if self.resume:
+            self._restore()
+        else:
+            self.db.set_meta("config", to_dict(self.cfg))
+            self.db.set_meta("pool", str(self.pool.resolve()))
+            self.db.set_meta("versions", {"seedzer": __version__, "tvm": TVM_VERSION})
+            self.db.set_meta("created", time.time())
+        self._install_signals()
+        settings = self._worker_settings()
+        self.stats.phase = "loading"
+        if self.imported is not None:
+            import_seeds(self, self.imported)
+        else:
+            load_seeds(self, self.seed_loader)
+        self.pending.extend(e for e in self.corpus.entries if not e.executed and e not in self.pending)
+        self.stats.phase = "fuzzing"
+        executor = self.executor_factory(self.cfg.fuzz.jobs, settings, self.limits)
+        self._executor = executor
+        self.db.add_event("workers", {"pids": executor.pids()})
+        start = time.monotonic()
+        base_elapsed = self.stats.elapsed
+        next_snap = 0.0
+        try:
+            while not self._stop and self.stats.elapsed < self.stats.budget:
+                events = executor.poll(0.05)  # waiting for workers: not the fuzzer's own work
+                busy = time.perf_counter()
+                stores = [self._on_event(ev) for ev in events]
+                # A worker with room gets its next test case (it still runs the one sent before, see
+                # QUEUED_TASKS) before the campaign writes an answer's corpus entry or finding to disk.
+                for w in executor.idle():
+                    self._feed(w)
+                for store in stores:
+                    if store is not None:
+                        store()
+                self.filing.poll()
+                now = time.monotonic()
+                self.stats.session_seconds = now - start
+                self.stats.elapsed = base_elapsed + self.stats.session_seconds
+                self.stats.restarts = executor.restarts
+                if now >= next_snap:
+                    self.snapshot()
+                    next_snap = now + self.cfg.fuzz.snapshot_period
+                self.monitor.update(self.stats)
+                self.stats.add_timings({"bookkeeping": time.perf_counter() - busy})
+        finally:
+            executor.close()
+            self.stats.phase = "finishing"
+            self.snapshot()
+            self.filing.drain(60.0)
+            self.snapshot()
+            self.monitor.update(self.stats)
+            self.monitor.close()
+            self.db.close()
+        self.stats.phase = "done"
+        return self.stats
+
+    def stop(self) -> None:
+        """Ask the loop to finish after the current poll."""
+        self._stop = True
+
+    def stopping(self) -> bool:
+        """True once a stop was requested."""
+        return self._stop
+
+    # --- the loop -------------------------------------------------------------------------
+    def _feed(self, w: WorkerSlot) -> None:
+        self.tc_counter += 1
+        submit = w.submit
+        if self.pending:
+            entry = self.pending.popleft()
+            submit(ExecTask(self.tc_counter, entry.level, entry.script, entry.passes),
+                   TestCaseInfo(self.tc_counter, "exec", entry.seed_id, entry.level, entry.script, entry.passes))
+            return
+        name = self._level()
+        entry = self._choose_for(w.index, name)
+        other = self.rng.choice(self.corpus.levels.get(name) or self.corpus.entries).passes
+        task = FuzzTask(self.tc_counter, name, entry.script, entry.passes, entry.failures, other,
+                        self.rng.getrandbits(62))
+        submit(task, TestCaseInfo(self.tc_counter, "fuzz", entry.seed_id, name, limits=self._relative_limits(entry)))
+
+    def _relative_limits(self, parent: CorpusEntry) -> dict[Stage, float] | None:
+        """A mutant's stage limits: ``timeouts.relative`` times its parent's measured cost, within
+        ``timeouts.floor`` and each stage's own limit (None: the stage limits, for a parent not measured
+        yet and for the ``timeouts.hang_share`` of mutants whose hangs may be filed). AFL++ likewise
+        derives its time limit from the seeds' measured speed and confirms a hang with a longer one."""
+        t = self.cfg.timeouts
+        if t.relative <= 0 or parent.cost is None or self.rng.random() < t.hang_share:
+            return None
+        limit = max(t.floor, t.relative * parent.cost)
+        return {stage: min(full, limit) for stage, full in self.limits.items()}
+
+    def _level(self) -> str:
+        """A level drawn by its configured weight among those the corpus has entries of (when it has
+        none of a level on, e.g. a campaign whose pool gave no graph seed, the first it has)."""
+        present = {name: w for name, w in self.levels.items() if self.corpus.levels.get(name)}
+        if not present:
+            return next(iter(self.corpus.levels))
+        return self.rng.choices(list(present), weights=list(present.values()))[0]
+
+    def _choose_for(self, worker: int, level: str) -> CorpusEntry:
+        """The scheduler's choice, drawn again (up to :data:`AFFINITY_DRAWS` times) while it is an
+        entry another worker ran: a worker has the parsed IR of its own entries cached, and parsing
+        another's TVMScript costs 30-100 ms. Workers are alike, so every entry is still chosen as
+        often as the scheduler says; each worker mostly grows its own part of the corpus."""
+        entries, scheduler = self.corpus.levels[level], self.schedulers[level]
+        entry = scheduler.choose(entries, self.rng)
+        for _ in range(AFFINITY_DRAWS):
+            if entry.worker is None or entry.worker == worker:
+                break
+            entry = scheduler.choose(entries, self.rng)
+        entry.chosen += 1
+        return entry
+
+    def _on_death(self, ev: WorkerEvent, death: Death) -> None:
+        tc = ev.tc
+        parent = self.corpus.by_id.get(tc.parent or "") if tc is not None else None
+        if parent is not None and death.seconds is not None:  # what choosing it cost: the time it ran
+            record_cost(parent, death.seconds)
+        detail = {"worker": ev.worker, "kind": death.kind, "stage": death.stage.value, "pass": death.pass_name,
+                  "message": death.message, "signal": death.signal, "exitcode": death.exitcode,
+                  "rss_mb": death.rss_mb, "available_mb": death.available_mb, "during_setup": death.during_setup,
+                  "testcase": tc.tc_id if tc else None}
+        self.db.add_event("worker_killed" if death.kind == "killed" else "worker_restart", detail)
+        if death.kind == "slow" and tc is not None:  # an execution (counted, shown in status and the report)
+            self.stats.slow += 1
+            self._count("slow", death.stage.value, tc.level)
+        elif death.kind == "killed":
+            memory = (f"; available memory {death.available_mb:.0f} MiB, worker peak {death.rss_mb:.0f} MiB"
+                      if death.available_mb is not None and death.rss_mb is not None else "")
+            self.monitor.message(f"worker {ev.worker} was killed by SIGKILL (the OOM killer or an operator, "
+                                 f"not a TVM bug{memory}); restarted")
+        else:
+            where = "while setting up" if death.during_setup else f"during {death.stage.value}"
+            self.monitor.message(f"worker {ev.worker} {death.message} {where}; restarted")
+        self.db.add_event("workers", {"pids": self._executor.pids() if self._executor else []})
+        for info in ev.dropped:  # a seed waiting to be executed goes back in line; a mutation is just not made
+            entry = self.corpus.by_id.get(info.parent or "") if info.kind == "exec" else None
+            if entry is not None and not entry.executed and entry not in self.pending:
+                self.pending.appendleft(entry)
+        obs = death.observation()
+        if obs is None or tc is None or not tc.announced:
+            return
+        judged = self._judged(obs, tc.level)
+        if judged.symptom.is_bug:
+            self.filing.candidate(judged, tc, ev.worker, [], death.log_tail)
+
+    def _on_event(self, ev: WorkerEvent) -> Callable[[], None] | None:
+        """Take in one event: judge a result, merge its coverage, decide whether it is kept and
+        update its parent's failure counter. Writing what must be stored (a corpus entry, a
+        finding) is returned as a call for later, so that the worker can be fed first."""
+        if ev.kind == "tc":
+            return None
+        if ev.kind == "death":
+            assert ev.death is not None
+            self._on_death(ev, ev.death)
+            return None
+        assert ev.tc is not None and ev.result is not None
+        result, tc, worker = ev.result, ev.tc, ev.worker
+        self.stats.add_timings(result.timings)
+        gain = self.coverage.new_since_last(result.features)
+        self.stats.coverage = self.coverage.total()
+        obs = self._judged(result.observation, tc.level)
+        for mutator in tc.mutators:  # what each kind of mutation yields (status: by mutation)
+            self.mutator_counts[(mutator, obs.symptom.value)] += 1
+        bug = obs.symptom.is_bug
+        parent = self.corpus.by_id.get(tc.parent or "")
+        seconds = result.timings.get("worker_busy", 0.0)
+        if parent is not None:
+            record_cost(parent, seconds)
+            if tc.kind == "exec":  # a seed's (or a resumed entry's) own run: what it covers
+                self._scheduler(parent).learn(parent, result.features)
+        entry = self.keep.apply(tc, gain, obs, result.unchanged, parent, worker)
+        if not bug and entry is None:
+            return None
+
+        def store() -> None:
+            if bug:
+                self.filing.candidate(obs, tc, worker, result.unchanged, "")
+            if entry is not None and self.corpus.add(entry, gain, tc.mutators):
+                record_cost(entry, seconds)
+                self._scheduler(entry).learn(entry, result.features)
+                self.stats.corpus = len(self.corpus)
+
+        return store
+
+    def _scheduler(self, entry: CorpusEntry) -> Scheduler:
+        """The scheduler of the entry's level (one for a level not fuzzed now, whose entries a resumed
+        or imported corpus may hold)."""
+        found = self.schedulers.get(entry.level)
+        if found is None:
+            found = self.schedulers[entry.level] = make_scheduler(self.cfg.fuzz.scheduler)
+        return found
+
+    def _judged(self, observation: Observation, level: str) -> Observation:
+        """The oracles' verdict on one execution of ``level``, counted in the campaign's statistics."""
+        obs = judge(self.oracles, observation)
+        self._count(obs.symptom.value, obs.stage.value if obs.stage else "", level)
+        if obs.symptom is Symptom.INVALID:
+            self.stats.invalid += 1
+        return obs
+
+    def _count(self, symptom: str, stage: str, level: str) -> None:
+        """One more execution, by symptom and stage and by level and symptom (flushed to campaign.db
+        at the next snapshot)."""
+        self.stats.execs += 1
+        self.stats.session_execs += 1
+        self.exec_counts[(symptom, stage)] += 1
+        self.level_counts[(level, symptom)] += 1
+        self.stats.level_execs[level] += 1
+
+    def snapshot(self) -> None:
+        """Write one snapshot row and flush batched counters and fresh coverage features."""
+        self.db.add_exec_counts(dict(self.exec_counts))
+        self.exec_counts.clear()
+        self.db.add_level_counts(dict(self.level_counts))
+        self.level_counts.clear()
+        self.db.add_mutator_counts(dict(self.mutator_counts))
+        self.mutator_counts.clear()
+        self.db.add_features(self.coverage.drain_fresh(), time.time())
+        self.db.add_snapshot({
+            "time": self.stats.elapsed, "execs": self.stats.execs, "coverage": self.coverage.total(),
+            "coverage_backend": self.cfg.fuzz.coverage, "corpus_size": len(self.corpus),
+            "findings": sum(self.stats.findings.values()), "unique_findings": sum(self.stats.unique.values()),
+            "invalid": self.stats.invalid, "wall": time.time(),
+            "coverage_detail": self.coverage.detail(), "timings": stage_totals(self.stats.timings),
+        })
+        self.db.set_meta("elapsed", self.stats.elapsed)
