@@ -1,22 +1,32 @@
 """Keeps the manual's generated sections in step with the code.
 
-The configuration reference lives in ``docs/configuration.md`` between the markers :data:`START`
-and :data:`END`. ``python -m seedzer.docs [PATH]`` rewrites it (``PATH`` defaults to
-:data:`CONFIG_PAGE`, relative to the working directory: run it from the repository root); a test
-fails when it is stale.
+Each :class:`Section` is a block of a page of ``docs/`` between two markers, written from the code:
+the configuration reference (``docs/configuration.md``, from the configuration's dataclasses and
+the level table), the filing gate's rules and the reducer's passes of every registered finding kind
+(``docs/findings.md``, from each kind's :meth:`~seedzer.finding.kind.FindingKind.gate_rules` and
+:meth:`~seedzer.finding.kind.FindingKind.reduction_passes`: their docstrings). ``python -m
+seedzer.docs`` rewrites them all (run it from the repository root; ``PATH`` rewrites one page); a
+test fails when one is stale.
 """
 
 from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from seedzer.config import reference
+from seedzer.finding.kind import Described
+from seedzer.finding.meta import KIND_ALIASES
+from seedzer.finding.registry import KINDS, kind
 
 START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
 CONFIG_PAGE = "docs/configuration.md"
 """The page that holds the generated configuration reference, relative to the repository root."""
+FINDINGS_PAGE = "docs/findings.md"
+"""The page that holds the generated gate rules and reduction passes."""
 
 
 def config_reference_markdown() -> str:
@@ -27,27 +37,94 @@ def config_reference_markdown() -> str:
     return "\n".join(lines)
 
 
-def render(page: str) -> str:
-    """``page`` with its generated section replaced by the current one."""
-    pattern = re.compile(re.escape(START) + ".*?" + re.escape(END), re.S)
-    return pattern.sub(lambda _: f"{START}\n{config_reference_markdown()}\n{END}", page)
+def _kind_heading(name: str) -> str:
+    older = [old for old, new in KIND_ALIASES.items() if new == name]
+    return f"**`{name}`**" + (f" (older folders: `{'`, `'.join(older)}`)" if older else "")
 
 
-def main(path: str = CONFIG_PAGE) -> int:
-    """Rewrite the generated sections of ``path`` in place.
+def _per_kind(column: str, parts: Callable[[str], list[Described]]) -> str:
+    """A table per registered kind of its ``parts`` (name and what it does), in their order."""
+    blocks = []
+    for name in KINDS:
+        rows = [f"| {i} | `{d.name}` | {d.doc} |" for i, d in enumerate(parts(name), 1)]
+        blocks.append("\n".join([_kind_heading(name), "", f"| # | {column} | what it does |", "| --- | --- | --- |",
+                                 *rows]))
+    return "\n\n".join(blocks)
 
-    A missing page, or one without the markers, is a one-line error and exit status 2 (as the CLI's
+
+def gate_rules_markdown() -> str:
+    """Every kind's gate rules, in the order they judge (the first answer wins)."""
+    return _per_kind("rule", lambda name: kind(name).gate_rules())
+
+
+def reduction_passes_markdown() -> str:
+    """Every kind's reduction passes, in the order they run."""
+    return _per_kind("pass", lambda name: kind(name).reduction_passes())
+
+
+@dataclass(frozen=True)
+class Section:
+    """A generated block of a page: its marker name and what writes it."""
+
+    page: str
+    marker: str
+    render: Callable[[], str]
+
+    @property
+    def start(self) -> str:
+        """The line the block starts after."""
+        return f"<!-- {self.marker}:start -->"
+
+    @property
+    def end(self) -> str:
+        """The line the block ends before."""
+        return f"<!-- {self.marker}:end -->"
+
+
+SECTIONS = (
+    Section(CONFIG_PAGE, "config-reference", config_reference_markdown),
+    Section(FINDINGS_PAGE, "gate-rules", gate_rules_markdown),
+    Section(FINDINGS_PAGE, "reduction-passes", reduction_passes_markdown),
+)
+"""Every generated block of the manual."""
+
+
+def render(text: str, page: str = CONFIG_PAGE) -> str:
+    """``text`` (the page ``page``) with each of its generated blocks replaced by the current one."""
+    for section in (s for s in SECTIONS if s.page == page):
+        pattern = re.compile(re.escape(section.start) + ".*?" + re.escape(section.end), re.S)
+        block = f"{section.start}\n{section.render()}\n{section.end}"
+        text = pattern.sub(lambda _: block, text)  # noqa: B023 - used at once, in this iteration
+    return text
+
+
+def rewrite(path: Path, page: str) -> str | None:
+    """Rewrite the generated blocks of the file ``path`` (the page ``page``); the one-line reason when
+    it cannot (missing, or without a block's markers)."""
+    if not path.is_file():
+        return f"{path}: no such file (run from the repository root)"
+    text = path.read_text()
+    for section in (s for s in SECTIONS if s.page == page):
+        if section.start not in text or section.end not in text:
+            return f"{path}: no {section.start} ... {section.end} section to rewrite"
+    path.write_text(render(text, page))
+    return None
+
+
+def main(path: str | None = None) -> int:
+    """Rewrite the generated blocks of every page (or of ``path`` only).
+
+    A missing page, or one without its markers, is a one-line error and exit status 2 (as the CLI's
     user errors are), never a silent no-op.
     """
-    p = Path(path)
-    if not p.is_file():
-        print(f"error: {path}: no such file (run from the repository root)", file=sys.stderr)
-        return 2
-    text = p.read_text()
-    if START not in text or END not in text:
-        print(f"error: {path}: no {START} ... {END} section to rewrite", file=sys.stderr)
-        return 2
-    p.write_text(render(text))
+    pages = sorted({s.page for s in SECTIONS})
+    targets = [(Path(path), next((p for p in pages if Path(path).as_posix().endswith(p)), CONFIG_PAGE))] \
+        if path is not None else [(Path(page), page) for page in pages]
+    for target, page in targets:
+        problem = rewrite(target, page)
+        if problem is not None:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
     return 0
 
 

@@ -10,6 +10,7 @@ its gate judges.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -165,6 +166,24 @@ class Filed:
         return self.finding.meta
 
 
+@dataclass(frozen=True)
+class Described:
+    """A named part of a kind (a gate rule, a reduction pass) and what it does, from its docstring:
+    the manual's tables are generated from these (``python -m seedzer.docs``)."""
+
+    name: str
+    doc: str
+
+    @staticmethod
+    def of(name: str, documented: object) -> Described:
+        """``name`` with the first paragraph of ``documented``'s docstring, on one line (reST roles
+        and literals reduced to their text)."""
+        first = (getattr(documented, "__doc__", None) or "").strip().split("\n\n")[0]
+        text = " ".join(first.split())
+        text = re.sub(r":\w+:`~?([^`]+)`", lambda m: m.group(1).split(".")[-1], text)
+        return Described(name, text.replace("``", "`"))
+
+
 class FindingKind(Protocol):
     """One kind of finding (see the module docstring)."""
 
@@ -201,4 +220,12 @@ class FindingKind(Protocol):
 
     def triage(self, folder: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
         """Reduce the finding, write its reduced ``repro.py`` and ``report.md``."""
+        ...
+
+    def gate_rules(self) -> list[Described]:
+        """Its gate's rules, in the order they judge."""
+        ...
+
+    def reduction_passes(self) -> list[Described]:
+        """Its reducer's passes, in the order they run."""
         ...

@@ -101,16 +101,22 @@ def defines_pass(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
     return mark
 
 
+def pass_methods(klass: type) -> dict[str, Callable[..., Any]]:
+    """Reduction pass name -> the method :func:`defines_pass` marked on ``klass`` (and its bases,
+    bases first), in the order they are defined."""
+    found: dict[str, Callable[..., Any]] = {}
+    for base in reversed(klass.__mro__):
+        for value in vars(base).values():
+            name = getattr(value, _PASS_NAME, None)
+            if isinstance(name, str):
+                found[name] = value
+    return found
+
+
 def passes_of(obj: object) -> list[ReductionPass[Any]]:
     """The passes :func:`defines_pass` marked on ``obj``'s class (and its bases, bases first), bound
     to ``obj``, in the order they are defined."""
-    found: dict[str, ReductionPass[Any]] = {}
-    for klass in reversed(type(obj).__mro__):
-        for attr, value in vars(klass).items():
-            name = getattr(value, _PASS_NAME, None)
-            if isinstance(name, str):
-                found[name] = ReductionPass(name, getattr(obj, attr))
-    return list(found.values())
+    return [ReductionPass(name, getattr(obj, method.__name__)) for name, method in pass_methods(type(obj)).items()]
 
 
 class Trial(Generic[S]):

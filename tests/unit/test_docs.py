@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from seedzer.docs import CONFIG_PAGE, END, START, main, render
+from seedzer.docs import CONFIG_PAGE, END, FINDINGS_PAGE, SECTIONS, START, Section, main, render
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
@@ -76,13 +76,35 @@ def test_config_reference_is_current() -> None:
     assert render(text) == text, f"{CONFIG_PAGE}'s config reference is stale: run `python -m seedzer.docs`"
 
 
-def test_docs_writes_the_configuration_page_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    page = tmp_path / CONFIG_PAGE
-    page.parent.mkdir()
-    page.write_text(f"# Configuration\n\n{START}\nstale-table\n{END}\n")
+@pytest.mark.parametrize("section", SECTIONS, ids=lambda s: s.marker)
+def test_every_generated_section_is_current(section: Section) -> None:
+    text = (REPO / section.page).read_text()
+    assert section.start in text and section.end in text
+    stale = f"{section.page}: {section.marker} is stale: run `python -m seedzer.docs`"
+    assert render(text, section.page) == text, stale
+
+
+def test_the_findings_page_lists_every_kinds_gate_rules_and_reduction_passes() -> None:
+    from seedzer.finding.registry import KINDS, kind
+
+    text = (REPO / FINDINGS_PAGE).read_text()
+    for name in KINDS:
+        assert f"**`{name}`**" in text
+        for part in (*kind(name).gate_rules(), *kind(name).reduction_passes()):
+            assert f"| `{part.name}` | {part.doc} |" in text and part.doc
+
+
+def test_docs_writes_every_page_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for page in {s.page for s in SECTIONS}:
+        path = tmp_path / page
+        path.parent.mkdir(exist_ok=True)
+        blocks = "".join(f"{s.start}\nstale-table\n{s.end}\n" for s in SECTIONS if s.page == page)
+        path.write_text("# Page\n\n" + blocks)
     monkeypatch.chdir(tmp_path)
     assert main() == 0
-    assert render(page.read_text()) == page.read_text() and "stale-table" not in page.read_text()
+    for page in {s.page for s in SECTIONS}:
+        text = (tmp_path / page).read_text()
+        assert render(text, page) == text and "stale-table" not in text
 
 
 def test_docs_refuses_a_page_without_the_section(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,11 +8,21 @@ from typing import Any
 
 from seedzer.errors import SeedzerError
 from seedzer.finding.graph import folder
-from seedzer.finding.graph.gate import run_graph_gate_on_folder
-from seedzer.finding.kind import Filed, FileSettings, GateCall, GateContext, Observed, TriageOptions, TriageResult
+from seedzer.finding.graph.gate import RULES, run_graph_gate_on_folder
+from seedzer.finding.kind import (
+    Described,
+    Filed,
+    FileSettings,
+    GateCall,
+    GateContext,
+    Observed,
+    TriageOptions,
+    TriageResult,
+)
 from seedzer.finding.kind import candidate_meta as candidate
 from seedzer.finding.layout import REPRO_FILE
 from seedzer.finding.meta import FindingMeta
+from seedzer.finding.reducer import pass_methods
 from seedzer.kernel.graph.case import GraphCase
 
 
@@ -65,6 +75,20 @@ class GraphKind:
         from seedzer.finding.graph.triage import triage_graph_finding
 
         return triage_graph_finding(Path(where), meta, options)
+
+
+    def gate_rules(self) -> list[Described]:
+        """The graph gate's rules (:data:`seedzer.finding.graph.gate.RULES`)."""
+        return [Described.of(rule.name, type(rule)) for rule in RULES]
+
+    def reduction_passes(self) -> list[Described]:
+        """ddmin over the model mutations, then over the Relax steps, then the house's ONNX graph passes
+        (:class:`seedzer.finding.onnx_reduce.OnnxReducer`)."""
+        from seedzer.finding.graph.reduce import SEQUENCE_STAGES, STAGE_DOCS
+        from seedzer.finding.onnx_reduce import OnnxReducer
+
+        stages = [Described(name, STAGE_DOCS[name]) for name in SEQUENCE_STAGES]
+        return stages + [Described.of(name, method) for name, method in pass_methods(OnnxReducer).items()]
 
 
 def _ran(observed: Observed) -> GraphCase:

@@ -140,6 +140,12 @@ def ddmin_stage(name: str) -> ReductionPass[Any]:
 
 MUTATIONS_STAGE, PASSES_STAGE = "ddmin-mutations", "ddmin-passes"
 SEQUENCE_STAGES = (MUTATIONS_STAGE, PASSES_STAGE)
+STAGE_DOCS = {
+    MUTATIONS_STAGE: "ddmin over the recorded model mutations (MT-DLComp relations, spec-edge changes), passes and "
+                     "model unchanged; a relation a later one builds on stays.",
+    PASSES_STAGE: "ddmin over the Relax step sequence, the model unchanged, to a 1-minimal sequence.",
+}
+"""What each sequence stage does (the manual's table of reduction passes)."""
 
 
 class GraphReducer:

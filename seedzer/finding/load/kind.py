@@ -7,11 +7,21 @@ from pathlib import Path
 from typing import Any
 
 from seedzer.errors import SeedzerError
-from seedzer.finding.kind import Filed, FileSettings, GateCall, GateContext, Observed, TriageOptions, TriageResult
+from seedzer.finding.kind import (
+    Described,
+    Filed,
+    FileSettings,
+    GateCall,
+    GateContext,
+    Observed,
+    TriageOptions,
+    TriageResult,
+)
 from seedzer.finding.layout import REPRO_FILE
 from seedzer.finding.load import folder
-from seedzer.finding.load.gate import run_load_gate_on_folder
+from seedzer.finding.load.gate import RULES, run_load_gate_on_folder
 from seedzer.finding.meta import FindingMeta
+from seedzer.finding.reducer import pass_methods
 from seedzer.load.loader import LoaderFailure
 
 
@@ -54,6 +64,17 @@ class LoadKind:
         from seedzer.finding.load.triage import triage_load_finding
 
         return triage_load_finding(where, meta, options)
+
+
+    def gate_rules(self) -> list[Described]:
+        """The load gate's rules (:data:`seedzer.finding.load.gate.RULES`)."""
+        return [Described.of(rule.name, type(rule)) for rule in RULES]
+
+    def reduction_passes(self) -> list[Described]:
+        """The house's ONNX graph passes (:class:`seedzer.finding.onnx_reduce.OnnxReducer`)."""
+        from seedzer.finding.onnx_reduce import OnnxReducer
+
+        return [Described.of(name, method) for name, method in pass_methods(OnnxReducer).items()]
 
 
 KIND = LoadKind()

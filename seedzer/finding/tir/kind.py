@@ -8,6 +8,7 @@ from typing import Any
 
 from seedzer.errors import SeedzerError
 from seedzer.finding.kind import (
+    Described,
     Filed,
     FileSettings,
     GateCall,
@@ -18,8 +19,9 @@ from seedzer.finding.kind import (
     candidate_meta,
 )
 from seedzer.finding.meta import FindingMeta
+from seedzer.finding.reducer import pass_methods
 from seedzer.finding.tir import folder
-from seedzer.finding.tir.gate import GateJob, run_gate
+from seedzer.finding.tir.gate import RULES, GateJob, run_gate
 from seedzer.kernel.messages import ir_names
 from seedzer.kernel.tir.case import Case
 from seedzer.oracles.signature import raw_key
@@ -86,6 +88,17 @@ class TirKind:
         from seedzer.finding.tir.triage import triage_tir
 
         return triage_tir(where, meta, options)
+
+
+    def gate_rules(self) -> list[Described]:
+        """The TIR gate's rules (:data:`seedzer.finding.tir.gate.RULES`)."""
+        return [Described.of(rule.name, type(rule)) for rule in RULES]
+
+    def reduction_passes(self) -> list[Described]:
+        """The TIR reducer's passes (:class:`seedzer.finding.tir.reduce.TirPasses`)."""
+        from seedzer.finding.tir.reduce import TirPasses
+
+        return [Described.of(name, method) for name, method in pass_methods(TirPasses).items()]
 
 
 KIND = TirKind()
