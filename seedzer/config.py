@@ -131,8 +131,9 @@ class FuzzConfig:
     coverage: str = _f("breakpoints", "Coverage backend that decides what is kept: breakpoints (int3 on every "
                        "basic block of libtvm_compiler.so), passes (pure Python, coarse) or sancov (a "
                        "sancov-instrumented TVM build). The passes totals are always recorded too.")
-    block_granularity: str = _f("blocks", "breakpoints: basic blocks (table built once, ~2 min) or functions "
-                                "(function entries from .eh_frame only; seconds).")
+    block_granularity: str = _f("blocks", "breakpoints: basic blocks (the finer table, built once per TVM "
+                                "build, takes minutes) or functions (function entries from .eh_frame only, "
+                                "built in seconds).")
     block_cache: str = _f("~/.cache/seedzer/blocks", "breakpoints: directory of the cached block tables "
                           "(one per library build id and granularity).")
     scheduler: str = _f("cost", "Seed scheduler: cost (entries weighted by measured speed, favoring the cheapest "
@@ -140,7 +141,7 @@ class FuzzConfig:
 
 
 class LevelsConfig:
-    """The levels a campaign fuzzes (DESIGN.md §11) and how often the schedule picks each: a weight per
+    """The levels a campaign fuzzes (docs/design.md §11) and how often the schedule picks each: a weight per
     registered level (:mod:`seedzer.level_table`), 0 turns it off; a level not given keeps its default.
     A graph test case costs a whole-model build (several TIR cases' time). In YAML a mapping
     ``{tir: 3, graph: 1}``."""
@@ -235,23 +236,24 @@ def parse_levels(text: str, current: LevelsConfig, option: str = "--levels") -> 
 @dataclass
 class BoundsConfig:
     """How far a mutant may grow before it is not run: counted as out of bounds, never filed or kept
-    (:mod:`seedzer.mutate.bounds`, whose docstring gives the campaign figures behind the defaults).
-    A script's size counts every explicitly unrolled loop written out."""
+    (:mod:`seedzer.mutate.bounds`; the campaign figures behind the defaults are in
+    docs/measurements.md, 'Mutant bounds'). A script's size counts every explicitly unrolled loop
+    written out."""
 
     max_growth: float = _f(4.0, "A mutant's TVMScript (unrolled loops written out) at most this many times the "
-                           "size of its parent's: kept mutants grow 1.2x at p90; 4-5% of them grew 5-54x by "
-                           "unrolling whole kernels.")
+                           "size of its parent's (a mutant that unrolls a whole kernel grows far more; why "
+                           "this default: docs/measurements.md).")
     max_script_bytes: int = _f(256 * 1024, "A mutant's TVMScript (unrolled loops written out) at most this many "
-                               "bytes: ~10x the largest seed (23.8 KB).")
+                               "bytes, well above the largest seed's (why this default: docs/measurements.md).")
     max_unroll: int = _f(64, "Most iterations one unrolled loop nest may ask for (the product of an explicit "
                          "T.unroll nest's extents, UnrollLoop's auto_max_step, and auto_max_extent to the power of "
-                         "its levels): kept nests have 49-59 at p90; auto_max_step=64 asked for 15-43x the "
-                         "code of TVM's default pipeline, so the pass catalogue samples 16 at most.")
+                         "its levels); the pass catalogue samples auto_max_step below it (why this default: "
+                         "docs/measurements.md).")
     max_passes_growth: int = _f(8, "A mutant's pass sequence at most this many passes longer than its parent's "
-                                "(kept mutants: at most 4).")
+                                "(why this default: docs/measurements.md).")
     perf_max_script_bytes: int = _f(32 * 1024, "The perf oracle times only test cases whose TVMScript is at "
-                                    "most this many bytes (timing big kernels costs seconds per case; the "
-                                    "largest seed has 23.8 KB).")
+                                    "most this many bytes, since timing big kernels is slow (why this default: "
+                                    "docs/measurements.md).")
 
 
 @dataclass
@@ -259,12 +261,12 @@ class LimitsConfig:
     """Resource bounds of models and test cases, checked before TVM runs anything (bytes; 0 = none)."""
 
     max_tensor_bytes: int = _f(DEFAULT_MAX_TENSOR_BYTES, "Largest tensor a model may declare (inputs, outputs, "
-                               "value_info, initializers): a basic pool's largest is 256 KiB.")
-    max_model_bytes: int = _f(DEFAULT_MAX_MODEL_BYTES, "Inputs plus initializers of a model: a basic pool's "
-                              "largest is 264 KiB; ResNet-50's weights are ~100 MiB.")
+                               "value_info, initializers; why this default: docs/measurements.md).")
+    max_model_bytes: int = _f(DEFAULT_MAX_MODEL_BYTES, "Inputs plus initializers of a model (why this default: "
+                              "docs/measurements.md).")
     max_testcase_memory: int = _f(DEFAULT_MAX_TESTCASE_MEMORY, "Address space (RLIMIT_AS) of a load attempt and "
-                                  "of a fuzz worker: ~4.7x a basic campaign's peak virtual size (1.7 GiB); "
-                                  "an allocation past it is an invalid test case.")
+                                  "of a fuzz worker, several times a worker's peak: an allocation past it is an "
+                                  "invalid test case (why this default: docs/measurements.md).")
 
     def limits(self) -> Limits:
         """The bounds as the loader takes them."""

@@ -1,6 +1,6 @@
 """The table of levels: every level a test case can live at, as plain data every layer may read.
 
-A *level* is a kind of test case (DESIGN.md §11): ``tir`` (a PrimFunc lowered from a pool model, with
+A *level* is a kind of test case (docs/design.md §11): ``tir`` (a PrimFunc lowered from a pool model, with
 a TIR pass sequence) and ``graph`` (a pool model, with its mutations and a Relax pass sequence). Its
 behaviour is an object of :mod:`seedzer.levels` (mutation, execution, seeds, what ``status`` shows);
 this table holds only what the lower layers need without it: the name (also the name of the finding

@@ -1,4 +1,4 @@
-"""The small interfaces (seams) between Seedzer's parts, as in DESIGN.md §2.
+"""The small interfaces (seams) between Seedzer's parts, as in docs/design.md §2.
 
 Each Protocol has one real implementation per backend and a cheap one used by unit tests.
 Worker-side Protocols take and return TVM objects; everything the campaign process sees is text.

@@ -16,7 +16,7 @@ from seedzer.store.corpus import CorpusEntry
 
 @dataclass(frozen=True)
 class KeepRule:
-    """When a test case's result is kept in the corpus (Tzer's feedback, as in DESIGN.md §6).
+    """When a test case's result is kept in the corpus (Tzer's feedback, as in docs/design.md §6).
 
     * A test case run as given (``exec``: an initial seed, or a corpus entry run again) is never kept
       anew: it is in the corpus already, and is marked executed by the worker that ran it (whose

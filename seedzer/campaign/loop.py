@@ -44,9 +44,9 @@ from seedzer.store.db import CampaignDB
 from seedzer.store.lock import DirLock
 
 AFFINITY_DRAWS = 8
-"""Extra draws of the scheduler for an entry the asking worker ran itself (see ``_choose_for``). With
-two workers, 3 draws left 1 choice in 16 to another's entry, each a 30-100 ms parse: 2-3 ms more
-mutation per test case than one worker spends; with 8, 1 in 512."""
+"""Extra draws of the scheduler for an entry the asking worker ran itself (see ``_choose_for``): with
+two workers, ``n`` draws leave 1 choice in ``2 ** (n + 1)`` to another's entry, which costs a parse
+(why this value: docs/measurements.md, 'Campaign loop')."""
 ExecutorFactory = Callable[[int, WorkerSettings, dict[Stage, float]], Executor]
 """Builds the campaign's executor: (jobs, worker settings, stage time limits) -> executor."""
 
@@ -289,8 +289,9 @@ class Campaign:
     def _choose_for(self, worker: int, level: str) -> CorpusEntry:
         """The scheduler's choice, drawn again (up to :data:`AFFINITY_DRAWS` times) while it is an
         entry another worker ran: a worker has the parsed IR of its own entries cached, and parsing
-        another's TVMScript costs 30-100 ms. Workers are alike, so every entry is still chosen as
-        often as the scheduler says; each worker mostly grows its own part of the corpus."""
+        another's TVMScript is costly (docs/measurements.md, 'Campaign loop'). Workers are alike, so
+        every entry is still chosen as often as the scheduler says; each worker mostly grows its own
+        part of the corpus."""
         entries, scheduler = self.corpus.levels[level], self.schedulers[level]
         entry = scheduler.choose(entries, self.rng)
         for _ in range(AFFINITY_DRAWS):

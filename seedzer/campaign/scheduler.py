@@ -14,8 +14,8 @@ Two are registered. ``uniform`` is Tzer's joint seed pool: every entry equally l
   :data:`FAVORED_BOOST` times more (AFL++'s ``compute_weight`` uses 5).
 * entries not mutated yet weigh :data:`FRESH_BOOST` times more (AFL++ doubles unfuzzed ones).
 
-A 60-minute uniform campaign on a basic pool slowed from 15 to 3-5 executions per second as its
-corpus filled with a few huge, slow entries (issue 27); their weight here falls with their cost.
+A uniform campaign slows down as its corpus fills with a few huge, slow entries (issue 27); their
+weight here falls with their cost (the measured slowdown: docs/measurements.md, 'Campaign loop').
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Coverage feedback behind one interface (DESIGN.md §6).
+"""Coverage feedback behind one interface (docs/design.md §6).
 
 Workers collect raw features of an execution (``passes`` features always, plus a native backend's
 prefixed ones through :mod:`seedzer.coverage.collectors`); the campaign process merges them into a

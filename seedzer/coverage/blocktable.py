@@ -8,9 +8,9 @@ TVM (new build id) gets a new table, and so does a library whose bytes changed u
 
 The TVM/LLVM split: the wheel links LLVM statically, built without exceptions, while TVM's own
 code uses them. The longest run of consecutive functions (in address order) without an exception
-table (LSDA) spanning at least a tenth of the code is taken as LLVM's range; on the 0.27 wheel that
-is 0x42de800-0x9137820 (97K functions, 82 MB). It is a heuristic (TVM functions without
-exception tables next to the range could be misfiled), reported as such.
+table (LSDA) spanning at least a tenth of the code is taken as LLVM's range (the range found on the
+0.27 wheel: docs/measurements.md, 'Coverage'). It is a heuristic (TVM functions without exception
+tables next to the range could be misfiled), reported as such.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A feature is ``<scope>/<pass>:=`` when a pass left the IR unchanged, else one feature per IR node
 type whose count changed, bucketed AFL-style by magnitude and sign, e.g. ``opt/LoopPartition:For:+2``.
-It is coarse (DESIGN.md §6 calls it the fallback) but costs only a structural hash per pass and a
+It is coarse (docs/design.md §6 calls it the fallback) but costs only a structural hash per pass and a
 node walk when the IR changed.
 """
 

@@ -7,8 +7,9 @@ A worker runs many test cases of the same few scripts, so it keeps what does not
 - an optimized program whose lowered module equals one built before (often: fuzzed passes that
   change nothing) reuses that build's outputs, so it needs no code generation at all;
 - the programs still to build are generated as one LLVM module: one JIT instead of up to three
-  (the JIT costs ~40 ms per module even for a one-line kernel). If that fails, each is generated
-  alone so that the failure is attributed to the program that causes it.
+  (the JIT has a fixed cost per module, even for a one-line kernel: docs/measurements.md, 'Workers
+  and isolation'). If that fails, each is generated alone so that the failure is attributed to the
+  program that causes it.
 
 It also records the ``passes`` coverage features of the optimized program's steps and which fuzzed
 steps left the IR unchanged, and its timings by stage (``passes``: lowering the optimized program;

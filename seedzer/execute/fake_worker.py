@@ -58,7 +58,8 @@ def fake_worker_main(conn: Connection, slot: ProgressSlot, settings: Any, index:
     """Serve the real worker protocol (:func:`~seedzer.execute.worker.serve`) with fake mutation
     (append a random line) and fake execution. ``settings`` is the number of distinct lines, or an
     object with ``lines``, ``log_dir`` and optionally ``delay`` (seconds each execution takes, busy:
-    a stand-in for TVM's 70-250 ms when measuring what the campaign's side costs)."""
+    a stand-in for a real test case's time when measuring what the campaign's side costs; that time:
+    docs/measurements.md, 'Workers and isolation')."""
     lines = int(getattr(settings, "lines", settings) or 50)
     delay = float(getattr(settings, "delay", 0.0) or 0.0)
     redirect_worker_output(getattr(settings, "log_dir", None), index)

@@ -1,9 +1,9 @@
 """Run one call in a child forked from the current process, surviving its segfaults and hangs.
 
 For helpers that already run in a process forked from the zygote (TVM imported): a plain
-``os.fork`` costs a few milliseconds and the child inherits everything already parsed. The child
-publishes its progress (stage, step) in shared memory, so a death or a timeout is attributed to the
-step it happened in, as the campaign attributes a worker's.
+``os.fork`` is cheap (docs/measurements.md, 'Workers and isolation') and the child inherits
+everything already parsed. The child publishes its progress (stage, step) in shared memory, so a
+death or a timeout is attributed to the step it happened in, as the campaign attributes a worker's.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Small worker-side caches: a bounded LRU map, and parsed PrimFuncs keyed by their TVMScript.
 
-Parsing TVMScript costs 30-100 ms per function (more than a whole LLVM build at opt-level 0), and a
-worker parses the same corpus entries again and again, so it keeps the parsed functions; a mutant
-the worker just made is put in under its printed script, so executing it needs no parse at all.
+Parsing TVMScript costs more than a whole LLVM build at opt-level 0 (docs/measurements.md, 'Workers
+and isolation'), and a worker parses the same corpus entries again and again, so it keeps the parsed
+functions; a mutant the worker just made is put in under its printed script, so executing it needs
+no parse at all.
 """
 
 from __future__ import annotations
@@ -46,10 +47,9 @@ class ParsedScripts:
     Two LRUs: the scripts a worker mutates from (corpus entries, asked for with ``parent=True``) and
     the fresh ones (its own mutants, and scripts it only runs). A worker makes one mutant per test
     case and the campaign keeps few of them, so with one cache the mutants evicted the corpus
-    entries after ``size`` test cases and a parent was parsed again in ever more of them (one
-    worker's mutation went from 4 to 9 ms per test case between its first 700 test cases and its
-    first 1100, three quarters of it parsing). A fresh script asked for as a parent moves to the
-    parents' cache.
+    entries after ``size`` test cases and a parent was parsed again in ever more of them (what that
+    cost: docs/measurements.md, 'Workers and isolation'). A fresh script asked for as a parent moves
+    to the parents' cache.
     """
 
     def __init__(self, parse: Callable[[str], Any], size: int, fresh: int) -> None:

@@ -3,9 +3,10 @@
 To find which dialect parses a function, TVM's parser evaluates the decorator expression
 (``T.prim_func(s_tir=True)``) and reads only its ``dispatch_token``; the flags it passes are read
 from the syntax tree. Called with arguments, ``T.prim_func`` first calls ``inspect.stack()`` for
-closures of a Python function, which a script has none of: about half of a parse in a worker, whose
-stack and module table are deep. :func:`quick_parser` parses with the same global names except that
-``T.prim_func`` is a stand-in carrying the same dispatch token, so the PrimFunc is the same
+closures of a Python function, which a script has none of: a large share of a parse in a worker,
+whose stack and module table are deep (docs/measurements.md, 'Workers and isolation').
+:func:`quick_parser` parses with the same global names except that ``T.prim_func`` is a stand-in
+carrying the same dispatch token, so the PrimFunc is the same
 (``tests/integration/test_execute_parsing.py`` checks it structurally on seeds and mutants).
 """
 

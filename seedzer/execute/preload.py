@@ -4,9 +4,10 @@ It also keeps the zygote's children from running the parent's main script. Multi
 every child by re-running the parent's ``__main__`` from disk (the ``seedzer`` CLI, a benchmark
 script), so that functions defined there can be unpickled; preloading ``"__main__"`` in the zygote
 was meant to do that once, but on Python before 3.13 the forkserver never receives the main path
-(CPython issue gh-126631), and every child paid 0.3-0.4 s of CPU for it: each filing-gate job,
-reproducer, confirmation, loader attempt and worker restart. The zygote's children run Seedzer's
-own module-level functions only, never one of the parent's ``__main__``, so they skip it.
+(CPython issue gh-126631), and every child paid for it in CPU: each filing-gate job, reproducer,
+confirmation, loader attempt and worker restart (the cost: docs/measurements.md, 'Workers and
+isolation'). The zygote's children run Seedzer's own module-level functions only, never one of the
+parent's ``__main__``, so they skip it.
 """
 
 from __future__ import annotations

@@ -13,10 +13,10 @@ that connection until the campaign says :class:`~seedzer.execute.records.Stop` o
 the tasks that arrive (:class:`Tasks`) to its worker as it has room, and sends the worker's events back
 (:class:`Batch`) as they happen, over the same kind of pickled-message connection a local worker's
 pipe is. Ray keeps what it is good at: placing the actor, its lifetime (it dies with the campaign), and
-noticing a lost node (the call to ``run`` fails). Measured on 2 cores, a Ray call per batch cost the
-actor ~2 ms of processor and kept Ray's task loop waking every 10 ms; a call that never returns does
-neither. This module does not import Ray: :mod:`seedzer.execute.ray_pool` wraps the class with
-``ray.remote``, and tests drive it directly.
+noticing a lost node (the call to ``run`` fails). One call that never returns spares the actor the
+processor time and the wake-ups of Ray's task loop that a Ray call per batch costs
+(docs/measurements.md, 'Workers and isolation'). This module does not import Ray:
+:mod:`seedzer.execute.ray_pool` wraps the class with ``ray.remote``, and tests drive it directly.
 
 Paths on the node: worker logs go to the campaign's ``logs`` folder when that path exists on the node
 (the same machine or a shared file system), else to a node-local temporary folder; the seed pool must

@@ -28,7 +28,7 @@ class ExecSettings:
     program_cache_size: int = 512
     build_cache_size: int = 128
     parse_cache_size: int = 1024
-    """Parsed corpus entries a worker keeps (about 25-100 KB each)."""
+    """Parsed corpus entries a worker keeps (their size: docs/measurements.md, 'Workers and isolation')."""
     fresh_cache_size: int = 512
     """Parsed mutants and scripts only run that a worker keeps (a kept mutant is mutated from later)."""
     max_buffer_elems: int = 1 << 22

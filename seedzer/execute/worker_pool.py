@@ -32,8 +32,9 @@ fails every time cannot be helped by restarting."""
 MEMORY_SAMPLE_SECONDS = 1.0
 QUEUED_TASKS = 1
 """Tasks a worker is given ahead of the one it runs: it finds the next one in its pipe when it sends
-a result, instead of waiting a round trip for the campaign's answer (2-5 ms of a 70-90 ms test case,
-more while the campaign writes corpus files or a snapshot). The task is chosen one answer earlier."""
+a result, instead of waiting a round trip for the campaign's answer (longer while the campaign writes
+corpus files or a snapshot). The task is chosen one answer earlier (why this value:
+docs/measurements.md, 'Workers and isolation')."""
 
 
 class WorkerHandle:

@@ -1,7 +1,8 @@
-"""The zygote: a forkserver process that imports TVM once and forks workers cheaply (~ms).
+"""The zygote: a forkserver process that imports TVM once and forks workers cheaply.
 
 The campaign process never imports TVM itself; it asks the zygote for children. A child that
-segfaults or hangs dies alone, and the campaign records it and asks for a new one.
+segfaults or hangs dies alone, and the campaign records it and asks for a new one. (What a fork and a
+fresh interpreter cost: docs/measurements.md, 'Workers and isolation'.)
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ PRELOAD_MODULES = [
 ]
 """Imported once in the zygote: TVM, the override that keeps its children from re-running the
 parent's main script (see :mod:`seedzer.execute.preload`), and the modules of its most frequent
-children (a worker; a filing-gate job, which imported them anew each time: ~75 ms of CPU; the graph
-kernel, whose onnx and onnxruntime a worker would import at its first graph case). Named
-here, not imported: the zygote sits below the layers whose code its children run."""
+children (a worker; a filing-gate job, which imported them anew each time; the graph kernel, whose
+onnx and onnxruntime a worker would import at its first graph case). Named here, not imported: the
+zygote sits below the layers whose code its children run (why these: docs/measurements.md, 'Workers
+and isolation')."""
 
 _lock = threading.Lock()
 _ctx: multiprocessing.context.ForkServerContext | None = None

@@ -1,7 +1,7 @@
 """NNSmith as an in-process library: set-up (export shim, op-support cache, patch registry), and
 :class:`NNSmithGenerator`, which turns a seed into one valid ONNX model plus reference outputs.
 
-Set-up facts (DESIGN.md §3): torch's ``torch.onnx.export`` defaults to the dynamo exporter, which
+Set-up facts (docs/design.md §3): torch's ``torch.onnx.export`` defaults to the dynamo exporter, which
 fails on NNSmith's models, so a shim forces ``dynamo=False``; NNSmith caches its op-support table
 under a directory computed at import (``nnsmith.narrow_spec.NNSMITH_CACHE_DIR``), which we point
 at a directory the caller owns; its patch registry is global and accumulates, so it is reset for
@@ -196,9 +196,10 @@ class NNSmithGenerator:
         self.opts = opts
         self.model_cls = prepare_nnsmith(cache_dir)
         self.opset, self.weights, self.required = build_opset(self.model_cls, opts)
-        # Small tensors: one thread is 2-3x faster than torch's default pool (and fair to --jobs).
+        # Small tensors: one thread beats torch's default pool (and is fair to --jobs); by how much:
+        # docs/measurements.md, 'Generation'.
         torch.set_num_threads(torch_threads)
-        # The first optimizer imports torch._dynamo (~2 s); pay it here, not in the first model.
+        # The first optimizer imports torch._dynamo (seconds); pay it here, not in the first model.
         torch.optim.Adam([torch.zeros(1, requires_grad=True)])
 
     def _graph(self, seed: int, nodes: int) -> Any:

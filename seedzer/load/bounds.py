@@ -20,15 +20,16 @@ from dataclasses import dataclass
 from typing import Any
 
 DEFAULT_MAX_TENSOR_BYTES = 256 << 20
-"""Largest declared tensor (256 MiB): a basic pool's largest is 256 KiB (the generator caps tensors at
-65536 elements, 512 KiB in float64); model-zoo CNNs stay under 100 MiB per weight."""
+"""Largest declared tensor (256 MiB): far above what generated pools and model-zoo CNNs declare (why
+this value: docs/measurements.md, 'Resource limits')."""
 DEFAULT_MAX_MODEL_BYTES = 1 << 30
-"""Inputs plus initializers of a model (1 GiB): a basic pool's largest is 264 KiB; ResNet-50's
-weights are ~100 MiB. TVM and onnxruntime each hold several copies of what a model declares."""
+"""Inputs plus initializers of a model (1 GiB): room for the model zoo's largest, while TVM and
+onnxruntime each hold several copies of what a model declares (why this value: docs/measurements.md,
+'Resource limits')."""
 DEFAULT_MAX_TESTCASE_MEMORY = 8 << 30
-"""Address space (RLIMIT_AS) of a load attempt or fuzz worker (8 GiB). A TVM worker's peak virtual
-size in a one-minute basic campaign is 1.7 GiB (VmPeak; 1.0 GiB resident): ~4.7x headroom for more
-threads (stacks, malloc arenas) on larger machines, while a 4 GB input copied twice fails to allocate."""
+"""Address space (RLIMIT_AS) of a load attempt or fuzz worker (8 GiB): several times a worker's peak,
+as headroom for more threads (stacks, malloc arenas) on larger machines, while a 4 GB input copied
+twice fails to allocate (why this value: docs/measurements.md, 'Resource limits')."""
 
 
 @dataclass(frozen=True)

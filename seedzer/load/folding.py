@@ -1,8 +1,9 @@
 """ONNX constant folding: evaluate constant sub-graphs with ``onnx.reference`` and store the results.
 
-About a quarter of NNSmith's exported models compute ``Pad`` amounts (and similar shape tensors)
-through sub-graphs of constants that TVM's ONNX importer cannot handle (it loses the shape of the
-intermediate tensors). Folding makes those models importable, in rounds until nothing changes:
+Many of NNSmith's exported models compute ``Pad`` amounts (and similar shape tensors) through
+sub-graphs of constants that TVM's ONNX importer cannot handle (it loses the shape of the
+intermediate tensors; how many: docs/measurements.md, 'Loading'). Folding makes those models
+importable, in rounds until nothing changes:
 
 * every node whose inputs are all constant becomes an initializer holding its value (evaluated one
   node at a time, so a node ``onnx.reference`` cannot compute just stays);

@@ -16,26 +16,11 @@ is never filed nor kept. The checks, all on the mutant's text and pass sequence 
 - *passes*: the mutant's pass sequence is at most ``max_passes_growth`` passes longer than its parent's.
 
 "Code" is the TVMScript as if every explicitly unrolled loop were written out (:func:`unrolled_size`),
-since that is what the lowering makes of it: a resize kernel whose outer loops a mutation unrolled
-grew from a 0.67 MB to a 22-28 MB lowered program with a script of the same size.
+since that is what the lowering makes of it: a script of modest size may lower to a program many
+times larger.
 
-Figures behind the defaults (:class:`seedzer.config.BoundsConfig`), from three finished campaigns
-on a basic pool of 20 models (``c-old-pristine``, ``c-new``: 6 minutes; ``before60``: 60 minutes
-stopped early; 1,027-1,226 corpus entries each, 144 seeds, 883-1,082 kept mutants):
-
-- seed scripts: median 834 B, p90 2.1 KB, p99 11.5 KB, largest 23.8 KB (none unrolls a loop);
-- kept mutants' scripts: median 1.1-1.3 KB, p90 3.3-3.5 KB, p99 24.2 KB, largest 47.2 KB; written
-  out (:func:`unrolled_size`): median 1.2-1.7 KB, p90 17-23 KB, p99 0.7-1.0 MB, largest 1.2-1.5 MB;
-- a kept mutant's script against its parent's: median 1.04x, p99 1.25-1.30x, largest 1.94x;
-  written out: median 1.04x, p90 1.19x, p99 26-27x, largest 52-54x; 40-52 kept mutants (4.5-4.8%)
-  grew over 4x, all by unrolling;
-- explicitly unrolled nests: in 122-171 entries, product p90 49-59, largest 1,800 (past the IR
-  mutators' old 1,024 limit: a loop around an unrolled loop did not count it), over 64 in 3-9;
-- pass sequences: at most 4 passes, at most 4 longer than the parent's (p99 2);
-- UnrollLoop in kept sequences (23-82 configurations): ``auto_max_step`` over 64 in 10-17, the
-  extent criterion over 64 iterations in 9-17; ``auto_max_step=64`` asked for 15-43x the code of
-  TVM's default pipeline (``auto_max_step`` 0: no auto-unrolling), so the catalogue now samples
-  0, 4 and 16 (meta-schedule's smallest CPU step).
+The defaults (:class:`seedzer.config.BoundsConfig`) come from the corpora of finished campaigns:
+their figures are in docs/measurements.md, 'Mutant bounds'.
 """
 
 from __future__ import annotations

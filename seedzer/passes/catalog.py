@@ -152,7 +152,8 @@ _SIMPLIFY_ARGS = tuple(
 ARGS: dict[str, tuple[ArgSpec, ...]] = {
     "tirx.UnrollLoop": (
         # TVM's default pipeline asks for 0 (no auto-unrolling), meta-schedule's CPU rules for 16 at
-        # the least; 64 asked for 15-43x the default pipeline's code, out of seedzer.mutate.bounds
+        # the least; larger steps grow the code past seedzer.mutate.bounds (docs/measurements.md,
+        # 'Mutant bounds')
         _cfg(UNROLL, "auto_max_step", _choice(0, 4, 16)),
         _cfg(UNROLL, "auto_max_depth", _choice(1, 2, 4, 8)),
         _cfg(UNROLL, "auto_max_extent", _choice(0, 2, 4, 8)),

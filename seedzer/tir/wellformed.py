@@ -4,16 +4,17 @@
 ("TIR verifier does not support statement s_tir.SBlockRealize"). Every seed from LegalizeOps does,
 so the gate uses ``tvm.s_tir.analysis.verify_well_formed`` instead: it checks definitions (SSA,
 undefined variables), buffer-load types and S-TIR block boundaries (e.g. a block body using an
-outer loop variable) and accepts ordinary TIR as well (~0.1 ms). It is followed by
-``tvm.s_tir.analysis.OOBChecker`` (~0.2 ms), which proves constant-bounded buffer accesses in range,
+outer loop variable) and accepts ordinary TIR as well. It is followed by
+``tvm.s_tir.analysis.OOBChecker``, which proves constant-bounded buffer accesses in range,
 as a second line of defence against out-of-bounds mutants (the mutators avoid them by
 construction). On block IR it understands block predicates and padding guards; after flattening
 its interval analysis ignores guards and raises false alarms, so it is run on the mutant as is.
-Given the parent, :func:`seedzer.tir.ub.check` (~0.1-0.4 ms on the fixture seeds) then rejects
+Given the parent, :func:`seedzer.tir.ub.check` then rejects
 undefined or NaN-producing behaviour the mutant adds to it: divisions by a range holding zero,
 math intrinsics off their domain or overflowing, reads of uninitialised memory, lost writes, double
-writes. Optionally (``roundtrip=True``, ~40 ms) the mutant is printed and re-parsed twice, since
-only TVMScript text crosses process boundaries.
+writes. Optionally (``roundtrip=True``, far dearer than the checks) the mutant is printed and
+re-parsed twice, since only TVMScript text crosses process boundaries. (What each check costs:
+docs/measurements.md, 'Mutant validity'.)
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Docker files agree with the CLI and the repository, checked without a Docker engine (DESIGN §9).
+"""The Docker files agree with the CLI and the repository, checked without a Docker engine (docs/design.md §9).
 
 Every command a compose service runs, as written and as the image's entrypoint expands it, is parsed
 by the real ``seedzer`` CLI in dry-run mode (click's ``make_context``, recursively through the

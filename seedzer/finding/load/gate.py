@@ -12,9 +12,9 @@ order:
    a signal other than SIGKILL.
 2. **invalid-input.** The failure is an unsupported operator, a violated precondition, an
    invalid model or a reference engine that cannot run the model: ``not-a-bug``, ``invalid``.
-3. **culprit.** Otherwise ``bug``, with the failing loader step as its culprit; its root signature is
-   ``root_key("loader", observation, [step])``, so one importer bug reached by several models (the
-   same normalized message at the same step) is one finding. Always answers.
+3. **culprit.** Otherwise ``bug``, with the failing load step as its culprit; its root signature is
+   ``root_key(SALT, observation, [step])`` (the kind's salt, ``loader``), so one importer bug reached
+   by several models (the same normalized message at the same step) is one finding. Always answers.
 
 Importing this module imports no TVM (nor the low-level kind, whose gate does): the campaign
 hands :func:`run_load_gate` to a forked process by reference.

@@ -36,6 +36,7 @@ from seedzer.finding.kind import TriageOptions, TriageResult
 from seedzer.finding.layout import REDUCED_DIR, REPORT_FILE, REPRO_FILE, STATE_FILE
 from seedzer.finding.load.folder import (
     EMBED_LIMIT,
+    KIND_NAME,
     LoadFinding,
     base_case,
     repro_text,
@@ -209,7 +210,7 @@ def triage_load_finding(folder: Path, meta: FindingMeta, options: TriageOptions)
     if (folder / REDUCED).is_file():
         ops = list(dict.fromkeys(n.op_type for n in onnx.load(folder / REDUCED).graph.node))
     stage = found.observation.stage.value if found.observation.stage else "load"
-    return TriageResult(res.signature, "loader", res.symptom, f"{stage}/{res.step}", triage_status(res),
+    return TriageResult(res.signature, KIND_NAME, res.symptom, f"{stage}/{res.step}", triage_status(res),
                         res.original_nodes, res.nodes, "nodes", seconds=res.seconds, tests=res.evaluations,
                         note=f"trigger: {', '.join(ops)}" if ops else "")
 

@@ -32,6 +32,8 @@ from seedzer.store.atomic import write_atomic
 
 KERNEL, NEEDS = "tir.case+tir.observe", "numpy"
 """The kernel modules a TIR ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""
+KIND_NAME = "tir"
+"""The ``kind`` of a TIR finding's ``meta.json`` (its level's name)."""
 SALT = "lowlevel"
 """What TIR signatures hash as their kind (the kind's name when its first findings were filed)."""
 IR_FILE, PASSES_FILE, CASE_FILE, LOG_FILE = "ir.py", "passes.json", "case.json", "log.txt"

@@ -7,9 +7,8 @@ whatever its body). Its step criterion (``auto_max_step``) bounds the unrolled s
 blow-up under it alone is TVM's doing (e.g. a nest with no counted step unrolled whole).
 When such a request exists and the IR is huge (:class:`IRSize`: the program that hung in code
 generation or in its kernel, or the IR entering the pass that hung), the time goes to code the test
-case asked for. Audited 60-minute campaigns filed such "hangs": LLVM compiling about 7,500 and
-150,000 lines of unrolled IR (many statements), and a resize kernel with about 20 KB of expression
-per statement whose outer loops were unrolled (few statements, 22 to 28 MB of lowered TVMScript).
+case asked for: many statements of unrolled IR, or a few statements of huge expressions (the
+"hangs" audited campaigns filed: docs/measurements.md, 'Filing gate').
 """
 
 from __future__ import annotations
@@ -22,14 +21,12 @@ from seedzer.kernel.common import MINIMAL, REFERENCE
 from seedzer.kernel.tir.case import FUZZED, Case, Step, minimal_steps, reference_steps
 
 HUGE_IR_STATEMENTS = 2000
-"""IR with more statements is huge: the pools' operator kernels lower to a few hundred at most."""
+"""IR with more statements is huge: well above what the pools' operator kernels lower to (why this
+value: docs/measurements.md, 'Filing gate')."""
 HUGE_IR_NODES = 200_000
-"""IR with more statement and expression nodes is huge. Measured on 400 kernels of a campaign's
-corpus (every one that unrolls, the rest at random), lowered by TVM's default pipeline and by their
-fuzzed sequences: a median of about 600 nodes, and at most 48,549 for a kernel that unrolls nothing
-(a resize whose statements hold about 20 KB of expression each: 0.67 MB of TVMScript) and 72,869 for
-one that does. That resize with its two outer loops unrolled (33 x 42) lowers to about 1.5 million
-nodes in 8,378 statements; the audited resize "hangs" had 22 to 28 MB of TVMScript."""
+"""IR with more statement and expression nodes is huge: above every kernel of a campaign's corpus as
+lowered, unrolled ones included, and below what a kernel with its outer loops unrolled lowers to
+(why this value: docs/measurements.md, 'Filing gate')."""
 UNROLL_IN_SCRIPT = re.compile(r"T\.unroll\(|pragma_auto_unroll_max_step|pragma_unroll_explicit\W+1")
 """Explicitly unrolled loops or an unroll pragma in TVMScript."""
 

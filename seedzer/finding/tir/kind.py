@@ -45,7 +45,7 @@ def _changed(observed: Observed) -> list[str]:
 class TirKind:
     """A TIR PrimFunc with its flat pass steps (see :mod:`seedzer.finding.tir`)."""
 
-    name = "tir"
+    name = folder.KIND_NAME
     salt = folder.SALT
     kernel = folder.KERNEL
     needs = folder.NEEDS

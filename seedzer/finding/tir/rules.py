@@ -22,7 +22,7 @@ from seedzer.finding.tir.context import (
     timeout_for,
 )
 from seedzer.finding.tir.culprit import bisect, verified_from_start
-from seedzer.finding.tir.folder import WITNESS_RULE
+from seedzer.finding.tir.folder import SALT, WITNESS_RULE
 from seedzer.finding.tir.hang_size import unrolling_asked
 from seedzer.finding.tir.ub_slice import slice_for
 from seedzer.finding.tir.witness import WitnessSearch
@@ -36,13 +36,12 @@ from seedzer.passes.contracts import canonical_lowering, reserved_attribute, slo
 
 PIPELINE_SHARE = 0.5
 """A hang is the fuzzed sequence's doing only when TVM's default pipeline on the same program finishes
-within this share of the limit the hang outlived: slower, the program itself is that slow (an audited
-60-minute campaign filed hangs whose default pipeline took 0.99 to 1.22 times as long as the fuzzed
-sequence, LLVM compiling megabytes of unrolled IR either way)."""
+within this share of the limit the hang outlived: slower, the program itself is that slow (why this
+value: docs/measurements.md, 'Filing gate')."""
 
 
 def _bug(context: TirContext, case: Case, got: Observation, culprit: list[str]) -> Verdict:
-    root = root_key("lowlevel", got, culprit, ir_names(case.script)).digest()
+    root = root_key(SALT, got, culprit, ir_names(case.script)).digest()
     verdict = context.verdict(BUG, "bug", case, got, culprit, root)
     if context.witnessed:  # decided by the rules after the witness's: filed through it
         verdict.rule = WITNESS_RULE

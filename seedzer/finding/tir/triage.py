@@ -16,7 +16,7 @@ from seedzer.finding.layout import REDUCED_DIR, REPRO_FILE, STATE_FILE
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.reducer import stats_from_json
 from seedzer.finding.repro import run_repro
-from seedzer.finding.tir.folder import CASE_FILE, TRIAGE_LOG, finding_case, render_tir_repro
+from seedzer.finding.tir.folder import CASE_FILE, KIND_NAME, TRIAGE_LOG, finding_case, render_tir_repro
 from seedzer.finding.tir.reduce import Reduction, fuzzed_steps, lines, reduce_in_child, save_state
 from seedzer.finding.tir.report_md import write_report
 from seedzer.kernel.common import Stage as KernelStage
@@ -28,7 +28,7 @@ def triage_tir(folder: Path, meta: FindingMeta, options: TriageOptions) -> Triag
     """Reduce one low-level finding (resumable), write reduced/repro.py and report.md."""
     start = time.monotonic()
     obs = meta.observation
-    result = TriageResult(folder.name, "lowlevel", obs.symptom.value, obs.where(), "error")
+    result = TriageResult(folder.name, KIND_NAME, obs.symptom.value, obs.where(), "error")
     case = finding_case(folder, meta).case
     case = dataclasses.replace(case, expected=case.expected or obs)
     state_path = folder / REDUCED_DIR / STATE_FILE

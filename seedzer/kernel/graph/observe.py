@@ -29,9 +29,9 @@ compared with TVM's default pipeline (and onnxruntime).
    ``invalid``.
 
 A :class:`GraphMemo` keeps a worker's imported modules and default outputs across cases of one model.
-Shares the loader kernel's model functions (:mod:`seedzer.kernel.load.observe`); depends on tvm, onnx,
-onnxruntime, numpy and the kernel modules only (copied verbatim into repro.py after the loader kernel,
-the graph case, the model mutations and the Relax mutations).
+Made of the ONNX plumbing (:mod:`seedzer.kernel.onnx.model`); depends on tvm, onnx, onnxruntime, numpy
+and the kernel modules only (copied verbatim into repro.py after the ONNX plumbing, the graph case, the
+model mutations and the Relax mutations).
 """
 
 from __future__ import annotations

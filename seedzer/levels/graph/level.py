@@ -52,7 +52,7 @@ def graph_entries(model: Path, orders: dict[str, list[PassSpec]] | None = None) 
 
 
 class GraphLevel:
-    """A pool model (ONNX) with recorded model mutations and a Relax pass sequence (DESIGN.md §11)."""
+    """A pool model (ONNX) with recorded model mutations and a Relax pass sequence (docs/design.md §11)."""
 
     name = NAME
     mutations = (frozenset(model_mutation_name(k) for k in MODEL_MUTATION_KINDS)

@@ -23,7 +23,7 @@ def tir_fuzzer(settings: WorkerSettings, progress: SlotProgress, collector: Coll
 
 
 class TirLevel:
-    """A PrimFunc (TVMScript) from a pool model's lowering with a TIR pass sequence (DESIGN.md §4, §11)."""
+    """A PrimFunc (TVMScript) from a pool model's lowering with a TIR pass sequence (docs/design.md §4, §11)."""
 
     name = NAME
     mutations = frozenset(IR_MUTATOR_NAMES) | frozenset(PASS_MUTATORS)
