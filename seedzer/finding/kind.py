@@ -10,17 +10,19 @@ its gate judges.
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from seedzer import __version__
 from seedzer.finding.gate import GateSettings
 from seedzer.finding.known import predict
 from seedzer.finding.meta import FindingMeta, FindingSettings
+from seedzer.finding.reducer import pass_methods
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.kernel.common import Observation
 
@@ -182,6 +184,31 @@ class Described:
         text = " ".join(first.split())
         text = re.sub(r":\w+:`~?([^`]+)`", lambda m: m.group(1).split(".")[-1], text)
         return Described(name, text.replace("``", "`"))
+
+
+def _target(where: str) -> Any:
+    module, _, attribute = where.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+class DocumentedKind:
+    """The part of :class:`FindingKind` every kind shares: its gate's rules and its reducer's passes,
+    described from their docstrings. A kind names where they are (``"module:attribute"``, imported
+    when asked: the campaign process never needs them)."""
+
+    rules_at: ClassVar[str] = ""
+    """The gate's ordered rules (objects with a ``name``, documented by their class)."""
+    passes_at: ClassVar[tuple[str, ...]] = ()
+    """The classes whose :func:`~seedzer.finding.reducer.defines_pass` methods are the reducer's passes, in order."""
+
+    def gate_rules(self) -> list[Described]:
+        """Its gate's rules, in the order they judge."""
+        return [Described.of(rule.name, type(rule)) for rule in _target(self.rules_at)]
+
+    def reduction_passes(self) -> list[Described]:
+        """Its reducer's passes, in the order they run."""
+        return [Described.of(name, method) for where in self.passes_at
+                for name, method in pass_methods(_target(where)).items()]
 
 
 class FindingKind(Protocol):

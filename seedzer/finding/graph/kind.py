@@ -7,26 +7,15 @@ from pathlib import Path
 from typing import Any
 
 from seedzer.errors import SeedzerError
+from seedzer.finding import kind as seam
 from seedzer.finding.graph import folder
-from seedzer.finding.graph.gate import RULES, run_graph_gate_on_folder
-from seedzer.finding.kind import (
-    Described,
-    Filed,
-    FileSettings,
-    GateCall,
-    GateContext,
-    Observed,
-    TriageOptions,
-    TriageResult,
-)
-from seedzer.finding.kind import candidate_meta as candidate
+from seedzer.finding.graph.gate import run_graph_gate_on_folder
 from seedzer.finding.layout import REPRO_FILE
 from seedzer.finding.meta import FindingMeta
-from seedzer.finding.reducer import pass_methods
 from seedzer.kernel.graph.case import GraphCase
 
 
-class GraphKind:
+class GraphKind(seam.DocumentedKind):
     """An ONNX model and a Relax pass sequence TVM fails on, or builds into a program that disagrees
     with TVM's default pipeline alone (see :mod:`seedzer.finding.graph`)."""
 
@@ -34,12 +23,14 @@ class GraphKind:
     salt = folder.SALT
     kernel = folder.KERNEL
     needs = folder.NEEDS
+    rules_at = "seedzer.finding.graph.gate:RULES"
+    passes_at = ("seedzer.finding.onnx_reduce:OnnxReducer",)
 
-    def signature(self, observed: Observed) -> str:
+    def signature(self, observed: seam.Observed) -> str:
         """Symptom, where it surfaced and its normalized message (for a mismatch, the sequence's passes)."""
         return folder.graph_signature(observed.observation, _ran(observed).passes)
 
-    def file(self, observed: Observed, settings: FileSettings) -> Filed:
+    def file(self, observed: seam.Observed, settings: seam.FileSettings) -> seam.Filed:
         """The folder of the case the worker ran, its model copied in and the observation expected; the
         gate reads the folder. A model file that cannot be read is a one-line :class:`SeedzerError`."""
         ran, obs = _ran(observed), observed.observation
@@ -49,14 +40,15 @@ class GraphKind:
         except OSError as exc:
             raise SeedzerError(f"graph finding {self.signature(observed)}: cannot read its model "
                                f"({exc.strerror or exc})") from None
-        meta = candidate(self.signature(observed), self.name, self.salt, observed, settings.finding, (), names)
+        meta = seam.candidate_meta(self.signature(observed), self.name, self.salt, observed, settings.finding, (),
+                                   names)
         case = dataclasses.replace(ran, expected=obs, model=None, model_file=folder.MODEL_FILE)
-        return Filed(folder.GraphFinding(meta, case, model, folder.graph_log(obs, observed.log or obs.message)))
+        return seam.Filed(folder.GraphFinding(meta, case, model, folder.graph_log(obs, observed.log or obs.message)))
 
-    def gate_call(self, where: Path, meta: FindingMeta, context: GateContext) -> GateCall:
+    def gate_call(self, where: Path, meta: FindingMeta, context: seam.GateContext) -> seam.GateCall:
         """The gate reads the folder (or the case the worker ran, when the campaign hands it over)."""
         case = context.case if isinstance(context.case, GraphCase) else None
-        return GateCall(run_graph_gate_on_folder, (str(where), context.timeout, context.settings, case))
+        return seam.GateCall(run_graph_gate_on_folder, (str(where), context.timeout, context.settings, case))
 
     def write_case(self, where: Path, meta: FindingMeta, case: Any) -> None:
         """Rewrite ``case.json``, ``passes.json`` and ``repro.py`` from the gate's minimal case."""
@@ -70,28 +62,21 @@ class GraphKind:
             folder.write_case(Path(where), meta, folder.GraphFinding.load(Path(where)).case)
         return path
 
-    def triage(self, where: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
+    def triage(self, where: Path, meta: FindingMeta, options: seam.TriageOptions) -> seam.TriageResult:
         """Minimize the pass sequence, then reduce the ONNX graph (:mod:`seedzer.finding.graph.triage`)."""
         from seedzer.finding.graph.triage import triage_graph_finding
 
         return triage_graph_finding(Path(where), meta, options)
 
-
-    def gate_rules(self) -> list[Described]:
-        """The graph gate's rules (:data:`seedzer.finding.graph.gate.RULES`)."""
-        return [Described.of(rule.name, type(rule)) for rule in RULES]
-
-    def reduction_passes(self) -> list[Described]:
+    def reduction_passes(self) -> list[seam.Described]:
         """ddmin over the model mutations, then over the Relax steps, then the house's ONNX graph passes
         (:class:`seedzer.finding.onnx_reduce.OnnxReducer`)."""
         from seedzer.finding.graph.reduce import SEQUENCE_STAGES, STAGE_DOCS
-        from seedzer.finding.onnx_reduce import OnnxReducer
 
-        stages = [Described(name, STAGE_DOCS[name]) for name in SEQUENCE_STAGES]
-        return stages + [Described.of(name, method) for name, method in pass_methods(OnnxReducer).items()]
+        return [seam.Described(name, STAGE_DOCS[name]) for name in SEQUENCE_STAGES] + super().reduction_passes()
 
 
-def _ran(observed: Observed) -> GraphCase:
+def _ran(observed: seam.Observed) -> GraphCase:
     """The graph case a worker ran (anything else is a campaign bug, named in one line)."""
     if not isinstance(observed.case, GraphCase):
         raise SeedzerError(f"test case {observed.provenance.testcase}: a graph finding needs the graph case its "
