@@ -102,9 +102,9 @@ def write_lowlevel_entry(folder: Path, case: Any, legacy: Any, ancestors: list[t
 
 
 def write_loader_entry(folder: Path, finding: Path, audit: Audit) -> None:
-    """Write a loader entry from a loader finding folder: its metadata, case and model (an older
+    """Write a loader entry from a load finding folder: its metadata, case and model (an older
     finding names its pool model by absolute path: that model is copied in, so the entry works on
-    any machine; its ``repro.py`` is not kept, the loader gate never reads it)."""
+    any machine; its ``repro.py`` is not kept, the load gate never reads it)."""
     folder.mkdir(parents=True, exist_ok=False)
     for name in ("meta.json", "case.json", "model.onnx"):
         if (finding / name).exists():

@@ -6,7 +6,7 @@ its manifest's, or bytes that do not parse as a valid ONNX model (empty, random,
 every input fails, that is one ``error:`` line and exit status 2; when only some do, each is
 reported on its own ``error:`` line, the others are loaded, and the exit status is 1. The
 ``--target`` is checked against TVM 0.27's ``llvm`` target options without importing TVM, so a
-typo is a usage error rather than a loader finding.
+typo is a usage error rather than a load finding.
 """
 
 from __future__ import annotations
@@ -230,7 +230,7 @@ def load_cmd(
     build_target: str,
     quiet: bool,
 ) -> None:
-    """Load an ONNX model or a pool directory into TVM PrimFunc seeds, with loader findings.
+    """Load an ONNX model or a pool directory into TVM PrimFunc seeds, with load findings.
 
     Unreadable, altered or invalid ONNX files are errors: alone (or all of them) they end the
     command with exit status 2; among good models they are listed and the status is 1.

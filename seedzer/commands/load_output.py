@@ -1,11 +1,11 @@
-"""What ``seedzer load --out`` writes: ``seeds/<id>.py``, ``seeds.jsonl``, loader findings, the report.
+"""What ``seedzer load --out`` writes: ``seeds/<id>.py``, ``seeds.jsonl``, load findings, the report.
 
 Layout of the output directory::
 
     seeds/<seed id>.py           TVMScript of one PrimFunc named main
     seeds.jsonl                  one line per unique seed: id, file, origin, op, fused, folded, passes,
                                  and every (model, op) it came from
-    findings/<model stem>-<signature>/   a loader finding folder (:mod:`seedzer.finding.load.folder`,
+    findings/<model stem>-<signature>/   a load finding folder (:mod:`seedzer.finding.load.folder`,
                                  the same as a campaign files): meta.json, model.onnx, case.json, repro.py
     load_report.json             the pool's load report
 """
@@ -70,7 +70,7 @@ def write_findings(out: Path, results: list[ModelLoad]) -> list[Path]:
 
 
 def write_all(out: Path, results: list[ModelLoad], report: LoadReport) -> int:
-    """Seeds, ``seeds.jsonl``, loader findings and ``load_report.json`` under ``out``.
+    """Seeds, ``seeds.jsonl``, load findings and ``load_report.json`` under ``out``.
 
     Returns the number of unique seeds written."""
     unique = write_seeds(out, results)

@@ -1,6 +1,6 @@
 """The load report of a pool: how far models got, failures grouped by signature, time per step.
 
-A group's signature is the raw signature its loader finding is filed under
+A group's signature is the raw signature its load finding is filed under
 (the ``load`` kind's :meth:`~seedzer.finding.kind.FindingKind.signature`).
 """
 

@@ -180,7 +180,7 @@ def replay_cmd(path: Path, reduced: bool, python: str) -> None:
 @click.argument("campaign", type=click.Path(path_type=Path))
 @click.option("--only", "only", multiple=True, help="Re-judge only these signatures (repeatable).")
 @click.option("--models", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
-              help="Where the pool models of older loader findings are now (looked up by file name).")
+              help="Where the pool models of older load findings are now (looked up by file name).")
 def recheck_cmd(campaign: Path, only: tuple[str, ...], models: Path | None) -> None:
     """Re-judge every finding of a campaign with the current filing gate (also campaigns written by
     older Seedzer versions) and record each verdict in its meta.json and campaign.db.

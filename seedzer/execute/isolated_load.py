@@ -3,7 +3,7 @@
 :class:`OnnxLoader` loads a model raw first and, when that yields no seeds, once more after
 constant folding; each attempt is :func:`seedzer.load.attempt.run_attempt` in a child forked from
 the zygote (TVM already imported), so a segfault or a hang in TVM's importer becomes an
-observation (a loader finding) instead of a dead campaign. This module never imports TVM or onnx.
+observation (a load finding) instead of a dead campaign. This module never imports TVM or onnx.
 """
 
 from __future__ import annotations

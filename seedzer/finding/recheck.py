@@ -1,8 +1,8 @@
 """``seedzer recheck``: re-judge every finding of a campaign directory with the current filing gate.
 
 Works on campaigns written by any Seedzer version (their ``findings/<sig>/`` folders and
-``campaign.db``): a low-level finding is gated as filed (its older program first, when an older
-Seedzer ran its passes outside their contracts), a loader finding by the loader gate, each in a
+``campaign.db``): a TIR finding is gated as filed (its older program first, when an older
+Seedzer ran its passes outside their contracts), a load finding by the load gate, each in a
 process forked from the zygote. The verdict goes into the finding's ``meta.json`` (``verdict``,
 ``verdict_reason``, ``culprit``, ``root_signature``) and into campaign.db, under the campaign's
 lock (a live campaign is refused).
@@ -93,7 +93,7 @@ def _judge(folder: Path, meta: FindingMeta, settings: GateSettings, parents: dic
 def recheck(campaign: Path, only: tuple[str, ...] = (),
             on_row: Callable[[RecheckRow], None] = lambda row: None, models: Path | None = None) -> list[RecheckRow]:
     """Re-judge the findings of ``campaign`` (all, or the signatures in ``only``; ``models``: where
-    moved model files of older loader findings are); see the module doc."""
+    moved model files of older load findings are); see the module doc."""
     campaign = Path(campaign)
     if not (campaign / "campaign.db").is_file():
         raise CampaignError(f"{campaign}: not a campaign directory (no campaign.db)")

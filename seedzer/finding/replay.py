@@ -78,7 +78,7 @@ def verdict(symptom: str, returncode: int | None, output: str) -> tuple[str, str
 
 def replay_one(folder: Path, python: str = sys.executable, reduced: bool = False,
                timeout: float = 900.0) -> ReplayResult:
-    """Run one finding's reproducer (``reduced/repro.py`` with ``reduced``); a low-level finding
+    """Run one finding's reproducer (``reduced/repro.py`` with ``reduced``); a TIR finding
     without ``repro.py`` gets one written from its case first."""
     meta = FindingMeta.load(folder)
     symptom = meta.observation.symptom.value

@@ -1,7 +1,7 @@
 """Standalone reproducers: the case's data followed by the kernel's own code, copied verbatim.
 
 A ``repro.py`` needs only the engines under test (``pip install apache-tvm==<version> numpy``, plus
-``onnx onnxruntime`` for a loader finding). Its code is the text of the shared kernel modules
+``onnx onnxruntime`` for a load finding). Its code is the text of the shared kernel modules
 (:mod:`seedzer.kernel.comparison`, :mod:`~seedzer.kernel.common`, :mod:`~seedzer.kernel.messages`)
 and of the kernel module of its kind (below their marker lines; their imports are gathered at the top),
 so it runs exactly what the fuzzer, the filing gate and the reducer ran. Rendering only reads text:

@@ -2,7 +2,7 @@
 
 :func:`run_attempt` reads the model (and its reference ``.npz``), constant-folds it for the
 ``folded`` attempt, makes the loader kernel's case of it and runs
-:func:`seedzer.kernel.load.observe.observe_all`: the same steps as the loader gate, the reducer and every
+:func:`seedzer.kernel.load.observe.observe_all`: the same steps as the load gate, the reducer and every
 loader ``repro.py``. The seeds are the scripts the kernel hands to its ``on_scripts`` callback.
 With a work directory the attempt mirrors its progress there (the step it is in, a checkpoint of
 its result so far, its case and folded model, its output), so that the parent can still name the

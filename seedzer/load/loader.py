@@ -33,7 +33,7 @@ SUBSTAGE = {"parse": "import", "fold": "import", "import": "import", "legalize":
 """The part of loading (import/legalize/build/run/compare) each step belongs to."""
 
 MODEL_FILE = "model.onnx"
-"""Name of the model in a loader finding's folder (what an attempt's case refers to)."""
+"""Name of the model in a load finding's folder (what an attempt's case refers to)."""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ is an observation). Its verdict is the first answer of :data:`RULES`
 3. **contract.** A pass that ran out of its contract (:mod:`seedzer.passes.relax_contracts`):
    ``not-a-bug``, ``contract``, naming the pass.
 4. **parent.** The same model with no Relax pass (TVM's default pipeline alone) fails the same way:
-   the loader's finding, ``not-a-bug``, ``invalid``.
+   the load kind's finding, ``not-a-bug``, ``invalid``.
 5. **culprit.** Otherwise ``bug``: ddmin over the sequence to a minimal one that still fails the same
    way; the culprit is the failing pass for a failure in a pass, else the last pass of the minimal
    sequence; the root signature is ``root_key("graph", observation, [culprit])``, so one TVM bug

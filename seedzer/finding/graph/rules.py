@@ -168,7 +168,7 @@ class Contract:
 
 class Parent:
     """The seed model with no Relax step and no model mutation (TVM's default pipeline alone) failing
-    the same way is the loader's finding, not the case's: not a bug. A failure in a step of the
+    the same way is the load kind's finding, not the case's: not a bug. A failure in a step of the
     sequence, or a mismatch, cannot happen that way: not run for them."""
 
     name = "parent"
@@ -183,7 +183,7 @@ class Parent:
             context.notes.append(f"TVM's default pipeline alone: {parent.headline()[:200]}")
             return None
         return context.verdict(NOT_A_BUG, f"{INVALID}: TVM's default pipeline alone (no Relax pass) fails the same "
-                               "way: the loader's finding, not the sequence's", parent)
+                               "way: the load kind's finding, not the sequence's", parent)
 
 
 class Culprit:

@@ -1,4 +1,4 @@
-"""The loader finding kind: an ONNX model that TVM's importer, lowering or build rejects, crashes on
+"""The load finding kind: an ONNX model that TVM's importer, lowering or build rejects, crashes on
 or gets wrong against onnxruntime.
 
 Its folder (:mod:`~seedzer.finding.load.folder`), its gate's rules (:mod:`~seedzer.finding.load.gate`),

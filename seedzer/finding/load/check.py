@@ -1,4 +1,4 @@
-"""Checking a loader case the way the loader gate and the reducer do: in a forked child, judged alike.
+"""Checking a loader case the way the load gate and the reducer do: in a forked child, judged alike.
 
 :func:`observe_forked` runs :func:`seedzer.kernel.load.observe.observe_all` on a case in a child forked
 from this process (call :func:`preload` first, so that the child inherits TVM instead of importing

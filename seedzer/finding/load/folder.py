@@ -43,7 +43,7 @@ KERNEL, NEEDS = "onnx.runtime+onnx.model+load.observe", "numpy onnx onnxruntime"
 SALT = "loader"
 """What load signatures hash as their kind (the kind's name when its first findings were filed)."""
 CASE_FILE, LOG_FILE = "case.json", "log.txt"
-"""The loader kind's own files beside ``MODEL_FILE`` (the house's are in :mod:`seedzer.finding.layout`)."""
+"""The load kind's own files beside ``MODEL_FILE`` (the house's are in :mod:`seedzer.finding.layout`)."""
 KIND_NAME = "load"
 """The ``kind`` of a load finding's ``meta.json``."""
 EMBED_LIMIT = 1 << 20
@@ -53,7 +53,7 @@ _OP_REPR = re.compile(r"In ir\.Op\(.*?name=\"([\w.]+)\".*?support_level=\d+\),?"
 
 
 def load_signature(observation: Observation) -> str:
-    """The raw signature of a loader finding (the name of its folder)."""
+    """The raw signature of a load finding (the name of its folder)."""
     return raw_key(SALT, observation).digest()
 
 
@@ -170,7 +170,7 @@ class LoadFinding:
 
     @staticmethod
     def load(folder: Path, models: Path | None = None) -> LoadFinding:
-        """Read a loader finding folder; a one-line :class:`SeedzerError` names what is wrong. An older
+        """Read a load finding folder; a one-line :class:`SeedzerError` names what is wrong. An older
         folder whose model file has moved finds it by its file name in ``models``."""
         folder = Path(folder)
         path, data, meta = _metadata(folder)

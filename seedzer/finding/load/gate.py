@@ -1,4 +1,4 @@
-"""The filing gate of loader findings: a candidate is re-run alone before it is filed.
+"""The filing gate of load findings: a candidate is re-run alone before it is filed.
 
 :func:`run_load_gate` runs in a process forked from the zygote (TVM already imported) and runs the
 finding's case (``case.json`` with ``model.onnx`` embedded) once more in a child forked from it,
@@ -16,7 +16,7 @@ order:
    ``root_key(SALT, observation, [step])`` (the kind's salt, ``loader``), so one importer bug reached
    by several models (the same normalized message at the same step) is one finding. Always answers.
 
-Importing this module imports no TVM (nor the low-level kind, whose gate does): the campaign
+Importing this module imports no TVM (nor the TIR kind, whose gate does): the campaign
 hands :func:`run_load_gate` to a forked process by reference.
 """
 
@@ -57,7 +57,7 @@ class LoadGateJob:
 
 
 RULES: tuple[Rule[LoadContext], ...] = (Alone(), InvalidInput(), Culprit())
-"""The loader gate's rules in the order they judge (the module docstring lists them)."""
+"""The load gate's rules in the order they judge (the module docstring lists them)."""
 
 
 def run_load_gate(job: LoadGateJob) -> Verdict:
@@ -77,7 +77,7 @@ def run_load_gate(job: LoadGateJob) -> Verdict:
 
 
 def run_load_gate_on_folder(folder: str, timeout: float | None = None, models: str | None = None) -> Verdict:
-    """Judge the loader finding in ``folder``, whichever Seedzer version wrote it: an older folder's
+    """Judge the load finding in ``folder``, whichever Seedzer version wrote it: an older folder's
     case is made from its model here, in the gate's own process (it needs the loader kernel).
     ``timeout`` limits the re-run (None: :data:`HANG_FACTOR` times the case's own limit); ``models`` is
     where an older folder's moved model file is looked for by name."""

@@ -1,4 +1,4 @@
-"""The reduction predicate of a loader finding: the candidate model still fails the finding's way.
+"""The reduction predicate of a load finding: the candidate model still fails the finding's way.
 
 A candidate becomes the finding's case (``case.json``: input seed, target, differential check,
 reference ``.npz``) with the candidate embedded and its own input specs, and runs through the loader

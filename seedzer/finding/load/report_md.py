@@ -1,4 +1,4 @@
-"""A markdown bug-report draft (``report.md``) for a reduced loader finding, ready for an issue tracker.
+"""A markdown bug-report draft (``report.md``) for a reduced load finding, ready for an issue tracker.
 
 Sections: title, environment (TVM, onnx, onnxruntime, numpy, Python versions), symptom, the minimal
 trigger (the reduced ONNX graph in ONNX's text syntax), how to reproduce, expected vs actual, and

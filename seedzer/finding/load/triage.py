@@ -1,6 +1,6 @@
-"""Triage of one loader finding: reduce its model, write ``repro.py`` and ``report.md``, verify them.
+"""Triage of one load finding: reduce its model, write ``repro.py`` and ``report.md``, verify them.
 
-Works on a loader finding folder (:mod:`seedzer.finding.load.folder`: ``meta.json``,
+Works on a load finding folder (:mod:`seedzer.finding.load.folder`: ``meta.json``,
 ``model.onnx``, ``case.json``), and on the folders older Seedzer versions wrote: a campaign's
 ``meta.json`` with an ``outcome`` and ``model`` the path of a pool model (used only when it is an
 existing ``.onnx`` file; a finding of the folded attempt is folded again), or a ``seedzer load
@@ -60,7 +60,7 @@ __all__ = ["LoadFinding", "LoadTriage", "LoadTriageOptions", "triage_load",
 
 REDUCED, STATE = f"{REDUCED_DIR}/{MODEL_FILE}", f"{REDUCED_DIR}/{STATE_FILE}"
 REPRO, REPORT = f"{REDUCED_DIR}/{REPRO_FILE}", REPORT_FILE
-"""Paths of a loader finding's reduction, relative to its folder."""
+"""Paths of a load finding's reduction, relative to its folder."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class LoadTriageOptions:
 
 @dataclass
 class LoadTriage:
-    """What triaging one loader finding did (also saved as ``reduced/state.json``)."""
+    """What triaging one load finding did (also saved as ``reduced/state.json``)."""
 
     signature: str
     model: str
@@ -158,7 +158,7 @@ def triage_load(folder: Path, opts: LoadTriageOptions | None = None) -> LoadTria
 
 
 def write_original_repro(folder: Path, timeout: float = LoadTriageOptions.timeout) -> dict[str, Any]:
-    """Write the standalone ``repro.py`` of a loader finding's own model (no reduction) when the
+    """Write the standalone ``repro.py`` of a load finding's own model (no reduction) when the
     folder has none (older findings); return a summary."""
     found = LoadFinding.load(folder)
     path = found.where / REPRO_FILE
@@ -201,8 +201,8 @@ def _write_outputs(found: LoadFinding, case: dict[str, Any], original: onnx.Mode
 
 
 def triage_load_finding(folder: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
-    """The loader kind's triage (:meth:`seedzer.finding.load.kind.LoadKind.triage`); the folder is
-    read again as the loader kind reads it, whichever Seedzer version wrote it."""
+    """The load kind's triage (:meth:`seedzer.finding.load.kind.LoadKind.triage`); the folder is
+    read again as the load kind reads it, whichever Seedzer version wrote it."""
     opts = LoadTriageOptions(seconds=options.minutes * 60.0, force=options.force, python=options.python)
     res = triage_load(folder, opts)
     found = LoadFinding.load(folder)

@@ -1,4 +1,4 @@
-"""The low-level finding kind: a TIR PrimFunc and its flat pass steps that make TVM fail.
+"""The TIR finding kind: a TIR PrimFunc and its flat pass steps that make TVM fail.
 
 Its folder (:mod:`~seedzer.finding.tir.folder`), its gate's rules
 (:mod:`~seedzer.finding.tir.gate`, with the culprit bisection and the hang-size check), its

@@ -37,7 +37,7 @@ KIND_NAME = "tir"
 SALT = "lowlevel"
 """What TIR signatures hash as their kind (the kind's name when its first findings were filed)."""
 IR_FILE, PASSES_FILE, CASE_FILE, LOG_FILE = "ir.py", "passes.json", "case.json", "log.txt"
-"""The low-level kind's own files (the house's are in :mod:`seedzer.finding.layout`)."""
+"""The TIR kind's own files (the house's are in :mod:`seedzer.finding.layout`)."""
 TRIAGE_LOG = "triage.log"
 """TVM's output while a finding is reduced (inside the house's ``reduced/``)."""
 WITNESS_FILE = "witness.py"
@@ -104,7 +104,7 @@ def legacy_case(data: dict[str, Any], script: str, meta: FindingMeta, settings: 
 
 
 def finding_case(folder: Path, meta: FindingMeta) -> FindingCase:
-    """The case of a low-level finding folder (see the module docstring)."""
+    """The case of a TIR finding folder (see the module docstring)."""
     folder = Path(folder)
     script = _read(folder, IR_FILE)
     passes = _read(folder, PASSES_FILE) if inside(folder, PASSES_FILE).exists() else "[]"
@@ -130,7 +130,7 @@ def finding_case(folder: Path, meta: FindingMeta) -> FindingCase:
 
 
 def render_tir_repro(case: Case, meta: FindingMeta) -> str:
-    """The standalone reproducer of a low-level finding's case."""
+    """The standalone reproducer of a TIR finding's case."""
     obs = case.expected or meta.observation
     fuzzed = [s.label() for s in case.steps if s.role == FUZZED]
     about = (f"Expected: {obs.headline()[:300]}\n"
@@ -143,7 +143,7 @@ def render_tir_repro(case: Case, meta: FindingMeta) -> str:
 
 
 def tir_files(case: Case, meta: FindingMeta, passes_json: str, log: str) -> dict[str, str | bytes]:
-    """The files of a low-level finding folder (written when it is filed, before the gate runs)."""
+    """The files of a TIR finding folder (written when it is filed, before the gate runs)."""
     return {IR_FILE: case.script, PASSES_FILE: json.dumps(json.loads(passes_json or "[]"), indent=1),
             CASE_FILE: json.dumps(case.to_json(), indent=1), LOG_FILE: log,
             REPRO_FILE: render_tir_repro(case, meta)}
@@ -176,7 +176,7 @@ class TirFinding:
 
 
 def write_case(folder: Path, case: Case, meta: FindingMeta) -> Path:
-    """Write a low-level finding's ``case.json`` and ``repro.py`` (e.g. the case the gate settled on)."""
+    """Write a TIR finding's ``case.json`` and ``repro.py`` (e.g. the case the gate settled on)."""
     write_atomic(folder / CASE_FILE, json.dumps(case.to_json(), indent=1))
     write_atomic(folder / REPRO_FILE, render_tir_repro(case, meta))
     if meta.extra.get("gate_rule") == WITNESS_RULE:

@@ -1,4 +1,4 @@
-"""Joint reduction of a low-level finding: two passes of the reducer engine
+"""Joint reduction of a TIR finding: two passes of the reducer engine
 (:mod:`seedzer.finding.reducer`), ``ddmin-passes`` (ddmin over its fuzzed passes) then ``shrink-ir``
 (greedy IR shrinking, :mod:`seedzer.finding.tir.shrink_ir`), in rounds until a round helps
 neither, within a time budget, resumable.

@@ -57,7 +57,7 @@ def _passes_table(stats: Mapping[str, PassStats] | None) -> list[str]:
 
 def render_report(meta: FindingMeta, case: Case, result: TriageResult | None,
                   stats: Mapping[str, PassStats] | None = None) -> str:
-    """The markdown draft of one low-level finding from its meta, (reduced) case and triage result;
+    """The markdown draft of one TIR finding from its meta, (reduced) case and triage result;
     ``stats`` (the reducer's per-pass statistics) add a table of the passes that paid off."""
     exp = case.expected or meta.observation
     symptom = exp.symptom.value

@@ -25,7 +25,7 @@ from seedzer.store.atomic import write_atomic
 
 
 def triage_tir(folder: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
-    """Reduce one low-level finding (resumable), write reduced/repro.py and report.md."""
+    """Reduce one TIR finding (resumable), write reduced/repro.py and report.md."""
     start = time.monotonic()
     obs = meta.observation
     result = TriageResult(folder.name, KIND_NAME, obs.symptom.value, obs.where(), "error")

@@ -15,12 +15,12 @@ compared with TVM's default pipeline (and onnxruntime).
 3. ``build``: ``tvm.compile``, which runs the rest of TVM's default pipeline for the target;
 4. ``run`` on the Relax VM;
 5. the reference. Without a spec-edge change it is TVM's default pipeline alone on the *seed* model
-   (``<default>:build`` and ``<default>:run``; a failure there is the loader's finding, so the case
+   (``<default>:build`` and ``<default>:run``; a failure there is the load kind's finding, so the case
    is ``invalid``), compared with the NNSmith tolerances (looser after a pass that changes floating
    results by design); the UOC/PIOC relations keep the seed's outputs, so this is both the pipeline
    and the metamorphic oracle. On a difference, onnxruntime is asked: the relations must hold there
    (the mutant's outputs equal the seed's, else ``invalid``); when it agrees with the fuzzed build,
-   the default pipeline is the wrong one (a loader finding: ``invalid``); else the case is a
+   the default pipeline is the wrong one (a load finding: ``invalid``); else the case is a
    ``mismatch`` (comparison ``mutant-vs-seed`` for a mutated model, ``opt-vs-reference`` otherwise).
    A spec-edge change makes a new model: its reference is onnxruntime on it (``model-vs-onnxruntime``);
    on a difference ONNX's own reference implementation (``onnx.reference``) breaks the tie: when it
@@ -148,9 +148,9 @@ def _lower(case: GraphCase, model: onnx.ModelProto, trace: Trace, memo: GraphMem
     mod = memo.get(memo.imported, key) if memo is not None else None
     if mod is None:
         mod = trace.call("import", import_model, model, case.specs)
-        if isinstance(mod, Observation) and not case.model_mutations:  # the loader's finding
+        if isinstance(mod, Observation) and not case.model_mutations:  # the load kind's finding
             return Observation(Symptom.INVALID, Stage.LOAD, "import",
-                               f"the model does not import (the loader's finding): {mod.message}")
+                               f"the model does not import (the load kind's finding): {mod.message}")
         if isinstance(mod, Observation):  # a mutated model TVM's importer fails on: this case's
             return mod
         if memo is not None:
@@ -172,14 +172,14 @@ def _lower(case: GraphCase, model: onnx.ModelProto, trace: Trace, memo: GraphMem
 def default_outputs(case: GraphCase, model: onnx.ModelProto, feeds: dict[str, np.ndarray], trace: Trace,
                     memo: GraphMemo | None, key: str) -> Any:
     """TVM's default pipeline's outputs on the imported model, or the ``invalid`` observation of its
-    failure (a failure of the default pipeline is the loader's finding, not the sequence's)."""
+    failure (a failure of the default pipeline is the load kind's finding, not the sequence's)."""
     cached = memo.get(memo.defaults, key) if memo is not None else None
     if cached is not None:
         return cached
     outputs = _default_run(case, model, feeds, trace, memo.get(memo.imported, key.split("/")[0]) if memo else None)
     if isinstance(outputs, Observation):
         return Observation(Symptom.INVALID, outputs.stage, outputs.pass_name,
-                           f"TVM's default pipeline fails on the model (the loader's finding): {outputs.message}")
+                           f"TVM's default pipeline fails on the model (the load kind's finding): {outputs.message}")
     if memo is not None:
         memo.put(memo.defaults, key, outputs)
     return outputs
@@ -227,7 +227,7 @@ def _judge(case: GraphCase, models: tuple[onnx.ModelProto, onnx.ModelProto], fee
         side = "onnxruntime agrees with the default pipeline"
     elif compare(ort, actual, limits) is None:
         return Observation(Symptom.INVALID, Stage.COMPARE, "compare", "the default pipeline is the build onnxruntime "
-                           f"disagrees with (the loader's finding): {diff.describe()}")
+                           f"disagrees with (the load kind's finding): {diff.describe()}")
     else:
         side = "onnxruntime agrees with neither build"
     trace.reference = "onnxruntime"
