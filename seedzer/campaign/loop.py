@@ -36,6 +36,7 @@ from seedzer.execute.worker_pool import WorkerPool
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.finding.store import FindingStore
 from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.level_table import level_names
 from seedzer.levels.registry import level
 from seedzer.load.bounds import DEFAULT_MAX_TESTCASE_MEMORY
 from seedzer.oracles import judge, make_oracles
@@ -170,6 +171,8 @@ class Campaign:
         signal.signal(signal.SIGTERM, stop)
 
     def _worker_settings(self) -> WorkerSettings:
+        """What every worker needs; it can run every registered level (a resumed or imported corpus may
+        hold entries of a level the schedule no longer draws: they still run once, as seeds)."""
         # The coverage collector first: a backend that cannot work here fails before seeds load.
         return WorkerSettings(
             exec=exec_settings(self.cfg.oracles, self.cfg.fuzz.coverage, self.cfg.limits.max_testcase_memory),
@@ -177,7 +180,7 @@ class Campaign:
             collector=prepare_collector(self.cfg.fuzz.coverage, self.out, self.db.features(),
                                         self.cfg.fuzz.block_cache, self.cfg.fuzz.block_granularity),
             bounds=self.cfg.bounds, graph=self.cfg.graph, log_dir=str(self.out / "logs"),
-            fuzzers={name: level(name).fuzzer for name in self.levels})
+            fuzzers={name: level(name).fuzzer for name in level_names()})
 
     def run(self) -> CampaignStats:
         """Load (or restore) seeds and fuzz until the budget is spent or a stop is requested."""

@@ -21,6 +21,10 @@ from seedzer.store.corpus import CorpusEntry
 NAME = "echo"
 ENTRY = LevelEntry(NAME, "tests.unit.levels.echo_level:LEVEL", 2.0, "a text whose lines are its features.", ".echo")
 """Its entry in the level table (registered by the tests that use it)."""
+QUIET = "quiet-echo"
+QUIET_ENTRY = LevelEntry(QUIET, "tests.unit.levels.echo_level:QUIET_LEVEL", 0.0, "the echo level, off by default.",
+                         ".quiet")
+"""A second echo level, turned off by default (a level a campaign does not fuzz)."""
 
 
 @dataclass(frozen=True)
@@ -58,16 +62,17 @@ def echo_fuzzer(settings: WorkerSettings, progress: SlotProgress, collector: Col
 class EchoLevel:
     """The echo level's object."""
 
-    name = NAME
     mutations = frozenset({"echo_append"})
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = NAME) -> None:
+        self.name = name
         self.fuzzer = echo_fuzzer
 
     def seeds(self, loaded: ModelSeeds) -> list[CorpusEntry]:
         """One entry per loaded model: its name."""
         text = f"model {loaded.model.name}"
-        return [CorpusEntry(JointSeed(text).seed_id, text, "[]", loaded.model.name, None, "echo", level=NAME)]
+        return [CorpusEntry(JointSeed(text).seed_id, text, "[]", loaded.model.name, None, "echo", level=self.name)]
 
 
 LEVEL = EchoLevel()
+QUIET_LEVEL = EchoLevel(QUIET)

@@ -24,8 +24,9 @@ from seedzer.level_table import LEVELS, level_entry, level_names
 from seedzer.levels.level import ModelSeeds
 from seedzer.levels.registry import level, levels
 from seedzer.load.bounds import Limits
+from seedzer.store.corpus import CorpusEntry
 from tests.unit.fake_gate import FakeGate
-from tests.unit.levels.echo_level import ENTRY, NAME
+from tests.unit.levels.echo_level import ENTRY, NAME, QUIET, QUIET_ENTRY
 
 
 @pytest.fixture
@@ -96,3 +97,30 @@ def test_a_campaign_fuzzes_a_third_level_registered_by_one_entry(echo: None, tmp
     by_level = next(ln for ln in text.splitlines() if ln.strip("│ ").startswith(NAME))
     assert by_level.split("│")[2].strip() == str(counted[NAME])  # the executions of its row
     assert any("echo_append" in ln and NAME in ln for ln in text.splitlines())  # by mutation, with its level
+
+
+@pytest.mark.usefixtures("restore_signals")
+def test_entries_of_a_level_turned_off_still_run_once(echo: None, tmp_path: Path, pool: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A resumed or imported corpus may hold entries of a level the campaign no longer fuzzes (the
+    pool made them, or `--levels` changed): every worker can run every registered level, so they run
+    once as seeds (the schedule never draws the level) instead of killing their worker."""
+    monkeypatch.setitem(LEVELS, QUIET, QUIET_ENTRY)
+    cfg = Config()
+    cfg.fuzz.coverage, cfg.fuzz.minutes, cfg.fuzz.snapshot_period = "passes", 1.0, 0.5
+    cfg.levels = parse_levels("echo", cfg.levels)
+    quiet = [CorpusEntry(f"q{i}", f"quiet {i}", "[]", "m.onnx", level=QUIET) for i in range(3)]
+    loud = [CorpusEntry("e0", "echo 0", "[]", "m.onnx", level=NAME)]
+    monitor = StopAfter(25)
+    out = tmp_path / "camp"
+    camp = Campaign(out, pool, cfg, monitor=monitor, gate=FakeGate(lambda job: None),  # type: ignore[arg-type, return-value]
+                    imported=quiet + loud)
+    monitor.campaign = camp
+    stats = camp.run()
+    assert stats.restarts == 0 and stats.level_execs[QUIET] == 3  # each run once, never drawn again
+    conn = sqlite3.connect(out / "campaign.db")
+    try:
+        counted = dict(conn.execute("SELECT level, SUM(count) FROM level_summary GROUP BY level").fetchall())
+    finally:
+        conn.close()
+    assert counted[QUIET] == 3 and counted[NAME] >= 22
