@@ -118,6 +118,7 @@ def apply_verdict(folder: Path, meta: FindingMeta, verdict: Verdict) -> None:
     and reproducer in ``folder`` are rewritten by its kind from the case the gate judged."""
     meta.verdict, meta.verdict_reason = verdict.verdict, verdict.reason
     meta.culprit, meta.root_signature, meta.gate_seconds = verdict.culprit, verdict.root, verdict.seconds
+    meta.at_fault = verdict.at_fault
     meta.extra["gate_notes"] = verdict.notes
     meta.extra["gate_tests"] = verdict.tests
     if verdict.rule:

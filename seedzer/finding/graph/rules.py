@@ -15,17 +15,18 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from seedzer.finding.component import component_of
 from seedzer.finding.ddmin import ddmin
 from seedzer.finding.gate import GateSettings
 from seedzer.finding.gate import InvalidInput as HouseInvalidInput
 from seedzer.finding.graph.check import matches, observe_forked
 from seedzer.finding.graph.folder import KIND_NAME, stored, to_specs
 from seedzer.finding.meta import BUG, NOT_A_BUG
-from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, Verdict
+from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, AtFault, Verdict
 from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.kernel.graph.case import MUTATION_PREFIX, WELL_FORMED, GraphCase, ModelMutation
+from seedzer.kernel.graph.case import MUTATION_PREFIX, WELL_FORMED, GraphCase, GraphPass, ModelMutation
 from seedzer.oracles.preconditions import is_precondition_error
-from seedzer.oracles.signature import root_key
+from seedzer.oracles.signature import component_key, root_key
 from seedzer.seed import PassSpec
 
 INVALID_STEPS = frozenset({"parse", "reference"})
@@ -79,6 +80,21 @@ def mutation_culprit(mutation: ModelMutation) -> str:
     if mutation.kind == "edge":
         return f"edge:{mutation.params.get('op', '?')}"
     return f"{mutation.kind}:{'+'.join(mutation.garbage) or '-'}"
+
+
+def graph_fault(observed: Observation, culprit: list[str], minimal: tuple[GraphPass, ...]) -> AtFault:
+    """The code at fault of a graph failure: the shared component it was raised in (a TOPI operator, a
+    legalization rule, the importer's converter, the arithmetic analyzer...), every step of the
+    minimal sequence only reaching it; else ``culprit`` (the failing step, the last step of the
+    minimal sequence, or the model mutations)."""
+    component = component_of(observed)
+    steps = tuple(dict.fromkeys(p.name for p in minimal))
+    if component is not None:
+        return AtFault(component.name, f"raised in {component.frame}, code every step reaching it shares",
+                       steps or tuple(culprit), shared=True)
+    return AtFault(" + ".join(culprit), "the failing step" if failing_pass(observed) else
+                   "the last step of the minimal sequence, or the model mutations it needs",
+                   tuple(p for p in steps if p not in culprit))
 
 
 @dataclass
@@ -236,9 +252,14 @@ class Culprit:
         culprit = [failing_pass(observed) or (minimal[-1].name if minimal else "")]
         if not culprit[0]:
             culprit = sorted({mutation_culprit(m) for m in case.model_mutations}) or [observed.pass_name or "build"]
+        fault = graph_fault(observed, culprit, minimal)
+        culprit = [fault.code]
         context.notes.append("minimal sequence: " + (", ".join(p.label() for p in minimal) or "none"))
         if case.model_mutations:
             context.notes.append("minimal model mutations: " + ", ".join(m.label() for m in case.model_mutations))
-        root = root_key(KIND_NAME, observed, culprit).digest()
+        key = component_key(observed, fault.code) if fault.shared else root_key(KIND_NAME, observed, culprit)
+        root = key.digest()
         bug_case = stored(dataclasses.replace(case.with_passes(minimal), expected=observed))
-        return context.verdict(BUG, "bug", observed, culprit, root, bug_case)
+        verdict = context.verdict(BUG, "bug", observed, culprit, root, bug_case)
+        verdict.at_fault = fault
+        return verdict

@@ -12,7 +12,7 @@ import dataclasses
 import time
 
 from seedzer.finding.meta import BUG, NOT_A_BUG
-from seedzer.finding.tir.at_fault import culprit_at_fault
+from seedzer.finding.tir.at_fault import code_at_fault
 from seedzer.finding.tir.context import (
     TirContext,
     excused_by_ub,
@@ -26,12 +26,12 @@ from seedzer.finding.tir.folder import SALT, WITNESS_RULE
 from seedzer.finding.tir.hang_size import unrolling_asked
 from seedzer.finding.tir.ub_slice import slice_for
 from seedzer.finding.tir.witness import WitnessSearch
-from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, VERIFIER, Verdict
+from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, VERIFIER, AtFault, Verdict
 from seedzer.kernel.common import MINIMAL, Observation, Stage, Symptom, label_parts
 from seedzer.kernel.messages import ir_names
 from seedzer.kernel.tir.case import FUZZED, Case, reference_steps
 from seedzer.oracles.registry import judge, make_oracles
-from seedzer.oracles.signature import root_key
+from seedzer.oracles.signature import component_key, root_key
 from seedzer.passes.contracts import canonical_lowering, reserved_attribute, slot_of_step
 
 PIPELINE_SHARE = 0.5
@@ -43,6 +43,8 @@ value: docs/measurements.md, 'Filing gate')."""
 def _bug(context: TirContext, case: Case, got: Observation, culprit: list[str]) -> Verdict:
     root = root_key(SALT, got, culprit, ir_names(case.script)).digest()
     verdict = context.verdict(BUG, "bug", case, got, culprit, root)
+    verdict.at_fault = AtFault(" + ".join(culprit), f"the gate's {'culprit' if len(culprit) > 1 else 'failing'} "
+                               "step (not localized further)")
     if context.witnessed:  # decided by the rules after the witness's: filed through it
         verdict.rule = WITNESS_RULE
     return verdict
@@ -368,12 +370,19 @@ class Culprit:
                 context.notes.append(f"the wrong result comes with ill-formed IR after {culprit_pass}")
                 got, culprit = strict, [culprit_pass]
                 context.culprit = culprit
-        at_fault = culprit_at_fault(context, case, got, found)
-        if at_fault is not None and at_fault != culprit:
-            context.notes.append(f"the pass at fault is {' + '.join(at_fault)} (the failure needs "
+        fault = code_at_fault(context, case, got, found)
+        if fault is None:
+            fault = AtFault(" + ".join(culprit) or label_parts(got.pass_name or "")[1] or "build",
+                            "culprit bisection: the passes the failure needs (the code at fault was not decided)")
+        elif [fault.code] != culprit:
+            context.notes.append(f"the code at fault is {fault.code} (the failure needs "
                                  f"{' + '.join(culprit) or 'no optional pass'}): the root is named after it")
-            culprit = context.culprit = at_fault
-        return _bug(context, case, got, culprit)
+            culprit = context.culprit = [fault.code]
+        verdict = _bug(context, case, got, culprit)
+        verdict.at_fault = fault
+        if fault.shared:
+            verdict.root = component_key(got, fault.code, ir_names(case.script)).digest()
+        return verdict
 
     @staticmethod
     def deoptimizing(case: Case, culprit: list[str]) -> str | None:

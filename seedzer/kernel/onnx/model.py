@@ -28,7 +28,7 @@ import tvm
 from tvm import relax
 from tvm.relax.frontend.onnx import from_onnx
 
-from seedzer.kernel.common import Observation, Stage, Symptom, error_text
+from seedzer.kernel.common import Observation, Stage, Symptom, error_text, tvm_frames
 from seedzer.kernel.comparison import compare
 from seedzer.kernel.messages import is_out_of_memory, key_line
 from seedzer.kernel.onnx.runtime import onnxruntime_outputs
@@ -175,7 +175,7 @@ class Trace:
             self.tracebacks[step] = traceback.format_exc()[-4000:]
             invalid = (step == "import" and is_unsupported(exc)) or is_out_of_memory(exc)
             symptom = Symptom.INVALID if invalid else Symptom.EXCEPTION
-            return Observation(symptom, stage, step, error_text(exc)[:4000])
+            return Observation(symptom, stage, step, error_text(exc)[:4000], frames=tvm_frames(exc))
         finally:
             self.timings[step] = self.timings.get(step, 0.0) + time.perf_counter() - start
         self.reached.append(step)

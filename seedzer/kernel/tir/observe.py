@@ -55,6 +55,7 @@ from seedzer.kernel.common import (
     disarm_watchdog,
     error_text,
     step_label,
+    tvm_frames,
 )
 from seedzer.kernel.comparison import Difference, compare, uniform_tolerances
 from seedzer.kernel.messages import ir_names, is_out_of_memory, moved_failure, same_failure
@@ -193,7 +194,7 @@ def apply_steps(mod: Any, steps: Sequence[Step], *, program: str = OPT, on_step:
                 mod = make_pass(step)(mod)
         except Exception as exc:  # TVM raises many types
             raise StepFailure(Observation(_symptom_of(exc), Stage.PASS, step.name, error_text(exc)[:4000],
-                                          step_index=index)) from exc
+                                          step_index=index, frames=tvm_frames(exc))) from exc
         if watch_from is not None and index >= watch_from and not mod.same_as(before):
             error = well_formed_error(mod, intended)
             if error is not None:
@@ -329,7 +330,8 @@ class Runner:
             try:
                 out[program] = codegen([host], target)
             except Exception as exc:  # LLVM and TVM codegen raise many types
-                out[program] = Observation(_symptom_of(exc), Stage.BUILD, "codegen", error_text(exc)[:4000])
+                out[program] = Observation(_symptom_of(exc), Stage.BUILD, "codegen", error_text(exc)[:4000],
+                                           frames=tvm_frames(exc))
         return out
 
     def build(self, case: Case, func: Any, programs: dict[str, Sequence[Step]], inputs: list[np.ndarray],
@@ -351,7 +353,7 @@ class Runner:
                 results[program] = Built(call(executable, program, inputs), None, executable, program)
             except Exception as exc:  # a kernel that raises at run time (e.g. an assertion)
                 results[program] = Built(failure=Observation(_symptom_of(exc), Stage.RUN, "run",
-                                                             error_text(exc)[:4000]))
+                                                             error_text(exc)[:4000], frames=tvm_frames(exc)))
         return results
 
     def time(self, case: Case, func: Any, steps: Sequence[Step], inputs: list[np.ndarray]) -> Slowdown | None:
