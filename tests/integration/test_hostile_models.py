@@ -24,7 +24,7 @@ from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.load.observe import LoadCase
 from seedzer.kernel.onnx.runtime import REFUSED
 from seedzer.load.loader import MODEL_FILE, LoaderFailure, LoadOptions
-from tests.unit.kernel.onnx.test_runtime import huge_reshape
+from tests.hostile_models import huge_reshape
 
 pytestmark = pytest.mark.integration
 

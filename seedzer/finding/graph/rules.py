@@ -34,6 +34,8 @@ INVALID_MODEL = ("ValidationError", "onnx.checker", "InvalidModel", "Error parsi
 """Message fragments of a model ONNX itself refuses."""
 UNSUPPORTED = ("not supported for frontend ONNX", "OpNotImplemented")
 """Message fragments of an operator TVM's ONNX importer does not support."""
+SEEDZER_STEP = "Seedzer's own rewrite"
+"""How the reason of a failure that is Seedzer's rather than TVM's starts (a Relax IR mutation)."""
 
 Contracts = Callable[[Sequence[PassSpec]], list[tuple[int, str]]]
 """``(index, reason)`` of every pass of a sequence out of its contract."""
@@ -47,12 +49,20 @@ def relax_out_of_contract(passes: Sequence[PassSpec]) -> list[tuple[int, str]]:
     return out_of_contract(passes)
 
 
+def seedzer_step(step: str | None) -> str | None:
+    """``step`` when it is one of Seedzer's own rewrites (a Relax IR mutation ``mutate.X``), else None."""
+    return step if step is not None and step.startswith(MUTATION_PREFIX) else None
+
+
 def invalid_reason(observation: Observation) -> str | None:
-    """Why a graph failure is about its input rather than TVM (an unsupported operator, a violated
-    precondition, a model ONNX refuses), or None."""
+    """Why a graph failure is about its input rather than TVM (a failure in Seedzer's own rewrite, an
+    unsupported operator or input type, a violated precondition, a model ONNX refuses), or None."""
     message = observation.message
     if observation.symptom is Symptom.INVALID:
         return message
+    own = seedzer_step(failing_pass(observation))
+    if own is not None:
+        return f"{SEEDZER_STEP}: {observation.symptom.value} in {own}: {message}"
     if any(text in message for text in UNSUPPORTED):
         return f"unsupported operator: {message}"
     if observation.pass_name in INVALID_STEPS:
@@ -190,8 +200,10 @@ class Culprit:
     """A bug: ddmin over the model mutations, then over the step sequence (its in-contract
     subsequences only: the repro is a sequence a user may run), to a minimal case that still fails
     the same way (relations go first, as in MT-DLComp's reduction); the culprit is the
-    failing step (an error, ill-formed IR or a crash in a step), else the last step of the minimal
-    sequence, else the minimal model mutations (:func:`mutation_culprit`). Always answers."""
+    failing step (an error, ill-formed IR or a crash in a step), else the last Relax pass of the minimal
+    sequence, else the minimal model mutations (:func:`mutation_culprit`). A minimal sequence of
+    Seedzer's own rewrites only (Relax IR mutations ``mutate.X``, no Relax pass) makes the failure
+    Seedzer's, not TVM's: invalid. Always answers."""
 
     name = "culprit"
 
@@ -233,12 +245,17 @@ class Culprit:
         if out_of_time():
             context.notes.append("the culprit search stopped at its limit: the case may not be minimal")
         observed = shown["last"]
-        culprit = [failing_pass(observed) or (minimal[-1].name if minimal else "")]
-        if not culprit[0]:
-            culprit = sorted({mutation_culprit(m) for m in case.model_mutations}) or [observed.pass_name or "build"]
         context.notes.append("minimal sequence: " + (", ".join(p.label() for p in minimal) or "none"))
         if case.model_mutations:
             context.notes.append("minimal model mutations: " + ", ".join(m.label() for m in case.model_mutations))
+        passes = [p.name for p in minimal if seedzer_step(p.name) is None]
+        culprit = [failing_pass(observed) or (passes[-1] if passes else "")]
+        if not culprit[0] and minimal:  # the failure needs Seedzer's Relax IR mutations and no Relax pass
+            return context.verdict(NOT_A_BUG, f"{INVALID}: {SEEDZER_STEP} is the only culprit (the minimal sequence "
+                                   f"{', '.join(p.label() for p in minimal)} has no Relax pass): "
+                                   f"{observed.headline()[:200]}", observed)
+        if not culprit[0]:
+            culprit = sorted({mutation_culprit(m) for m in case.model_mutations}) or [observed.pass_name or "build"]
         root = root_key(KIND_NAME, observed, culprit).digest()
         bug_case = stored(dataclasses.replace(case.with_passes(minimal), expected=observed))
         return context.verdict(BUG, "bug", observed, culprit, root, bug_case)

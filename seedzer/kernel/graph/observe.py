@@ -10,8 +10,9 @@ compared with TVM's default pipeline (and onnxruntime).
    step, and the loader files it; a mutated model's is this case's exception);
 2. each step of the sequence: a Relax pass ``relax.X`` (``tvm.relax.transform.X(**args)`` under the
    target) or a Relax IR mutation ``mutate.X`` (:mod:`seedzer.kernel.graph.relax_mutations`), then
-   ``relax.analysis.well_formed`` on its output: an error is an ``exception`` at that step (in a
-   Relax mutation, Seedzer's own rewrite, it is ``invalid``), a violation ``illformed`` after it;
+   ``relax.analysis.well_formed`` on its output: an error is an ``exception`` at that step, a
+   violation ``illformed`` after it (in or after a Relax mutation, Seedzer's own rewrite of IR that
+   was well-formed, either is ``invalid``);
 3. ``build``: ``tvm.compile``, which runs the rest of TVM's default pipeline for the target;
 4. ``run`` on the Relax VM;
 5. the reference. Without a spec-edge change it is TVM's default pipeline alone on the *seed* model
@@ -166,6 +167,9 @@ def _lower(case: GraphCase, model: onnx.ModelProto, trace: Trace, memo: GraphMem
         if isinstance(got, Observation):
             return dataclasses.replace(got, step_index=index)
         bad = trace.call(step.name + WELL_FORMED, well_formed, got, stage=Stage.PASS)
+        if isinstance(bad, Observation) and step.name.startswith(MUTATION_PREFIX):  # well-formed in, ill-formed out
+            return Observation(Symptom.INVALID, Stage.PASS, step.name, f"the Relax mutation made ill-formed IR "
+                               f"(Seedzer's own rewrite, not TVM): {bad.message}", step_index=index)
         if isinstance(bad, Observation):
             return Observation(Symptom.ILLFORMED, Stage.PASS, step.name, bad.message, step_index=index)
         mod = got

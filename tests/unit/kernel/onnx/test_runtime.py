@@ -1,24 +1,16 @@
 """onnxruntime as the judge of a model (issue 45 row 2): TVM's failure on a model onnxruntime refuses
-to run is ``invalid``. The hostile model (a reshape of 4 elements to 10**10 at run time) is built here."""
+to run is ``invalid``. The hostile model (a reshape of 4 elements to 10**10 at run time) is built by
+tests/hostile_models.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.onnx.runtime import REFUSED, onnxruntime_refusal, refused
-
-
-def huge_reshape() -> onnx.ModelProto:
-    """x[2, 2] reshaped to Shape(x) * 50000 (10**10 elements) at run time: onnxruntime refuses the run."""
-    scale = numpy_helper.from_array(np.array([50000, 50000], dtype=np.int64), "scale")
-    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Mul", ["s", "scale"], ["t"]),
-             helper.make_node("Reshape", ["x", "t"], ["y"])]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["a", "b"])], [scale])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+from tests.hostile_models import huge_reshape
 
 
 def relu() -> onnx.ModelProto:
