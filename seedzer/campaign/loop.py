@@ -20,6 +20,7 @@ from seedzer.campaign.filing import Filing, FilingSettings, GateRunner
 from seedzer.campaign.keep import KeepRule
 from seedzer.campaign.loading import SeedLoader, import_seeds, load_seeds
 from seedzer.campaign.monitor import Monitor, QuietMonitor
+from seedzer.campaign.quarantine import Quarantine
 from seedzer.campaign.scheduler import Scheduler, make_scheduler, record_cost
 from seedzer.campaign.seeds import list_pool
 from seedzer.campaign.stats import CampaignStats
@@ -125,6 +126,7 @@ class Campaign:
             self.lock.release()
             raise
         self.corpus = Corpus(self.out / CORPUS_DIR, self.db)
+        self.quarantine = Quarantine(self.db, self.corpus, self.monitor.message)
         self.findings = FindingStore(self.out / "findings", self.db, [(k.pattern, k.note) for k in cfg.known_issues])
         self.coverage = make_backend(cfg.fuzz.coverage)
         self.oracles = make_oracles(cfg.oracles.enabled)
@@ -157,7 +159,9 @@ class Campaign:
         snapshots = self.db.snapshots()  # stage seconds stay cumulative across resumes
         self.stats.timings = parse_timings(snapshots[-1].get("timings")) if snapshots else {}
         self.coverage.restore(self.db.features())
-        self.corpus.restore()
+        skipped: dict[str, str] = {}  # entries read back that cannot be fuzzed (an edited file)
+        self.corpus.restore(self.quarantine.entry_check(self.models) if self.imported is None else None, skipped)
+        self.quarantine.restored(skipped)
         self.stats.corpus, self.stats.coverage = len(self.corpus), self.coverage.total()  # shown from the start
         self.filing.restore()
         self.db.add_event("resume", {"elapsed": self.stats.elapsed, "corpus": len(self.corpus)})
@@ -202,6 +206,7 @@ class Campaign:
         else:
             load_seeds(self, self.seed_loader)
         self.pending.extend(e for e in self.corpus.entries if not e.executed and e not in self.pending)
+        self.quarantine.check_left()
         self.stats.phase = "fuzzing"
         executor = self.executor_factory(self.cfg.fuzz.jobs, settings, self.limits)
         self._executor = executor
@@ -323,9 +328,14 @@ class Campaign:
             where = "while setting up" if death.during_setup else f"during {death.stage.value}"
             self.monitor.message(f"worker {ev.worker} {death.message} {where}; restarted")
         self.db.add_event("workers", {"pids": self._executor.pids() if self._executor else []})
+        if parent is not None and death.kind == "exit" and not death.during_setup \
+                and self.quarantine.death(parent, death.message):  # Seedzer cannot run it: no restart loop
+            self.pending = deque(e for e in self.pending if e.seed_id != parent.seed_id)
+            self.quarantine.check_left()
         for info in ev.dropped:  # a seed waiting to be executed goes back in line; a mutation is just not made
             entry = self.corpus.by_id.get(info.parent or "") if info.kind == "exec" else None
-            if entry is not None and not entry.executed and entry not in self.pending:
+            if entry is not None and not entry.executed and entry not in self.pending and entry.seed_id \
+                    not in self.quarantine:
                 self.pending.appendleft(entry)
         obs = death.observation()
         if obs is None or tc is None or not tc.announced:
