@@ -16,6 +16,7 @@ from pathlib import Path
 from types import FrameType
 
 from seedzer import __version__
+from seedzer.campaign.directory import discard_new, prepare_dir
 from seedzer.campaign.filing import Filing, FilingSettings, GateRunner
 from seedzer.campaign.keep import KeepRule
 from seedzer.campaign.loading import SeedLoader, import_seeds, load_seeds
@@ -29,7 +30,6 @@ from seedzer.config import Config, OracleConfig, to_dict
 from seedzer.config import stage_limits as config_stage_limits
 from seedzer.coverage import make_backend
 from seedzer.coverage.native import prepare_collector
-from seedzer.errors import CampaignError
 from seedzer.execute.executor import Executor, WorkerSlot
 from seedzer.execute.records import Death, ExecTask, FuzzTask, TestCaseInfo, WorkerEvent
 from seedzer.execute.settings import ExecSettings, WorkerSettings
@@ -50,36 +50,6 @@ two workers, ``n`` draws leave 1 choice in ``2 ** (n + 1)`` to another's entry, 
 (why this value: docs/measurements.md, 'Campaign loop')."""
 ExecutorFactory = Callable[[int, WorkerSettings, dict[Stage, float]], Executor]
 """Builds the campaign's executor: (jobs, worker settings, stage time limits) -> executor."""
-
-
-CAMPAIGN_FOLDERS = (CORPUS_DIR, "findings", "logs")
-"""The folders a campaign directory holds."""
-
-
-def check_layout(out: Path) -> None:
-    """Refuse (one line, read-only) a campaign directory where one of its folders is something else."""
-    for sub in CAMPAIGN_FOLDERS:
-        if (out / sub).exists() and not (out / sub).is_dir():
-            raise CampaignError(f"{out / sub}: exists and is not a directory (the campaign keeps its {sub} there); "
-                                "move it away")
-
-
-def prepare_dir(out: Path, resume: bool) -> None:
-    """Create (or check, with ``resume``) a campaign directory; one-line errors name the path."""
-    db = out / "campaign.db"
-    if resume and not db.exists():
-        raise CampaignError(f"{out}: nothing to resume (no campaign.db)")
-    if not resume and db.exists():
-        raise CampaignError(f"{out}: a campaign already exists here (use --resume to continue it)")
-    check_layout(out)
-    try:
-        for sub in CAMPAIGN_FOLDERS:
-            (out / sub).mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-probe"
-        probe.write_text("ok")
-        probe.unlink()
-    except OSError as exc:
-        raise CampaignError(f"{out}: campaign directory is not writable ({exc.strerror or exc})") from exc
 
 
 def exec_settings(oracles: OracleConfig, coverage: str, max_memory: int = DEFAULT_MAX_TESTCASE_MEMORY) -> ExecSettings:
@@ -119,10 +89,13 @@ class Campaign:
         # fails early, before anything is created; a campaign seeded with imported entries loads no model
         self.models = list_pool(self.pool) if self.imported is None else []
         self.lock = DirLock(self.out, what="campaign").acquire()
+        made: list[Path] = []
         try:
-            prepare_dir(self.out, resume)
+            made = prepare_dir(self.out, resume)
             self.db = CampaignDB(self.out / "campaign.db")
         except BaseException:
+            if not resume:  # a full disk: no campaign.db that is none, no empty folders
+                discard_new(self.out, made)
             self.lock.release()
             raise
         self.corpus = Corpus(self.out / CORPUS_DIR, self.db)
