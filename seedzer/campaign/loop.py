@@ -18,6 +18,7 @@ from types import FrameType
 from seedzer import __version__
 from seedzer.campaign.directory import discard_new, prepare_dir
 from seedzer.campaign.filing import Filing, FilingSettings, GateRunner
+from seedzer.campaign.invalid import invalid_class
 from seedzer.campaign.keep import KeepRule
 from seedzer.campaign.loading import SeedLoader, import_seeds, load_seeds
 from seedzer.campaign.monitor import Monitor, QuietMonitor
@@ -26,19 +27,18 @@ from seedzer.campaign.scheduler import Scheduler, make_scheduler, record_cost
 from seedzer.campaign.seeds import list_pool
 from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import parse_timings, stage_totals
-from seedzer.config import Config, OracleConfig, to_dict
-from seedzer.config import stage_limits as config_stage_limits
+from seedzer.campaign.worker_limits import exec_settings, stage_limits
+from seedzer.config import Config, to_dict
 from seedzer.coverage import make_backend
 from seedzer.coverage.native import prepare_collector
 from seedzer.execute.executor import Executor, WorkerSlot
 from seedzer.execute.records import Death, ExecTask, FuzzTask, TestCaseInfo, WorkerEvent
-from seedzer.execute.settings import ExecSettings, WorkerSettings
+from seedzer.execute.settings import WorkerSettings
 from seedzer.execute.worker_pool import WorkerPool
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.finding.store import FindingStore
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.levels.registry import level
-from seedzer.load.bounds import DEFAULT_MAX_TESTCASE_MEMORY
 from seedzer.oracles import judge, make_oracles
 from seedzer.store.corpus import CORPUS_DIR, Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
@@ -50,26 +50,6 @@ two workers, ``n`` draws leave 1 choice in ``2 ** (n + 1)`` to another's entry, 
 (why this value: docs/measurements.md, 'Campaign loop')."""
 ExecutorFactory = Callable[[int, WorkerSettings, dict[Stage, float]], Executor]
 """Builds the campaign's executor: (jobs, worker settings, stage time limits) -> executor."""
-
-
-def exec_settings(oracles: OracleConfig, coverage: str, max_memory: int = DEFAULT_MAX_TESTCASE_MEMORY) -> ExecSettings:
-    """What workers must check for the enabled oracles (costly checks only when asked for), and the
-    address space a worker's test cases may use (``max_memory`` bytes, 0: unbounded).
-
-    The ``passes`` features describe how each step changed the IR only when ``passes`` is the
-    coverage that decides what is kept (that detail triples the cost of a build).
-    """
-    on = set(oracles.enabled)
-    return ExecSettings(rtol=oracles.rtol, atol=oracles.atol, compare="mismatch" in on, pipeline="mismatch" in on,
-                        illformed="illformed" in on, pipeline_illformed=oracles.verifier_issues,
-                        perf_rate=oracles.perf_rate if "perf" in on else 0.0,
-                        perf_factor=oracles.perf_factor, perf_repeats=oracles.perf_repeats,
-                        detailed_build_coverage=coverage == "passes", max_memory=max_memory)
-
-
-def stage_limits(cfg: Config) -> dict[Stage, float]:
-    """The configured time limit of every stage."""
-    return {Stage(name): limit for name, limit in config_stage_limits(cfg.timeouts).items()}
 
 
 class Campaign:
@@ -118,6 +98,8 @@ class Campaign:
         self.exec_counts: Counter[tuple[str, str]] = Counter()
         self.level_counts: Counter[tuple[str, str]] = Counter()
         self.mutator_counts: Counter[tuple[str, str]] = Counter()
+        self.invalid_counts: Counter[tuple[str, str]] = Counter()
+        """Invalid test cases by (level, class of the reason) since the last snapshot."""
         self.tc_counter = 0
         self._stop = False
         self._executor: Executor | None = None
@@ -370,6 +352,7 @@ class Campaign:
         self._count(obs.symptom.value, obs.stage.value if obs.stage else "", level)
         if obs.symptom is Symptom.INVALID:
             self.stats.invalid += 1
+            self.invalid_counts[(level, invalid_class(obs.message))] += 1
         return obs
 
     def _count(self, symptom: str, stage: str, level: str) -> None:
@@ -389,6 +372,8 @@ class Campaign:
         self.level_counts.clear()
         self.db.add_mutator_counts(dict(self.mutator_counts))
         self.mutator_counts.clear()
+        self.db.add_invalid_counts(dict(self.invalid_counts))
+        self.invalid_counts.clear()
         self.db.add_features(self.coverage.drain_fresh(), time.time())
         self.db.add_snapshot({
             "time": self.stats.elapsed, "execs": self.stats.execs, "coverage": self.coverage.total(),
