@@ -70,9 +70,11 @@ class Quarantine:
     def entry_check(self, models: Sequence[Path]) -> Callable[[str, str], str | None]:
         """The check of an entry read back on ``--resume`` (:meth:`Corpus.restore`): not quarantined, and
         accepted by its level for a pool of ``models``."""
+        resolved = [Path(m).resolve() for m in models]
+
         def check(level_name: str, script: str) -> str | None:
             try:
-                return level(level_name).check_entry(script, models)
+                return level(level_name).check_entry(script, resolved)
             except SeedzerError as exc:  # a level this Seedzer does not know
                 return str(exc)
 

@@ -51,5 +51,6 @@ class Level(Protocol):
 
     def check_entry(self, script: str, models: Sequence[Path]) -> str | None:
         """Why a corpus entry's ``script`` read back from disk (``--resume``: the file may have been
-        edited) cannot be fuzzed in a campaign of the pool ``models``, in one line; None when it can."""
+        edited) cannot be fuzzed in a campaign of the pool ``models`` (resolved paths), in one line;
+        None when it can."""
         ...

@@ -70,14 +70,14 @@ class GraphLevel:
         return graph_entries(loaded.model)
 
     def check_entry(self, script: str, models: Sequence[Path]) -> str | None:
-        """A graph entry is a :class:`GraphSeed` document naming one of the pool's ``models`` (the
-        manifest's containment: a path the pool lists, symlinks resolved); workers open that file."""
+        """A graph entry is a :class:`GraphSeed` document naming one of the pool's ``models`` (resolved
+        paths; the manifest's containment: a file the pool lists, symlinks resolved); workers open it."""
         try:
             seed = GraphSeed.from_text(script)
         except ValueError as exc:
             return str(exc)
         named = Path(seed.model)
-        if not named.is_absolute() or named.resolve() not in {m.resolve() for m in models}:
+        if not named.is_absolute() or named.resolve() not in set(models):
             return f"names the model {seed.model!r}, which is not one of the campaign's pool models"
         return None
 

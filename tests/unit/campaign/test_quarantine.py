@@ -54,7 +54,7 @@ def test_a_graph_entry_must_name_a_model_of_the_pool(tmp_path: Path) -> None:
     model.write_bytes(b"model")
     (tmp_path / "link.onnx").symlink_to(model)
     db = CampaignDB(tmp_path / "campaign.db")
-    check = Quarantine(db, Corpus(tmp_path / "corpus", db), print).entry_check([model])
+    check = Quarantine(db, Corpus(tmp_path / "corpus", db), print).entry_check([tmp_path / "pool" / "." / "m.onnx"])
     specs = (("x", "float32", (2,)),)
     assert check("graph", GraphSeed(str(model.resolve()), specs).to_text()) is None
     assert check("graph", GraphSeed(str(tmp_path / "link.onnx"), specs).to_text()) is None  # the same file
