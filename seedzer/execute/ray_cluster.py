@@ -35,6 +35,8 @@ CONNECT_SECONDS = 40.0
 """Longest wait for ``ray.init`` to join a cluster whose port answered (Ray's client itself retries
 without end); with the probe, an address that never answers is refused within a minute."""
 CLIENT_SCHEME = "ray://"
+LOCAL_ADDRESSES = (None, "local", "auto")
+"""Addresses Ray resolves on this machine (a cluster ``ray start`` made here, or a new one): no probe."""
 
 
 class Interrupted(SeedzerError):
@@ -157,9 +159,9 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, private:
                 kwargs["num_cpus"] = num_cpus
             if private:
                 address = "local"
-        where = "a local cluster" if address in (None, "local") else address
+        where = "a local cluster" if address in LOCAL_ADDRESSES else address
         with signals_interrupt(f"--ray {where}"):
-            if address in (None, "local"):
+            if address in LOCAL_ADDRESSES:
                 _init(ray, address, kwargs, where)
             else:
                 assert address is not None

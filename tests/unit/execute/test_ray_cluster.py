@@ -138,3 +138,22 @@ def test_sigterm_while_joining_ends_the_campaign_and_frees_its_lock(tiny_pool: P
     assert proc.returncode == 2
     assert err.strip().splitlines()[-1] == f"error: --ray 127.0.0.1:{silent_port}: stopped by SIGTERM"
     assert not is_locked(out)
+
+
+def test_auto_is_the_local_cluster_and_is_not_probed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--ray auto`` (Ray's own word for the cluster `ray start` made here) still reaches ray.init."""
+    import ray
+
+    from seedzer.execute import ray_cluster
+
+    asked: list[object] = []
+
+    def init(address: object = None, **_: object) -> None:
+        asked.append(address)
+        raise ConnectionError("no cluster here")
+
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    with pytest.raises(SeedzerError, match=r"^--ray: cannot connect to a local cluster: no cluster here$"):
+        ray_cluster.connect("auto")
+    assert asked == ["auto"]
