@@ -82,7 +82,7 @@ def check_campaign_paths(pool: Path, out: Path) -> None:
 
 def check_campaign_state(pool: Path, out: Path, resume: bool) -> None:
     """Read-only checks of ``out``'s campaign.db: resumable (and made from ``pool``), or absent for a new one."""
-    from seedzer.campaign.loop import check_layout
+    from seedzer.campaign.directory import check_layout
     from seedzer.store.corpus import CORPUS_DIR, corpus_lost, lost_corpus_files
     from seedzer.store.readonly import open_campaign, read_meta
 

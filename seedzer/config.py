@@ -403,6 +403,8 @@ def _convert(value: Any, tp: Any, where: str, source: str) -> Any:
             return float(value)
         except OverflowError:
             raise ConfigError(f"{source}: field '{where}' must be a finite number (got {value})") from None
+    if tp is int and isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)  # 1e9 or 4.0 where a whole number is expected
     if tp in (int, float, str, bool) and (not isinstance(value, tp) or (tp is int and isinstance(value, bool))):
         raise ConfigError(
             f"{source}: field '{where}' must be {_type_name(tp)}, got {type(value).__name__} {value!r}"

@@ -16,29 +16,30 @@ from pathlib import Path
 from types import FrameType
 
 from seedzer import __version__
+from seedzer.campaign.directory import discard_new, prepare_dir
 from seedzer.campaign.filing import Filing, FilingSettings, GateRunner
+from seedzer.campaign.invalid import invalid_class
 from seedzer.campaign.keep import KeepRule
 from seedzer.campaign.loading import SeedLoader, import_seeds, load_seeds
 from seedzer.campaign.monitor import Monitor, QuietMonitor
+from seedzer.campaign.quarantine import Quarantine
 from seedzer.campaign.scheduler import Scheduler, make_scheduler, record_cost
 from seedzer.campaign.seeds import list_pool
 from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import parse_timings, stage_totals
-from seedzer.config import Config, OracleConfig, to_dict
-from seedzer.config import stage_limits as config_stage_limits
+from seedzer.campaign.worker_limits import exec_settings, stage_limits
+from seedzer.config import Config, to_dict
 from seedzer.coverage import make_backend
 from seedzer.coverage.native import prepare_collector
-from seedzer.errors import CampaignError
 from seedzer.execute.executor import Executor, WorkerSlot
 from seedzer.execute.records import Death, ExecTask, FuzzTask, TestCaseInfo, WorkerEvent
-from seedzer.execute.settings import ExecSettings, WorkerSettings
+from seedzer.execute.settings import WorkerSettings
 from seedzer.execute.worker_pool import WorkerPool
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.finding.store import FindingStore
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.level_table import level_names
 from seedzer.levels.registry import level
-from seedzer.load.bounds import DEFAULT_MAX_TESTCASE_MEMORY
 from seedzer.oracles import judge, make_oracles
 from seedzer.store.corpus import CORPUS_DIR, Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
@@ -50,56 +51,6 @@ two workers, ``n`` draws leave 1 choice in ``2 ** (n + 1)`` to another's entry, 
 (why this value: docs/measurements.md, 'Campaign loop')."""
 ExecutorFactory = Callable[[int, WorkerSettings, dict[Stage, float]], Executor]
 """Builds the campaign's executor: (jobs, worker settings, stage time limits) -> executor."""
-
-
-CAMPAIGN_FOLDERS = (CORPUS_DIR, "findings", "logs")
-"""The folders a campaign directory holds."""
-
-
-def check_layout(out: Path) -> None:
-    """Refuse (one line, read-only) a campaign directory where one of its folders is something else."""
-    for sub in CAMPAIGN_FOLDERS:
-        if (out / sub).exists() and not (out / sub).is_dir():
-            raise CampaignError(f"{out / sub}: exists and is not a directory (the campaign keeps its {sub} there); "
-                                "move it away")
-
-
-def prepare_dir(out: Path, resume: bool) -> None:
-    """Create (or check, with ``resume``) a campaign directory; one-line errors name the path."""
-    db = out / "campaign.db"
-    if resume and not db.exists():
-        raise CampaignError(f"{out}: nothing to resume (no campaign.db)")
-    if not resume and db.exists():
-        raise CampaignError(f"{out}: a campaign already exists here (use --resume to continue it)")
-    check_layout(out)
-    try:
-        for sub in CAMPAIGN_FOLDERS:
-            (out / sub).mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-probe"
-        probe.write_text("ok")
-        probe.unlink()
-    except OSError as exc:
-        raise CampaignError(f"{out}: campaign directory is not writable ({exc.strerror or exc})") from exc
-
-
-def exec_settings(oracles: OracleConfig, coverage: str, max_memory: int = DEFAULT_MAX_TESTCASE_MEMORY) -> ExecSettings:
-    """What workers must check for the enabled oracles (costly checks only when asked for), and the
-    address space a worker's test cases may use (``max_memory`` bytes, 0: unbounded).
-
-    The ``passes`` features describe how each step changed the IR only when ``passes`` is the
-    coverage that decides what is kept (that detail triples the cost of a build).
-    """
-    on = set(oracles.enabled)
-    return ExecSettings(rtol=oracles.rtol, atol=oracles.atol, compare="mismatch" in on, pipeline="mismatch" in on,
-                        illformed="illformed" in on, pipeline_illformed=oracles.verifier_issues,
-                        perf_rate=oracles.perf_rate if "perf" in on else 0.0,
-                        perf_factor=oracles.perf_factor, perf_repeats=oracles.perf_repeats,
-                        detailed_build_coverage=coverage == "passes", max_memory=max_memory)
-
-
-def stage_limits(cfg: Config) -> dict[Stage, float]:
-    """The configured time limit of every stage."""
-    return {Stage(name): limit for name, limit in config_stage_limits(cfg.timeouts).items()}
 
 
 class Campaign:
@@ -119,13 +70,17 @@ class Campaign:
         # fails early, before anything is created; a campaign seeded with imported entries loads no model
         self.models = list_pool(self.pool) if self.imported is None else []
         self.lock = DirLock(self.out, what="campaign").acquire()
+        made: list[Path] = []
         try:
-            prepare_dir(self.out, resume)
+            made = prepare_dir(self.out, resume)
             self.db = CampaignDB(self.out / "campaign.db")
         except BaseException:
+            if not resume:  # a full disk: no campaign.db that is none, no empty folders
+                discard_new(self.out, made)
             self.lock.release()
             raise
         self.corpus = Corpus(self.out / CORPUS_DIR, self.db)
+        self.quarantine = Quarantine(self.db, self.corpus, self.monitor.message)
         self.findings = FindingStore(self.out / "findings", self.db, [(k.pattern, k.note) for k in cfg.known_issues])
         self.coverage = make_backend(cfg.fuzz.coverage)
         self.oracles = make_oracles(cfg.oracles.enabled)
@@ -144,6 +99,8 @@ class Campaign:
         self.exec_counts: Counter[tuple[str, str]] = Counter()
         self.level_counts: Counter[tuple[str, str]] = Counter()
         self.mutator_counts: Counter[tuple[str, str]] = Counter()
+        self.invalid_counts: Counter[tuple[str, str]] = Counter()
+        """Invalid test cases by (level, class of the reason) since the last snapshot."""
         self.tc_counter = 0
         self._stop = False
         self._executor: Executor | None = None
@@ -158,7 +115,9 @@ class Campaign:
         snapshots = self.db.snapshots()  # stage seconds stay cumulative across resumes
         self.stats.timings = parse_timings(snapshots[-1].get("timings")) if snapshots else {}
         self.coverage.restore(self.db.features())
-        self.corpus.restore()
+        skipped: dict[str, str] = {}  # entries read back that cannot be fuzzed (an edited file)
+        self.corpus.restore(self.quarantine.entry_check(self.models) if self.imported is None else None, skipped)
+        self.quarantine.restored(skipped)
         self.stats.corpus, self.stats.coverage = len(self.corpus), self.coverage.total()  # shown from the start
         self.filing.restore()
         self.db.add_event("resume", {"elapsed": self.stats.elapsed, "corpus": len(self.corpus)})
@@ -205,6 +164,7 @@ class Campaign:
         else:
             load_seeds(self, self.seed_loader)
         self.pending.extend(e for e in self.corpus.entries if not e.executed and e not in self.pending)
+        self.quarantine.check_left()
         self.stats.phase = "fuzzing"
         executor = self.executor_factory(self.cfg.fuzz.jobs, settings, self.limits)
         self._executor = executor
@@ -326,9 +286,14 @@ class Campaign:
             where = "while setting up" if death.during_setup else f"during {death.stage.value}"
             self.monitor.message(f"worker {ev.worker} {death.message} {where}; restarted")
         self.db.add_event("workers", {"pids": self._executor.pids() if self._executor else []})
+        if parent is not None and death.kind == "exit" and not death.during_setup \
+                and self.quarantine.death(parent, death.message):  # Seedzer cannot run it: no restart loop
+            self.pending = deque(e for e in self.pending if e.seed_id != parent.seed_id)
+            self.quarantine.check_left()
         for info in ev.dropped:  # a seed waiting to be executed goes back in line; a mutation is just not made
             entry = self.corpus.by_id.get(info.parent or "") if info.kind == "exec" else None
-            if entry is not None and not entry.executed and entry not in self.pending:
+            if entry is not None and not entry.executed and entry not in self.pending and entry.seed_id \
+                    not in self.quarantine:
                 self.pending.appendleft(entry)
         obs = death.observation()
         if obs is None or tc is None or not tc.announced:
@@ -390,6 +355,7 @@ class Campaign:
         self._count(obs.symptom.value, obs.stage.value if obs.stage else "", level)
         if obs.symptom is Symptom.INVALID:
             self.stats.invalid += 1
+            self.invalid_counts[(level, invalid_class(obs.message))] += 1
         return obs
 
     def _count(self, symptom: str, stage: str, level: str) -> None:
@@ -409,6 +375,8 @@ class Campaign:
         self.level_counts.clear()
         self.db.add_mutator_counts(dict(self.mutator_counts))
         self.mutator_counts.clear()
+        self.db.add_invalid_counts(dict(self.invalid_counts))
+        self.invalid_counts.clear()
         self.db.add_features(self.coverage.drain_fresh(), time.time())
         self.db.add_snapshot({
             "time": self.stats.elapsed, "execs": self.stats.execs, "coverage": self.coverage.total(),

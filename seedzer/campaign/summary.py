@@ -4,7 +4,9 @@
 creates, migrates or writes a database (see :mod:`seedzer.store.readonly`), and refuses a file
 that is not a Seedzer campaign in one line. Findings are listed as the filing gate judged them:
 bugs, one row per root cause (its culprit passes, one-line message, occurrences and reproducer);
-candidates the gate has not judged yet; not-a-bug counts by reason (every candidate with ``--all``).
+candidates the gate has not judged yet; not-a-bug counts by reason (every candidate with ``--all``,
+and the pool models that gave no seed and the invalid test cases by reason:
+:mod:`seedzer.campaign.invalid`).
 Once the campaign has run for at least two windows (``--windows MINUTES``, default 5), a table of
 executions per second and the largest stages of the workers' time, window by window, follows the
 totals (see :mod:`seedzer.campaign.throughput`).
@@ -22,6 +24,7 @@ from rich.console import Group
 from rich.table import Table
 
 from seedzer.campaign.breakdown import level_table, mutants_by_mutation, mutation_table, oracle_table
+from seedzer.campaign.invalid import invalid_table, unloaded_models_table
 from seedzer.campaign.monitor import summary_table
 from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import SnapshotPoint, read_points, throughput_table, windows
@@ -178,6 +181,8 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
                 if _rows(conn, "SELECT name FROM sqlite_master WHERE name = 'level_summary'") else {}
             corpus_levels = corpus_by_level(conn)
             by_mutator = mutants_by_mutation(conn)
+            invalid_tables = [t for t in (unloaded_models_table(conn), invalid_table(conn)) if t is not None] \
+                if show_all else []
         except (sqlite3.Error, ValueError, TypeError) as exc:
             raise CampaignError(f"{path}: unreadable campaign database ({exc})") from None
     finally:
@@ -206,6 +211,7 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
     parts.extend(_throughput(points, window_minutes, st.jobs))
     if view.bugs:
         parts.append(_bug_table(view))
+    parts.extend(invalid_tables)
     if show_all and (view.pending or view.not_bugs or view.bugs):
         parts.append(_all_table(view))
     return Group(*parts)

@@ -19,7 +19,7 @@ from seedzer.finding.layout import META_FILE
 from seedzer.finding.meta import BUG, FindingMeta
 from seedzer.finding.registry import kind
 from seedzer.finding.verdict import Verdict
-from seedzer.store.atomic import write_atomic
+from seedzer.store.atomic import write_atomic, write_folder
 from seedzer.store.db import CampaignDB, FindingRow
 
 SIGNATURE = re.compile(r"^[0-9a-f]{12}$")
@@ -36,13 +36,13 @@ class FindingReport:
 
 
 def dump(folder: Path, finding: Finding) -> Path:
-    """Write a finding folder: its kind's files, then ``meta.json`` (each atomically; a folder with a
-    ``meta.json`` holds every file of its finding)."""
+    """Write a finding folder, complete or not at all (:func:`~seedzer.store.atomic.write_folder`): its
+    kind's files and ``meta.json``, written beside it and renamed into place (a full disk leaves no
+    folder, and no empty one)."""
     folder = Path(folder)
-    for name, data in finding.files().items():
-        write_atomic(folder / name, data)
-    write_atomic(folder / META_FILE, finding.meta.dump(folder / META_FILE))
-    return folder
+    files: dict[str, str | bytes] = dict(finding.files())
+    files[META_FILE] = finding.meta.dump(folder / META_FILE)
+    return write_folder(folder, files)
 
 
 def finding_folder(root: Path, signature: str) -> Path:

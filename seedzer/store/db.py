@@ -30,6 +30,8 @@ CREATE TABLE IF NOT EXISTS mutator_summary (
     mutator TEXT NOT NULL, symptom TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (mutator, symptom));
 CREATE TABLE IF NOT EXISTS level_summary (
     level TEXT NOT NULL, symptom TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (level, symptom));
+CREATE TABLE IF NOT EXISTS invalid_summary (
+    level TEXT NOT NULL, reason TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (level, reason));
 CREATE TABLE IF NOT EXISTS snapshots (
     id INTEGER PRIMARY KEY, time REAL NOT NULL, execs INTEGER NOT NULL, coverage INTEGER NOT NULL,
     coverage_backend TEXT NOT NULL, corpus_size INTEGER NOT NULL, findings INTEGER NOT NULL,
@@ -183,6 +185,10 @@ class CampaignDB:
         """Add per-(level, symptom) execution counts (batched by the caller; campaigns before levels
         existed have none: their executions are all of the TIR level)."""
         self._add_counts("level_summary", ("level", "symptom"), counts)
+
+    def add_invalid_counts(self, counts: dict[tuple[str, str], int]) -> None:
+        """Add per-(level, reason class) counts of invalid test cases (batched by the caller)."""
+        self._add_counts("invalid_summary", ("level", "reason"), counts)
 
     def add_mutator_counts(self, counts: dict[tuple[str, str], int]) -> None:
         """Add per-(mutator, symptom) counts of mutants (batched by the caller)."""

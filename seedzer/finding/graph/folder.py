@@ -48,7 +48,7 @@ KIND_NAME = "graph"
 """The ``kind`` of a graph finding's ``meta.json``."""
 SALT = KIND_NAME
 """What graph signatures hash as their kind (its name, unchanged since its first findings)."""
-KERNEL = ("onnx.runtime+onnx.model+graph.case+graph.model_mutations+graph.relax_build+graph.relax_mutations"
+KERNEL = ("onnx.inputs+onnx.runtime+onnx.model+graph.case+graph.model_mutations+graph.relax_build+graph.relax_mutations"
           "+graph.observe")
 NEEDS = "onnx onnxruntime numpy"
 """The kernel modules a graph ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""

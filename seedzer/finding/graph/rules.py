@@ -35,6 +35,8 @@ INVALID_MODEL = ("ValidationError", "onnx.checker", "InvalidModel", "Error parsi
 """Message fragments of a model ONNX itself refuses."""
 UNSUPPORTED = ("not supported for frontend ONNX", "OpNotImplemented")
 """Message fragments of an operator TVM's ONNX importer does not support."""
+SEEDZER_STEP = "Seedzer's own rewrite"
+"""How the reason of a failure that is Seedzer's rather than TVM's starts (a Relax IR mutation)."""
 
 Contracts = Callable[[Sequence[PassSpec]], list[tuple[int, str]]]
 """``(index, reason)`` of every pass of a sequence out of its contract."""
@@ -48,12 +50,20 @@ def relax_out_of_contract(passes: Sequence[PassSpec]) -> list[tuple[int, str]]:
     return out_of_contract(passes)
 
 
+def seedzer_step(step: str | None) -> str | None:
+    """``step`` when it is one of Seedzer's own rewrites (a Relax IR mutation ``mutate.X``), else None."""
+    return step if step is not None and step.startswith(MUTATION_PREFIX) else None
+
+
 def invalid_reason(observation: Observation) -> str | None:
-    """Why a graph failure is about its input rather than TVM (an unsupported operator, a violated
-    precondition, a model ONNX refuses), or None."""
+    """Why a graph failure is about its input rather than TVM (a failure in Seedzer's own rewrite, an
+    unsupported operator or input type, a violated precondition, a model ONNX refuses), or None."""
     message = observation.message
     if observation.symptom is Symptom.INVALID:
         return message
+    own = seedzer_step(failing_pass(observation))
+    if own is not None:
+        return f"{SEEDZER_STEP}: {observation.symptom.value} in {own}: {message}"
     if any(text in message for text in UNSUPPORTED):
         return f"unsupported operator: {message}"
     if observation.pass_name in INVALID_STEPS:
@@ -206,8 +216,13 @@ class Culprit:
     """A bug: ddmin over the model mutations, then over the step sequence (its in-contract
     subsequences only: the repro is a sequence a user may run), to a minimal case that still fails
     the same way (relations go first, as in MT-DLComp's reduction); the culprit is the
-    failing step (an error, ill-formed IR or a crash in a step), else the last step of the minimal
-    sequence, else the minimal model mutations (:func:`mutation_culprit`). Always answers."""
+    failing step (an error, ill-formed IR or a crash in a step), else the last Relax pass of the minimal
+    sequence, else the minimal model mutations (:func:`mutation_culprit`); a failure raised inside a
+    shared TVM component (a TOPI operator, a legalization rule, the arithmetic analyzer: the
+    innermost TVM frame) blames that component instead, every step only reaching it, and is keyed
+    by it (one root whichever pass reached it). Otherwise a minimal sequence of Seedzer's own
+    rewrites only (Relax IR mutations ``mutate.X``, no Relax pass) makes the failure Seedzer's, not
+    TVM's: invalid. Always answers."""
 
     name = "culprit"
 
@@ -249,14 +264,20 @@ class Culprit:
         if out_of_time():
             context.notes.append("the culprit search stopped at its limit: the case may not be minimal")
         observed = shown["last"]
-        culprit = [failing_pass(observed) or (minimal[-1].name if minimal else "")]
+        context.notes.append("minimal sequence: " + (", ".join(p.label() for p in minimal) or "none"))
+        if case.model_mutations:
+            context.notes.append("minimal model mutations: " + ", ".join(m.label() for m in case.model_mutations))
+        passes = [p.name for p in minimal if seedzer_step(p.name) is None]
+        culprit = [failing_pass(observed) or (passes[-1] if passes else "")]
+        shared = component_of(observed) is not None  # a shared TVM component at fault outranks the steps
+        if not culprit[0] and minimal and not shared:  # Seedzer's Relax IR mutations and no Relax pass
+            return context.verdict(NOT_A_BUG, f"{INVALID}: {SEEDZER_STEP} is the only culprit (the minimal sequence "
+                                   f"{', '.join(p.label() for p in minimal)} has no Relax pass): "
+                                   f"{observed.headline()[:200]}", observed)
         if not culprit[0]:
             culprit = sorted({mutation_culprit(m) for m in case.model_mutations}) or [observed.pass_name or "build"]
         fault = graph_fault(observed, culprit, minimal)
         culprit = [fault.code]
-        context.notes.append("minimal sequence: " + (", ".join(p.label() for p in minimal) or "none"))
-        if case.model_mutations:
-            context.notes.append("minimal model mutations: " + ", ".join(m.label() for m in case.model_mutations))
         key = component_key(observed, fault.code) if fault.shared else root_key(KIND_NAME, observed, culprit)
         root = key.digest()
         bug_case = stored(dataclasses.replace(case.with_passes(minimal), expected=observed))

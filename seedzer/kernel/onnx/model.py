@@ -31,6 +31,7 @@ from tvm.relax.frontend.onnx import from_onnx
 from seedzer.kernel.common import Observation, Stage, Symptom, error_text, tvm_frames
 from seedzer.kernel.comparison import compare
 from seedzer.kernel.messages import is_out_of_memory, key_line
+from seedzer.kernel.onnx.inputs import UnsupportedInput, check_input_types
 from seedzer.kernel.onnx.runtime import onnxruntime_outputs
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
@@ -73,12 +74,16 @@ def make_target(spec: Any) -> Any:
 
 
 def is_unsupported(exc: BaseException) -> bool:
-    """True for the importer's "operator not supported" error (an importer limitation, not a bug)."""
-    return type(exc).__name__ == "OpNotImplemented" or "not supported for frontend ONNX" in str(exc)
+    """True for the importer's "operator not supported" error and for an input type it does not take
+    (:class:`~seedzer.kernel.onnx.inputs.UnsupportedInput`): importer limitations, not bugs."""
+    return isinstance(exc, UnsupportedInput) or type(exc).__name__ == "OpNotImplemented" \
+        or "not supported for frontend ONNX" in str(exc)
 
 
 def import_model(model: onnx.ModelProto, specs: Sequence[Spec]) -> Any:
-    """The Relax module TVM's ONNX importer makes of ``model`` with the specs' shapes and dtypes."""
+    """The Relax module TVM's ONNX importer makes of ``model`` with the specs' shapes and dtypes (an
+    input of a type it does not take is refused first: ``UnsupportedInput``)."""
+    check_input_types((name, dtype) for name, dtype, _ in specs)
     return from_onnx(model, shape_dict={n: list(s) for n, _, s in specs}, dtype_dict={n: d for n, d, _ in specs})
 
 
