@@ -125,7 +125,8 @@ def write_audit(folder: Path, audit: Audit) -> None:
 def add_from_campaign(campaign: Path, signature: str, name: str, audit: Audit) -> Path:
     """Add the finding ``signature`` of ``campaign`` to the corpus as ``name``."""
     from seedzer.finding.meta import FindingMeta
-    from seedzer.finding.tir.folder import ancestors, finding_case
+    from seedzer.finding.recheck import ancestors
+    from seedzer.finding.tir.folder import finding_case
     from seedzer.store.db import CampaignDB
 
     finding = campaign / "findings" / signature
