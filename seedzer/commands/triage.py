@@ -18,7 +18,7 @@ from seedzer.errors import SeedzerError, shown
 from seedzer.finding.kind import FindingKind, TriageOptions, TriageResult
 from seedzer.finding.layout import REDUCED_DIR
 from seedzer.finding.meta import FindingMeta
-from seedzer.finding.recheck import RecheckRow, recheck
+from seedzer.finding.recheck import RecheckRow, recheck, root_changes
 from seedzer.finding.registry import kind
 from seedzer.finding.replay import finding_dirs, replay_one
 from seedzer.finding.repro import check_interpreter
@@ -185,8 +185,11 @@ def recheck_cmd(campaign: Path, only: tuple[str, ...], models: Path | None) -> N
     """Re-judge every finding of a campaign with the current filing gate (also campaigns written by
     older Seedzer versions) and record each verdict in its meta.json and campaign.db.
 
-    Prints one line per finding: signature, bug or not-a-bug, reason (for a bug: its culprit passes
-    and root signature), then the number of bugs and the not-a-bug counts by reason.
+    Prints one line per finding: signature, bug or not-a-bug, reason (for a bug: its culprit, the code
+    at fault, and root signature), then the number of bugs and the not-a-bug counts by reason, then
+    the roots it re-keyed: ``merged: A (culprit), B (culprit) -> C (culprit): evidence`` when several
+    old roots are one bug now (e.g. one TOPI defect reached through two passes), ``split:`` when one
+    old root is several, ``re-blamed:`` when one root now names other code.
 
     Example: seedzer recheck campaigns/basic-1 --models seedpools/basic
     """
@@ -205,3 +208,7 @@ def recheck_cmd(campaign: Path, only: tuple[str, ...], models: Path | None) -> N
     click.echo(f"{len(rows)} findings: {len(roots)} distinct bugs ({sum(r.verdict == 'bug' for r in rows)} "
                f"findings), not bugs: " + (", ".join(f"{k} {v}" for k, v in dismissed.most_common()) or "none")
                + (f"; {errors} could not be judged" if errors else ""))
+    for change in root_changes(rows):
+        before = ", ".join(f"{root} ({culprit})" for root, culprit in change.before)
+        after = ", ".join(f"{root} ({culprit})" for root, culprit in change.after)
+        click.echo(f"{change.change}: {before} -> {after}" + (f": {change.evidence[:200]}" if change.evidence else ""))
