@@ -5,7 +5,9 @@ fuzzer's passes inserted, see :mod:`seedzer.passes.contracts`). :func:`observe` 
 programs from it and judges them in one fixed order:
 
 1. *minimal*: the pipeline without its optional passes; if even that fails the IR is unusable
-   (``invalid``);
+   (``invalid``), unless the case's checks ask to judge it (``judge_minimal``: the fuzz workers'
+   mutants, whose parents lowered): then that failure is the case's (the optimized build's when it
+   fails too);
 2. *opt*: every step, TIR's well-formedness verifier after each one (``exception`` or
    ``illformed`` at the step, ``exception`` at build or run);
 3. *reference*: the pipeline alone, i.e. what ``tvm.compile`` builds (``exception`` when the
@@ -405,6 +407,8 @@ def observe(case: Case, runner: Runner | None = None) -> Observation:
         programs[REFERENCE] = ref_steps
     built = runner.build(case, func, programs, inputs, make_target(case.target))
     minimal, opt = built[MINIMAL], built[OPT]
+    if minimal.failure is not None and checks.judge_minimal:  # the optimized build's, when it fails too
+        return opt.failure or minimal.failure
     if minimal.failure is not None:
         return _invalid(minimal.failure.stage or Stage.BUILD,
                         f"the minimal lowering fails, the IR is unusable: {minimal.failure.headline()}")
