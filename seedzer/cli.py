@@ -254,19 +254,24 @@ def config_check(path: Path) -> None:
 @main.command()
 @click.argument("campaign", type=click.Path(path_type=Path))
 @click.option("--all", "show_all", is_flag=True, help="Also list candidates the gate has not judged and not-bugs.")
+@click.option("--invalid", "show_invalid", is_flag=True,
+              help="List what was turned away before the gate: reasons, counts, samples and re-runs.")
 @click.option("--windows", "window_minutes", type=FiniteFloat(0, MAX_MINUTES, unit="minutes"), default=5.0,
               show_default=True,
               metavar="MINUTES", help="Window of the throughput table (shown from two windows on; 0: never).")
-def status(campaign: Path, show_all: bool, window_minutes: float) -> None:
+def status(campaign: Path, show_all: bool, window_minutes: float, show_invalid: bool) -> None:
     """Summarize a campaign directory (running or finished): totals, executions/s and where the
     workers' time went per window of campaign time, then its bugs, one row per root cause (culprit
-    passes, one-line message, occurrences, reproducer), and not-a-bug counts by reason.
+    passes, one-line message, occurrences, reproducer), and not-a-bug counts by reason; with
+    --invalid, the test cases turned away before the gate by reason and pass, with their samples
+    (replay one with `seedzer replay CAMPAIGN/filtered/NAME`) and re-runs at the full limits.
 
     Example: seedzer status campaigns/basic-1 --all
     """
     from seedzer.campaign.summary import campaign_summary
 
-    Console(width=max(Console().width, 160)).print(campaign_summary(campaign, show_all, window_minutes))
+    Console(width=max(Console().width, 160)).print(campaign_summary(campaign, show_all, window_minutes,
+                                                                    show_invalid))
 
 
 def _register_verbs() -> None:

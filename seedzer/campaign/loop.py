@@ -18,7 +18,7 @@ from types import FrameType
 from seedzer import __version__
 from seedzer.campaign.directory import discard_new, prepare_dir
 from seedzer.campaign.filing import Filing, FilingSettings, GateRunner
-from seedzer.campaign.invalid import invalid_class
+from seedzer.campaign.filtered import slow_observation
 from seedzer.campaign.keep import KeepRule
 from seedzer.campaign.loading import SeedLoader, import_seeds, load_seeds
 from seedzer.campaign.monitor import Monitor, QuietMonitor
@@ -99,8 +99,6 @@ class Campaign:
         self.exec_counts: Counter[tuple[str, str]] = Counter()
         self.level_counts: Counter[tuple[str, str]] = Counter()
         self.mutator_counts: Counter[tuple[str, str]] = Counter()
-        self.invalid_counts: Counter[tuple[str, str]] = Counter()
-        """Invalid test cases by (level, class of the reason) since the last snapshot."""
         self.tc_counter = 0
         self._stop = False
         self._executor: Executor | None = None
@@ -277,7 +275,12 @@ class Campaign:
         if death.kind == "slow" and tc is not None:  # an execution (counted, shown in status and the report)
             self.stats.slow += 1
             self._count("slow", death.stage.value, tc.level)
+            self.filing.filtered(slow_observation(death.stage, death.pass_name, death.message), tc, ev.worker)
         elif death.kind == "killed":
+            if tc is not None and tc.announced:  # the OOM killer's, most likely: re-run alone at the full limits
+                self.filing.filtered(Observation(Symptom.INVALID, death.stage, death.pass_name,
+                                                 f"out of memory: its worker was killed by SIGKILL ({death.message})"),
+                                     tc, ev.worker)
             memory = (f"; available memory {death.available_mb:.0f} MiB, worker peak {death.rss_mb:.0f} MiB"
                       if death.available_mb is not None and death.rss_mb is not None else "")
             self.monitor.message(f"worker {ev.worker} was killed by SIGKILL (the OOM killer or an operator, "
@@ -318,6 +321,8 @@ class Campaign:
         gain = self.coverage.new_since_last(result.features)
         self.stats.coverage = self.coverage.total()
         obs = self._judged(result.observation, tc.level)
+        if obs.symptom is Symptom.INVALID:
+            self.filing.filtered(obs, tc, worker)
         for mutator in tc.mutators:  # what each kind of mutation yields (status: by mutation)
             self.mutator_counts[(mutator, obs.symptom.value)] += 1
         bug = obs.symptom.is_bug
@@ -355,7 +360,6 @@ class Campaign:
         self._count(obs.symptom.value, obs.stage.value if obs.stage else "", level)
         if obs.symptom is Symptom.INVALID:
             self.stats.invalid += 1
-            self.invalid_counts[(level, invalid_class(obs.message))] += 1
         return obs
 
     def _count(self, symptom: str, stage: str, level: str) -> None:
@@ -375,8 +379,7 @@ class Campaign:
         self.level_counts.clear()
         self.db.add_mutator_counts(dict(self.mutator_counts))
         self.mutator_counts.clear()
-        self.db.add_invalid_counts(dict(self.invalid_counts))
-        self.invalid_counts.clear()
+        self.filing.ledger.flush()
         self.db.add_features(self.coverage.drain_fresh(), time.time())
         self.db.add_snapshot({
             "time": self.stats.elapsed, "execs": self.stats.execs, "coverage": self.coverage.total(),

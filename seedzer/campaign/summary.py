@@ -24,7 +24,7 @@ from rich.console import Group
 from rich.table import Table
 
 from seedzer.campaign.breakdown import level_table, mutants_by_mutation, mutation_table, oracle_table
-from seedzer.campaign.invalid import invalid_table, unloaded_models_table
+from seedzer.campaign.invalid import invalid_table, rerun_table, unloaded_models_table
 from seedzer.campaign.monitor import summary_table
 from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import SnapshotPoint, read_points, throughput_table, windows
@@ -159,9 +159,11 @@ def _throughput(points: list[SnapshotPoint], minutes: float, jobs: int) -> list[
     return [throughput_table(wins, f"Throughput over time ({minutes:g}-minute windows)")] if len(wins) >= 2 else []
 
 
-def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: float = 5.0) -> Group:
+def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: float = 5.0,
+                     show_invalid: bool = False) -> Group:
     """The summary of a campaign as recorded so far (bugs only, unless ``show_all``), with its
-    throughput by window of ``window_minutes`` when it has at least two (0: never)."""
+    throughput by window of ``window_minutes`` when it has at least two (0: never), and with
+    ``show_invalid`` (or ``show_all``) what was turned away before the gate."""
     path = Path(campaign) / "campaign.db"
     if not path.exists():
         raise CampaignError(f"{campaign}: not a campaign directory (no campaign.db)")
@@ -181,8 +183,8 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
                 if _rows(conn, "SELECT name FROM sqlite_master WHERE name = 'level_summary'") else {}
             corpus_levels = corpus_by_level(conn)
             by_mutator = mutants_by_mutation(conn)
-            invalid_tables = [t for t in (unloaded_models_table(conn), invalid_table(conn)) if t is not None] \
-                if show_all else []
+            invalid_tables = [t for t in (unloaded_models_table(conn), invalid_table(conn), rerun_table(conn))
+                              if t is not None] if show_all or show_invalid else []
         except (sqlite3.Error, ValueError, TypeError) as exc:
             raise CampaignError(f"{path}: unreadable campaign database ({exc})") from None
     finally:

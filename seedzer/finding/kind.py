@@ -237,6 +237,14 @@ class FindingKind(Protocol):
         """The filing gate's call for the candidate in ``folder``."""
         ...
 
+    def rerun_call(self, folder: Path, meta: FindingMeta, timeout: float, max_memory: int) -> GateCall:
+        """The call that runs the folder's case once more, alone in a fresh process within ``timeout``
+        seconds and ``max_memory`` bytes of address space (0: unbounded): a slow or out-of-memory
+        test case re-run at the full limits; its value is the
+        :class:`~seedzer.kernel.common.Observation`. Raises :class:`~seedzer.errors.SeedzerError` for a
+        kind whose folders hold no test case to run."""
+        ...
+
     def write_case(self, folder: Path, meta: FindingMeta, case: Any) -> None:
         """Rewrite the folder's case and ``repro.py`` from the case the gate judged a bug."""
         ...

@@ -24,11 +24,18 @@ pytestmark = pytest.mark.usefixtures("restore_signals")
      "onnxruntime cannot run the model"),
     ("the Relax mutation made ill-formed IR (Seedzer's own rewrite, not TVM): ValueError: If nodes",
      "the Relax mutation made ill-formed IR"),
-    ("bounds: unrolled loops ask for 128 iterations > 64", "bounds"),
+    ("bounds: unrolled nest of 128 iterations > 64", "bounds: unroll"),
+    ("bounds: something new", "bounds: other"),
+    ("precondition: InternalError: Check failed: LowerOpaqueBlock must be called after ConvertBlocksToOpaque",
+     "precondition: must be called after"),
+    ("precondition: no pattern matches this", "precondition: other"),
+    ("out of memory (MemoryError: ) under limits.max_testcase_memory 4.0 GiB: the input's size, not a TVM bug",
+     "out of memory"),
     ("UnsupportedInput: unsupported input type: input 'x' is complex64", "UnsupportedInput"),
     ("\n\n", "(no reason given)"),
 ])
-def test_a_reason_s_class_is_its_first_clause(message: str, cls: str) -> None:
+def test_a_reason_s_class_is_its_first_clause_a_precondition_s_its_pattern_a_bound_its_kind(message: str,
+                                                                                            cls: str) -> None:
     assert invalid_class(message) == cls
 
 
@@ -36,7 +43,7 @@ def test_status_all_lists_invalid_test_cases_by_reason_and_models_without_seeds(
     out = tmp_path / "camp"
     c, _ = campaign(out, pool, ["a", "INVALID"], FakeGate(by_symptom), lambda c: c.stats.invalid >= 3)
     c.run()
-    rows = query(out / "campaign.db", "SELECT level, reason, count FROM invalid_summary")
+    rows = query(out / "campaign.db", "SELECT level, reason, count FROM filter_summary")
     assert [(lv, reason) for lv, reason, _ in rows] == [("tir", "unusable test case")] and rows[0][2] >= 3
     db = CampaignDB(out / "campaign.db")
     reason = ("ONNX model string_input.onnx: unsupported input type: input 'x' is string, which TVM's ONNX "
@@ -47,11 +54,14 @@ def test_status_all_lists_invalid_test_cases_by_reason_and_models_without_seeds(
     console = Console(width=200, record=True)
     console.print(campaign_summary(out, show_all=True))
     text = console.export_text()
-    assert "Invalid test cases by reason" in text and "unusable test case" in text
+    assert "turned away before the gate" in text and "unusable test case" in text
     assert "Pool models that gave no seed" in text and "unsupported input type: input 'x' is string" in text
     console = Console(width=200, record=True)
     console.print(campaign_summary(out))
-    assert "Invalid test cases by reason" not in console.export_text()  # --all only
+    assert "turned away before the gate" not in console.export_text()  # --all or --invalid only
+    console = Console(width=200, record=True)
+    console.print(campaign_summary(out, show_invalid=True))
+    assert "turned away before the gate" in console.export_text()
 
 
 def test_a_campaign_from_before_the_table_shows_none(tmp_path: Path) -> None:
