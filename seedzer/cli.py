@@ -12,7 +12,7 @@ import click
 from rich.console import Console
 
 from seedzer import __version__
-from seedzer.cli_group import MINUTES, FiniteFloat, SeedzerGroup, bounded_int
+from seedzer.cli_group import CONFIG_OPTION, MINUTES, FiniteFloat, SeedzerGroup, bounded_int
 from seedzer.config import (
     INT64,
     MAX_JOBS,
@@ -26,10 +26,6 @@ from seedzer.config import (
 )
 from seedzer.errors import CampaignError, UsageError
 
-CONFIG_OPTION = click.option(
-    "--config", "config_path", type=click.Path(path_type=Path), default=None,
-    help="YAML configuration file (defaults apply to every field it omits; see `seedzer config show`).",
-)
 MONITOR_OPTION = click.option(
     "--monitor", type=click.Choice(["auto", "live", "plain", "quiet"]), default="auto", show_default=True,
     help="Status display: a live line on a terminal, periodic plain lines, or nothing.",
