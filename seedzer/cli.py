@@ -131,7 +131,8 @@ def _ray_executor(address: str, pool: Path, jobs: int) -> Any:
     return factory
 
 
-def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: str | None = None) -> None:
+def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: str | None = None,
+          recorded_as: str = "campaign") -> None:
     """Check everything that can be checked before a campaign starts, then run it under the campaign lock.
 
     All checks are read-only and happen before anything is created; they are repeated under the
@@ -151,13 +152,14 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
         from seedzer.campaign.loop import Campaign
 
         if ray is None:
-            Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor)).run()
+            Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), ledger_source=recorded_as).run()
         else:
             from seedzer.execute.ray_cluster import disconnect
 
             try:
                 executor = _ray_executor(ray, pool, cfg.fuzz.jobs)
-                Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), executor=executor).run()
+                Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), executor=executor,
+                         ledger_source=recorded_as).run()
             finally:
                 disconnect()
     Console(width=max(Console().width, 160)).print(campaign_summary(out))
@@ -177,10 +179,12 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
               help="Run the workers as Ray actors on the cluster at ADDRESS (host:port; bare --ray: one started "
                    "on this machine, or a private one on 127.0.0.1). Needs the extra seedzer[ray]; the seed pool "
                    "must be at the same path on every node.")
+@click.option("--recorded-as", "recorded_as", type=click.Choice(["campaign", "trial"]), default="campaign",
+              show_default=True, help="What the ledger of bug roots records this campaign as (experiments: trial).")
 @CONFIG_OPTION
 @MONITOR_OPTION
 def fuzz(pool: Path, out: Path, minutes: float | None, jobs: int | None, seed: int | None, resume: bool,
-         levels: str | None, ray: str | None, config_path: Path | None, monitor: str) -> None:
+         levels: str | None, ray: str | None, recorded_as: str, config_path: Path | None, monitor: str) -> None:
     """Fuzz TVM with the models of a seed pool; results go to a campaign directory.
 
     Example: seedzer fuzz --pool seedpools/basic --out campaigns/basic-1 --minutes 10 --levels tir,graph
@@ -189,7 +193,7 @@ def fuzz(pool: Path, out: Path, minutes: float | None, jobs: int | None, seed: i
     cfg = _apply_overrides(load_config(config_path), minutes, jobs, seed)
     if levels is not None:
         cfg.levels = parse_levels(levels, cfg.levels)
-    _fuzz(pool, out, cfg, resume, monitor, ray)
+    _fuzz(pool, out, cfg, resume, monitor, ray, recorded_as)
 
 
 @main.command()
@@ -250,28 +254,40 @@ def config_check(path: Path) -> None:
 @main.command()
 @click.argument("campaign", type=click.Path(path_type=Path))
 @click.option("--all", "show_all", is_flag=True, help="Also list candidates the gate has not judged and not-bugs.")
+@CONFIG_OPTION
 @click.option("--windows", "window_minutes", type=FiniteFloat(0, MAX_MINUTES, unit="minutes"), default=5.0,
               show_default=True,
               metavar="MINUTES", help="Window of the throughput table (shown from two windows on; 0: never).")
-def status(campaign: Path, show_all: bool, window_minutes: float) -> None:
+def status(campaign: Path, show_all: bool, window_minutes: float, config_path: Path | None) -> None:
     """Summarize a campaign directory (running or finished): totals, executions/s and where the
     workers' time went per window of campaign time, then its bugs, one row per root cause (culprit
-    passes, one-line message, occurrences, reproducer), and not-a-bug counts by reason.
+    passes, one-line message, occurrences, reproducer, and what the ledger knew of it from other
+    campaigns), and not-a-bug counts by reason.
 
     Example: seedzer status campaigns/basic-1 --all
     """
+    from seedzer.campaign.ledger_roots import campaign_ledger, seen_before
     from seedzer.campaign.summary import campaign_summary
+    from seedzer.errors import SeedzerError
 
-    Console(width=max(Console().width, 160)).print(campaign_summary(campaign, show_all, window_minutes))
+    cfg = load_config(config_path)
+    try:
+        seen = seen_before(campaign_ledger(campaign, cfg), campaign)
+    except SeedzerError as exc:  # a ledger that cannot be read: the summary without its marks
+        click.echo(f"warning: {exc}", err=True)
+        seen = None
+    Console(width=max(Console().width, 160)).print(campaign_summary(campaign, show_all, window_minutes, seen))
 
 
 def _register_verbs() -> None:
+    from seedzer.commands.bugs import bugs_group
     from seedzer.commands.coverage import coverage_group
     from seedzer.commands.experiment import experiment_group
     from seedzer.commands.generate import generate_cmd, pool_group
     from seedzer.commands.load import load_cmd
     from seedzer.commands.report import report_cmd
     from seedzer.commands.triage import recheck_cmd, replay_cmd, triage_cmd
+    from seedzer.commands.versions import versions_cmd
 
     main.add_command(generate_cmd, "generate")
     main.add_command(pool_group, "pool")
@@ -282,6 +298,8 @@ def _register_verbs() -> None:
     main.add_command(triage_cmd, "triage")
     main.add_command(replay_cmd, "replay")
     main.add_command(recheck_cmd, "recheck")
+    main.add_command(versions_cmd, "versions")
+    main.add_command(bugs_group, "bugs")
 
 
 _register_verbs()

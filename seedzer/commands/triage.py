@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from seedzer.cli_group import CONFIG_OPTION, MINUTES
-from seedzer.config import load_config
+from seedzer.config import Config, load_config
 from seedzer.errors import SeedzerError, shown
 from seedzer.finding.kind import FindingKind, TriageOptions, TriageResult
 from seedzer.finding.layout import REDUCED_DIR
@@ -24,6 +24,7 @@ from seedzer.finding.recheck import RecheckRow, recheck
 from seedzer.finding.registry import kind
 from seedzer.finding.replay import finding_dirs, replay_one
 from seedzer.finding.repro import check_interpreter
+from seedzer.ledger.records import RECHECK
 
 PYTHON_OPTION = click.option(
     "--python", "python", default=sys.executable, show_default="this interpreter",
@@ -194,9 +195,11 @@ def replay_cmd(path: Path, reduced: bool, python: str) -> None:
 @click.option("--only", "only", multiple=True, help="Re-judge only these signatures (repeatable).")
 @click.option("--models", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="Where the pool models of older load findings are now (looked up by file name).")
-def recheck_cmd(campaign: Path, only: tuple[str, ...], models: Path | None) -> None:
+@CONFIG_OPTION
+def recheck_cmd(campaign: Path, only: tuple[str, ...], models: Path | None, config_path: Path | None) -> None:
     """Re-judge every finding of a campaign with the current filing gate (also campaigns written by
-    older Seedzer versions) and record each verdict in its meta.json and campaign.db.
+    older Seedzer versions) and record each verdict in its meta.json and campaign.db, and the campaign's
+    bug roots in the ledger.
 
     Prints one line per finding: signature, bug or not-a-bug, reason (for a bug: its culprit passes
     and root signature), then the number of bugs and the not-a-bug counts by reason.
@@ -218,3 +221,20 @@ def recheck_cmd(campaign: Path, only: tuple[str, ...], models: Path | None) -> N
     click.echo(f"{len(rows)} findings: {len(roots)} distinct bugs ({sum(r.verdict == 'bug' for r in rows)} "
                f"findings), not bugs: " + (", ".join(f"{k} {v}" for k, v in dismissed.most_common()) or "none")
                + (f"; {errors} could not be judged" if errors else ""))
+    _record(campaign, load_config(config_path))
+
+
+def _record(campaign: Path, cfg: Config) -> None:
+    """Record the re-judged campaign's roots in its ledger (a ledger that cannot take them: one line)."""
+    from seedzer.campaign.ledger_roots import campaign_ledger, record_campaign
+
+    try:
+        path = campaign_ledger(campaign, cfg)
+        if path is None:
+            return
+        new = record_campaign(campaign, path, RECHECK)
+    except SeedzerError as exc:
+        click.echo(f"warning: {exc}; the ledger was not updated (`seedzer bugs add {campaign}` does it later)",
+                   err=True)
+        return
+    click.echo(f"ledger {path}: roots recorded ({len(new)} new to it)")
