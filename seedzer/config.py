@@ -292,6 +292,8 @@ class ReproducersConfig:
                     "set).")
     versions: list[str] = _f(list(RELEASED_TVM), "The TVM releases `seedzer versions` runs every root's minimal.py "
                              "against (a path to a local .whl works too).")
+    pip_args: list[str] = _f([], "Extra arguments pip gets when it makes those environments and lists TVM's releases "
+                             "(e.g. --index-url of a mirror; --no-index --find-links DIR for wheels on disk only).")
 
 
 @dataclass
@@ -397,6 +399,7 @@ _CHECKS: dict[str, tuple[str, Any]] = {
     "reproducers.venvs": ("must be a directory name", lambda v: bool(v.strip()) and "\0" not in v),
     "reproducers.versions": ("entries must be TVM release numbers (e.g. 0.26.0) or paths to .whl files",
                              lambda v: all(isinstance(x, str) and (x.endswith(".whl") or VERSION.match(x)) for x in v)),
+    "reproducers.pip_args": ("entries must be pip arguments (strings)", lambda v: all(isinstance(x, str) for x in v)),
     "ledger.path": ("must be a file name (empty: beside the seed pools)", lambda v: "\0" not in v),
 }
 

@@ -81,7 +81,7 @@ def versions_cmd(campaigns: tuple[Path, ...], versions: tuple[str, ...], only_gi
     if not listed:
         raise UsageError("--only-given: name at least one --version")
     sources = list({s.label: s for s in map(tvm_source, dict.fromkeys(listed))}.values())
-    check_sources(sources)
+    check_sources(sources, cfg.reproducers.pip_args)
     roots, missing = root_programs(campaigns)
     roots = [r for r in roots if not only or any(r.root.startswith(o) for o in only)]
     for root, why in sorted(missing.items()):
@@ -89,7 +89,7 @@ def versions_cmd(campaigns: tuple[Path, ...], versions: tuple[str, ...], only_gi
     if not roots:
         raise UsageError(f"{', '.join(map(str, campaigns))}: no bug root with a verified minimal.py "
                          "(run `seedzer triage` first)")
-    settings = VerifySettings(environments=cfg.reproducers.venvs)
+    settings = VerifySettings(environments=cfg.reproducers.venvs, pip_args=tuple(cfg.reproducers.pip_args))
     table = run_versions(roots, sources, settings, lambda line: click.echo(line, err=True))
     Console(width=max(Console().width, 160)).print(_table(table))
     for root, (fixed, present) in table.regressions().items():

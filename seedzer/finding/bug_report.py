@@ -45,15 +45,13 @@ class ReportInput:
     labels: tuple[str, ...] = field(default_factory=tuple)
 
 
+AREAS = (("relax.frontend", "Frontend][ONNX"), ("relax.", "Relax"), ("tirx.", "TIR"), ("s_tir.", "TIR"))
+"""A component's namespace -> the part of TVM it belongs to, as TVM's issue titles tag it (first match)."""
+
+
 def area(component: str) -> str:
-    """The part of TVM a component belongs to, as TVM's issue titles tag it."""
-    if component.startswith("relax.frontend"):
-        return "Frontend][ONNX"
-    if component.startswith("relax"):
-        return "Relax"
-    if component.startswith(("tirx", "s_tir", "tir")):
-        return "TIR"
-    return "TVM"
+    """The part of TVM a component belongs to (:data:`AREAS`; ``TVM`` when none matches)."""
+    return next((tag for prefix, tag in AREAS if component.startswith(prefix)), "TVM")
 
 
 def component_of(r: ReportInput) -> str:

@@ -49,6 +49,7 @@ def _run_file(path: str) -> tuple[int, str]:
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
+    sys.stdout = sys.stderr = open(fd, "w", buffering=1, closefd=False)  # noqa: SIM115 - the child's to its end
     code = 0
     try:
         runpy.run_path(path, run_name="__main__")

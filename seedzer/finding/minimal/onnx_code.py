@@ -38,7 +38,7 @@ def _value(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_value(v) for v in value) + "]"
     if isinstance(value, onnx.TensorProto):
-        return _array(numpy_helper.to_array(value), value.name or "value", True)
+        return _array(numpy_helper.to_array(value), value.name, True)
     if isinstance(value, onnx.GraphProto):
         raise NotRepresentable("a subgraph attribute")
     return repr(value)
@@ -54,7 +54,7 @@ def _array(array: np.ndarray, name: str, exact: bool) -> str:
         made = f"np.array([{', '.join(values)}], {dtype!r}).reshape({tuple(array.shape)!r})"
     else:
         made = f"np.random.default_rng(0).uniform(-1, 1, {tuple(array.shape)!r}).astype({dtype!r})"
-    return f"numpy_helper.from_array({made}, {name!r})"
+    return f"numpy_helper.from_array({made}, {name!r})" if name else f"numpy_helper.from_array({made})"
 
 
 def _value_info(info: onnx.ValueInfoProto) -> str:
