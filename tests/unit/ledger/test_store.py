@@ -77,9 +77,8 @@ def test_a_locked_ledger_is_one_line_and_loses_nothing(tmp_path: Path) -> None:
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        with pytest.raises(LedgerError) as info:
-            with Ledger(path, busy=0.2) as ledger:
-                ledger.record([sighting("ccc333", "/c/two")], CAMPAIGN)
+        with pytest.raises(LedgerError) as info, Ledger(path, busy=0.2) as ledger:
+            ledger.record([sighting("ccc333", "/c/two")], CAMPAIGN)
         said = str(info.value)
         assert said.startswith(f"{path}: locked by another process; ") and "\n" not in said
         assert said.endswith("gave up, the ledger is unchanged (try again when that process is done)")
