@@ -14,7 +14,8 @@ def make_wheel(out: Path, dist: str, version: str, files: dict[str, str]) -> Pat
     info = f"{name}-{version}.dist-info"
     content = dict(files)
     content[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n"
-    content[f"{info}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: seedzer-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    content[f"{info}/WHEEL"] = ("Wheel-Version: 1.0\nGenerator: seedzer-tests\nRoot-Is-Purelib: true\n"
+                                "Tag: py3-none-any\n")
     record = []
     for path, text in content.items():
         digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()

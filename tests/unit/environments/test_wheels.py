@@ -27,7 +27,8 @@ def test_anything_else_is_a_one_line_error(text: str) -> None:
 def test_a_tvm_wheel_is_accepted_by_its_path(tmp_path: Path) -> None:
     wheel = fake_tvm(tmp_path)
     source = tvm_source(str(wheel))
-    assert source.wheel == wheel.resolve() and source.label == wheel.name and source.requirement() == str(wheel.resolve())
+    assert source.wheel == wheel.resolve() and source.label == wheel.name
+    assert source.requirement() == str(wheel.resolve())
 
 
 def test_a_wheel_that_is_not_tvm_is_refused_naming_what_it_holds(tmp_path: Path) -> None:
