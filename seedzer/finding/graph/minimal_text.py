@@ -44,8 +44,8 @@ def pass_call(step: GraphPass) -> str:
     return f"relax.transform.{name}({', '.join(f'{k}={v!r}' for k, v in step.args.items())})"
 
 
-def _applied(steps: Sequence[GraphPass], target: str | None) -> list[str]:
-    calls = [f"mod = {pass_call(s)}(mod)" for s in steps]
+def _applied(steps: Sequence[GraphPass], target: str | None, first: str = "Module") -> list[str]:
+    calls = [f"mod = {pass_call(s)}({first if i == 0 else 'mod'})" for i, s in enumerate(steps)]
     return [f"with tvm.target.Target({target!r}):", *parts.indent(calls)] if target else calls
 
 
@@ -62,8 +62,7 @@ def pass_failure(docs: Docs, module: ModuleText, steps: Sequence[GraphPass], tar
     check = parts.crash_check(body, "the passes ran to the end") if symptom == "crash" else \
         parts.error_check(body, mark, gone)
     text = parts.program([parts.docstring(docs, RELAX_NEEDS),
-                          parts.preamble(module.imports()), list(module.constants), list(module.module),
-                          ["mod = Module"], check])
+                          parts.preamble(module.imports()), list(module.constants), list(module.module), check])
     what = ("dies by a signal" if symptom == "crash" else "leaves ill-formed Relax IR" if symptom == "illformed"
             else f"raises an error containing {mark!r}")
     return MinimalProgram(text, RELAX_NEEDS, PASS_FAILURE, steps[-1].name, tuple(pass_call(s) for s in steps),
@@ -75,13 +74,12 @@ def wrong_result(docs: Docs, module: ModuleText, steps: Sequence[GraphPass], tar
     """The module built by ``tvm.compile`` alone (TVM's default pipeline: the reference) and after
     ``steps``, both run on the Relax VM on the same inputs, compared."""
     names = [n for n, _, _ in specs]
-    run = ["def run(mod):",
-           '    """mod built by tvm.compile and run on the Relax VM; its outputs as numpy arrays."""',
+    run = ["def run(mod):  # built by tvm.compile, run on the Relax VM: the outputs as numpy arrays",
            f"    vm = relax.VirtualMachine(tvm.compile(mod, target={target!r}), tvm.cpu())",
            f"    out = vm['main'](*[tvm.runtime.tensor(inputs[name]) for name in {names!r}])",
            "    flat = lambda v: [v.numpy()] if hasattr(v, 'numpy') else [a for x in v for a in flat(x)]",
            "    return flat(out)"]
-    calls = ["expected = run(Module)  # TVM's default pipeline alone", "mod = Module", *_applied(steps, target),
+    calls = ["expected = run(Module)  # TVM's default pipeline alone", *_applied(steps, target),
              f"actual = run(mod)  # after {' + '.join(s.name for s in steps)}"]
     check = parts.outputs_check("expected", "actual", tolerances[0], tolerances[1], "both builds agree")
     text = parts.program([parts.docstring(docs, RELAX_NEEDS),

@@ -27,9 +27,11 @@ DIFFERENT_LINE = "a different failure"
 """The line a plain reproducer prints before exiting with :data:`DIFFERENT`."""
 EXITS = (f"Exit status: 1 = the bug is present, 0 = fixed, {DIFFERENT} = a different failure, "
          f"{CANNOT_RUN} = cannot run here (import or API error).")
-GUARD = ("sys.excepthook = lambda kind, err, tb: (print(f\"" + CANNOT_RUN_LINE
+GUARD = ("guard = lambda kind, err, tb: (print(f\"" + CANNOT_RUN_LINE
          + ": {kind.__name__}: {err}\", flush=True), os._exit(" + str(CANNOT_RUN) + "))")
-"""The line that makes any error outside the checked step exit :data:`CANNOT_RUN` (never 1)."""
+"""The hook that makes any error outside the checked step exit :data:`CANNOT_RUN` (never 1)."""
+API_ERRORS = "(AttributeError, ImportError, NameError)"
+"""Errors of the step under test that say this TVM lacks an API the program uses: no verdict."""
 _VARYING = re.compile(r"0x[0-9a-fA-F]+|<root>(\.\w+|\[\d+\])*|'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`"
                       r"|\b[A-Za-z_]\w*?(_\d+|\d+)\w*\b|[-+]?\b\d+(\.\d+)?([eE][-+]?\d+)?\b")
 """What differs between two occurrences of one error: addresses, IR paths, quoted text, numbered names,
@@ -74,13 +76,16 @@ def error_mark(message: str, names: Iterable[str] = ()) -> str:
 def docstring(docs: Docs, needs: Sequence[str]) -> list[str]:
     """The docstring of a plain reproducer: what it shows, how to install what it needs, its exit statuses."""
     pins = " ".join(f"{n}=={docs.tvm}" if n == "apache-tvm" and docs.tvm else n for n in needs)
-    return ['"""' + docs.title.replace('"""', "'''"), *[a.replace('"""', "'''") for a in docs.about], "",
+    return ['"""' + docs.title.replace('"""', "'''"), *[a.replace('"""', "'''") for a in docs.about],
             f"Needs only: pip install {pins}", EXITS + '"""']
 
 
 def preamble(imports: Sequence[str]) -> list[str]:
-    """``import os, sys``, the guard, then ``imports`` (an import that fails is "cannot run here")."""
-    return ["import os", "import sys", "", GUARD, "", *imports]
+    """``import os, sys``, the guard, ``imports`` (an import that fails is "cannot run here"), then the guard
+    again (importing TVM installs its own ``sys.excepthook``)."""
+    return ["import os", "import sys", "", GUARD,
+            "sys.excepthook = guard  # an error outside the check (an import, a missing API): no verdict", "",
+            *imports, "sys.excepthook = guard  # again: importing TVM installs its own hook"]
 
 
 def indent(lines: Sequence[str], by: int = 4) -> list[str]:
@@ -97,11 +102,12 @@ def error_check(body: Sequence[str], mark: str, gone: str) -> list[str]:
     """Run ``body``; an error whose text holds ``mark`` is the bug (exit 1), another error exit 2,
     none the bug gone (exit 0, saying ``gone``)."""
     return ["try:", *indent(body),
-            "except Exception as err:  # the bug, or another failure",
-            '    print(f"{type(err).__name__}: {err}")',
-            f"    found = {mark!r} in str(err)",
-            f"    print({PRESENT_LINE!r} if found else {DIFFERENT_LINE!r})",
-            f"    sys.exit(1 if found else {DIFFERENT})",
+            f"except Exception as err:  # the bug (exit 1), an API this TVM lacks ({CANNOT_RUN}) or another failure "
+            f"({DIFFERENT})",
+            f"    found, api = {mark!r} in str(err), isinstance(err, {API_ERRORS})",
+            f'    print(f"{{type(err).__name__}}: {{err}}\\n" + ({PRESENT_LINE!r} if found else {CANNOT_RUN_LINE!r} '
+            f'if api else {DIFFERENT_LINE!r}))',
+            f"    sys.exit(1 if found else {CANNOT_RUN} if api else {DIFFERENT})",
             f"print({GONE_LINE + ' ' + gone!r})"]
 
 

@@ -126,8 +126,7 @@ def wrong_result(docs: Docs, script: str, params: Sequence[Param], seed: int, cu
     pipeline without the ``culprits`` (the reference), run on the same inputs, compared."""
     function = function_lines(script)
     off = switches(culprits)
-    run = ["def run(**switches):",
-           '    """main built by tvm.compile under PassContext(opt_level=3, **switches), run on the inputs."""',
+    run = ["def run(**switches):  # main built by tvm.compile under PassContext(opt_level=3, **switches), run",
            "    with tvm.transform.PassContext(opt_level=3, **switches):",
            f'        lib = tvm.compile(tvm.IRModule({{"main": main}}), target={target_text(target)})',
            "    args = [tvm.runtime.tensor(a.copy()) for a in inputs]",
