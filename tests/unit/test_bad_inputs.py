@@ -943,7 +943,8 @@ CASES: list[Case] = [
          r"--version 9\.9\.9: apache-tvm has no such release on the package index \(it has: 0\.0\.1\)",
          both(wheels(FAKE_TVM), yaml_file("c.yaml", OFFLINE))),
     Case("versions-untriaged", ["versions", "camp", "--only-given", "--version", "0.0.1", "--config", "c.yaml"],
-         r"camp: neither a finding folder nor a campaign with findings", both(wheels(FAKE_TVM), yaml_file("c.yaml", OFFLINE))),
+         r"camp: neither a finding folder nor a campaign with findings",
+         both(wheels(FAKE_TVM), yaml_file("c.yaml", OFFLINE))),
     # ---- the top level ----
     Case("unknown-verb", ["fuz"], r"seedzer: No such command 'fuz'(\.)? \(see 'seedzer --help'\)"),
     Case("unknown-global-option", ["--verbose", "status", "camp"],

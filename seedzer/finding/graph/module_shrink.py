@@ -7,7 +7,8 @@ First ddmin over the bindings of ``main`` (:func:`sliced`: the bindings left out
 characters) and the test still holds:
 
 1. drop a function (one no other function calls);
-2. ``main`` returns an earlier binding's variable (the bindings after it go);
+2. ``main`` returns an earlier binding's variable (the bindings after it go; a dataflow variable becomes
+   its block's output);
 3. a binding of ``main`` becomes a parameter of ``main`` (what only it used goes);
 4. drop a parameter of ``main`` nothing uses;
 5. drop a function attribute.
@@ -80,10 +81,13 @@ def _earlier_results(mod: Any) -> Iterator[Any]:
     gv, func = found
     blocks = list(func.body.blocks)
     for b, k in _sites(func):
-        var = blocks[b].bindings[k].var
-        if isinstance(var, relax.DataflowVar):
-            continue  # only a block's outputs are visible after it
-        head = [*blocks[:b], _block(blocks[b], list(blocks[b].bindings[:k + 1]))]
+        binding = blocks[b].bindings[k]
+        var = binding.var
+        if isinstance(var, relax.DataflowVar):  # made an output of its block: only those are seen after it
+            var = relax.Var(var.name, var.ty)
+            binding = relax.MatchCast(var, binding.value, binding.ty) if isinstance(binding, relax.MatchCast) \
+                else relax.VarBinding(var, binding.value)
+        head = [*blocks[:b], _block(blocks[b], [*blocks[b].bindings[:k], binding])]
         yield _with_main(mod, gv, list(func.params), head, var, func, var.ty)
 
 
