@@ -41,7 +41,8 @@ def test_a_pass_failure_is_the_module_the_pass_receives_with_that_pass_alone(tmp
     made = make_tir_minimal(TirMinimalJob(case, ("tirx.VectorizeLoop",), Docs("t", (), "0.27.0.post1"), 60))
     assert isinstance(made, Made), made
     program = made.program
-    assert program.form == PASS_FAILURE and program.passes == ("tvm.tirx.transform.VectorizeLoop(enable_vectorize=True)",)
+    assert program.form == PASS_FAILURE
+    assert program.passes == ("tvm.tirx.transform.VectorizeLoop(enable_vectorize=True)",)
     assert "seedzer" not in program.text and program.lines <= 60
     run = _runs(program.text, tmp_path)
     assert run.returncode == 1 and "reproduced: the bug is present" in run.stdout, run.stdout + run.stderr
