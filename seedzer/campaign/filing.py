@@ -359,5 +359,7 @@ class Filing:
             self.roots.add(meta.root_signature)
             self.stats.unique[symptom] += 1
             culprit = " + ".join(meta.culprit) or "-"
-            self.monitor.message(f"new bug {meta.root_signature} (culprit {culprit}): "
+            fresh = "known bug" if meta.status == "known" else "new bug"
+            known = f" [{meta.known_issue}]" if meta.status == "known" and meta.known_issue else ""
+            self.monitor.message(f"{fresh} {meta.root_signature}{known} (culprit {culprit}): "
                                  f"{meta.observation.headline()[:140]} (findings/{meta.signature}/repro.py)")

@@ -20,6 +20,7 @@ from seedzer.campaign.directory import discard_new, prepare_dir
 from seedzer.campaign.filing import Filing, FilingSettings, GateRunner
 from seedzer.campaign.filtered import slow_observation
 from seedzer.campaign.keep import KeepRule
+from seedzer.campaign.ledger_roots import LEDGER_META, CampaignLedger
 from seedzer.campaign.loading import SeedLoader, import_seeds, load_seeds
 from seedzer.campaign.monitor import Monitor, QuietMonitor
 from seedzer.campaign.quarantine import Quarantine
@@ -38,6 +39,7 @@ from seedzer.execute.worker_pool import WorkerPool
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.finding.store import FindingStore
 from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.ledger.records import CAMPAIGN
 from seedzer.level_table import level_names
 from seedzer.levels.registry import level
 from seedzer.oracles import judge, make_oracles
@@ -63,7 +65,8 @@ class Campaign:
 
     def __init__(self, out: Path, pool: Path, cfg: Config, *, resume: bool = False, monitor: Monitor | None = None,
                  executor: ExecutorFactory = WorkerPool, seed_loader: SeedLoader | None = None,
-                 gate: GateRunner | None = None, imported: Sequence[CorpusEntry] | None = None) -> None:
+                 gate: GateRunner | None = None, imported: Sequence[CorpusEntry] | None = None,
+                 ledger_source: str = CAMPAIGN) -> None:
         self.out, self.pool, self.cfg, self.resume = Path(out), Path(pool), cfg, resume
         self.monitor = monitor or QuietMonitor()
         self.imported = list(imported) if imported is not None else None
@@ -81,7 +84,9 @@ class Campaign:
             raise
         self.corpus = Corpus(self.out / CORPUS_DIR, self.db)
         self.quarantine = Quarantine(self.db, self.corpus, self.monitor.message)
-        self.findings = FindingStore(self.out / "findings", self.db, [(k.pattern, k.note) for k in cfg.known_issues])
+        self.ledger = CampaignLedger.of(cfg, self.pool, ledger_source, self.monitor.message)
+        self.findings = FindingStore(self.out / "findings", self.db, [(k.pattern, k.note) for k in cfg.known_issues],
+                                     self.ledger.known())
         self.coverage = make_backend(cfg.fuzz.coverage)
         self.oracles = make_oracles(cfg.oracles.enabled)
         self.levels = cfg.levels.weights()
@@ -154,6 +159,8 @@ class Campaign:
             self.db.set_meta("pool", str(self.pool.resolve()))
             self.db.set_meta("versions", {"seedzer": __version__, "tvm": TVM_VERSION})
             self.db.set_meta("created", time.time())
+        if self.ledger.path is not None:
+            self.db.set_meta(LEDGER_META, str(self.ledger.path.resolve()))
         self._install_signals()
         settings = self._worker_settings()
         self.stats.phase = "loading"
@@ -199,8 +206,9 @@ class Campaign:
             self.filing.drain(60.0)
             self.snapshot()
             self.monitor.update(self.stats)
-            self.monitor.close()
             self.db.close()
+            self.ledger.record(self.out)
+            self.monitor.close()
         self.stats.phase = "done"
         return self.stats
 

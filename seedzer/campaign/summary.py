@@ -15,6 +15,7 @@ totals (see :mod:`seedzer.campaign.throughput`).
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from seedzer.errors import CampaignError, SeedzerError
 from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta, canonical_kind
 from seedzer.finding.store import finding_folder
 from seedzer.finding.verdict import reason_code
+from seedzer.ledger.records import LedgerRoot
 from seedzer.store.readonly import corpus_by_level, open_campaign, read_meta
 
 
@@ -130,15 +132,30 @@ def findings_view(campaign: Path, conn: sqlite3.Connection) -> FindingsView:
     return view
 
 
-def _bug_table(view: FindingsView) -> Table:
+def _seen(root: str, seen: dict[str, LedgerRoot] | None, here: str) -> str:
+    """What the ledger knew of ``root`` from campaigns other than ``here``."""
+    if seen is None:
+        return "(no ledger)"
+    known = seen.get(root)
+    if known is None:
+        return "new"
+    others = [s for s in known.sightings if s.campaign != here]
+    first = min(s.first_seen for s in others)
+    state = "" if known.state == "new" else f"; {known.state}" + (f" {known.link}" if known.link else "")
+    return (f"seen: {len(others)} other campaign(s) since {time.strftime('%Y-%m-%d', time.localtime(first))}"
+            f" ({', '.join(Path(s.campaign).name for s in others)}){state}")
+
+
+def _bug_table(view: FindingsView, seen: dict[str, LedgerRoot] | None, here: str) -> Table:
     table = Table(title="Bugs (one row per root cause; `seedzer status --all` lists every candidate)")
-    for col in ("root", "symptom", "culprit", "count", "status", "what happened", "reproducer"):
+    for col in ("root", "symptom", "culprit", "count", "status", "ledger", "what happened", "reproducer"):
         table.add_column(col, overflow="fold")
     for root, lines in view.bugs.items():
         first = lines[0]
         statuses = sorted({ln.status for ln in lines})
         table.add_row(root, first.symptom, " + ".join(first.culprit) or first.where,
-                      str(sum(ln.count for ln in lines)), ", ".join(statuses), first.message[:160], first.repro)
+                      str(sum(ln.count for ln in lines)), ", ".join(statuses), _seen(root, seen, here),
+                      first.message[:160], first.repro)
     return table
 
 
@@ -160,10 +177,11 @@ def _throughput(points: list[SnapshotPoint], minutes: float, jobs: int) -> list[
 
 
 def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: float = 5.0,
-                     show_invalid: bool = False) -> Group:
+                     show_invalid: bool = False, seen: dict[str, LedgerRoot] | None = None) -> Group:
     """The summary of a campaign as recorded so far (bugs only, unless ``show_all``), with its
-    throughput by window of ``window_minutes`` when it has at least two (0: never), and with
-    ``show_invalid`` (or ``show_all``) what was turned away before the gate."""
+    throughput by window of ``window_minutes`` when it has at least two (0: never), with
+    ``show_invalid`` (or ``show_all``) what was turned away before the gate; ``seen``: the roots the
+    ledger holds from other campaigns (None: no ledger), marked in the bugs' table."""
     path = Path(campaign) / "campaign.db"
     if not path.exists():
         raise CampaignError(f"{campaign}: not a campaign directory (no campaign.db)")
@@ -212,7 +230,7 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
         parts.append(oracle_table(view.bugs))
     parts.extend(_throughput(points, window_minutes, st.jobs))
     if view.bugs:
-        parts.append(_bug_table(view))
+        parts.append(_bug_table(view, seen, str(Path(campaign).resolve())))
     parts.extend(invalid_tables)
     if show_all and (view.pending or view.not_bugs or view.bugs):
         parts.append(_all_table(view))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,10 +55,14 @@ def finding_folder(root: Path, signature: str) -> Path:
 class FindingStore:
     """Writes finding folders and keeps campaign.db's findings table in step."""
 
-    def __init__(self, root: Path, db: CampaignDB, known: Sequence[tuple[str, str]] = ()) -> None:
+    def __init__(self, root: Path, db: CampaignDB, known: Sequence[tuple[str, str]] = (),
+                 known_roots: Mapping[str, str] | None = None) -> None:
         self.root = Path(root)
         self.db = db
         self.known = [(re.compile(pattern), note) for pattern, note in known]
+        self.known_roots = dict(known_roots or {})
+        """Root -> why it is known: the roots the ledger marks reported, fixed or wont-fix (a bug the gate
+        files under one is counted with status ``known``, not reported as new)."""
 
     def known_note(self, meta: FindingMeta) -> str | None:
         """The note of the first known-issue pattern the finding matches."""
@@ -109,6 +113,9 @@ class FindingStore:
     def settle(self, meta: FindingMeta, verdict: Verdict) -> None:
         """Record the gate's verdict on a recorded finding (:func:`apply_verdict`) in its folder and row."""
         apply_verdict(finding_folder(self.root, meta.signature), meta, verdict)
+        note = self.known_roots.get(meta.root_signature or "") if meta.verdict == BUG else None
+        if note is not None:
+            meta.status, meta.known_issue = "known", note
         self.update(meta)
 
 
