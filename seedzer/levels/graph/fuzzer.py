@@ -24,7 +24,7 @@ from seedzer.coverage.collectors import Collector
 from seedzer.execute.records import ExecResult, FuzzTask
 from seedzer.kernel.common import OPT, Observation, Stage
 from seedzer.kernel.graph.case import GRAPH_INPUT_SEED, WELL_FORMED, GraphCase, GraphPass, ModelMutation
-from seedzer.kernel.graph.model_mutations import apply_model_mutations
+from seedzer.kernel.graph.mutant import apply_model_mutations
 from seedzer.kernel.graph.observe import GraphMemo, observe_graph
 from seedzer.kernel.messages import normalize
 from seedzer.kernel.onnx.model import Trace, random_inputs
