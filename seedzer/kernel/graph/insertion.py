@@ -108,13 +108,13 @@ def added_inputs(mutations: Sequence[ModelMutation]) -> list[dict[str, Any]]:
 
 def apply_insert(model: onnx.ModelProto, m: ModelMutation) -> None:
     """Apply one insertion record in place (see the module docstring)."""
-    graph = model.graph
-    known = {o for n in graph.node for o in n.output} | {i.name for i in graph.input} | \
-        {i.name for i in graph.initializer}
+    known = {o for n in model.graph.node for o in n.output} | {i.name for i in model.graph.input} | \
+        {i.name for i in model.graph.initializer}
     if m.target not in known:
         raise ValueError(f"insert target {m.target!r} is gone (no node computes it)")
     if m.params.get("opset"):
         raise_opset(model, int(m.params["opset"]))
+    graph = model.graph  # after the opset: a converted model is copied in
     b = GraphBuilder(model, m)
     added = []
     for spec in m.params.get("inputs", ()):

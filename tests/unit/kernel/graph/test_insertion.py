@@ -9,8 +9,8 @@ from onnx import TensorProto, helper
 
 from seedzer.kernel.graph.case import ModelMutation
 from seedzer.kernel.graph.insertion import added_inputs, raise_opset
-from seedzer.kernel.graph.mutant import APPLY, apply_model_mutations
 from seedzer.kernel.graph.model_mutations import opset_version
+from seedzer.kernel.graph.mutant import APPLY, apply_model_mutations
 from seedzer.kernel.onnx.runtime import onnxruntime_outputs
 from seedzer.kernel.onnx.validity import model_validity
 
