@@ -13,7 +13,8 @@ from seedzer.config import GraphConfig
 from seedzer.execute.records import FuzzTask
 from seedzer.kernel.common import Symptom
 from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed
-from seedzer.levels.graph.fuzzer import OPERATOR_FEATURE, GraphFuzzer
+from seedzer.levels.graph.fuzzer import GraphFuzzer
+from seedzer.load.importer_ops import OPERATOR_FEATURE
 from tests.integration.conftest import conv_model
 
 pytestmark = pytest.mark.integration

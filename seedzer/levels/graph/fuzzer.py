@@ -35,7 +35,7 @@ from seedzer.kernel.graph.observe import GraphMemo, observe_graph
 from seedzer.kernel.messages import normalize
 from seedzer.kernel.onnx.model import Trace, random_inputs
 from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed, model_mutation_name
-from seedzer.load.importer_ops import importer_operators
+from seedzer.load.importer_ops import OPERATOR_FEATURE, importer_operators
 from seedzer.mutate.insertion import sample_insertion
 from seedzer.mutate.model_mutators import sample_model_mutation
 from seedzer.mutate.relax_pass_mutators import default_relax_pass_mutators
@@ -44,8 +44,6 @@ from seedzer.seed import passes_from_json, passes_to_json
 
 OnStage = Callable[[Stage, str, str], None]
 """The worker's progress callback: ``(stage, step, program)``."""
-OPERATOR_FEATURE = "onnx-op/"
-"""Prefix of the feature naming an operator type of a model TVM's importer was handed."""
 EntryMutation = Callable[[GraphSeed, str, random.Random], "tuple[GraphSeed, str] | None"]
 """A change of a graph entry (its model mutations or its inputs) of a kind: the changed entry and its name."""
 TIMING_KEYS = {Stage.PASS: "passes", Stage.BUILD: "build", Stage.RUN: "run", Stage.COMPARE: "compare",
