@@ -29,7 +29,7 @@ import onnx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from seedzer.kernel.graph.case import ModelMutation
-from seedzer.kernel.graph.model_mutations import apply_model_mutations
+from seedzer.kernel.graph.mutant import apply_model_mutations
 from seedzer.kernel.load.observe import onnxruntime_outputs
 from seedzer.kernel.onnx.model import TOLERANCES
 from seedzer.mutate.model_mutators import random_feeds, sample_model_mutation

@@ -274,10 +274,14 @@ def status(campaign: Path, show_all: bool, window_minutes: float, show_invalid: 
     from seedzer.campaign.ledger_roots import campaign_ledger, seen_before
     from seedzer.campaign.summary import campaign_summary
     from seedzer.errors import SeedzerError
+    from seedzer.store.readonly import open_campaign
 
     cfg = load_config(config_path)
+    seen = None
+    if (campaign / "campaign.db").is_file():  # a bad campaign: the campaign's own one-line error, not the ledger's
+        open_campaign(campaign / "campaign.db").close()
     try:
-        seen = seen_before(campaign_ledger(campaign, cfg), campaign)
+        seen = seen_before(campaign_ledger(campaign, cfg), campaign) if (campaign / "campaign.db").is_file() else None
     except SeedzerError as exc:  # a ledger that cannot be read: the summary without its marks
         click.echo(f"warning: {exc}", err=True)
         seen = None

@@ -204,12 +204,17 @@ class GraphConfig:
                      "case's input.")
     edge: float = _f(4.0, "Weight of a spec-edge change (an attribute or operand moved to a value the ONNX "
                      "specification allows and generators rarely choose): a new model, judged against onnxruntime.")
+    insert: float = _f(4.0, "Weight of inserting a node of an operator TVM's ONNX importer converts (drawn from its "
+                       "converter map, operators not yet exercised first), its attributes and inputs from the "
+                       "operator's schema: a new model, judged against onnxruntime and onnx.reference.")
+    special: float = _f(1.0, "Weight of switching a test case to special input values (NaN, +-Inf, -0, denormals, "
+                        "extremes, out-of-range indices), judged by the specification (oracle special-values).")
     max_model_mutations: int = _f(8, "Most model mutations one test case carries (a mutant with more is not made).")
 
     def weights(self) -> dict[str, float]:
         """Mutation kind -> weight, of the kinds turned on."""
         return {k: w for k, w in (("passes", self.passes), ("uoc", self.uoc), ("pioc", self.pioc),
-                                  ("edge", self.edge)) if w > 0}
+                                  ("edge", self.edge), ("insert", self.insert), ("special", self.special)) if w > 0}
 
 
 def parse_levels(text: str, current: LevelsConfig, option: str = "--levels") -> LevelsConfig:
@@ -382,6 +387,8 @@ _CHECKS: dict[str, tuple[str, Any]] = {
     "graph.uoc": ("must be between 0 (off) and 1000", _between(0, 1000)),
     "graph.pioc": ("must be between 0 (off) and 1000", _between(0, 1000)),
     "graph.edge": ("must be between 0 (off) and 1000", _between(0, 1000)),
+    "graph.insert": ("must be between 0 (off) and 1000", _between(0, 1000)),
+    "graph.special": ("must be between 0 (off) and 1000", _between(0, 1000)),
     "graph.max_model_mutations": ("must be between 0 and 100", lambda v: 0 <= v <= 100),
     "oracles.gate_share": ("must be a share between 0 (no limit) and 1", _between(0, 1)),
     "limits.max_tensor_bytes": ("must be between 0 (no bound) and 2**62 bytes", lambda v: 0 <= v <= 1 << 62),
@@ -487,8 +494,8 @@ def config_from_dict(data: Any, source: str = "<config>") -> Config:
         raise ConfigError(f"{source}: field 'levels' turns every level off (give one of {', '.join(LEVELS)} "
                           "a weight > 0)")
     if not cfg.graph.weights():
-        raise ConfigError(f"{source}: field 'graph' turns every graph mutation off (give passes, uoc, pioc or edge "
-                          "a weight > 0)")
+        raise ConfigError(f"{source}: field 'graph' turns every graph mutation off (give passes, uoc, pioc, edge, "
+                          "insert or special a weight > 0)")
     return cfg
 
 

@@ -9,7 +9,9 @@ and the pool models that gave no seed and the invalid test cases by reason:
 :mod:`seedzer.campaign.invalid`).
 Once the campaign has run for at least two windows (``--windows MINUTES``, default 5), a table of
 executions per second and the largest stages of the workers' time, window by window, follows the
-totals (see :mod:`seedzer.campaign.throughput`).
+totals (see :mod:`seedzer.campaign.throughput`). Every summary says how many of TVM's importer's
+operators the campaign exercised, which it never did, and its bugs by operator
+(:mod:`seedzer.campaign.operators`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,7 @@ from rich.table import Table
 from seedzer.campaign.breakdown import level_table, mutants_by_mutation, mutation_table, oracle_table
 from seedzer.campaign.invalid import invalid_table, rerun_table, unloaded_models_table
 from seedzer.campaign.monitor import summary_table
+from seedzer.campaign.operators import exercised_operators, operator_bug_table, reach_table
 from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import SnapshotPoint, read_points, throughput_table, windows
 from seedzer.errors import CampaignError, SeedzerError
@@ -34,6 +38,7 @@ from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta, canonical
 from seedzer.finding.store import finding_folder
 from seedzer.finding.verdict import reason_code
 from seedzer.ledger.records import LedgerRoot
+from seedzer.load.importer_ops import operator_reach
 from seedzer.store.readonly import corpus_by_level, open_campaign, read_meta
 
 
@@ -177,11 +182,13 @@ def _throughput(points: list[SnapshotPoint], minutes: float, jobs: int) -> list[
 
 
 def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: float = 5.0,
-                     show_invalid: bool = False, seen: dict[str, LedgerRoot] | None = None) -> Group:
+                     show_invalid: bool = False, seen: dict[str, LedgerRoot] | None = None,
+                     importer: Sequence[str] | None = None) -> Group:
     """The summary of a campaign as recorded so far (bugs only, unless ``show_all``), with its
-    throughput by window of ``window_minutes`` when it has at least two (0: never), with
-    ``show_invalid`` (or ``show_all``) what was turned away before the gate; ``seen``: the roots the
-    ledger holds from other campaigns (None: no ledger), marked in the bugs' table."""
+    throughput by window of ``window_minutes`` when it has at least two (0: never), the importer's
+    operators it exercised (of ``importer``, default the installed TVM's) and its bugs by operator,
+    with ``show_invalid`` (or ``show_all``) what was turned away before the gate; ``seen``: the roots
+    the ledger holds from other campaigns (None: no ledger), marked in the bugs' table."""
     path = Path(campaign) / "campaign.db"
     if not path.exists():
         raise CampaignError(f"{campaign}: not a campaign directory (no campaign.db)")
@@ -203,6 +210,7 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
             by_mutator = mutants_by_mutation(conn)
             invalid_tables = [t for t in (unloaded_models_table(conn), invalid_table(conn), rerun_table(conn))
                               if t is not None] if show_all or show_invalid else []
+            operators = exercised_operators(conn)
         except (sqlite3.Error, ValueError, TypeError) as exc:
             raise CampaignError(f"{path}: unreadable campaign database ({exc})") from None
     finally:
@@ -228,6 +236,9 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
         parts.append(level_table(view.bugs, {str(k): int(v) for k, v in by_level.items()}, corpus_levels))
         parts.append(mutation_table(view.bugs, {str(k): int(v) for k, v in by_mutator.items()}))
         parts.append(oracle_table(view.bugs))
+    parts.append(reach_table(operator_reach(operators, importer)))
+    if view.bugs:
+        parts.append(operator_bug_table(view.bugs))
     parts.extend(_throughput(points, window_minutes, st.jobs))
     if view.bugs:
         parts.append(_bug_table(view, seen, str(Path(campaign).resolve())))

@@ -43,7 +43,7 @@ class GateSettings:
     instrumented: bool = False
     witnesses: bool = True
     """File a failure reached only outside the pass contracts through its witness (a user program)."""
-    oracles: tuple[str, ...] = ("crash", "hang", "illformed", "exception", "mismatch", "perf")
+    oracles: tuple[str, ...] = ("crash", "hang", "illformed", "exception", "mismatch", "special-values", "perf")
 
 
 def gate_settings(cfg: Config) -> GateSettings:

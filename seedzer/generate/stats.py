@@ -1,9 +1,11 @@
-"""Pool statistics: counts, rejection reasons, op histogram, conv kernels, size distributions, edge features."""
+"""Pool statistics: counts, rejection reasons, op histogram, conv kernels, size distributions, edge features,
+and how many of the operators TVM's ONNX importer converts the pool's models carry."""
 
 from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from seedzer.generate.seed_pool import check_integrity, read_manifest
+from seedzer.load.importer_ops import operator_reach
 
 
 def _distribution(values: list[int]) -> dict[str, float]:
@@ -29,9 +32,10 @@ def kernel_label(kernel: list[int]) -> str:
     return "x".join(str(k) for k in kernel) if kernel else "?"
 
 
-def pool_stats(pool_dir: Path, *, verify: bool = True) -> dict[str, Any]:
+def pool_stats(pool_dir: Path, *, verify: bool = True, importer: Sequence[str] | None = None) -> dict[str, Any]:
     """Summary numbers of a pool, from its manifest; with ``verify``, every listed file must be
-    present and match its recorded sha256 (else one PoolError line names the first problems)."""
+    present and match its recorded sha256 (else one PoolError line names the first problems).
+    ``importer``: the operators TVM's importer converts (default: the installed TVM's)."""
     data = read_manifest(Path(pool_dir))
     models = data["models"]
     if verify:
@@ -51,6 +55,7 @@ def pool_stats(pool_dir: Path, *, verify: bool = True) -> dict[str, Any]:
         kernels.update(kernel_label(list(k)) for k in e.get("conv_kernels", []))
         providers[str(e.get("reference_provider", "?"))] += 1
     gen_seconds = [float(e.get("gen_seconds", 0.0)) for e in models]
+    reach = operator_reach(op_models, importer)
     return {
         "pool": str(pool_dir),
         "heuristic": data.get("heuristic", "?"),
@@ -67,6 +72,8 @@ def pool_stats(pool_dir: Path, *, verify: bool = True) -> dict[str, Any]:
         "providers": dict(providers),
         "finite": sum(1 for e in models if e.get("finite", True)),
         "gen_seconds": round(sum(gen_seconds), 2),
+        "importer_operators": {"line": reach.line("in the pool"), "covered": len(reach.covered),
+                               "of": len(reach.importer), "missing": reach.missing},
     }
 
 
@@ -85,6 +92,10 @@ def render_stats(stats: dict[str, Any], console: Console, top_ops: int = 25) -> 
     head.add_row("reference providers", ", ".join(f"{k} {v}" for k, v in stats["providers"].items()))
     head.add_row("generation time (s)", str(stats["gen_seconds"]))
     head.add_row("rejected", ", ".join(f"{k}: {v}" for k, v in stats["rejected"].items()) or "none")
+    reach = stats.get("importer_operators")
+    if reach:
+        head.add_row("importer operators", reach["line"].removeprefix("importer operators in the pool "))
+        head.add_row("never in the pool", ", ".join(reach["missing"]) or "none")
     console.print(head)
 
     sizes = Table(title="size distribution")

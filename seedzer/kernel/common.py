@@ -131,6 +131,15 @@ REFERENCE_VS_MINIMAL = "reference-vs-minimal"
 """TVM's default pipeline against the minimal lowering (a default-pipeline miscompile)."""
 MODEL_VS_ONNXRUNTIME = "model-vs-onnxruntime"
 """A whole model built by TVM against onnxruntime."""
+IMPORTER_LIMITS = ("not supported", "not currently supported", "not yet supported", "only supports",
+                   "currently unsupported", "is unsupported", "not implemented", "must be a constant",
+                   "for Relax frontend", "is deprecated in ONNX")
+"""Fragments of the errors TVM's ONNX importer raises for what it says it does not support (an
+operator, an attribute value, an input that is not a constant): a documented limitation of the
+importer, an invalid test case, never a bug."""
+SPECIAL_VALUES = "special-values"
+"""A model built by TVM against onnxruntime and onnx.reference, which agree, on special input values
+(NaN, infinities, signed zeros, extremes): the comparison and the oracle of such a mismatch."""
 
 
 @dataclasses.dataclass(frozen=True)

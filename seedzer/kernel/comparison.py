@@ -121,3 +121,22 @@ def compare(expected: Sequence[Any], actual: Sequence[Any],
             return diff
         fallback = fallback or diff
     return fallback
+
+
+def signed_zero_difference(expected: Sequence[Any], actual: Sequence[Any],
+                           witness: Sequence[Any] | None = None) -> Difference | None:
+    """The first output where both sides hold a zero but of opposite signs (``-0.0`` against ``0.0``),
+    counting only zeros whose sign ``witness`` (a second expected side) confirms when given; None when
+    there is none. Outputs of other shapes or dtypes, and integers, are left to :func:`compare`."""
+    for i, (e_raw, a_raw) in enumerate(zip(expected, actual, strict=False)):
+        e, a = np.asarray(e_raw), np.asarray(a_raw)
+        if e.shape != a.shape or e.dtype != a.dtype or e.dtype.kind != "f":
+            continue
+        bad = (e == 0) & (a == 0) & (np.signbit(e) != np.signbit(a))
+        if witness is not None and i < len(witness) and np.asarray(witness[i]).shape == e.shape:
+            w = np.asarray(witness[i])
+            bad &= (w == 0) & (np.signbit(w) == np.signbit(e))
+        if bad.any():
+            at = _first_index(bad, e.shape)
+            return Difference(i, "signed zeros", int(bad.sum()), int(e.size), None, at, float(e[at]), float(a[at]))
+    return None

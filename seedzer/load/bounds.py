@@ -14,7 +14,6 @@ processes that import neither (the configuration, the campaign).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -143,34 +142,6 @@ def opset_of(model: Any) -> int:
     return 0
 
 
-@functools.lru_cache(maxsize=1)
-def onnxruntime_max_opset() -> int | None:
-    """The newest default-domain opset the installed onnxruntime accepts (None without onnxruntime).
-
-    onnxruntime publishes no such number; a one-node model is offered at each opset from onnx's
-    newest down (a few milliseconds each, once per process)."""
-    try:
-        import onnx
-        import onnxruntime as ort
-        from onnx import TensorProto, helper
-    except ImportError:
-        return None
-    options = ort.SessionOptions()
-    options.log_severity_level = 4
-    for version in range(onnx.defs.onnx_opset_version(), 0, -1):
-        graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "probe",
-                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
-        probe = helper.make_model(graph, opset_imports=[helper.make_opsetid("", version)])
-        probe.ir_version = 8
-        try:
-            ort.InferenceSession(probe.SerializeToString(), options, providers=["CPUExecutionProvider"])
-        except Exception:  # onnxruntime refuses an opset it does not know with a generic error
-            continue
-        return version
-    return None
-
-
 def opset_problem(model: Any) -> str | None:
     """Why ``model``'s default-domain opset is unknown to the installed onnx or onnxruntime, or None."""
     import onnx
@@ -179,6 +150,8 @@ def opset_problem(model: Any) -> str | None:
     known = onnx.defs.onnx_opset_version()
     if version > known:
         return f"opset {version} is newer than the installed onnx {onnx.__version__} knows (up to {known})"
+    from seedzer.kernel.onnx.runtime import onnxruntime_max_opset
+
     ort_max = onnxruntime_max_opset()
     if ort_max is not None and version > ort_max:
         import onnxruntime

@@ -4,9 +4,10 @@
 it, garbage ops), a PIOC (target, garbage ops) or a spec-edge change (an attribute or constant operand
 of a node moved to a value the ONNX specification allows and generators rarely choose, from the
 per-op table of :func:`edge_candidates`). Shapes and dtypes come from onnx shape inference. A
-spec-edge record is returned only when the mutated model passes ``onnx.checker.check_model(
-full_check=True)`` and runs on onnxruntime; that check applies the record with the kernel
-(:mod:`seedzer.kernel.graph.model_mutations`, which needs no TVM, nor does this module).
+spec-edge record is returned only when the specification accepts the mutated model
+(:func:`mutation_refusal`: onnx.checker's full check, onnxruntime, and onnx.reference on the changed
+node: the one validity check of :mod:`seedzer.kernel.onnx.validity`); that check applies the record
+with the kernel (:mod:`seedzer.kernel.graph.mutant`, which needs no TVM, nor does this module).
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ from onnx import TensorProto, numpy_helper
 from seedzer.kernel.graph.case import MODEL_MUTATION_KINDS, ModelMutation
 from seedzer.kernel.graph.model_mutations import (
     TensorType,
-    apply_model_mutations,
     broadcast,
     descendants,
     opset_version,
     tensor_types,
 )
-from seedzer.kernel.onnx.runtime import onnxruntime_outputs
+from seedzer.kernel.graph.mutant import apply_model_mutations
+from seedzer.kernel.onnx.validity import changed_nodes, first_line, model_validity
 
 __all__ = ["GARBAGE_KINDS", "MODEL_MUTATION_KINDS", "edge_candidates", "sample_model_mutation"]
 
@@ -251,23 +252,32 @@ def random_feeds(model: onnx.ModelProto, seed: int) -> dict[str, np.ndarray]:
     return feeds
 
 
-def edge_is_valid(model: onnx.ModelProto, mutation: ModelMutation, feeds: dict[str, np.ndarray]) -> bool:
-    """True when ``mutation`` applies, the result passes the full onnx check and runs on onnxruntime."""
+def mutation_refusal(model: onnx.ModelProto, mutation: ModelMutation, feeds: dict[str, np.ndarray],
+                     isolate: bool = False) -> str | None:
+    """Why ``mutation`` makes no valid model of ``model`` (one line), or None: it must apply, and the
+    specification must accept the result (:func:`~seedzer.kernel.onnx.validity.model_validity`: the full
+    onnx check, onnxruntime, onnx.reference on the nodes it made or changed). ``isolate`` runs the
+    engines in a forked child (a worker's process, never one that imported torch)."""
     try:
         mutated = apply_model_mutations(model, [mutation], feeds)
-        onnx.checker.check_model(mutated, full_check=True)
-        onnxruntime_outputs(mutated, feeds, quiet=True)
-    except Exception:  # the checker, shape inference and onnxruntime raise many types
-        return False
-    return True
+    except Exception as exc:  # a record that does not fit, the version converter, shape inference
+        return f"the mutation does not apply: {first_line(exc)}"
+    return model_validity(mutated, feeds, changed_nodes(model, mutated), isolate).refusal
+
+
+def edge_is_valid(model: onnx.ModelProto, mutation: ModelMutation, feeds: dict[str, np.ndarray],
+                  isolate: bool = False) -> bool:
+    """True when the spec-edge ``mutation`` makes a valid model of ``model`` (:func:`mutation_refusal`)."""
+    return mutation_refusal(model, mutation, feeds, isolate) is None
 
 
 def sample_model_mutation(model: onnx.ModelProto, kind: str, rng: random.Random,
-                          feeds: dict[str, np.ndarray] | None = None) -> ModelMutation | None:
-    """A random ``kind`` record valid for ``model``, or None when none fits.
+                          feeds: dict[str, np.ndarray] | None = None, isolate: bool = False) -> ModelMutation | None:
+    """A random ``kind`` record (``uoc``, ``pioc`` or ``edge``) valid for ``model``, or None when none fits.
 
     ``feeds`` (default: :func:`random_feeds` from ``rng``) are the inputs a spec-edge result must run
-    on; UOC and PIOC records need none here (a PIOC profiles when applied)."""
+    on; UOC and PIOC records need none here (a PIOC profiles when applied). ``isolate``: see
+    :func:`mutation_refusal`. Insertions are :func:`seedzer.mutate.insertion.sample_insertion`'s."""
     if kind in ("uoc", "pioc"):
         return _condition(model, kind, rng)
     if kind != "edge":
@@ -276,6 +286,6 @@ def sample_model_mutation(model: onnx.ModelProto, kind: str, rng: random.Random,
     rng.shuffle(candidates)
     feeds = feeds if feeds is not None else random_feeds(model, rng.getrandbits(31))
     for mutation in candidates[:EDGE_TRIES]:
-        if edge_is_valid(model, mutation, feeds):
+        if edge_is_valid(model, mutation, feeds, isolate):
             return mutation
     return None

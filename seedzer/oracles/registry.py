@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from seedzer.errors import ConfigError
-from seedzer.kernel.common import Observation, Symptom
+from seedzer.kernel.common import SPECIAL_VALUES, Observation, Symptom
 from seedzer.oracles.preconditions import is_precondition_error
 
 
@@ -29,6 +29,10 @@ class Oracle(Protocol):
     @property
     def symptom(self) -> Symptom:
         """The symptom it judges."""
+        ...
+
+    def covers(self, observation: Observation) -> bool:
+        """Whether it is the oracle that judges ``observation``."""
         ...
 
     def judge(self, observation: Observation) -> Observation:
@@ -48,6 +52,31 @@ class PassThrough:
     name: str
     symptom: Symptom
 
+    def covers(self, observation: Observation) -> bool:
+        """Every observation of its symptom."""
+        return observation.symptom is self.symptom
+
+    def judge(self, observation: Observation) -> Observation:
+        """The observation unchanged."""
+        return observation
+
+
+@dataclasses.dataclass(frozen=True)
+class ComparisonOracle:
+    """A mismatch oracle that judges the mismatches of some comparisons only: ``special-values`` those
+    on special input values (where onnxruntime and onnx.reference agree and TVM does not), ``mismatch``
+    every other one; each can be turned off alone."""
+
+    name: str
+    comparisons: frozenset[str]
+    inside: bool = True
+    """True: it judges the ``comparisons``; False: every comparison but those."""
+    symptom: Symptom = Symptom.MISMATCH
+
+    def covers(self, observation: Observation) -> bool:
+        """A mismatch whose comparison is (or, ``inside`` False, is not) among its comparisons."""
+        return observation.symptom is self.symptom and (observation.comparison in self.comparisons) == self.inside
+
     def judge(self, observation: Observation) -> Observation:
         """The observation unchanged."""
         return observation
@@ -59,6 +88,10 @@ class ExceptionOracle:
 
     name: str = "exception"
     symptom: Symptom = Symptom.EXCEPTION
+
+    def covers(self, observation: Observation) -> bool:
+        """Every exception."""
+        return observation.symptom is self.symptom
 
     def judge(self, observation: Observation) -> Observation:
         """Precondition errors become invalid test cases."""
@@ -72,7 +105,8 @@ ORACLES: dict[str, Callable[[], Oracle]] = {
     "hang": lambda: PassThrough("hang", Symptom.HANG),
     "illformed": lambda: PassThrough("illformed", Symptom.ILLFORMED),
     "exception": ExceptionOracle,
-    "mismatch": lambda: PassThrough("mismatch", Symptom.MISMATCH),
+    "mismatch": lambda: ComparisonOracle("mismatch", frozenset({SPECIAL_VALUES}), inside=False),
+    "special-values": lambda: ComparisonOracle("special-values", frozenset({SPECIAL_VALUES})),
     "perf": lambda: PassThrough("perf", Symptom.PERF),
 }
 """Every oracle by name, in the order the kernel observes their symptoms."""
@@ -92,6 +126,7 @@ def judge(oracles: Sequence[Oracle], observation: Observation) -> Observation:
     if not observation.symptom.is_bug:
         return observation
     for oracle in oracles:
-        if oracle.symptom is observation.symptom:
+        if oracle.covers(observation):
             return oracle.judge(observation)
-    return _invalid(observation, f"{observation.symptom.value} oracle disabled")
+    missing = observation.comparison if observation.comparison == SPECIAL_VALUES else observation.symptom.value
+    return _invalid(observation, f"{missing} oracle disabled")

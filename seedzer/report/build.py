@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,7 +11,8 @@ from typing import Any
 import pandas as pd
 
 from seedzer.campaign.throughput import CAMPAIGN_STAGES, WORKER_STAGES
-from seedzer.report import levels, mutations, plots, stats
+from seedzer.load.importer_ops import importer_operators
+from seedzer.report import levels, mutations, operators, plots, stats
 from seedzer.report.html import Figure, Section, render_page
 from seedzer.report.table import CATEGORIES, ReportError, Tables, build_tables, discover
 
@@ -29,6 +30,8 @@ class ReportResult:
     levels: pd.DataFrame | None = None
     mutations: pd.DataFrame | None = None
     oracles: pd.DataFrame | None = None
+    operators: pd.DataFrame | None = None
+    operator_bugs: pd.DataFrame | None = None
     files: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -115,6 +118,24 @@ def _mutations_section(tables: Tables, out: Path, files: list[Path], result: Rep
     return sec.table(result.oracles)
 
 
+def _operators_section(tables: Tables, out: Path, files: list[Path], result: ReportResult,
+                       importer: Sequence[str]) -> Section:
+    """The importer's operators each arm exercised, and bugs per arm and operator."""
+    result.operators = operators.reach_by_arm(tables.operators, tables.trials, importer)
+    result.operator_bugs = operators.bugs_by_operator(tables.root_operators)
+    _csv(result.operators, out / "operators.csv", files)
+    _csv(result.operator_bugs, out / "operator_bugs.csv", files)
+    sec = Section("Importer operators")
+    sec.text(f"Per arm: how many of the {len(importer)} operators TVM's ONNX importer converts (its converter map, "
+             "read from the installed TVM) a trial exercised (handed to the importer: a loaded pool model, a graph "
+             "test case's model), median over the arm's trials, and over all of them (share of the importer's), "
+             "with those none exercised.", "note")
+    sec.table(result.operators)
+    sec.text("Bugs per arm and operator: distinct root causes whose root names the operator (an insertion's or a "
+             "spec-edge change's).", "note")
+    return sec.table(result.operator_bugs)
+
+
 def _coverage_sections(long: pd.DataFrame, out: Path, files: list[Path], colors: dict[str, Any],
                        result: ReportResult) -> list[Section]:
     sections = []
@@ -199,10 +220,11 @@ def _findings_section(tables: Tables, heuristics: list[str], out: Path, files: l
 
 
 def build_report(results: Path, out: Path | None = None, *, refresh: float | None = None,
-                 warn: Callable[[str], None] | None = None) -> ReportResult:
+                 warn: Callable[[str], None] | None = None, importer: Sequence[str] | None = None) -> ReportResult:
     """Read every trial under ``results`` and write CSVs, plots and report.html into ``out``
     (default ``results/report``); raises :class:`ReportError` when there is no trial at all, or no
-    readable one (nothing is written then: an empty report would say nothing)."""
+    readable one (nothing is written then: an empty report would say nothing). ``importer``: the
+    operators TVM's importer converts (default: the installed TVM's)."""
     results = Path(results)
     out = Path(out) if out is not None else results / "report"
     found = discover(results)
@@ -231,6 +253,8 @@ def build_report(results: Path, out: Path | None = None, *, refresh: float | Non
         sections.append(time_section)
     sections.append(_levels_section(tables, out, files, result))
     sections.append(_mutations_section(tables, out, files, result))
+    sections.append(_operators_section(tables, out, files, result, importer if importer is not None else
+                                       importer_operators()))
     if not tables.long.empty:
         sections += _coverage_sections(tables.long, out, files, colors, result)
         sections.append(_findings_section(tables, heuristics, out, files, colors))

@@ -25,6 +25,7 @@ from seedzer.errors import SeedzerError
 from seedzer.finding.layout import META_FILE
 from seedzer.report.levels import LEVEL_COLUMNS, execs_by_level, finding_level, trial_rows
 from seedzer.report.mutations import BUG_COLUMNS, MUTANT_COLUMNS, read_trial_mutations
+from seedzer.report.operators import OPERATOR_COLUMNS, ROOT_OPERATOR_COLUMNS, read_trial_operators
 from seedzer.store.readonly import open_readonly, read_meta
 
 CATEGORIES = ("segfault", "other_crash", "mismatch", "other")
@@ -75,6 +76,8 @@ class Tables:
     levels: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LEVEL_COLUMNS))
     mutants: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=MUTANT_COLUMNS))
     bugs: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=BUG_COLUMNS))
+    operators: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=OPERATOR_COLUMNS))
+    root_operators: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ROOT_OPERATOR_COLUMNS))
 
 
 class TrialTables(NamedTuple):
@@ -87,10 +90,13 @@ class TrialTables(NamedTuple):
     levels: pd.DataFrame
     mutants: pd.DataFrame
     bugs: pd.DataFrame
+    operators: pd.DataFrame
+    root_operators: pd.DataFrame
 
 
 FRAME_COLUMNS = {"long": LONG_COLUMNS, "findings": FINDING_COLUMNS, "stages": STAGE_COLUMNS,
-                 "levels": LEVEL_COLUMNS, "mutants": MUTANT_COLUMNS, "bugs": BUG_COLUMNS}
+                 "levels": LEVEL_COLUMNS, "mutants": MUTANT_COLUMNS, "bugs": BUG_COLUMNS,
+                 "operators": OPERATOR_COLUMNS, "root_operators": ROOT_OPERATOR_COLUMNS}
 """The per-trial tables :func:`build_tables` concatenates, with their columns."""
 TRIAL_COLUMNS = ["experiment", "heuristic", "trial", "status", "budget", "elapsed", "snapshots", "dir"]
 
@@ -184,7 +190,8 @@ def _rates(snaps: pd.DataFrame) -> np.ndarray:
 def read_trial(ref: TrialRef) -> TrialTables:
     """One trial's snapshots (long rows), findings rows, metadata (budget, status, backend), seconds
     by stage (:data:`STAGE_COLUMNS`), executions and findings by level (``LEVEL_COLUMNS``), mutants
-    by mutation (``MUTANT_COLUMNS``) and bugs (``BUG_COLUMNS``)."""
+    by mutation (``MUTANT_COLUMNS``), bugs (``BUG_COLUMNS``), the operators it exercised
+    (``OPERATOR_COLUMNS``) and those its bugs name (``ROOT_OPERATOR_COLUMNS``)."""
     ident = {"experiment": ref.experiment, "heuristic": ref.heuristic, "trial": ref.trial}
     conn = open_readonly(ref.dir / "campaign.db")
     try:
@@ -195,6 +202,7 @@ def read_trial(ref: TrialRef) -> TrialTables:
         stages = _stage_rows(ident, conn, int((cfg.get("fuzz") or {}).get("jobs", 1) or 1))
         execs = execs_by_level(conn, int(snaps["execs"].iloc[-1]) if not snaps.empty else 0)
         mutants, bugs = read_trial_mutations(ident, ref.dir, conn)
+        operators, root_operators = read_trial_operators(ident, ref.dir, conn)
     finally:
         conn.close()
     status = trial_status(ref.dir)
@@ -227,7 +235,8 @@ def read_trial(ref: TrialRef) -> TrialTables:
     budget = float((cfg.get("fuzz") or {}).get("minutes", 0.0)) * 60.0
     info = {**ident, "status": status, "budget": budget, "elapsed": elapsed, "snapshots": len(snaps),
             "dir": str(ref.dir)}
-    return TrialTables(long, fdf, info, stages, trial_rows(ident, execs, fdf), mutants, bugs)
+    return TrialTables(long, fdf, info, stages, trial_rows(ident, execs, fdf), mutants, bugs, operators,
+                       root_operators)
 
 
 def build_tables(results: Path, *, warn: Callable[[str], None] | None = None) -> Tables:
@@ -257,4 +266,4 @@ def build_tables(results: Path, *, warn: Callable[[str], None] | None = None) ->
         for df in (*frames.values(), trials_df):
             df["heuristic"] = df["experiment"].astype(str) + ":" + df["heuristic"].astype(str)
     return Tables(frames["long"], frames["findings"], trials_df, warnings, frames["stages"], frames["levels"],
-                  frames["mutants"], frames["bugs"])
+                  frames["mutants"], frames["bugs"], frames["operators"], frames["root_operators"])

@@ -104,7 +104,8 @@ def test_a_spec_edge_mutant_is_judged_against_onnxruntime_on_itself() -> None:
     assert got.symptom is Symptom.INVALID and got.pass_name == "mutate-model"  # a record that cannot apply
     bad = ModelMutation("edge", "y", params={"op": "Max", "changes": [{"attr": "no_such_attr", "value": 1}]})
     got = observe_graph(dataclasses.replace(base, model_mutations=(bad,)))
-    assert got.symptom is Symptom.INVALID and got.pass_name == "reference"  # onnxruntime refuses the mutant
+    assert got.symptom is Symptom.INVALID and got.pass_name == "validate"  # the specification refuses the mutant
+    assert "onnx.checker refuses the model" in got.message
     leaky = _case(leaky_model())
     seed_model = onnx.load_model_from_string(base64.b64decode(str(leaky.model)))
     candidates = [m for m in edge_candidates(seed_model, random.Random(1)) if m.params.get("op") == "LeakyRelu"]
@@ -166,3 +167,42 @@ def test_onnxruntime_departing_from_the_onnx_reference_is_not_tvm_s_bug() -> Non
     got = observe_graph(dataclasses.replace(base, model_mutations=(ends,)))
     assert got.symptom is Symptom.INVALID, got.headline()
     assert "onnxruntime departs from the ONNX reference implementation, which agrees with TVM" in got.message
+
+
+def _resize_record(mode: str) -> ModelMutation:
+    """An insertion of Resize (linear) on the Conv's output, with ``mode`` and scales but no roi."""
+    scales = {"value": [1.0, 1.0, 2.0, 2.0], "dtype": "float32", "shape": [4]}
+    node = {"op": "Resize", "inputs": ["$", "", scales], "attrs": {"mode": "linear",
+                                                                   "coordinate_transformation_mode": mode}}
+    return ModelMutation("insert", "r", params={"op": "Resize", "domain": "", "nodes": [node], "exports": ["%0.0"]},
+                         seed=2)
+
+
+def test_an_inserted_operator_is_imported_and_judged_against_onnxruntime() -> None:
+    base = _case(conv_relu_model())
+    trace = Trace()
+    got = observe_graph(dataclasses.replace(base, model_mutations=(_resize_record("half_pixel"),)), trace)
+    assert got.symptom in (Symptom.OK, Symptom.MISMATCH), got.headline()
+    assert "Resize" in trace.operators and trace.reference == "onnxruntime" and "validate" in trace.reached
+
+
+def test_an_inserted_operator_the_reference_refuses_is_invalid_with_its_reason() -> None:
+    """Resize switched to tf_crop_and_resize without the roi that mode requires (the audit's false
+    alarm): onnx.checker passes and onnxruntime guesses, but the reference refuses: never compared."""
+    case = dataclasses.replace(_case(conv_relu_model()), model_mutations=(_resize_record("tf_crop_and_resize"),))
+    trace = Trace()
+    got = observe_graph(case, trace)
+    assert (got.symptom, got.stage, got.pass_name) == (Symptom.INVALID, Stage.MUTATE, "validate")
+    assert got.message == ("the mutated model is not valid: onnx.reference refuses the model (Resize): "
+                           "ValueError: roi cannot be None.")
+    assert "import" not in trace.reached  # TVM never saw it
+
+
+def test_special_inputs_are_judged_by_the_specification() -> None:
+    case = dataclasses.replace(_case(relu_add_model()), input_mode="special", input_seed=3)
+    assert GraphCase.from_json(case.to_json()).input_mode == "special"
+    trace = Trace()
+    got = observe_graph(case, trace)
+    assert got.symptom is Symptom.OK, got.headline()  # TVM's Relu and Add handle NaN, Inf and -0 as specified
+    assert trace.reference == "onnxruntime" and "<default>:build" not in trace.reached
+    assert "onnx-reference" in trace.reached  # onnxruntime's Relu(-0.0) is +0.0: the reference was asked

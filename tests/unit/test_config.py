@@ -10,7 +10,7 @@ def test_defaults_without_file() -> None:
     cfg = load_config(None)
     assert isinstance(cfg, Config)
     assert cfg.fuzz.jobs == 1 and cfg.fuzz.coverage == "breakpoints"
-    assert cfg.oracles.enabled == ["crash", "hang", "illformed", "exception", "mismatch", "perf"]
+    assert cfg.oracles.enabled == ["crash", "hang", "illformed", "exception", "mismatch", "special-values", "perf"]
 
 
 def test_partial_file_keeps_other_defaults(tmp_path: Path) -> None:
@@ -97,11 +97,12 @@ def test_a_config_turning_every_level_off_is_refused(tmp_path: Path) -> None:
 
 
 def test_graph_mutation_weights_have_defaults_ranges_and_cannot_all_be_off(tmp_path: Path) -> None:
-    assert Config().graph.weights() == {"passes": 3.0, "uoc": 0.6, "pioc": 1.2, "edge": 4.0}
+    assert Config().graph.weights() == {"passes": 3.0, "uoc": 0.6, "pioc": 1.2, "edge": 4.0, "insert": 4.0,
+                                        "special": 1.0}
     path = tmp_path / "c.yaml"
     path.write_text("graph:\n  uoc: -1\n")
     with pytest.raises(ConfigError, match=r"field 'graph\.uoc' must be between 0"):
         load_config(path)
-    path.write_text("graph:\n  passes: 0\n  uoc: 0\n  pioc: 0\n  edge: 0\n")
+    path.write_text("graph:\n  passes: 0\n  uoc: 0\n  pioc: 0\n  edge: 0\n  insert: 0\n  special: 0\n")
     with pytest.raises(ConfigError, match="turns every graph mutation off"):
         load_config(path)

@@ -37,3 +37,14 @@ def test_a_graph_seed_carries_its_model_mutations_and_an_unmutated_one_keeps_its
     grown = GraphSeed(plain.model, plain.specs, (ModelMutation("uoc", "t", ("a", "b"), ("Conv", "Add"), seed=4),
                                                  ModelMutation("edge", "y", params={"op": "Clip", "changes": []})))
     assert GraphSeed.from_text(grown.to_text()) == grown
+
+
+def test_a_graph_seed_carries_its_input_mode_and_a_random_one_keeps_its_text() -> None:
+    from seedzer.kernel.graph.case import GRAPH_INPUT_SEED
+
+    plain = GraphSeed("/pool/m.onnx", (("x", "float32", (2,)),))
+    assert "inputs" not in plain.to_text() and plain.input_seed == GRAPH_INPUT_SEED
+    special = GraphSeed(plain.model, plain.specs, (), "special", 77)
+    assert GraphSeed.from_text(special.to_text()) == special
+    with pytest.raises(ValueError, match="unknown input mode 'odd'"):
+        GraphSeed.from_text(special.to_text().replace('"special"', '"odd"'))

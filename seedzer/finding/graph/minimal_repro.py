@@ -35,10 +35,11 @@ from seedzer.finding.minimal.program import Made, MinimalProgram
 from seedzer.finding.minimal.text import Docs, error_mark
 from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, Observation, Stage, Symptom
 from seedzer.kernel.graph.case import MUTATION_PREFIX, GraphCase, GraphPass
-from seedzer.kernel.graph.model_mutations import apply_model_mutations
+from seedzer.kernel.graph.feeds import case_inputs, fed_inputs, input_specs
+from seedzer.kernel.graph.mutant import apply_model_mutations
 from seedzer.kernel.graph.observe import apply_pass, tolerances
 from seedzer.kernel.messages import ir_names
-from seedzer.kernel.onnx.model import import_model, model_bytes, random_inputs
+from seedzer.kernel.onnx.model import import_model, model_bytes
 
 RUN_TIMEOUT = 120.0
 """Seconds one candidate may run."""
@@ -57,11 +58,11 @@ class GraphMinimalJob:
 
 def _models(job: GraphMinimalJob) -> tuple[onnx.ModelProto, Any]:
     case = job.case
-    feeds = random_inputs(case.specs, case.input_seed)
+    feeds = case_inputs(case)
     model = onnx.load_model_from_string(model_bytes(case))
     if case.model_mutations:
         model = apply_model_mutations(model, case.model_mutations, feeds)
-    return model, feeds
+    return model, fed_inputs(case, model, feeds)
 
 
 def _before(mod: Any, steps: tuple[GraphPass, ...], target: Any) -> list[Any]:
@@ -108,7 +109,7 @@ def _pass_failure(job: GraphMinimalJob, expected: Observation, index: int) -> Ma
     case = job.case
     model, _ = _models(job)
     steps = case.passes
-    modules = _before(import_model(model, case.specs), steps[:index], case.target)
+    modules = _before(import_model(model, input_specs(case, model)), steps[:index], case.target)
     last_mutation = max((k for k, s in enumerate(steps[:index]) if s.name.startswith(MUTATION_PREFIX)), default=-1)
     cuts = [index] + ([last_mutation + 1] if last_mutation + 1 < index else [])
     deadline = time.monotonic() + job.seconds
@@ -155,7 +156,7 @@ def _wrong_result(job: GraphMinimalJob, expected: Observation) -> Made | str:
     mutations = tuple(s for s in case.passes if s.name.startswith(MUTATION_PREFIX))
     if not relax_steps:
         return "no Relax pass to build without"
-    mod = _before(import_model(model, case.specs), mutations, case.target)[-1]
+    mod = _before(import_model(model, input_specs(case, model)), mutations, case.target)[-1]
     for exact in (False, True):
         text = module_text(mod, exact=exact)
         if text is None:

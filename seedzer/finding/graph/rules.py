@@ -23,18 +23,19 @@ from seedzer.finding.graph.check import matches, observe_forked
 from seedzer.finding.graph.folder import KIND_NAME, stored, to_specs
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, AtFault, Verdict
-from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.kernel.graph.case import MUTATION_PREFIX, WELL_FORMED, GraphCase, GraphPass, ModelMutation
+from seedzer.kernel.common import IMPORTER_LIMITS, Observation, Stage, Symptom
+from seedzer.kernel.graph.case import MUTATION_PREFIX, RANDOM_INPUTS, WELL_FORMED, GraphCase, GraphPass, ModelMutation
 from seedzer.oracles.preconditions import is_precondition_error
 from seedzer.oracles.signature import component_key, root_key
 from seedzer.seed import PassSpec
 
-INVALID_STEPS = frozenset({"parse", "reference"})
-"""Steps whose failures are about the input (an unreadable model, the reference engine), never TVM."""
+INVALID_STEPS = frozenset({"parse", "reference", "onnx-reference", "validate"})
+"""Steps whose failures are about the input (an unreadable model, the reference engines, the validity
+check), never TVM: an engine that crashes there is not TVM's finding."""
 INVALID_MODEL = ("ValidationError", "onnx.checker", "InvalidModel", "Error parsing message")
 """Message fragments of a model ONNX itself refuses."""
 UNSUPPORTED = ("not supported for frontend ONNX", "OpNotImplemented")
-"""Message fragments of an operator TVM's ONNX importer does not support."""
+"""Message fragments of an operator TVM's ONNX importer does not support (anywhere)."""
 SEEDZER_STEP = "Seedzer's own rewrite"
 """How the reason of a failure that is Seedzer's rather than TVM's starts (a Relax IR mutation)."""
 
@@ -70,6 +71,8 @@ def invalid_reason(observation: Observation) -> str | None:
         return f"{observation.pass_name}: {message}"
     if observation.pass_name == "import" and any(text in message for text in INVALID_MODEL):
         return f"invalid model: {message}"
+    if observation.pass_name == "import" and any(text.lower() in message.lower() for text in IMPORTER_LIMITS):
+        return f"unsupported by TVM's importer: {message}"
     if observation.symptom is Symptom.EXCEPTION and is_precondition_error(message):
         return f"{PRECONDITION}: {message}"
     return None
@@ -85,10 +88,11 @@ def failing_pass(observation: Observation) -> str | None:
 
 
 def mutation_culprit(mutation: ModelMutation) -> str:
-    """How a model mutation names a root: its kind and the operator a spec-edge change moved, or the
-    garbage ops of an obscure condition (``edge:Resize``, ``uoc:Conv+Add``)."""
-    if mutation.kind == "edge":
-        return f"edge:{mutation.params.get('op', '?')}"
+    """How a model mutation names a root: its kind and the operator a spec-edge change moved or an
+    insertion added, or the garbage ops of an obscure condition (``edge:Resize``, ``insert:TopK``,
+    ``uoc:Conv+Add``)."""
+    if mutation.kind in ("edge", "insert"):
+        return f"{mutation.kind}:{mutation.params.get('op', '?')}"
     return f"{mutation.kind}:{'+'.join(mutation.garbage) or '-'}"
 
 
@@ -193,9 +197,10 @@ class Contract:
 
 
 class Parent:
-    """The seed model with no Relax step and no model mutation (TVM's default pipeline alone) failing
-    the same way is the load kind's finding, not the case's: not a bug. A failure in a step of the
-    sequence, or a mismatch, cannot happen that way: not run for them."""
+    """The seed model with no Relax step and no model mutation (TVM's default pipeline alone, on the
+    random inputs the load kind runs) failing the same way is the load kind's finding, not the case's:
+    not a bug. A failure in a step of the sequence, or a mismatch, cannot happen that way: not run for
+    them."""
 
     name = "parent"
 
@@ -204,7 +209,8 @@ class Parent:
         if not (case.passes or case.model_mutations) or failing_pass(got) is not None \
                 or got.symptom is Symptom.MISMATCH:
             return None
-        parent = context.parent = context.run(dataclasses.replace(case, passes=(), model_mutations=()))
+        parent = context.parent = context.run(dataclasses.replace(case, passes=(), model_mutations=(),
+                                                                  input_mode=RANDOM_INPUTS))
         if not context.match(context.expected, parent):
             context.notes.append(f"TVM's default pipeline alone: {parent.headline()[:200]}")
             return None
@@ -217,12 +223,12 @@ class Culprit:
     subsequences only: the repro is a sequence a user may run), to a minimal case that still fails
     the same way (relations go first, as in MT-DLComp's reduction); the culprit is the
     failing step (an error, ill-formed IR or a crash in a step), else the last Relax pass of the minimal
-    sequence, else the minimal model mutations (:func:`mutation_culprit`); a failure raised inside a
-    shared TVM component (a TOPI operator, a legalization rule, the arithmetic analyzer: the
-    innermost TVM frame) blames that component instead, every step only reaching it, and is keyed
-    by it (one root whichever pass reached it). Otherwise a minimal sequence of Seedzer's own
-    rewrites only (Relax IR mutations ``mutate.X``, no Relax pass) makes the failure Seedzer's, not
-    TVM's: invalid. Always answers."""
+    sequence, else the minimal model mutations (:func:`mutation_culprit`) and the input mode when
+    special; a failure raised inside a shared TVM component (a TOPI operator, a legalization rule,
+    the arithmetic analyzer: the innermost TVM frame) blames that component instead, every step only
+    reaching it, and is keyed by it (one root whichever pass reached it). Otherwise a minimal
+    sequence of Seedzer's own rewrites only (Relax IR mutations ``mutate.X``, no Relax pass) makes
+    the failure Seedzer's, not TVM's: invalid. Always answers."""
 
     name = "culprit"
 
@@ -275,7 +281,9 @@ class Culprit:
                                    f"{', '.join(p.label() for p in minimal)} has no Relax pass): "
                                    f"{observed.headline()[:200]}", observed)
         if not culprit[0]:
-            culprit = sorted({mutation_culprit(m) for m in case.model_mutations}) or [observed.pass_name or "build"]
+            special = [f"inputs:{case.input_mode}"] if case.input_mode != RANDOM_INPUTS else []
+            culprit = sorted({mutation_culprit(m) for m in case.model_mutations}) + special or \
+                [observed.pass_name or "build"]
         fault = graph_fault(observed, culprit, minimal)
         culprit = [fault.code]
         key = component_key(observed, fault.code) if fault.shared else root_key(KIND_NAME, observed, culprit)

@@ -58,9 +58,17 @@ class GraphPass:
         return GraphPass(str(data.get("pass", data.get("name"))), dict(data.get("args") or {}))
 
 
-MODEL_MUTATION_KINDS = ("uoc", "pioc", "edge")
+MODEL_MUTATION_KINDS = ("uoc", "pioc", "edge", "insert")
 """Kinds of :class:`ModelMutation`: universal and per-input opaque conditions (MT-DLComp's UOC and
-PIOC, with garbage nodes) and a spec-edge attribute or operand change."""
+PIOC, with garbage nodes), a spec-edge attribute or operand change, and the insertion of an operator
+of TVM's importer (:mod:`seedzer.kernel.graph.insertion`)."""
+DIFFERENTIAL_KINDS = frozenset({"edge", "insert"})
+"""Model mutations that change what the model computes: the case is then judged against the
+specification's engines (onnxruntime, onnx.reference) on the mutated model."""
+RANDOM_INPUTS, SPECIAL_INPUTS = "random", "special"
+INPUT_MODES = (RANDOM_INPUTS, SPECIAL_INPUTS)
+"""A graph case's input modes (:mod:`seedzer.kernel.graph.inputs`): random values, or the special
+values the specification defines (NaN, +-Inf, -0, denormals, extremes, out-of-range indices)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,10 +76,11 @@ class ModelMutation:
     """One ONNX model mutation, applied by :func:`seedzer.kernel.graph.model_mutations.apply_model_mutations`.
 
     ``kind`` is one of :data:`MODEL_MUTATION_KINDS`; ``target`` the output tensor name of the node the
-    mutation attaches to; ``operands`` the two tensors of a UOC zero; ``garbage`` the op kinds of the
-    garbage subgraph (``"Conv"``, ``"MatMul"``, ``"Gemm"``, ``"Add"``, ``"Sub"``, ``"Mul"``);
-    ``params`` a spec-edge change (``{"op": ..., "changes": [...]}``); ``seed`` fixes generated
-    weights and fresh names. Everything is JSON-able, so a record replays the same model.
+    mutation attaches to (the tensor an insertion reads); ``operands`` the two tensors of a UOC zero;
+    ``garbage`` the op kinds of the garbage subgraph (``"Conv"``, ``"MatMul"``, ``"Gemm"``, ``"Add"``,
+    ``"Sub"``, ``"Mul"``); ``params`` a spec-edge change (``{"op": ..., "changes": [...]}``) or an
+    insertion (``{"op": ..., "opset": ..., "nodes": [...], "exports": [...]}``); ``seed`` fixes
+    generated weights and fresh names. Everything is JSON-able, so a record replays the same model.
     """
 
     kind: str
@@ -82,13 +91,16 @@ class ModelMutation:
     seed: int = 0
 
     def label(self) -> str:
-        """``uoc@t(i,j)[Conv+Add]``, ``pioc@t[Mul]`` or ``edge@t[Op: k=v; ...]``."""
+        """``uoc@t(i,j)[Conv+Add]``, ``pioc@t[Mul]``, ``edge@t[Op: k=v; ...]`` or ``insert@t[Op v18]``."""
         text = f"{self.kind}@{self.target}"
         if self.operands:
             text += "(" + ",".join(self.operands) + ")"
         if self.garbage:
             text += "[" + "+".join(self.garbage) + "]"
-        if self.params:
+        if "nodes" in self.params:
+            opset = self.params.get("opset")
+            text += f"[{self.params.get('op', '?')}{f' v{opset}' if opset else ''}]"
+        elif self.params:
             changes = "; ".join(f"{c.get('attr', c.get('input'))}={c.get('value')!r}"[:40]
                                 for c in self.params.get("changes", ()))
             text += f"[{self.params.get('op', '')}: {changes}]"
@@ -126,6 +138,8 @@ class GraphCase:
     model: str | None = None
     model_file: str | None = None
     input_seed: int = GRAPH_INPUT_SEED
+    input_mode: str = RANDOM_INPUTS
+    """How the inputs are drawn (one of :data:`INPUT_MODES`)."""
     target: Any = "llvm"
     exact: bool = True
     timeout: float = 300.0
@@ -160,7 +174,14 @@ class GraphCase:
         return dataclasses.replace(self, passes=tuple(passes))
 
     @property
+    def mutates_semantics(self) -> bool:
+        """Whether a model mutation changed what the model computes (a spec-edge change, an inserted
+        operator): the mutant must then be valid by the specification's engines."""
+        return any(m.kind in DIFFERENTIAL_KINDS for m in self.model_mutations)
+
+    @property
     def differential(self) -> bool:
-        """Whether a model mutation changed what the model computes (a spec-edge change): its reference
-        is then onnxruntime on the mutated model, not TVM on the seed model."""
-        return any(m.kind == "edge" for m in self.model_mutations)
+        """Whether the case is judged against the specification's engines on the model it builds
+        (a model mutation changed what the model computes, or the inputs are special), not against
+        TVM's default pipeline on the seed model."""
+        return self.mutates_semantics or self.input_mode != RANDOM_INPUTS

@@ -1,9 +1,10 @@
 """ONNX model mutations (MT-DLComp's UOC and PIOC with garbage nodes, and spec-edge changes).
 
-:func:`apply_model_mutations` replays a sequence of :class:`~seedzer.kernel.graph.case.ModelMutation`
-records on a model, in order, deterministically (fresh names and generated weights derive from the
-record). A record that no longer fits (its target or an operand gone, its node changed) raises
-``ValueError`` with a one-line reason, so a reducer that drops an earlier mutation sees it.
+:func:`apply_uoc`, :func:`apply_pioc` and :func:`apply_edge` replay one
+:class:`~seedzer.kernel.graph.case.ModelMutation` record each on a model, deterministically (fresh
+names and generated weights derive from the record); :mod:`seedzer.kernel.graph.mutant` applies a
+sequence of them. A record that no longer fits (its target or an operand gone, its node changed)
+raises ``ValueError`` with a one-line reason, so a reducer that drops an earlier mutation sees it.
 
 - **UOC** (any input): ``t' = t + Cast(zero * garbage)``, where ``zero = Relu(Neg(i*i - 2*i*j + j*j))``
   (``ReduceSum`` to a scalar first when the ``i``/``j`` broadcast does not fit ``t``'s shape). The
@@ -344,23 +345,3 @@ def apply_edge(model: onnx.ModelProto, m: ModelMutation) -> None:
         while node.input and not node.input[-1]:
             node.input.pop()
     retype_outputs(model)
-
-
-def apply_model_mutations(model: onnx.ModelProto, mutations: Sequence[ModelMutation],
-                          feeds: dict[str, np.ndarray]) -> onnx.ModelProto:
-    """A copy of ``model`` with ``mutations`` applied in order (PIOCs profile for ``feeds``).
-
-    Raises ValueError (one line) when a record no longer fits the model mutated so far."""
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    for m in mutations:
-        if m.kind == "uoc":
-            apply_uoc(out, m)
-        elif m.kind == "pioc":
-            apply_pioc(out, m, feeds)
-        elif m.kind == "edge":
-            apply_edge(out, m)
-        else:
-            raise ValueError(f"unknown model mutation kind {m.kind!r}")
-        toposort(out.graph)
-    return out

@@ -3,9 +3,12 @@ compared with TVM's default pipeline (and onnxruntime).
 
 :func:`observe_graph` runs a :class:`~seedzer.kernel.graph.case.GraphCase`:
 
-0. ``mutate-model``: the case's model mutations (:mod:`seedzer.kernel.graph.model_mutations`: MT-DLComp's
-   UOC and PIOC relations, spec-edge changes) applied to the seed model, PIOC profiled on the case's
-   inputs (a record that no longer applies is ``invalid``);
+0. ``mutate-model``: the case's model mutations (:mod:`seedzer.kernel.graph.mutant`: MT-DLComp's
+   UOC and PIOC relations, spec-edge changes, operator insertions) applied to the seed model, PIOC
+   profiled on the case's inputs (a record that no longer applies is ``invalid``); then, when a
+   mutation changed what the model computes, ``validate``: the specification's verdict on the mutant
+   (:mod:`seedzer.kernel.onnx.validity`: onnx.checker's full check, onnxruntime, onnx.reference on
+   the nodes the mutations made), a refusal making the case ``invalid`` with the refusal as reason;
 1. ``import``: ``from_onnx`` (a failure of the seed model there is ``invalid``: it happens before any
    step, and the loader files it; a mutated model's is this case's exception);
 2. each step of the sequence: a Relax pass ``relax.X`` (``tvm.relax.transform.X(**args)`` under the
@@ -27,7 +30,11 @@ compared with TVM's default pipeline (and onnxruntime).
    on a difference ONNX's own reference implementation (``onnx.reference``) breaks the tie: when it
    agrees with TVM, onnxruntime departs from the specification and the case is ``invalid``.
    Differences only where the reference is NaN/Inf, or a build that disagrees with itself, are
-   ``invalid``.
+   ``invalid``. A case of ``special`` inputs (:mod:`seedzer.kernel.graph.inputs`: NaN, infinities,
+   signed zeros, extremes, out-of-range indices) is judged by the specification instead
+   (:mod:`seedzer.kernel.graph.special`): a ``special-values`` mismatch only where onnxruntime and
+   onnx.reference agree and TVM does not; where the reference rejects the input, only a crash or a
+   hang of TVM counts (an error TVM raises on it is ``invalid`` too).
 
 A :class:`GraphMemo` keeps a worker's imported modules and default outputs across cases of one model.
 Made of the ONNX plumbing (:mod:`seedzer.kernel.onnx.model`); depends on tvm, onnx, onnxruntime, numpy
@@ -73,8 +80,11 @@ from seedzer.kernel.graph.case import (
     GraphCase,
     GraphPass,
 )
-from seedzer.kernel.graph.model_mutations import apply_model_mutations
+from seedzer.kernel.graph.feeds import case_inputs, fed_inputs, input_specs
+from seedzer.kernel.graph.inputs import SPECIAL_INPUTS
+from seedzer.kernel.graph.mutant import apply_model_mutations
 from seedzer.kernel.graph.relax_mutations import apply_mutation
+from seedzer.kernel.graph.special import judge_special, rejected_input
 from seedzer.kernel.messages import moved_failure, normalize, same_failure
 from seedzer.kernel.onnx.model import (
     TOLERANCES,
@@ -85,10 +95,10 @@ from seedzer.kernel.onnx.model import (
     make_target,
     model_bytes,
     onnx_reference_verdict,
-    random_inputs,
     run,
 )
 from seedzer.kernel.onnx.runtime import JUDGED_SYMPTOMS, onnxruntime_outputs, onnxruntime_refusal, refused
+from seedzer.kernel.onnx.validity import Validity, changed_nodes, model_validity
 
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
@@ -116,13 +126,15 @@ def well_formed(mod: Any) -> None:
 
 class GraphMemo:
     """A worker's memory across graph cases: imported modules by model, TVM's default outputs by
-    model, input seed and target, and onnxruntime's refusal of a model (the oldest are forgotten
-    beyond ``size`` of each)."""
+    model, input seed and target, mutants' validity by model and input seed, and onnxruntime's
+    refusal of a model (the oldest are forgotten beyond ``size`` of each)."""
 
     def __init__(self, size: int = 16) -> None:
         self.size = size
         self.imported: OrderedDict[str, Any] = OrderedDict()
         self.defaults: OrderedDict[str, list[np.ndarray]] = OrderedDict()
+        self.valid: OrderedDict[str, Validity] = OrderedDict()
+        """The specification's verdict on each mutant and input seed."""
         self.refusals: OrderedDict[str, str] = OrderedDict()
         """Why onnxruntime refuses each model ("": it runs it)."""
 
@@ -147,11 +159,13 @@ def tolerances(case: GraphCase) -> dict[str, tuple[float, float]]:
     return {dtype: (r * INEXACT_SLACK, a * INEXACT_SLACK) for dtype, (r, a) in TOLERANCES.items()}
 
 
-def _lower(case: GraphCase, model: onnx.ModelProto, trace: Trace, memo: GraphMemo | None, key: str) -> Any:
-    """The imported module after the case's passes, or the :class:`Observation` of the first failure."""
+def _lower(case: GraphCase, model: onnx.ModelProto, specs: tuple[Any, ...], trace: Trace, memo: GraphMemo | None,
+           key: str) -> Any:
+    """The imported module (inputs ``specs``) after the case's passes, or the :class:`Observation` of
+    the first failure."""
     mod = memo.get(memo.imported, key) if memo is not None else None
     if mod is None:
-        mod = trace.call("import", import_model, model, case.specs)
+        mod = trace.call("import", import_model, model, specs)
         if isinstance(mod, Observation) and not case.model_mutations:  # the load kind's finding
             return Observation(Symptom.INVALID, Stage.LOAD, "import",
                                f"the model does not import (the load kind's finding): {mod.message}")
@@ -244,9 +258,12 @@ def _judge(case: GraphCase, models: tuple[onnx.ModelProto, onnx.ModelProto], fee
 
 
 def _judge_differential(case: GraphCase, model: onnx.ModelProto, feeds: dict[str, np.ndarray], executable: Any,
-                        actual: list[np.ndarray], trace: Trace) -> Observation:
-    """A model a spec-edge mutation changed: its TVM build against onnxruntime on the same model."""
-    expected = trace.call("reference", onnxruntime_outputs, model, feeds, stage=Stage.COMPARE)
+                        actual: list[np.ndarray], trace: Trace, specs: tuple[Any, ...],
+                        known: list[np.ndarray] | None) -> Observation:
+    """A model a spec-edge change or an insertion changed: its TVM build against onnxruntime on the
+    same model (``known``: onnxruntime's outputs from the validity check, else run here)."""
+    expected = known if known is not None else \
+        trace.call("reference", onnxruntime_outputs, model, feeds, stage=Stage.COMPARE)
     if isinstance(expected, Observation):
         return Observation(Symptom.INVALID, Stage.COMPARE, "reference",
                            f"onnxruntime cannot run the mutated model: {expected.message}")
@@ -258,7 +275,7 @@ def _judge_differential(case: GraphCase, model: onnx.ModelProto, feeds: dict[str
     if diff.nonfinite_reference:
         return Observation(Symptom.INVALID, Stage.COMPARE, "compare",
                            f"outputs differ only where onnxruntime gives NaN/Inf: {diff.describe()}")
-    if compare(actual, run(executable, case.specs, feeds), {}) is not None:
+    if compare(actual, run(executable, specs, feeds), {}) is not None:
         return Observation(Symptom.INVALID, Stage.COMPARE, "compare", "the TVM build is nondeterministic")
     verdict = trace.call("onnx-reference", onnx_reference_verdict, model, feeds, actual, expected, tolerances(case),
                          stage=Stage.COMPARE)
@@ -267,6 +284,19 @@ def _judge_differential(case: GraphCase, model: onnx.ModelProto, feeds: dict[str
         return Observation(Symptom.INVALID, Stage.COMPARE, "compare", f"{side}: {diff.describe()}")
     return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; {side}",
                        comparison=MODEL_VS_ONNXRUNTIME, difference=diff)
+
+
+def validity(model: onnx.ModelProto, seed: onnx.ModelProto, feeds: dict[str, np.ndarray], trace: Trace,
+             memo: GraphMemo | None, key: str) -> Validity | Observation:
+    """The specification's verdict on a mutant (remembered per mutant and inputs), or the observation
+    of an error in the check itself."""
+    found = memo.get(memo.valid, key) if memo is not None else None
+    if found is None:
+        found = trace.call("validate", model_validity, model, feeds, changed_nodes(seed, model), True,
+                           stage=Stage.MUTATE)
+        if memo is not None and isinstance(found, Validity):
+            memo.put(memo.valid, key, found)
+    return found
 
 
 def observe_graph(case: GraphCase, trace: Trace | None = None, memo: GraphMemo | None = None) -> Observation:
@@ -280,7 +310,7 @@ def observe_graph(case: GraphCase, trace: Trace | None = None, memo: GraphMemo |
     data = model_bytes(case)
     seed = onnx.load_model_from_string(data)
     seed_key = hashlib.sha256(data).hexdigest()[:32]
-    feeds = random_inputs(case.specs, case.input_seed)
+    feeds = case_inputs(case)
     model, key = seed, seed_key
     if case.model_mutations:
         model = trace.call("mutate-model", apply_model_mutations, seed, case.model_mutations, feeds,
@@ -289,8 +319,17 @@ def observe_graph(case: GraphCase, trace: Trace | None = None, memo: GraphMemo |
             return Observation(Symptom.INVALID, Stage.MUTATE, "mutate-model",
                                f"a model mutation does not apply: {model.message}")
         key = hashlib.sha256(model.SerializeToString()).hexdigest()[:32]
-    observed = _run_case(case, (seed, model), (seed_key, key), feeds, trace, memo)
-    if observed.symptom not in JUDGED_SYMPTOMS:
+    specs = input_specs(case, model)
+    known = None
+    if case.mutates_semantics:
+        verdict = validity(model, seed, feeds, trace, memo, f"{key}/{case.input_seed}")
+        if isinstance(verdict, Observation) or not verdict.valid:
+            why = verdict.message if isinstance(verdict, Observation) else verdict.refusal
+            return Observation(Symptom.INVALID, Stage.MUTATE, "validate", f"the mutated model is not valid: {why}")
+        known = verdict.outputs
+    trace.operators = sorted({node.op_type for node in model.graph.node})
+    observed = _run_case(case, (seed, model), (seed_key, key), (feeds, specs, known), trace, memo)
+    if observed.symptom not in JUDGED_SYMPTOMS or known is not None:  # a valid mutant: onnxruntime ran it
         return observed
     refusal = memo.get(memo.refusals, key) if memo is not None else None
     if refusal is None:
@@ -301,21 +340,31 @@ def observe_graph(case: GraphCase, trace: Trace | None = None, memo: GraphMemo |
 
 
 def _run_case(case: GraphCase, models: tuple[onnx.ModelProto, onnx.ModelProto], keys: tuple[str, str],
-              feeds: dict[str, np.ndarray], trace: Trace, memo: GraphMemo | None) -> Observation:
+              inputs: tuple[dict[str, np.ndarray], tuple[Any, ...], list[np.ndarray] | None], trace: Trace,
+              memo: GraphMemo | None) -> Observation:
     """Import, the steps, build, run and the comparison of the case's model ``models[1]`` (the seed
-    ``models[0]`` mutated; ``keys`` their memo keys): the first failure, else ``ok``."""
-    (seed, model), (seed_key, key) = models, keys
-    mod = _lower(case, model, trace, memo, key)
+    ``models[0]`` mutated; ``keys`` their memo keys; ``inputs``: the feeds, the import's input specs
+    and the outputs the validity check already knows): the first failure, else ``ok``."""
+    (seed, model), (seed_key, key), (feeds, specs, known) = models, keys, inputs
+    fed = fed_inputs(case, model, feeds)
+    mod = _lower(case, model, specs, trace, memo, key)
     if isinstance(mod, Observation):
         return mod
     executable = trace.call("build", build, mod, case.target, stage=Stage.BUILD)
     if isinstance(executable, Observation):
         return executable
-    actual = trace.call("run", run, executable, case.specs, feeds, stage=Stage.RUN)
+    actual = trace.call("run", run, executable, specs, fed, stage=Stage.RUN)
+    if isinstance(actual, Observation) and case.input_mode == SPECIAL_INPUTS:
+        rejected = rejected_input(model, fed)
+        if rejected is not None:
+            return Observation(Symptom.INVALID, Stage.RUN, "run", f"special values: TVM raises on an input the ONNX "
+                               f"reference rejects too ({rejected}): only a crash or a hang counts")
     if isinstance(actual, Observation):
         return actual
+    if case.input_mode == SPECIAL_INPUTS:
+        return judge_special(model, fed, actual, lambda: run(executable, specs, fed), tolerances(case), trace)
     if case.differential:
-        return _judge_differential(case, model, feeds, executable, actual, trace)
+        return _judge_differential(case, model, feeds, executable, actual, trace, specs, known)
     reference_key = f"{seed_key}/{case.input_seed}/{json.dumps(case.target, sort_keys=True)}"
     expected = default_outputs(case, seed, feeds, trace, memo, reference_key)
     if isinstance(expected, Observation):

@@ -28,7 +28,7 @@ import tvm
 from tvm import relax
 from tvm.relax.frontend.onnx import from_onnx
 
-from seedzer.kernel.common import Observation, Stage, Symptom, error_text, tvm_frames
+from seedzer.kernel.common import IMPORTER_LIMITS, Observation, Stage, Symptom, error_text, tvm_frames
 from seedzer.kernel.comparison import compare
 from seedzer.kernel.messages import is_out_of_memory, key_line
 from seedzer.kernel.onnx.inputs import UnsupportedInput, check_input_types
@@ -74,10 +74,15 @@ def make_target(spec: Any) -> Any:
 
 
 def is_unsupported(exc: BaseException) -> bool:
-    """True for the importer's "operator not supported" error and for an input type it does not take
-    (:class:`~seedzer.kernel.onnx.inputs.UnsupportedInput`): importer limitations, not bugs."""
-    return isinstance(exc, UnsupportedInput) or type(exc).__name__ == "OpNotImplemented" \
-        or "not supported for frontend ONNX" in str(exc)
+    """True for an error by which the importer says it does not support something (an operator, an
+    attribute value, a dynamic input: :data:`~seedzer.kernel.common.IMPORTER_LIMITS`) and for an input
+    type it does not take (:class:`~seedzer.kernel.onnx.inputs.UnsupportedInput`): importer
+    limitations, not bugs."""
+    if isinstance(exc, (UnsupportedInput, NotImplementedError)) \
+            or type(exc).__name__ in ("OpNotImplemented", "OpAttributeUnImplemented"):
+        return True
+    text = str(exc).lower()
+    return any(fragment.lower() in text for fragment in IMPORTER_LIMITS)
 
 
 def import_model(model: onnx.ModelProto, specs: Sequence[Spec]) -> Any:
@@ -164,6 +169,8 @@ class Trace:
     matched: bool | None = None
     notes: list[Observation] = dataclasses.field(default_factory=list)
     tracebacks: dict[str, str] = dataclasses.field(default_factory=dict)
+    operators: list[str] = dataclasses.field(default_factory=list)
+    """The operator types of the model handed to TVM's importer (what the case exercised of it)."""
 
     def call(self, step: str, fn: Callable[..., Any], *args: Any, stage: Stage = Stage.LOAD) -> Any:
         """Announce, time and run step ``step`` of ``stage`` (``fn(*args)``): its value, or the

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import onnxruntime
+from onnx import TensorProto, helper
 
 from seedzer.kernel.common import Observation, Symptom
 from seedzer.kernel.messages import key_line
@@ -22,13 +23,15 @@ from seedzer.kernel.messages import key_line
 
 def onnxruntime_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray], quiet: bool = False) -> list[np.ndarray]:
     """Outputs of ``model`` under onnxruntime's CPU provider, graph optimizations off, one thread
-    (``quiet``: not even onnxruntime's error log, for candidates expected to fail)."""
+    (``quiet``: not even onnxruntime's error log, for candidates expected to fail); feeds the model
+    has no input for are left out."""
     opts = onnxruntime.SessionOptions()
     opts.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
     opts.intra_op_num_threads = 1
     opts.log_severity_level = 4 if quiet else 3
     sess = onnxruntime.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    return [np.asarray(v) for v in sess.run(None, feeds)]
+    names = {i.name for i in sess.get_inputs()}
+    return [np.asarray(v) for v in sess.run(None, {k: v for k, v in feeds.items() if k in names})]
 
 
 REFUSED = "onnxruntime cannot run the model"
@@ -53,3 +56,33 @@ def refused(failure: Observation, refusal: str | None) -> Observation:
         return failure
     return Observation(Symptom.INVALID, failure.stage, failure.pass_name,
                        f"{REFUSED} ({refusal}); TVM's failure: {failure.message}"[:4000], step_index=failure.step_index)
+
+
+_MAX_OPSET: list[int | None] = []
+
+
+def onnxruntime_max_opset() -> int | None:
+    """The newest default-domain opset the installed onnxruntime accepts (None if it accepts none).
+
+    onnxruntime publishes no such number; a one-node model is offered at each opset from onnx's
+    newest down (a few milliseconds each, once per process)."""
+    if not _MAX_OPSET:
+        _MAX_OPSET.append(_probe_max_opset())
+    return _MAX_OPSET[0]
+
+
+def _probe_max_opset() -> int | None:
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 4
+    for version in range(onnx.defs.onnx_opset_version(), 0, -1):
+        graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "probe",
+                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+        probe = helper.make_model(graph, opset_imports=[helper.make_opsetid("", version)])
+        probe.ir_version = 8
+        try:
+            onnxruntime.InferenceSession(probe.SerializeToString(), options, providers=["CPUExecutionProvider"])
+        except Exception:  # onnxruntime refuses an opset it does not know with a generic error
+            continue
+        return version
+    return None

@@ -1,10 +1,13 @@
 """The graph level in a worker: Relax pass-sequence and model mutation of a pool model, and the graph kernel's run.
 
-A graph-level corpus entry is a :class:`~seedzer.levels.graph.entry.GraphSeed` (the model, its input specs and its
-model mutations) with a Relax step sequence. :class:`GraphFuzzing` mutates the sequence with the Relax
-step mutators (:mod:`seedzer.mutate.relax_pass_mutators`) or adds a model mutation
-(:mod:`seedzer.mutate.model_mutators`: MT-DLComp's UOC and PIOC, spec-edge changes), the kind drawn by
-the ``graph`` weights of the configuration; it plans the sequence under the Relax pass contracts
+A graph-level corpus entry is a :class:`~seedzer.levels.graph.entry.GraphSeed` (the model, its input specs, its
+model mutations and its input mode) with a Relax step sequence. :class:`GraphFuzzer` mutates the sequence
+with the Relax step mutators (:mod:`seedzer.mutate.relax_pass_mutators`), adds a model mutation
+(:mod:`seedzer.mutate.model_mutators`: MT-DLComp's UOC and PIOC, spec-edge changes;
+:mod:`seedzer.mutate.insertion`: an operator of TVM's importer, those this worker has not exercised yet
+first) or switches the entry to special input values, the kind drawn by the ``graph`` weights of the
+configuration; it reports the operator types of every model it imports as features ``onnx-op/<type>``
+(what ``status`` counts against the importer's operators). It plans the sequence under the Relax pass contracts
 (:func:`seedzer.passes.relax_contracts.plan_relax`: a pass is only run where its contract allows),
 makes the kernel's :class:`~seedzer.kernel.graph.case.GraphCase` and runs it with
 :func:`~seedzer.kernel.graph.observe.observe_graph`, keeping imported modules and TVM's default outputs per
@@ -15,6 +18,7 @@ import this module.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable
 
 import onnx
@@ -23,12 +27,16 @@ from seedzer.config import GraphConfig
 from seedzer.coverage.collectors import Collector
 from seedzer.execute.records import ExecResult, FuzzTask
 from seedzer.kernel.common import OPT, Observation, Stage
-from seedzer.kernel.graph.case import GRAPH_INPUT_SEED, WELL_FORMED, GraphCase, GraphPass, ModelMutation
-from seedzer.kernel.graph.model_mutations import apply_model_mutations
+from seedzer.kernel.graph.case import SPECIAL_INPUTS, WELL_FORMED, GraphCase, GraphPass
+from seedzer.kernel.graph.inputs import bounded_inputs
+from seedzer.kernel.graph.insertion import added_inputs
+from seedzer.kernel.graph.mutant import apply_model_mutations
 from seedzer.kernel.graph.observe import GraphMemo, observe_graph
 from seedzer.kernel.messages import normalize
 from seedzer.kernel.onnx.model import Trace, random_inputs
-from seedzer.levels.graph.entry import GraphSeed, model_mutation_name
+from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed, model_mutation_name
+from seedzer.load.importer_ops import OPERATOR_FEATURE, importer_operators
+from seedzer.mutate.insertion import sample_insertion
 from seedzer.mutate.model_mutators import sample_model_mutation
 from seedzer.mutate.relax_pass_mutators import default_relax_pass_mutators
 from seedzer.passes.relax_contracts import exact_sequence, placeable_relax
@@ -36,6 +44,8 @@ from seedzer.seed import passes_from_json, passes_to_json
 
 OnStage = Callable[[Stage, str, str], None]
 """The worker's progress callback: ``(stage, step, program)``."""
+EntryMutation = Callable[[GraphSeed, str, random.Random], "tuple[GraphSeed, str] | None"]
+"""A change of a graph entry (its model mutations or its inputs) of a kind: the changed entry and its name."""
 TIMING_KEYS = {Stage.PASS: "passes", Stage.BUILD: "build", Stage.RUN: "run", Stage.COMPARE: "compare",
                Stage.LOAD: "import"}
 """The campaign's timing name of each stage of a graph case (the default pipeline's are ``reference``)."""
@@ -62,40 +72,62 @@ class GraphFuzzer:
         self.mutators = default_relax_pass_mutators()
         self.models: dict[str, onnx.ModelProto] = {}
         """Seed models by path (a pool has tens of them)."""
+        self.exercised: Counter[str] = Counter()
+        """Operator types of the models this worker handed to TVM's importer, by test case."""
+        self.entry_mutations: dict[str, EntryMutation] = {
+            "uoc": self._model_mutation, "pioc": self._model_mutation, "edge": self._model_mutation,
+            "insert": self._model_mutation, "special": self._special_inputs}
+        """The mutations of an entry itself (not its steps), by the kind ``graph``'s weights name."""
 
     def mutate(self, task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
         """One mutation, its kind drawn by the configured weights: a weighted Relax step mutator on the
-        entry's sequence, or a model mutation (UOC, PIOC, spec-edge) added to its model's; a model
-        mutation that finds no site (or a model at ``max_model_mutations``) falls back to the steps."""
+        entry's sequence, a model mutation (UOC, PIOC, spec-edge, insertion) added to its model's, or
+        special input values; an entry mutation that finds no site (or a model at
+        ``max_model_mutations``) falls back to the steps."""
         weights = self.config.weights()
         kind = rng.choices(list(weights), weights=list(weights.values()))[0]
-        if kind != "passes":
-            seed = GraphSeed.from_text(task.script)
-            added = self._model_mutation(seed, kind, rng) if len(seed.mutations) < self.config.max_model_mutations \
-                else None
-            if added is not None:
-                grown = GraphSeed(seed.model, seed.specs, (*seed.mutations, added))
-                return grown.to_text(), task.passes, [model_mutation_name(kind)]
+        if kind in self.entry_mutations:
+            grown = self.entry_mutations[kind](GraphSeed.from_text(task.script), kind, rng)
+            if grown is not None:
+                return grown[0].to_text(), task.passes, [grown[1]]
         parent = passes_from_json(task.passes)
         other = passes_from_json(task.other_passes) if task.other_passes else None
         mutator = rng.choices(self.mutators, weights=[m.weight for m in self.mutators])[0]
         return task.script, passes_to_json(mutator.mutate(parent, rng, other)), [mutator.name]
 
-    def _model_mutation(self, seed: GraphSeed, kind: str, rng: random.Random) -> ModelMutation | None:
-        """A ``kind`` model mutation that fits the entry's model as mutated so far (None: none fits)."""
+    def _model_mutation(self, seed: GraphSeed, kind: str, rng: random.Random) -> tuple[GraphSeed, str] | None:
+        """A ``kind`` model mutation that fits the entry's model as mutated so far."""
+        if len(seed.mutations) >= self.config.max_model_mutations:
+            return None
         model = self.models.get(seed.model)
         if model is None:
             model = self.models[seed.model] = onnx.load(seed.model)
-        feeds = random_inputs(seed.specs, GRAPH_INPUT_SEED)
+        feeds = {**random_inputs(seed.specs, seed.input_seed),
+                 **bounded_inputs(added_inputs(seed.mutations), seed.input_seed, "random")}
         current = apply_model_mutations(model, seed.mutations, feeds) if seed.mutations else model
-        return sample_model_mutation(current, kind, rng, feeds)
+        if kind == "insert":
+            operators = list(importer_operators())
+            weights = {op: 1.0 / (1 + self.exercised[op]) ** 2 for op in operators}
+            added = sample_insertion(current, operators, rng, weights, feeds, isolate=True,
+                                     input_seed=seed.input_seed)
+        else:
+            added = sample_model_mutation(current, kind, rng, feeds, isolate=True)
+        if added is None:
+            return None
+        grown = GraphSeed(seed.model, seed.specs, (*seed.mutations, added), seed.input_mode, seed.input_seed)
+        return grown, model_mutation_name(kind)
+
+    def _special_inputs(self, seed: GraphSeed, kind: str, rng: random.Random) -> tuple[GraphSeed, str] | None:
+        """The entry with special input values (another draw of them when it has them already)."""
+        return GraphSeed(seed.model, seed.specs, seed.mutations, SPECIAL_INPUTS, rng.getrandbits(31)), SPECIAL_MUTATION
 
     def case(self, script: str, passes_json: str) -> GraphCase:
         """The kernel case of a graph test case: the model file, its specs and the planned passes."""
         seed = GraphSeed.from_text(script)
         planned = [spec for _, spec in placeable_relax(passes_from_json(passes_json))]
         passes = tuple(GraphPass(spec.name, dict(spec.args)) for spec in planned)
-        return GraphCase(seed.specs, passes, seed.mutations, model_file=seed.model, exact=exact_sequence(planned))
+        return GraphCase(seed.specs, passes, seed.mutations, model_file=seed.model, input_seed=seed.input_seed,
+                         input_mode=seed.input_mode, exact=exact_sequence(planned))
 
     def execute(self, case: GraphCase, passes_json: str) -> ExecResult:
         """Run one graph case: its observation, coverage features (the native collector's, one per
@@ -113,6 +145,8 @@ class GraphFuzzer:
         err = graph_error_feature(observation)
         if err is not None:
             features.add(err)
+        features.update(OPERATOR_FEATURE + op for op in trace.operators)
+        self.exercised.update(trace.operators)
         if self.collector is not None:
             features.update(self.collector.take())
         kept = {i for i, _ in placeable_relax(passes_from_json(passes_json))}

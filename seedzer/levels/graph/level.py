@@ -1,6 +1,7 @@
 """The graph level's object: its seeds (a pool model TVM imports as it is, with no Relax pass and with
 each pass order of TVM's own pipelines) and its mutations (MT-DLComp's model relations, spec-edge
-changes, the Relax step mutators). TVM-free: the campaign process uses it."""
+changes, operator insertions, special input values, the Relax step mutators). TVM-free: the campaign
+process uses it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from seedzer.coverage.collectors import Collector
 from seedzer.execute.fuzzing import LevelFuzzer, SlotProgress
 from seedzer.execute.settings import WorkerSettings
 from seedzer.kernel.graph.case import MODEL_MUTATION_KINDS
-from seedzer.levels.graph.entry import GraphSeed, model_mutation_name
+from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed, model_mutation_name
 from seedzer.levels.level import ModelSeeds
 from seedzer.mutate.relax_pass_mutators import default_relax_pass_mutators
 from seedzer.seed import JointSeed, PassSpec, passes_to_json
@@ -56,7 +57,7 @@ class GraphLevel:
     """A pool model (ONNX) with recorded model mutations and a Relax pass sequence (docs/design.md §11)."""
 
     name = NAME
-    mutations = (frozenset(model_mutation_name(k) for k in MODEL_MUTATION_KINDS)
+    mutations = (frozenset(model_mutation_name(k) for k in MODEL_MUTATION_KINDS) | {SPECIAL_MUTATION}
                  | frozenset(m.name for m in default_relax_pass_mutators()))
 
     def __init__(self) -> None:

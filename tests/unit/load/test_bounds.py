@@ -14,13 +14,13 @@ from seedzer.config import Config, config_from_dict
 from seedzer.errors import ConfigError
 from seedzer.execute.isolated_load import OnnxLoader
 from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.onnx.runtime import onnxruntime_max_opset
 from seedzer.load.bounds import (
     DEFAULT_MAX_TESTCASE_MEMORY,
     Limits,
     bounds_problem,
     declared_tensors,
     model_problem,
-    onnxruntime_max_opset,
     opset_problem,
 )
 from seedzer.load.loader import AttemptResult, LoadOptions, ModelLoad

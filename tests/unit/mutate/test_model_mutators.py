@@ -82,7 +82,7 @@ def test_record_json_round_trip_and_label() -> None:
     assert record.label().startswith("uoc@l(x,b)[Conv+Add]")
     edge = ModelMutation("edge", "c", params={"op": "LeakyRelu", "changes": [{"attr": "alpha", "value": 0.0}]})
     assert edge.label() == "edge@c[LeakyRelu: alpha=0.0]"
-    assert MODEL_MUTATION_KINDS == ("uoc", "pioc", "edge")
+    assert MODEL_MUTATION_KINDS == ("uoc", "pioc", "edge", "insert")
 
 
 @pytest.mark.parametrize("make", SMALL_MODELS)

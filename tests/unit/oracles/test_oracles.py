@@ -40,8 +40,20 @@ def test_disabled_oracle_never_counts_an_error_as_ok() -> None:
     assert judge(only_mismatch, Observation(Symptom.ILLFORMED, Stage.PASS, "p", "m")).symptom is Symptom.INVALID
 
 
+def test_special_values_mismatches_have_their_own_oracle() -> None:
+    special = Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "nan positions", comparison="special-values")
+    plain = Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "values", comparison=OPT_VS_REFERENCE)
+    assert judge(ALL, special) == special and judge(ALL, plain) == plain
+    without = make_oracles([n for n in ORACLES if n != "special-values"])
+    assert judge(without, plain) == plain
+    off = judge(without, special)
+    assert off.symptom is Symptom.INVALID and off.message.startswith("special-values oracle disabled")
+    only = make_oracles(["special-values"])
+    assert judge(only, special) == special and judge(only, plain).symptom is Symptom.INVALID
+
+
 def test_oracles_are_listed_in_the_kernels_order() -> None:
-    assert list(ORACLES) == ["crash", "hang", "illformed", "exception", "mismatch", "perf"]
+    assert list(ORACLES) == ["crash", "hang", "illformed", "exception", "mismatch", "special-values", "perf"]
 
 
 def test_precondition_patterns() -> None:

@@ -19,10 +19,11 @@ from seedzer.finding.graph.rules import (
     Parent,
     failing_pass,
     invalid_reason,
+    mutation_culprit,
 )
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.kernel.graph.case import GraphCase, GraphPass
+from seedzer.kernel.graph.case import GraphCase, GraphPass, ModelMutation
 from seedzer.oracles.signature import root_key
 from seedzer.seed import PassSpec
 
@@ -101,6 +102,23 @@ def test_invalid_input_dismisses_failures_about_the_input() -> None:
     assert InvalidInput().judge(_context(BUILD_ERROR, _layout_fails, got=BUILD_ERROR)) is None
 
 
+def test_what_the_importer_says_it_does_not_support_and_engine_failures_are_about_the_input() -> None:
+    limit = Observation(Symptom.EXCEPTION, Stage.LOAD, "import",
+                        "AssertionError: SkipLayerNormalization import currently only supports required beta and bias")
+    assert (invalid_reason(limit) or "").startswith("unsupported by TVM's importer: AssertionError")
+    for step in ("reference", "onnx-reference", "validate"):  # an engine crashing there is not TVM's
+        crash = Observation(Symptom.CRASH, Stage.COMPARE, step, "killed by signal SIGSEGV", signal=11)
+        assert (invalid_reason(crash) or "").startswith(f"{step}: killed by signal")
+    genuine = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "TypeError: object of type 'Call' has no len()")
+    assert invalid_reason(genuine) is None
+
+
+def test_a_mutation_names_its_operator_in_a_root() -> None:
+    assert mutation_culprit(ModelMutation("insert", "t", params={"op": "TopK", "nodes": []})) == "insert:TopK"
+    assert mutation_culprit(ModelMutation("edge", "t", params={"op": "Resize"})) == "edge:Resize"
+    assert mutation_culprit(ModelMutation("uoc", "t", ("a", "b"), ("Conv", "Add"))) == "uoc:Conv+Add"
+
+
 def test_contract_dismisses_a_pass_out_of_its_contract_and_names_it() -> None:
     verdict = Contract().judge(_context(LAYOUT_ERROR, _layout_fails, got=LAYOUT_ERROR, broken=[(1, "why not")]))
     assert verdict is not None and verdict.verdict == NOT_A_BUG
@@ -133,6 +151,20 @@ def test_parent_passes_when_the_default_pipeline_alone_does_not_fail_so() -> Non
     context = _context(BUILD_ERROR, lambda p: BUILD_ERROR if p else Observation.ok(), got=BUILD_ERROR)
     assert Parent().judge(context) is None and context.parent == Observation.ok()
     assert context.notes and "default pipeline alone" in context.notes[0]
+
+
+def test_parent_of_a_special_case_runs_the_load_kinds_random_inputs() -> None:
+    special = GraphCase(CASE.specs, (FOLD,), model="AAAA", input_mode="special", input_seed=9)
+    context = _context(BUILD_ERROR, lambda p: BUILD_ERROR if p else Observation.ok(), got=BUILD_ERROR, case=special)
+    assert Parent().judge(context) is None
+    assert isinstance(context.observe, Runs) and context.observe.cases[-1].input_mode == "random"
+
+
+def test_culprit_of_a_special_case_without_passes_or_mutations_is_its_input_mode() -> None:
+    crash = Observation(Symptom.CRASH, Stage.RUN, "run", "killed by signal SIGSEGV", signal=11)
+    special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
+    verdict = Culprit().judge(_context(crash, lambda p: crash, got=crash, case=special))
+    assert verdict.verdict == BUG and verdict.culprit == ["inputs:special"]
 
 
 def test_parent_does_not_run_for_a_failure_in_a_pass() -> None:

@@ -1,0 +1,134 @@
+"""The special-values oracle: a graph case fed NaN, +-Inf, -0, denormals, extremes and out-of-range
+indices (:mod:`seedzer.kernel.graph.inputs`), judged by the ONNX specification (TVM-free).
+
+TVM's outputs are compared with onnxruntime's; on a difference (NaN and infinity positions and signs,
+signed zeros, finite values beyond the tolerances), ``onnx.reference`` is asked. The difference is a
+``mismatch`` of comparison :data:`SPECIAL_VALUES` only when onnxruntime and the reference agree with
+each other (on every NaN and infinity; a signed zero counts where both give it) and TVM does not (its
+own oracle, ``special-values`` in ``oracles.enabled``). Otherwise nothing is judged:
+the reference rejecting the input (an out-of-range index) leaves only a crash or a hang of TVM to
+count; the engines disagreeing, or an operator whose result the specification leaves undefined on such
+values (:func:`undefined_on_specials`: a float-to-integer cast, NaN ordering), make the case
+``invalid``. Both engines run in a forked child (:func:`~seedzer.kernel.onnx.validity.isolated`): an
+engine that crashes on the input makes the case ``invalid``, never TVM's finding.
+
+Depends on numpy, onnx and the kernel modules before it only (copied verbatim into repro.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import TensorProto
+
+from seedzer.kernel.common import SPECIAL_VALUES, Observation, Stage, Symptom
+from seedzer.kernel.comparison import Difference, compare, signed_zero_difference
+from seedzer.kernel.graph.model_mutations import FLOAT_TYPES
+from seedzer.kernel.onnx.runtime import onnxruntime_outputs
+from seedzer.kernel.onnx.validity import EngineCrash, first_line, isolated, reference_run
+
+# --- kernel code (everything below is copied verbatim into repro.py) ---
+NAN_ORDER = frozenset({"ArgMax", "ArgMin", "TopK", "Unique", "DynamicQuantizeLinear", "NonMaxSuppression"})
+"""Operators whose result on NaN the specification does not define (an order or a range over NaN)."""
+INTEGER_TYPES = frozenset({TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64,
+                           TensorProto.UINT8, TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64})
+
+
+def undefined_on_specials(model: onnx.ModelProto) -> str | None:
+    """Why special values make ``model``'s result undefined by the specification, or None: a cast of
+    a float to an integer (NaN, infinities and values out of range convert to anything), or an
+    operator that orders or ranges over NaN."""
+    inferred = onnx.shape_inference.infer_shapes(model)
+    types = {vi.name: vi.type.tensor_type.elem_type for vi in list(inferred.graph.input) +
+             list(inferred.graph.value_info) + list(inferred.graph.output)}
+    types.update({i.name: i.data_type for i in model.graph.initializer})
+    for node in model.graph.node:
+        if node.op_type in NAN_ORDER:
+            return f"{node.op_type} orders or ranges over NaN, which the specification leaves undefined"
+        if node.op_type in ("Cast", "CastLike") and node.input and types.get(node.input[0]) in FLOAT_TYPES:
+            target = next((a.i for a in node.attribute if a.name == "to"), None) if node.op_type == "Cast" \
+                else types.get(node.input[1]) if len(node.input) > 1 else None
+            if target in INTEGER_TYPES:
+                return (f"{node.op_type} converts floats to integers, undefined for NaN, infinities and values "
+                        "out of range")
+    return None
+
+
+def _differ(expected: list[np.ndarray], actual: list[np.ndarray], limits: dict[str, Any],
+            witness: list[np.ndarray] | None = None) -> Difference | None:
+    """NaN- and infinity-aware :func:`compare`, then signed zeros (only those ``witness`` confirms)."""
+    return compare(expected, actual, limits) or signed_zero_difference(expected, actual, witness)
+
+
+def guarded(fn: Callable[..., Any], model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> Any:
+    """``fn(model, feeds)`` in a forked child: its value, or the :class:`EngineCrash` (returned, not
+    raised) when the child died; its error is raised."""
+    try:
+        return isolated(fn, model, feeds)
+    except EngineCrash as exc:
+        return exc
+
+
+def _engine(step: str, fn: Callable[..., Any], model: onnx.ModelProto, feeds: dict[str, np.ndarray],
+            trace: Any) -> Any:
+    """An engine's outputs as the step ``step``: the outputs, an :class:`EngineCrash`, or the
+    :class:`Observation` of the error it raised."""
+    return trace.call(step, guarded, fn, model, feeds, stage=Stage.COMPARE)
+
+
+def judge_special(model: onnx.ModelProto, feeds: dict[str, np.ndarray], actual: list[np.ndarray],
+                  rerun: Callable[[], list[np.ndarray]], limits: dict[str, Any], trace: Any,
+                  engines: tuple[Callable[..., Any], Callable[..., Any]] = (onnxruntime_outputs, reference_run)
+                  ) -> Observation:
+    """TVM's ``actual`` outputs on special inputs, judged by the specification (see the module
+    docstring); ``rerun`` runs TVM's build again (a nondeterministic build is not judged); ``engines``
+    are onnxruntime's and the reference's runs."""
+
+    def invalid(why: str) -> Observation:
+        return Observation(Symptom.INVALID, Stage.COMPARE, "compare", f"special values: {why}")
+
+    ort = _engine("reference", engines[0], model, feeds, trace)
+    if isinstance(ort, EngineCrash):
+        return invalid(f"onnxruntime crashed on the input, which is not TVM's failure ({ort})")
+    trace.reference = "onnxruntime"
+    if not isinstance(ort, Observation) and _differ(ort, actual, limits) is None:
+        trace.matched = True
+        return Observation.ok()
+    trace.matched = False
+    spec = _engine("onnx-reference", engines[1], model, feeds, trace)
+    if isinstance(spec, EngineCrash):
+        return invalid(f"the ONNX reference crashed on the input, which is not TVM's failure ({spec})")
+    if isinstance(spec, Observation):
+        return invalid("the ONNX reference rejects the input (only a crash or a hang of TVM counts): "
+                       f"{spec.message.splitlines()[0][:300]}")
+    if spec is None:
+        return invalid("the ONNX reference does not implement an operator of the model: not judged")
+    if isinstance(ort, Observation):
+        return invalid("onnxruntime rejects the input that the ONNX reference runs: "
+                       f"{ort.message.splitlines()[0][:200]}")
+    disagree = compare(spec, ort, limits)
+    if disagree is not None:
+        return invalid(f"onnxruntime and the ONNX reference disagree ({disagree.describe()}): not judged")
+    undefined = undefined_on_specials(model)
+    if undefined is not None:
+        return invalid(undefined)
+    diff = _differ(spec, actual, limits, ort)
+    if diff is None:
+        return Observation.ok()
+    if _differ(actual, rerun(), {}) is not None:
+        return invalid("the TVM build is nondeterministic")
+    return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; onnxruntime and the ONNX "
+                       "reference agree with each other, not with TVM", comparison=SPECIAL_VALUES, difference=diff)
+
+
+def rejected_input(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> str | None:
+    """Why the ONNX reference rejects ``feeds`` (one line), or None when it runs them (or cannot
+    judge: an operator it does not implement, or a crash in its child)."""
+    try:
+        guarded(reference_run, model, feeds)
+    except Exception as exc:  # the reference's error, re-raised from its child
+        return first_line(exc)
+    return None

@@ -1,0 +1,250 @@
+"""The one validity check of an ONNX model: the specification's (TVM-free).
+
+A generated or mutated model is valid when ``onnx.checker`` passes its full check (shape inference
+included), onnxruntime runs it, and ``onnx.reference`` (the specification's executable reference)
+runs the nodes under check where it implements their operators. :func:`model_validity` says which
+refused it, in one line, or gives onnxruntime's outputs (a caller compares with them). The
+reference runs only the nodes a mutation made or changed (:func:`changed_nodes`), on the values
+onnxruntime computes for their inputs: the rest of the model is the seed's, and the reference is
+pure Python (seconds on a large pooling node).
+
+Both engines may be run in a child forked for the purpose (``isolate``), so that an engine that
+crashes on a model kills the child, never the caller: such a model is refused ("onnxruntime
+crashed"), and the crash is never TVM's. Results are remembered per model and inputs (a worker
+re-runs one mutant under many pass sequences).
+
+Depends on numpy, onnx, onnxruntime (:mod:`seedzer.kernel.onnx.runtime`) and the standard library
+only (copied verbatim into repro.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import pickle
+import select
+import signal
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from seedzer.kernel.onnx.runtime import onnxruntime_outputs
+
+# --- kernel code (everything below is copied verbatim into repro.py) ---
+ENGINE_TIMEOUT = 120.0
+"""Seconds an isolated engine run may take before it is stopped (and the model refused)."""
+VALIDITY_MEMORY = 64
+"""How many models' verdicts a process remembers."""
+UNIMPLEMENTED = ("is unknown", "not implemented", "Unable to find", "No Op registered")
+"""Fragments of onnx.reference's errors for an operator it does not implement (not a refusal)."""
+
+
+class EngineCrash(RuntimeError):
+    """An engine run in a forked child died by a signal (or outlived its limit)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Validity:
+    """A model's verdict: ``refusal`` (one line naming the engine that refused it, None when it is
+    valid) and onnxruntime's outputs for the inputs it was checked with (None when refused)."""
+
+    refusal: str | None
+    outputs: list[np.ndarray] | None = None
+
+    @property
+    def valid(self) -> bool:
+        """True when no engine refused the model."""
+        return self.refusal is None
+
+
+_REMEMBERED: OrderedDict[str, Validity] = OrderedDict()
+"""The verdicts of the last :data:`VALIDITY_MEMORY` models checked by this process."""
+
+
+def first_line(exc: BaseException) -> str:
+    """``Type: first line of the message`` (at most 300 characters)."""
+    text = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
+    return f"{type(exc).__name__}: {text}"[:300]
+
+
+def isolated(fn: Callable[..., Any], *args: Any, timeout: float = ENGINE_TIMEOUT) -> Any:
+    """``fn(*args)`` in a child forked for the purpose: its value, or its exception re-raised here;
+    :class:`EngineCrash` when the child dies by a signal or outlives ``timeout``."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: run, send the pickled outcome, leave without cleanup
+        os.close(read_fd)
+        try:
+            try:
+                outcome: tuple[bool, Any] = (True, fn(*args))
+            except Exception as exc:  # the engines raise many types
+                outcome = (False, RuntimeError(first_line(exc)))
+            data = pickle.dumps(outcome)
+            with os.fdopen(write_fd, "wb") as out:
+                out.write(data)
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    chunks, deadline = [], time.monotonic() + timeout
+    with os.fdopen(read_fd, "rb") as pipe:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise EngineCrash(f"the engine outlived {timeout:.0f} s")
+            ready, _, _ = select.select([pipe], [], [], min(remaining, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(pipe.fileno(), 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        raise EngineCrash(f"the engine died by signal {number} ({signal.Signals(number).name})")
+    if not chunks:
+        raise EngineCrash("the engine exited without an answer")
+    ok, value = pickle.loads(b"".join(chunks))
+    if not ok:
+        raise value
+    return value
+
+
+def changed_nodes(base: onnx.ModelProto, model: onnx.ModelProto) -> list[str]:
+    """The first output of every node of ``model`` that ``base`` has not (made or changed by a mutation)."""
+    known = {n.SerializeToString() for n in base.graph.node}
+    return [n.output[0] for n in model.graph.node if n.output and n.SerializeToString() not in known]
+
+
+def _tensor_inputs(model: onnx.ModelProto, nodes: Sequence[onnx.NodeProto]) -> list[str]:
+    """The tensors ``nodes`` read that none of them computes, in first-use order (subgraph inputs
+    of control flow not included)."""
+    made = {o for n in nodes for o in n.output if o}
+    needed: list[str] = []
+    for node in nodes:
+        for name in node.input:
+            if name and name not in made and name not in needed:
+                needed.append(name)
+    return needed
+
+
+def _constants(model: onnx.ModelProto) -> dict[str, np.ndarray]:
+    """Initializers and Constant-node values (``value`` attributes) by name."""
+    out = {i.name: onnx.numpy_helper.to_array(i) for i in model.graph.initializer}
+    for node in model.graph.node:
+        if node.op_type == "Constant" and node.output:
+            value = next((a.t for a in node.attribute if a.name == "value"), None)
+            if value is not None:
+                out[node.output[0]] = onnx.numpy_helper.to_array(value)
+    return out
+
+
+def _probe(model: onnx.ModelProto, names: Sequence[str]) -> onnx.ModelProto:
+    """``model`` with ``names`` added as (untyped) graph outputs."""
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    present = {o.name for o in probe.graph.output}
+    for name in names:
+        if name not in present:
+            probe.graph.output.append(helper.make_empty_tensor_value_info(name))
+    return probe
+
+
+def local_model(model: onnx.ModelProto, nodes: Sequence[onnx.NodeProto], values: dict[str, np.ndarray]
+                ) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """A model of ``nodes`` alone, whose graph inputs are the tensors they read (typed from
+    ``values``), and its feeds."""
+    inputs = _tensor_inputs(model, nodes)
+    feeds = {name: np.asarray(values[name]) for name in inputs}
+    infos = [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(feeds[name].dtype),
+                                           list(feeds[name].shape)) for name in inputs]
+    outputs = [helper.make_empty_tensor_value_info(o) for n in nodes for o in n.output if o]
+    graph = helper.make_graph(list(nodes), "local", infos, outputs)
+    local = helper.make_model(graph, opset_imports=list(model.opset_import))
+    local.ir_version = model.ir_version
+    del local.functions[:]
+    local.functions.extend(model.functions)
+    return local, feeds
+
+
+def reference_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray] | None:
+    """Outputs of ``model`` under ``onnx.reference``; None when it does not implement an operator of
+    it; its error when it refuses the model."""
+    from onnx.reference import ReferenceEvaluator
+
+    try:
+        evaluator = ReferenceEvaluator(model)
+    except Exception as exc:  # the reference raises many types for what it does not implement
+        if isinstance(exc, NotImplementedError) or any(text in str(exc) for text in UNIMPLEMENTED):
+            return None
+        raise
+    names = {i.name for i in model.graph.input}
+    return [np.asarray(v) for v in evaluator.run(None, {k: v for k, v in feeds.items() if k in names})]
+
+
+def engines_verdict(model: onnx.ModelProto, feeds: dict[str, np.ndarray], checked: Sequence[str] | None
+                    ) -> Validity:
+    """onnxruntime on ``model``, then onnx.reference on the nodes computing ``checked`` (all nodes
+    when None); runs in the caller's process (see :func:`model_validity`)."""
+    graph = model.graph
+    nodes = list(graph.node) if checked is None else [n for n in graph.node if set(n.output) & set(checked)]
+    nodes = [n for n in nodes if n.op_type != "Constant"]
+    consts = _constants(model)
+    wanted = [name for name in _tensor_inputs(model, nodes) if name not in consts and name not in feeds]
+    probe = _probe(model, wanted)
+    try:
+        ran = onnxruntime_outputs(probe, feeds, quiet=True)
+    except Exception as exc:  # onnxruntime raises many types
+        return Validity(f"onnxruntime refuses the model: {first_line(exc)}")
+    count = len(graph.output)
+    values = {**consts, **feeds, **dict(zip([o.name for o in probe.graph.output], ran, strict=True))}
+    if nodes:
+        local, local_feeds = local_model(model, nodes, values)
+        try:
+            reference_run(local, local_feeds)
+        except Exception as exc:  # the reference raises many types
+            ops = ", ".join(sorted({n.op_type for n in nodes}))
+            return Validity(f"onnx.reference refuses the model ({ops}): {first_line(exc)}")
+    return Validity(None, list(ran[:count]))
+
+
+def _key(model: onnx.ModelProto, feeds: dict[str, np.ndarray], checked: Sequence[str] | None) -> str:
+    digest = hashlib.sha256(model.SerializeToString())
+    for name in sorted(feeds):
+        digest.update(name.encode() + str(feeds[name].dtype).encode() + np.ascontiguousarray(feeds[name]).tobytes())
+    digest.update(repr(sorted(checked) if checked is not None else None).encode())
+    return digest.hexdigest()
+
+
+def model_validity(model: onnx.ModelProto, feeds: dict[str, np.ndarray], checked: Sequence[str] | None = None,
+                   isolate: bool = False) -> Validity:
+    """The specification's verdict on ``model`` for ``feeds`` (see the module docstring): the full
+    onnx check, then onnxruntime on the model, then onnx.reference on the nodes computing
+    ``checked`` (every node when None). ``isolate`` runs the engines in a forked child."""
+    key = _key(model, feeds, checked)
+    if key in _REMEMBERED:
+        _REMEMBERED.move_to_end(key)
+        return _REMEMBERED[key]
+    try:
+        onnx.checker.check_model(model, full_check=True)
+        verdict = None
+    except Exception as exc:  # the checker and shape inference raise several types
+        verdict = Validity(f"onnx.checker refuses the model: {first_line(exc)}")
+    if verdict is None:
+        try:
+            verdict = isolated(engines_verdict, model, feeds, checked) if isolate else \
+                engines_verdict(model, feeds, checked)
+        except EngineCrash as exc:
+            verdict = Validity(f"an engine crashed on the model (not TVM's failure): {exc}")
+    _REMEMBERED[key] = verdict
+    while len(_REMEMBERED) > VALIDITY_MEMORY:
+        _REMEMBERED.popitem(last=False)
+    return verdict

@@ -1,0 +1,60 @@
+"""The graph level's fuzzer in a worker (real TVM, onnx, onnxruntime): insertions of the importer's
+operators, special input values, and the operators each imported model exercised as features."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import onnx
+import pytest
+
+from seedzer.config import GraphConfig
+from seedzer.execute.records import FuzzTask
+from seedzer.kernel.common import Symptom
+from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed
+from seedzer.levels.graph.fuzzer import GraphFuzzer
+from seedzer.load.importer_ops import OPERATOR_FEATURE
+from tests.integration.conftest import conv_model
+
+pytestmark = pytest.mark.integration
+
+
+def _fuzzer(**weights: float) -> GraphFuzzer:
+    config = GraphConfig(**{"passes": 0.0, "uoc": 0.0, "pioc": 0.0, "edge": 0.0, "insert": 0.0, "special": 0.0,
+                            **weights})
+    return GraphFuzzer(lambda stage, step, program: None, None, config)
+
+
+def _task(tmp_path: Path) -> FuzzTask:
+    path = tmp_path / "conv.onnx"
+    model = conv_model()
+    model.ir_version = 8
+    onnx.save(model, path)
+    seed = GraphSeed(str(path), (("x", "float32", (1, 3, 8, 8)),))
+    return FuzzTask(1, "graph", seed.to_text(), "[]", 0, None, 5)
+
+
+def test_an_insertion_is_recorded_run_and_its_operator_reported_as_exercised(tmp_path: Path) -> None:
+    fuzzer = _fuzzer(insert=1.0)
+    task = _task(tmp_path)
+    script, passes, names = fuzzer.mutate(task, random.Random(3))
+    assert names == ["model_insert"]
+    grown = GraphSeed.from_text(script)
+    inserted = grown.mutations[-1].params["op"]
+    case = fuzzer.case(script, passes)
+    assert case.model_mutations == grown.mutations and case.differential
+    result = fuzzer.execute(case, passes)
+    assert result.observation.pass_name != "validate"  # the sampler kept only what the specification accepts
+    assert OPERATOR_FEATURE + inserted in result.features and OPERATOR_FEATURE + "Conv" in result.features
+    assert fuzzer.exercised[inserted] == 1
+
+
+def test_special_inputs_switch_the_entry_and_its_case(tmp_path: Path) -> None:
+    fuzzer = _fuzzer(special=1.0)
+    script, passes, names = fuzzer.mutate(_task(tmp_path), random.Random(1))
+    assert names == [SPECIAL_MUTATION]
+    case = fuzzer.case(script, passes)
+    assert case.input_mode == "special" and case.input_seed == GraphSeed.from_text(script).input_seed
+    got = fuzzer.execute(case, passes).observation  # judged by the specification, whatever it says
+    assert got.symptom is Symptom.OK or got.comparison == "special-values" or got.message.startswith("special values:")

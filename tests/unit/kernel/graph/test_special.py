@@ -1,0 +1,88 @@
+"""The special-values oracle (seedzer.kernel.graph.special): judged by the specification's engines."""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from seedzer.kernel.common import SPECIAL_VALUES, Symptom
+from seedzer.kernel.comparison import signed_zero_difference
+from seedzer.kernel.graph.special import judge_special, rejected_input, undefined_on_specials
+from seedzer.kernel.onnx.model import TOLERANCES, Trace
+from seedzer.kernel.onnx.runtime import onnxruntime_outputs
+from seedzer.kernel.onnx.validity import reference_run
+
+SPECIAL = np.array([np.nan, np.inf, -np.inf, -0.0, 1.0, -2.0], np.float32)
+
+
+def _model(op: str, **attrs: Any) -> onnx.ModelProto:
+    graph = helper.make_graph([helper.make_node(op, ["x"], ["y"], **attrs)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def _judge(model: onnx.ModelProto, feeds: dict[str, np.ndarray], actual: list[np.ndarray],
+           **kwargs: Any) -> Any:
+    return judge_special(model, feeds, actual, lambda: actual, TOLERANCES, Trace(), **kwargs)
+
+
+def test_tvm_agreeing_with_the_engines_is_ok_and_disagreeing_is_a_special_values_mismatch() -> None:
+    model, feeds = _model("Neg"), {"x": SPECIAL}
+    assert _judge(model, feeds, [-SPECIAL]).symptom is Symptom.OK
+    wrong = -SPECIAL
+    wrong[0] = 0.0  # NaN lost
+    got = _judge(model, feeds, [wrong])
+    assert got.symptom is Symptom.MISMATCH and got.comparison == SPECIAL_VALUES
+    assert "nan positions" in got.message and "agree with each other, not with TVM" in got.message
+
+
+def test_a_signed_zero_counts_where_both_engines_agree_on_it() -> None:
+    model, feeds = _model("Neg"), {"x": np.array([0.0, -0.0], np.float32)}
+    model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 2
+    model.graph.output[0].type.tensor_type.shape.dim[0].dim_value = 2
+    got = _judge(model, feeds, [np.array([0.0, 0.0], np.float32)])
+    assert got.symptom is Symptom.MISMATCH and got.difference is not None and got.difference.reason == "signed zeros"
+    assert signed_zero_difference([np.zeros(2)], [np.zeros(2)]) is None
+
+
+def _crash(*_: Any) -> Any:
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def test_onnxruntime_crashing_on_the_input_is_not_tvms_finding() -> None:
+    got = _judge(_model("Neg"), {"x": SPECIAL}, [-SPECIAL], engines=(_crash, reference_run))
+    assert got.symptom is Symptom.INVALID and "onnxruntime crashed on the input, which is not TVM's" in got.message
+    got = _judge(_model("Neg"), {"x": SPECIAL}, [SPECIAL], engines=(onnxruntime_outputs, _crash))
+    assert got.symptom is Symptom.INVALID and "the ONNX reference crashed" in got.message
+
+
+def test_an_input_the_reference_rejects_leaves_only_crashes_and_hangs() -> None:
+    indices = numpy_helper.from_array(np.array([0], np.int64), "unused")
+    graph = helper.make_graph([helper.make_node("Gather", ["d", "i"], ["y"])], "g",
+                              [helper.make_tensor_value_info("d", TensorProto.FLOAT, [3]),
+                               helper.make_tensor_value_info("i", TensorProto.INT64, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])], [indices])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    feeds = {"d": np.ones(3, np.float32), "i": np.array([0, 7], np.int64)}  # 7 is out of range
+    assert rejected_input(model, feeds) is not None
+    got = _judge(model, feeds, [np.array([1.0, 123.0], np.float32)])
+    assert got.symptom is Symptom.INVALID and "only a crash or a hang of TVM counts" in got.message
+
+
+def test_a_float_to_integer_cast_is_undefined_on_special_values() -> None:
+    model = _model("Cast", to=TensorProto.INT32)
+    model.graph.output[0].type.tensor_type.elem_type = TensorProto.INT32
+    assert undefined_on_specials(model) is not None and "converts floats to integers" in str(undefined_on_specials(
+        model))
+    assert undefined_on_specials(_model("Neg")) is None
+    got = _judge(model, {"x": SPECIAL}, [np.full(6, 7, np.int32)])  # any answer of TVM's: never a mismatch
+    assert got.symptom is Symptom.INVALID

@@ -1,0 +1,88 @@
+"""The one validity check (seedzer.kernel.onnx.validity): onnx.checker, onnxruntime, onnx.reference (TVM-free)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from seedzer.kernel.onnx.validity import EngineCrash, changed_nodes, isolated, model_validity
+
+X = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])
+FEEDS = {"x": np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)}
+
+
+def _model(nodes: list[onnx.NodeProto], out: list[int], inits: list[onnx.TensorProto] | None = None,
+           opset: int = 13, domains: tuple[tuple[str, int], ...] = ()) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "g", [X], [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)] +
+                              [helper.make_opsetid(d, v) for d, v in domains])
+    model.ir_version = 8
+    return model
+
+
+def test_a_valid_model_gives_onnxruntimes_outputs() -> None:
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], [1, 1, 4, 4])
+    verdict = model_validity(model, FEEDS, ["y"])
+    assert verdict.valid and verdict.refusal is None
+    np.testing.assert_array_equal(verdict.outputs[0], FEEDS["x"])
+
+
+def test_the_checker_refuses_an_unknown_attribute() -> None:
+    model = _model([helper.make_node("Relu", ["x"], ["y"], no_such=1)], [1, 1, 4, 4])
+    verdict = model_validity(model, FEEDS)
+    assert verdict.refusal is not None and verdict.refusal.startswith("onnx.checker refuses the model")
+    assert "\n" not in verdict.refusal and verdict.outputs is None
+
+
+def test_onnxruntime_refuses_a_float_mod_without_fmod() -> None:
+    model = _model([helper.make_node("Mod", ["x", "x"], ["y"], fmod=0)], [1, 1, 4, 4])
+    verdict = model_validity(model, FEEDS)
+    assert verdict.refusal is not None and verdict.refusal.startswith("onnxruntime refuses the model")
+
+
+def test_the_reference_refuses_a_crop_and_resize_without_its_roi() -> None:
+    """The audit's one false alarm: onnx.checker passes, onnxruntime guesses, the reference refuses."""
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    resize = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear",
+                              coordinate_transformation_mode="tf_crop_and_resize")
+    model = _model([resize], [1, 1, 8, 8], [scales])
+    onnx.checker.check_model(model, full_check=True)
+    verdict = model_validity(model, FEEDS, changed_nodes(_model([], [1, 1, 4, 4]), model))
+    assert verdict.refusal == "onnx.reference refuses the model (Resize): ValueError: roi cannot be None."
+
+
+def test_the_reference_checks_only_the_changed_nodes_on_onnxruntimes_values() -> None:
+    base = _model([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["y"])], [1, 1, 4, 4])
+    mutated = _model([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Abs", ["r"], ["y"])], [1, 1, 4, 4])
+    assert changed_nodes(base, mutated) == ["y"]
+    assert model_validity(mutated, FEEDS, changed_nodes(base, mutated)).valid
+
+
+def test_an_operator_the_reference_does_not_implement_is_no_refusal() -> None:
+    gelu = helper.make_node("FastGelu", ["x"], ["y"], domain="com.microsoft")
+    model = _model([gelu], [1, 1, 4, 4], domains=(("com.microsoft", 1),))
+    assert model_validity(model, FEEDS, ["y"]).valid
+
+
+def _die() -> None:
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def test_an_engine_that_crashes_in_its_child_is_reported_not_fatal() -> None:
+    with pytest.raises(EngineCrash, match="signal 11"):
+        isolated(_die)
+    assert isolated(sum, [1, 2]) == 3
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        isolated(divmod, 1, 0)
+
+
+def test_verdicts_are_remembered_and_isolated_checks_agree() -> None:
+    model = _model([helper.make_node("Sigmoid", ["x"], ["y"])], [1, 1, 4, 4])
+    first = model_validity(model, FEEDS, isolate=True)
+    assert first.valid and model_validity(model, FEEDS, isolate=True) is first
+    np.testing.assert_allclose(first.outputs[0], 1 / (1 + np.exp(-FEEDS["x"])), rtol=1e-6)
