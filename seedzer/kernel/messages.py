@@ -59,7 +59,7 @@ def normalize(message: str, names: Iterable[str] = ()) -> str:
 
 
 _DEFINITIONS = (
-    re.compile(r"(\w+)\s*:\s*T\.(?:Buffer|handle|int\d+|float\d+|bool)"),  # parameters
+    re.compile(r"(\w+)\s*:\s*T\.(?:Buffer|handle|let|int\d+|float\d+|bool)"),  # parameters, typed lets
     re.compile(r"\bfor\s+([\w\s,]+?)\s+in\b"),  # loop variables
     re.compile(r"^\s*([\w\s,]+?)\s*=\s*T\.", re.MULTILINE),  # buffers, block axes, lets
     re.compile(r"\bas\s+(\w+)"),

@@ -111,6 +111,11 @@ class Localizer:
             high = next((i for i, s in enumerate(case.steps) if s.name in HOST_STEPS), failing)
         low = 0  # invariant: the IR after `high` steps fails; after `low - 1` it does not
         first = self._fails_from(case, failure, high, failing)
+        if first is None and high > 0:  # that IR does not print back: the input itself may decide
+            if self._fails_from(case, failure, 0, failing):
+                at = case.steps[failing] if failing < len(case.steps) else None
+                return AtFault(at, self.tests, "" if at else "the input fails the build as it is")
+            return AtFault(None, self.tests, f"the IR after {high} steps could not be made")
         if not first:
             return AtFault(None, self.tests, "the last IR searched does not fail the same way from there")
         while low < high and self.tests < self.max_tests:
@@ -146,18 +151,78 @@ class Localizer:
             return AtFault(None, self.tests, f"from the IR before {case.steps[last].name} it gives {got.headline()}")
         return AtFault(case.steps[last], self.tests)
 
+INVALID_IR = ("not well-formed", "Check failed")
+"""What makes an intermediate IR that does not print back *invalid* rather than printed badly: the
+verifier's report, or a constructor's type check failing as it parses (e.g. an int64 Add given an int32
+operand). A parse error of another kind may be the printer's (a buffer view printed as an expression)."""
+TYPE_CHECK = "Check failed"
+"""A constructor's check failing while the TVMScript parses: raised at the first such node, before the
+parser's closing well-formedness check, so IR that fails it has a defect IR failing only that last
+check did not have."""
+
+
+def verified_input(case: Case, index: int) -> bool:
+    """Whether the verifier accepted the IR step ``index`` of the optimized program received (it runs
+    after every step from the first fuzzed one on, see the kernel's ``watch_from``)."""
+    from seedzer.kernel.tir.observe import watch_from
+
+    start = watch_from(case, OPT, case.steps)
+    return start is not None and start < index
+
+
+def made_invalid(make_ir: Callable[[Case, int], WitnessIR], case: Case, culprit: list[int]) -> tuple[Step, str] | None:
+    """The step that made IR with a defect its input did not have, when it is a culprit step
+    (``culprit``: the culprit's step indices, in order), with what is wrong with its output; None when
+    none did. Either a culprit step given a valid program made IR the verifier or a type check rejects
+    (:data:`INVALID_IR`), or a culprit step received IR that fails a constructor's type check as it
+    parses back (:data:`TYPE_CHECK`) and the first step before it whose output fails it (found by
+    binary search: a later pass may simplify the defect away, never before the culprit step) has a
+    culprit step's name (e.g. a fuzzed LoopPartition before the pipeline's own)."""
+    names = {case.steps[i].name for i in culprit}
+
+    def typed(i: int) -> str | None:
+        made = make_ir(case, i)
+        return made.problem if made.problem is not None and TYPE_CHECK in made.problem else None
+
+    for index in culprit:
+        before = make_ir(case, index)
+        if before.problem is None and before.script:
+            after = make_ir(case, index + 1)
+            if after.problem is not None and any(word in after.problem for word in INVALID_IR):
+                return case.steps[index], after.problem
+            continue
+        problem = typed(index)
+        if problem is None or typed(0) is not None:
+            continue
+        low, high = 0, index  # invariant: the IR after `high` steps fails the type check, after `low` does not
+        while high - low > 1:
+            middle = (low + high) // 2
+            found = typed(middle)
+            if found is not None:
+                high, problem = middle, found
+            else:
+                low = middle
+        return (case.steps[high - 1], problem) if case.steps[high - 1].name in names else None
+    return None
+
+
 def code_at_fault(context: TirContext, case: Case, got: Observation, found: Culprit) -> Fault | None:
     """The code at fault of a confirmed failure, the gate's last rule's root (``found``: the bisection's
     culprit, the passes the failure needs). In this order:
 
     1. the failure was raised in a shared component (:func:`~seedzer.finding.component.component_of`,
        from its innermost TVM frames): that component, every culprit pass only reaching it;
-    2. an error, ill-formed IR or crash: the pass that made the IR the failing step cannot handle
+    2. ill-formed IR after a step whose input the verifier accepted: that step (its output is invalid,
+       its input was not);
+    3. a culprit of several passes, one of which made IR with a defect its input did not have
+       (:func:`made_invalid`: the verifier rejects it, or a constructor's type check fails as it
+       parses back): that pass, the others only reaching the failure;
+    4. an error, ill-formed IR or crash: the pass that made the IR the failing step cannot handle
        (:meth:`Localizer.error`); when that pass is not the failing step, the IR the failing step
        received decides: a valid program (it parses back as TVMScript and passes the verifier) makes
        the failing step the one at fault (the pass before only reached it), anything else the pass that
        made it;
-    3. a wrong result: its last culprit pass when the ones before only enable it
+    5. a wrong result: its last culprit pass when the ones before only enable it
        (:meth:`Localizer.enabling`).
 
     None: not decided (the bisected culprit stands)."""
@@ -168,20 +233,37 @@ def code_at_fault(context: TirContext, case: Case, got: Observation, found: Culp
                      tuple(p for p in needed if p != component.name), shared=True)
     make = context.make_witness_ir or forked_ir_before
 
+    made_here: dict[int, WitnessIR] = {}  # the case's own IRs, each made once (a forked child each)
+
     def make_ir(program: Case, index: int) -> WitnessIR:
+        if program is case and index in made_here:
+            return made_here[index]
         made: WitnessIR = make(program, index, context.timeout)
+        if program is case:
+            made_here[index] = made
         return made
 
     def same(expected: Observation, observed: Observation, script: str) -> bool:
         return reproduces(expected, observed, context.names | ir_names(script))
 
+    failing = failing_index(case, got)
+    surfaced = label_parts(got.pass_name or "")[1]
+    if got.symptom is Symptom.ILLFORMED and failing is not None and failing < len(case.steps) \
+            and verified_input(case, failing):
+        return Fault(surfaced, f"the verifier accepted the IR {surfaced} was given and rejects its output",
+                     tuple(p for p in needed if p != surfaced))
+    indices = [i for i, step in enumerate(case.steps) if any(step is s for s in found.steps)]
+    if len(indices) > 1:
+        invalid = made_invalid(make_ir, case, indices)
+        if invalid is not None:
+            step, problem = invalid
+            return Fault(step.name, f"{step.name} made IR with a defect the IR it was given did not have ({problem})",
+                         tuple(p for p in needed if p != step.name))
     localizer = Localizer(context.observe, make_ir, same)
     if got.symptom in ERRORS:
         at = localizer.error(case, got)
         if at.step is None:
             return None
-        surfaced = label_parts(got.pass_name or "")[1]
-        failing = failing_index(case, got)
         if not surfaced or surfaced == at.step.name or failing is None:
             return Fault(at.step.name, f"{at.step.name} fails on the IR it is given, as a user program gives it",
                          tuple(p for p in needed if p != at.step.name))
@@ -192,7 +274,6 @@ def code_at_fault(context: TirContext, case: Case, got: Observation, found: Culp
                          tuple(p for p in needed if p != surfaced) or (at.step.name,))
         return Fault(at.step.name, f"{at.step.name} made the IR {surfaced} fails on, which is no valid program "
                      f"({received.problem or 'it cannot be printed'})", (surfaced,))
-    indices = [i for i, step in enumerate(case.steps) if any(step is s for s in found.steps)]
     enabled = localizer.enabling(case, got, indices)
     if enabled.step is None:
         return None

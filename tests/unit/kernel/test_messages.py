@@ -50,3 +50,11 @@ def test_the_same_error_at_another_step_is_the_bug_moved_not_a_different_one() -
     assert not moved_failure(expected, Observation(Symptom.CRASH, Stage.BUILD, "codegen", check))
     mismatch = Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "values")
     assert not moved_failure(mismatch, mismatch)  # a mismatch has no step to move from: same_failure judges it
+
+
+def test_ir_names_finds_a_typed_let() -> None:
+    from seedzer.kernel.messages import ir_names
+
+    script = ("def main(A: T.Buffer((4,), 'float32')):\n    x: T.let[T.int64] = T.int64(3)\n"
+              "    A[0] = T.Cast('float32', x)\n")
+    assert {"A", "x"} <= ir_names(script)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from seedzer.finding.tir.at_fault import MINIMAL_FAILS, Localizer, failing_index, from_ir
+from seedzer.finding.tir.at_fault import MINIMAL_FAILS, Localizer, failing_index, from_ir, made_invalid
 from seedzer.finding.tir.witness import WitnessIR
 from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
 from seedzer.kernel.messages import same_failure
@@ -67,7 +67,7 @@ def test_an_ir_that_does_not_fail_before_the_failing_step_is_not_localized() -> 
         return WitnessIR("", "it does not parse back")
 
     found = Localizer(observe, broken, reproduces).error(case(A, V, S, O, C), FAIL_AT_C)  # type: ignore[arg-type]
-    assert found.step is None and "does not fail the same way" in found.why
+    assert found.step is None and "could not be made" in found.why
 
 
 def test_the_minimal_remainder_drops_optional_steps_but_the_failing_one() -> None:
@@ -134,3 +134,34 @@ def test_a_build_failure_is_searched_before_the_host_split() -> None:
 
     found = Localizer(observe, make_ir, reproduces).error(case(A, V, S, split, C), codegen)  # type: ignore[arg-type]
     assert found.step == V and made[0] == 3 and max(made) == 3
+
+
+def _ir_with_defect(made_by: str, gone_after: str = "") -> object:
+    """``make_ir`` of the toy whose IR fails a constructor's type check once ``made_by`` ran (until
+    ``gone_after`` simplified it away); an IR before the first step never fails."""
+
+    def make_ir(case_: Case, index: int) -> WitnessIR:
+        applied = [s.name for s in case_.steps[:index]]
+        broken = made_by in applied and not (gone_after and gone_after in applied)
+        return WitnessIR(";".join(applied), "Check failed: mismatched types. int32 vs. int64" if broken else None)
+
+    return make_ir
+
+
+def test_a_culprit_pass_whose_output_fails_a_type_check_is_at_fault() -> None:
+    steps = case(A, V, S, O, C)
+    found = made_invalid(_ir_with_defect("tirx.V"), steps, [1, 4])  # type: ignore[arg-type]
+    assert found is not None and found[0] == V and "Check failed" in found[1]
+
+
+def test_a_defect_made_before_the_culprit_step_is_found_by_its_maker() -> None:
+    first, second = Step("tirx.P", role=FUZZED, optional=True), Step("tirx.P")
+    steps = case(A, S, first, second, O, C)  # the culprit is the pipeline's P and C; the fuzzed P made the defect
+    found = made_invalid(_ir_with_defect("tirx.P", gone_after="tirx.O"), steps, [3, 5])  # type: ignore[arg-type]
+    assert found is not None and found[0] is first
+
+
+def test_a_defect_made_by_a_pass_outside_the_culprit_decides_nothing() -> None:
+    steps = case(A, V, S, O, C)
+    assert made_invalid(_ir_with_defect("tirx.S"), steps, [4]) is None  # type: ignore[arg-type]
+    assert made_invalid(_ir_with_defect("nothing"), steps, [1, 4]) is None  # type: ignore[arg-type]
