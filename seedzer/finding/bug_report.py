@@ -45,7 +45,8 @@ class ReportInput:
     labels: tuple[str, ...] = field(default_factory=tuple)
 
 
-AREAS = (("relax.frontend", "Frontend][ONNX"), ("relax.", "Relax"), ("tirx.", "TIR"), ("s_tir.", "TIR"))
+AREAS = (("relax.frontend", "Frontend][ONNX"), ("relax.", "Relax"), ("tirx.", "TIR"), ("s_tir.", "TIR"),
+         ("topi.", "TOPI"), ("arith.", "Arith"), ("codegen.", "CodeGen"))
 """A component's namespace -> the part of TVM it belongs to, as TVM's issue titles tag it (first match)."""
 
 
@@ -55,7 +56,11 @@ def area(component: str) -> str:
 
 
 def component_of(r: ReportInput) -> str:
-    """The component at fault: the plain reproducer's, else the gate's culprit."""
+    """The component at fault: the code the gate decided is at fault (``meta.json``'s ``at_fault``),
+    else the plain reproducer's, else the gate's culprit."""
+    fault = r.meta.at_fault
+    if fault is not None and fault.code and " + " not in fault.code:
+        return fault.code
     if r.minimal is not None and r.minimal.component:
         return r.minimal.component
     return " + ".join(r.meta.culprit) or (r.meta.observation.pass_name or "tvm.compile")
@@ -140,6 +145,12 @@ def _verdict(r: ReportInput) -> list[str]:
              f"- observed: {meta.observation.headline()[:300]}",
              f"- culprit passes: {' + '.join(meta.culprit) or '-'}; root signature `{meta.root_signature or '-'}`"
              f" (finding `{meta.signature}`)"]
+    if meta.at_fault is not None:
+        fault = meta.at_fault
+        lines.append(f"- code at fault: `{fault.code}`" + (" (shared by every pass reaching it)" if fault.shared else "")
+                     + f": {fault.evidence}")
+        if fault.reached:
+            lines.append(f"- passes that only reach it: {', '.join(f'`{p}`' for p in fault.reached)}")
     extra = meta.extra
     if extra.get("gate_tests") is not None:
         seconds = f" in {meta.gate_seconds:.1f} s" if meta.gate_seconds else ""

@@ -53,3 +53,18 @@ def test_areas_and_titles_and_demoted_notes() -> None:
         ["Frontend][ONNX", "Relax", "TIR", "TIR", "TVM"]
     assert title(_report(_meta(Symptom.MISMATCH))).endswith("computes wrong results")
     assert demoted("# Title\n## Expected behaviour\nx\n## Minimal trigger\ny") == "#### Minimal trigger\ny"
+
+
+def test_the_code_at_fault_names_the_report_and_its_evidence_and_the_passes_that_reached_it() -> None:
+    import dataclasses
+
+    from seedzer.finding.verdict import AtFault
+
+    fault = AtFault("topi.image.resize", "raised in topi::image::resize, code every pass reaching it shares",
+                    ("relax.LegalizeOps",), shared=True)
+    text = render(_report(dataclasses.replace(_meta(Symptom.EXCEPTION), at_fault=fault)))
+    assert text.startswith("# [Bug][TOPI] topi.image.resize: ")
+    assert "- code at fault: `topi.image.resize` (shared by every pass reaching it): raised in topi::image" in text
+    assert "- passes that only reach it: `relax.LegalizeOps`" in text
+    undecided = AtFault("s_tir.LoopPartition + tirx.StmtSimplify", "culprit bisection")
+    assert "relax.ConvertLayout:" in title(_report(dataclasses.replace(_meta(), at_fault=undecided)))
