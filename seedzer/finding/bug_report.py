@@ -147,8 +147,8 @@ def _verdict(r: ReportInput) -> list[str]:
              f" (finding `{meta.signature}`)"]
     if meta.at_fault is not None:
         fault = meta.at_fault
-        lines.append(f"- code at fault: `{fault.code}`" + (" (shared by every pass reaching it)" if fault.shared else "")
-                     + f": {fault.evidence}")
+        shared = " (shared by every pass reaching it)" if fault.shared else ""
+        lines.append(f"- code at fault: `{fault.code}`{shared}: {fault.evidence}")
         if fault.reached:
             lines.append(f"- passes that only reach it: {', '.join(f'`{p}`' for p in fault.reached)}")
     extra = meta.extra
