@@ -45,7 +45,8 @@ class ReportInput:
     labels: tuple[str, ...] = field(default_factory=tuple)
 
 
-AREAS = (("relax.frontend", "Frontend][ONNX"), ("relax.", "Relax"), ("tirx.", "TIR"), ("s_tir.", "TIR"))
+AREAS = (("relax.frontend", "Frontend][ONNX"), ("relax.", "Relax"), ("tirx.", "TIR"), ("s_tir.", "TIR"),
+         ("topi.", "TOPI"), ("legalize.", "Relax"), ("arith.", "Arith"), ("codegen.", "CodeGen"))
 """A component's namespace -> the part of TVM it belongs to, as TVM's issue titles tag it (first match)."""
 
 
@@ -54,8 +55,17 @@ def area(component: str) -> str:
     return next((tag for prefix, tag in AREAS if component.startswith(prefix)), "TVM")
 
 
+SPECIFIC_SHARED = ("onnx frontend",)
+"""Shared components the plain reproducer names more precisely (the importer of one operator)."""
+
+
 def component_of(r: ReportInput) -> str:
-    """The component at fault: the plain reproducer's, else the gate's culprit."""
+    """The component at fault: a shared component the gate found the failure raised in (a TOPI operator,
+    a legalization rule, the arithmetic analyzer: every pass only reached it), else the plain
+    reproducer's, else the gate's culprit."""
+    fault = r.meta.at_fault
+    if fault is not None and fault.shared and fault.code and not fault.code.startswith(SPECIFIC_SHARED):
+        return fault.code
     if r.minimal is not None and r.minimal.component:
         return r.minimal.component
     return " + ".join(r.meta.culprit) or (r.meta.observation.pass_name or "tvm.compile")
