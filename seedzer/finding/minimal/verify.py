@@ -51,6 +51,18 @@ def env_spec(needs: tuple[str, ...], tvm: TvmSource | None = None) -> EnvSpec:
     return EnvSpec(tvm or TvmSource(version=installed_tvm()), pinned([n for n in needs if n != TVM_DISTRIBUTION]))
 
 
+def _cannot_run_reason(output: str) -> str:
+    """The line saying why a reproducer cannot run: the guard's own (``cannot run here: <error>``), or,
+    for an API error inside the checked step, the error printed on the line before the bare one."""
+    lines = output.splitlines()
+    at = next((i for i, ln in enumerate(lines) if ln.startswith(CANNOT_RUN_LINE)), None)
+    if at is None:
+        return ""
+    if lines[at].strip() == CANNOT_RUN_LINE and at > 0 and lines[at - 1].strip():
+        return f"{CANNOT_RUN_LINE}: {lines[at - 1].strip()}"
+    return lines[at]
+
+
 def minimal_verdict(returncode: int | None, output: str) -> tuple[str, str]:
     """``(present | fixed | cannot-run | different | error, why)`` of a plain reproducer's run: a verdict
     needs both the exit status and the line the program prints with it."""
@@ -58,9 +70,8 @@ def minimal_verdict(returncode: int | None, output: str) -> tuple[str, str]:
         return "present", ""
     if returncode == 0 and GONE_LINE in output:
         return "fixed", ""
-    said = next((ln for ln in output.splitlines() if ln.startswith(CANNOT_RUN_LINE)), "")
     if returncode == CANNOT_RUN:
-        return "cannot-run", said[:200] or "an import or API error"
+        return "cannot-run", _cannot_run_reason(output)[:200] or "an import or API error"
     if returncode == DIFFERENT:
         tail = [ln for ln in output.strip().splitlines() if ln.strip()]
         return "different", (tail[-2] if len(tail) > 1 else "")[:200]
