@@ -59,16 +59,21 @@ SPECIFIC_SHARED = ("onnx frontend",)
 """Shared components the plain reproducer names more precisely (the importer of one operator)."""
 
 
-def component_of(r: ReportInput) -> str:
+def fault_component(meta: FindingMeta, minimal_component: str = "") -> str:
     """The component at fault: a shared component the gate found the failure raised in (a TOPI operator,
     a legalization rule, the arithmetic analyzer: every pass only reached it), else the plain
-    reproducer's, else the gate's culprit."""
-    fault = r.meta.at_fault
+    reproducer's (``minimal_component``), else the gate's culprit."""
+    fault = meta.at_fault
     if fault is not None and fault.shared and fault.code and not fault.code.startswith(SPECIFIC_SHARED):
         return fault.code
-    if r.minimal is not None and r.minimal.component:
-        return r.minimal.component
-    return " + ".join(r.meta.culprit) or (r.meta.observation.pass_name or "tvm.compile")
+    if minimal_component:
+        return minimal_component
+    return " + ".join(meta.culprit) or (meta.observation.pass_name or "tvm.compile")
+
+
+def component_of(r: ReportInput) -> str:
+    """The component at fault of a report (:func:`fault_component`)."""
+    return fault_component(r.meta, r.minimal.component if r.minimal is not None else "")
 
 
 def title(r: ReportInput) -> str:
