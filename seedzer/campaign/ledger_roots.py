@@ -13,7 +13,7 @@ from pathlib import Path
 
 from seedzer.config import Config
 from seedzer.errors import CampaignError, SeedzerError
-from seedzer.finding.meta import BUG, FindingMeta
+from seedzer.finding.meta import BUG, FindingMeta, canonical_kind
 from seedzer.finding.minimal.program import read_record
 from seedzer.finding.store import finding_folder
 from seedzer.ledger.location import ledger_path
@@ -56,7 +56,8 @@ def _representative(out: Path, signatures: list[str]) -> str:
 
 
 def campaign_sightings(out: Path) -> list[RootSighting]:
-    """The bug roots of the campaign in ``out`` (read-only), as the ledger records them."""
+    """The bug roots of the campaign in ``out`` (read-only), as the ledger records them (each kind by its
+    name today: a campaign written before the kinds were renamed says ``lowlevel`` or ``loader``)."""
     out = Path(out)
     rows, _, _ = _rows(out)
     by_root: dict[str, list[tuple[str, str, str, float, float, int, str]]] = {}
@@ -71,7 +72,7 @@ def campaign_sightings(out: Path) -> list[RootSighting]:
             culprit, headline = " + ".join(meta.culprit), meta.observation.headline()[:300]
         except SeedzerError:
             culprit, headline = "", f"{group[0][2]} (finding {sig})"
-        found.append(RootSighting(root, str(group[0][1]), str(group[0][2]), culprit, headline, campaign,
+        found.append(RootSighting(root, canonical_kind(str(group[0][1])), str(group[0][2]), culprit, headline, campaign,
                                   str(out.resolve() / "findings" / sig), sum(int(r[5]) for r in group),
                                   min(float(r[3]) for r in group), max(float(r[4]) for r in group)))
     return found

@@ -22,6 +22,7 @@ from pathlib import Path
 from seedzer.environments.venv import ensure_env
 from seedzer.environments.wheels import TVM_DISTRIBUTION, TvmSource
 from seedzer.errors import SeedzerError, UsageError
+from seedzer.finding.bug_report import fault_component
 from seedzer.finding.meta import BUG, FindingMeta
 from seedzer.finding.minimal.program import MINIMAL_FILE, read_record
 from seedzer.finding.minimal.verify import VerifySettings, env_spec, minimal_verdict
@@ -108,8 +109,9 @@ def root_programs(campaigns: Sequence[Path]) -> tuple[list[RootProgram], dict[st
             if not record.verified:
                 missing.setdefault(root, f"minimal.py was not verified ({record.verdict or 'not run'})")
                 continue
-            found = RootProgram(root, meta.kind, meta.observation.symptom.value, record.component, folder,
-                                record.needs, record.lines)
+            component = fault_component(meta, record.component)
+            found = RootProgram(root, meta.kind, meta.observation.symptom.value, component, folder, record.needs,
+                                record.lines)
             if root not in best or found.lines < best[root].lines:
                 best[root] = found
     return list(best.values()), {r: why for r, why in missing.items() if r not in best}

@@ -46,7 +46,7 @@ class ReportInput:
 
 
 AREAS = (("relax.frontend", "Frontend][ONNX"), ("relax.", "Relax"), ("tirx.", "TIR"), ("s_tir.", "TIR"),
-         ("topi.", "TOPI"), ("arith.", "Arith"), ("codegen.", "CodeGen"))
+         ("topi.", "TOPI"), ("legalize.", "Relax"), ("arith.", "Arith"), ("codegen.", "CodeGen"))
 """A component's namespace -> the part of TVM it belongs to, as TVM's issue titles tag it (first match)."""
 
 
@@ -55,15 +55,29 @@ def area(component: str) -> str:
     return next((tag for prefix, tag in AREAS if component.startswith(prefix)), "TVM")
 
 
-def component_of(r: ReportInput) -> str:
-    """The component at fault: the code the gate decided is at fault (``meta.json``'s ``at_fault``),
-    else the plain reproducer's, else the gate's culprit."""
-    fault = r.meta.at_fault
-    if fault is not None and fault.code and " + " not in fault.code:
+SPECIFIC_SHARED = ("onnx frontend",)
+"""Shared components the plain reproducer names more precisely (the importer of one operator)."""
+
+
+def fault_component(meta: FindingMeta, minimal_component: str = "") -> str:
+    """The component at fault: a shared component the gate found the failure raised in (a TOPI operator,
+    a legalization rule, the arithmetic analyzer: every pass only reached it), else the plain
+    reproducer's (``minimal_component``), else the gate's culprit. A pass the gate decided is at fault
+    (one pass, ``ns.Name``, not the bisected ``A + B`` or a load step) comes before the plain
+    reproducer's failing pass too."""
+    fault = meta.at_fault
+    if fault is not None and fault.shared and fault.code and not fault.code.startswith(SPECIFIC_SHARED):
         return fault.code
-    if r.minimal is not None and r.minimal.component:
-        return r.minimal.component
-    return " + ".join(r.meta.culprit) or (r.meta.observation.pass_name or "tvm.compile")
+    if fault is not None and not fault.shared and "." in fault.code and " + " not in fault.code:  # a pass
+        return fault.code
+    if minimal_component:
+        return minimal_component
+    return " + ".join(meta.culprit) or (meta.observation.pass_name or "tvm.compile")
+
+
+def component_of(r: ReportInput) -> str:
+    """The component at fault of a report (:func:`fault_component`)."""
+    return fault_component(r.meta, r.minimal.component if r.minimal is not None else "")
 
 
 def title(r: ReportInput) -> str:

@@ -118,7 +118,8 @@ class Ledger:
 
     # --- writing ------------------------------------------------------------------------------
     def record(self, sightings: Iterable[RootSighting], source: str) -> list[str]:
-        """Record a campaign's roots (``source``: what recorded them); the roots new to the ledger."""
+        """Record a campaign's roots (``source``: what recorded them); the roots new to the ledger. A root
+        seen again takes the kind name of its latest sighting (a kind renamed since is named as today)."""
         now, new = time.time(), []
         rows = list(sightings)
         with self._write("recording roots"):
@@ -131,8 +132,8 @@ class Ledger:
                                       "last_seen) VALUES (?, ?, ?, ?, ?, ?, ?)",
                                       (s.root, s.kind, s.symptom, s.culprit, s.headline, s.first_seen, s.last_seen))
                 else:
-                    self.conn.execute("UPDATE roots SET first_seen = ?, last_seen = ? WHERE root = ?",
-                                      (min(known[0], s.first_seen), max(known[1], s.last_seen), s.root))
+                    self.conn.execute("UPDATE roots SET kind = ?, first_seen = ?, last_seen = ? WHERE root = ?",
+                                      (s.kind, min(known[0], s.first_seen), max(known[1], s.last_seen), s.root))
                 self.conn.execute("INSERT OR REPLACE INTO sightings VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                                   (s.root, s.campaign, source, s.finding, s.count, s.first_seen, s.last_seen, now))
         return new

@@ -56,3 +56,17 @@ def test_a_wrong_result_is_two_builds_of_the_program_on_seeded_inputs(tmp_path: 
     assert made.program.form == WRONG_RESULT and "tirx.disable_vectorize" in made.program.text
     run = _runs(made.program.text, tmp_path)
     assert run.returncode == 1 and "Mismatched elements" in run.stdout, run.stdout + run.stderr
+
+
+def test_a_wrong_result_on_a_tvm_without_the_pass_it_turns_off_cannot_run_there(tmp_path: Path) -> None:
+    """disabled_pass ignores names it does not know: both builds would agree, a false 'fixed' (campA's
+    s_tir.StmtSimplify root on 0.26.0, which has no such pass); the program exits 3 instead."""
+    from seedzer.finding.tir.minimal_text import Param, wrong_result
+
+    script = ('@T.prim_func\ndef main(a: T.Buffer((4,), "float32"), b: T.Buffer((4,), "float32")):\n'
+              '    for i in range(4):\n        b[i] = a[i] + T.float32(1)\n')
+    docs, params = Docs("t", (), "0.27.0.post1"), [Param((4,), "float32")] * 2
+    there = _runs(wrong_result(docs, script, params, 7, ["s_tir.StmtSimplify"], "llvm", (1e-4, 1e-5)).text, tmp_path)
+    assert there.returncode == 0 and "not reproduced" in there.stdout, there.stdout + there.stderr
+    gone = _runs(wrong_result(docs, script, params, 7, ["s_tir.NoSuchPass"], "llvm", (1e-4, 1e-5)).text, tmp_path)
+    assert gone.returncode == 3 and "cannot run here" in gone.stdout, gone.stdout + gone.stderr

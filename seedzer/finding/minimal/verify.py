@@ -15,7 +15,7 @@ from seedzer.environments.facts import probe
 from seedzer.environments.venv import EnvSpec, ensure_env, pinned
 from seedzer.environments.wheels import TVM_DISTRIBUTION, TvmSource
 from seedzer.finding.minimal.program import MINIMAL_FILE, MinimalProgram, MinimalRecord, write_minimal
-from seedzer.finding.minimal.text import CANNOT_RUN, CANNOT_RUN_LINE, DIFFERENT
+from seedzer.finding.minimal.text import CANNOT_RUN, CANNOT_RUN_LINE, DIFFERENT, DIFFERENT_LINE
 from seedzer.finding.repro import run_repro
 from seedzer.kernel.common import GONE_LINE, PRESENT_LINE
 
@@ -51,6 +51,26 @@ def env_spec(needs: tuple[str, ...], tvm: TvmSource | None = None) -> EnvSpec:
     return EnvSpec(tvm or TvmSource(version=installed_tvm()), pinned([n for n in needs if n != TVM_DISTRIBUTION]))
 
 
+def _said_before(output: str, line: str) -> str:
+    """The error a reproducer printed right before its own ``line`` (TVM's warnings, printed after it on
+    stderr, are not the reason); empty when it printed no such line."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    at = next((i for i, ln in enumerate(lines) if ln == line), None)
+    return lines[at - 1] if at else ""
+
+
+def _cannot_run_reason(output: str) -> str:
+    """The line saying why a reproducer cannot run: the guard's own (``cannot run here: <error>``), or,
+    for an API error inside the checked step, the error printed on the line before the bare one."""
+    lines = output.splitlines()
+    at = next((i for i, ln in enumerate(lines) if ln.startswith(CANNOT_RUN_LINE)), None)
+    if at is None:
+        return ""
+    if lines[at].strip() == CANNOT_RUN_LINE and at > 0 and lines[at - 1].strip():
+        return f"{CANNOT_RUN_LINE}: {lines[at - 1].strip()}"
+    return lines[at]
+
+
 def minimal_verdict(returncode: int | None, output: str) -> tuple[str, str]:
     """``(present | fixed | cannot-run | different | error, why)`` of a plain reproducer's run: a verdict
     needs both the exit status and the line the program prints with it."""
@@ -58,12 +78,10 @@ def minimal_verdict(returncode: int | None, output: str) -> tuple[str, str]:
         return "present", ""
     if returncode == 0 and GONE_LINE in output:
         return "fixed", ""
-    said = next((ln for ln in output.splitlines() if ln.startswith(CANNOT_RUN_LINE)), "")
     if returncode == CANNOT_RUN:
-        return "cannot-run", said[:200] or "an import or API error"
+        return "cannot-run", _cannot_run_reason(output)[:200] or "an import or API error"
     if returncode == DIFFERENT:
-        tail = [ln for ln in output.strip().splitlines() if ln.strip()]
-        return "different", (tail[-2] if len(tail) > 1 else "")[:200]
+        return "different", _said_before(output, DIFFERENT_LINE)[:200]
     if returncode is None:
         return "error", "ran over its time limit"
     return "error", f"exit status {returncode} without its verdict line"

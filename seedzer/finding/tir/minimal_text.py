@@ -112,6 +112,18 @@ def switches(culprits: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+def present_checks(disabled: Sequence[str]) -> list[str]:
+    """A line per pass turned off by name asserting this TVM has it under that name: ``disabled_pass``
+    ignores a name it does not know, so on a release without the pass (or with it renamed) both builds
+    would be the same and agree, a false 'fixed'; the assertion, outside the check, exits 3 there instead
+    (cannot run here)."""
+    out = []
+    for name in disabled:
+        module, function = name.split(".", 1)
+        out.append(f"assert tvm.{module}.transform.{function}().info.name == {name!r}  # else: cannot run here")
+    return out
+
+
 def input_lines(params: Sequence[Param], seed: int) -> list[str]:
     """The inputs the kernel makes: from ``seed``, floats uniform in [-1, 1), anything else zeros."""
     items = [f"rng.uniform(-1, 1, {p.shape!r}).astype({p.dtype!r})" if p.dtype.startswith("float")
@@ -132,7 +144,8 @@ def wrong_result(docs: Docs, script: str, params: Sequence[Param], seed: int, cu
            "    args = [tvm.runtime.tensor(a.copy()) for a in inputs]",
            '    lib["main"](*args)',
            "    return [a.numpy() for a in args]"]
-    calls = [f"expected = run({', '.join(f'{k}={v!r}' for k, v in off.items())})  # without {' + '.join(culprits)}",
+    calls = [*present_checks(off.get("disabled_pass", ())),
+             f"expected = run({', '.join(f'{k}={v!r}' for k, v in off.items())})  # without {' + '.join(culprits)}",
              "actual = run()  # TVM's default pipeline"]
     check = parts.outputs_check("expected", "actual", tolerances[0], tolerances[1], "both builds agree")
     text = parts.program([parts.docstring(docs, TIR_NEEDS),

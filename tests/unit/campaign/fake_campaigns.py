@@ -10,8 +10,10 @@ from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.store.db import CampaignDB, FindingRow
 
 
-def fake_campaign(out: Path, pool: Path, roots: dict[str, list[str]], ledger: Path | None = None) -> Path:
-    """A campaign in ``out`` of ``pool`` whose bugs are ``roots`` (root -> its findings' signatures)."""
+def fake_campaign(out: Path, pool: Path, roots: dict[str, list[str]], ledger: Path | None = None,
+                  kind: str = "tir") -> Path:
+    """A campaign in ``out`` of ``pool`` whose bugs are ``roots`` (root -> its findings' signatures), of the
+    finding kind named ``kind`` in its campaign.db."""
     out.mkdir(parents=True, exist_ok=True)
     db = CampaignDB(out / "campaign.db")
     db.set_meta("pool", str(pool.resolve()))
@@ -27,6 +29,6 @@ def fake_campaign(out: Path, pool: Path, roots: dict[str, list[str]], ledger: Pa
             (folder / "meta.json").write_text(meta.dump(folder / "meta.json"))
             when = 100.0 * n + k
             db.upsert_finding(FindingRow(sig, "exception", "pass", "tirx.VectorizeLoop", obs.message, when, when + 1,
-                                         2, "new", f"findings/{sig}", "tir", BUG, "bug", root))
+                                         2, "new", f"findings/{sig}", kind, BUG, "bug", root))
     db.close()
     return out

@@ -28,6 +28,13 @@ def test_a_campaigns_roots_with_their_findings_counts_and_times(tmp_path: Path) 
     assert first.campaign == str(out.resolve()) and found["bbbb00000002"].count == 2
 
 
+def test_a_campaign_of_an_older_seedzer_records_its_kinds_by_their_names_today(tmp_path: Path) -> None:
+    old = fake_campaign(tmp_path / "old", tmp_path / "pool", {"aaaa00000001": ["111111111111"]}, kind="lowlevel")
+    assert [s.kind for s in campaign_sightings(old)] == ["tir"]
+    loader = fake_campaign(tmp_path / "loader", tmp_path / "pool", {"bbbb00000002": ["222222222222"]}, kind="loader")
+    assert [s.kind for s in campaign_sightings(loader)] == ["load"]
+
+
 def test_two_campaigns_in_one_ledger_and_what_status_of_the_second_marks(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.db"
     one = fake_campaign(tmp_path / "one", tmp_path / "pool1", {"aaaa00000001": ["111111111111"],

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from seedzer.finding.affected import RootProgram, VersionCell, VersionsTable, root_programs, version_key
+from seedzer.finding.meta import FindingMeta
 from seedzer.finding.minimal.program import MinimalProgram, MinimalRecord, write_minimal
+from seedzer.finding.verdict import AtFault
 from tests.unit.campaign.fake_campaigns import fake_campaign
 
 
@@ -36,3 +38,15 @@ def test_each_root_is_checked_with_its_shortest_verified_reproducer(tmp_path: Pa
     roots, missing = root_programs([camp])
     assert [(r.root, r.folder.name, r.lines) for r in roots] == [("aaaa00000001", "222222222222", 2)]
     assert missing == {"bbbb00000002": "minimal.py was not verified (v)"}
+
+
+def test_a_root_the_gate_blamed_on_a_shared_component_is_named_by_it(tmp_path: Path) -> None:
+    camp = fake_campaign(tmp_path / "c", tmp_path / "p", {"aaaa00000001": ["111111111111"]})
+    folder = camp / "findings" / "111111111111"
+    meta = FindingMeta.load(folder)
+    meta.at_fault = AtFault("topi.image.resize", "raised in get_inx", ("edge:Resize",), shared=True)
+    (folder / "meta.json").write_text(meta.dump(folder / "meta.json"))
+    program = MinimalProgram("x = 1\n", ("apache-tvm", "numpy", "onnx"), "importer", "relax.frontend.onnx (Resize)")
+    write_minimal(folder, program, MinimalRecord.of(program).verified_by(True, 1, "present", "e", {}))
+    roots, _ = root_programs([camp])
+    assert [r.component for r in roots] == ["topi.image.resize"]

@@ -7,6 +7,7 @@ from seedzer.finding.bug_report import ReportInput, area, demoted, render, title
 from seedzer.finding.kind import Described
 from seedzer.finding.meta import BUG, FindingMeta
 from seedzer.finding.minimal.program import MinimalProgram, MinimalRecord
+from seedzer.finding.verdict import AtFault
 from seedzer.kernel.common import Observation, Stage, Symptom
 
 RULES = [Described("alone", "The case runs again alone."), Described("culprit", "Bisection names the passes.")]
@@ -49,8 +50,8 @@ def test_the_models_validity_is_each_judges_answer() -> None:
 
 
 def test_areas_and_titles_and_demoted_notes() -> None:
-    assert [area(c) for c in ("relax.frontend.onnx (Reshape)", "relax.FuseTIR", "s_tir.X", "tirx.Y", "x")] == \
-        ["Frontend][ONNX", "Relax", "TIR", "TIR", "TVM"]
+    components = ("relax.frontend.onnx (Reshape)", "relax.FuseTIR", "s_tir.X", "tirx.Y", "topi.image.resize", "x")
+    assert [area(c) for c in components] == ["Frontend][ONNX", "Relax", "TIR", "TIR", "TOPI", "TVM"]
     assert title(_report(_meta(Symptom.MISMATCH))).endswith("computes wrong results")
     assert demoted("# Title\n## Expected behaviour\nx\n## Minimal trigger\ny") == "#### Minimal trigger\ny"
 
@@ -68,3 +69,18 @@ def test_the_code_at_fault_names_the_report_and_its_evidence_and_the_passes_that
     assert "- passes that only reach it: `relax.LegalizeOps`" in text
     undecided = AtFault("s_tir.LoopPartition + tirx.StmtSimplify", "culprit bisection")
     assert "relax.ConvertLayout:" in title(_report(dataclasses.replace(_meta(), at_fault=undecided)))
+
+
+def test_a_shared_component_the_gate_blamed_names_the_report_not_the_importer_that_reached_it() -> None:
+    meta = _meta(Symptom.EXCEPTION)
+    meta.observation = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "Check failed: fb->value != 0")
+    meta.at_fault = AtFault("topi.image.resize", "raised in get_inx (tvm/topi/image/resize.py:168)", ("edge:Resize",),
+                            shared=True)
+    program = MinimalProgram("print('x')\n", ("apache-tvm", "numpy", "onnx"), "importer",
+                             "relax.frontend.onnx (Resize)", ("from_onnx",))
+    record = MinimalRecord.of(program, None).verified_by(True, 1, "present", "env", {})
+    report = ReportInput(meta, record, program.text, RULES, FACTS)
+    assert title(report).startswith("[Bug][TOPI] topi.image.resize: ")
+    assert "`test_resize_seedzer_7e7405684159`" in render(report) and "* topi\n" in render(report)
+    meta.at_fault = AtFault("onnx frontend", "raised in the importer", shared=True)
+    assert title(report).startswith("[Bug][Frontend][ONNX] relax.frontend.onnx (Resize): ")

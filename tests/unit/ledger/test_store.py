@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,14 @@ def test_roots_merge_across_campaigns_by_their_signature(tmp_path: Path) -> None
     assert (both.first_seen, both.last_seen) == (5.0, 30.0)
     assert both.campaigns == ("/c/two", "/c/one") and roots["bbb222"].campaigns == ("/c/one",)
     assert [s.source for s in both.sightings] == [RECHECK, CAMPAIGN] and both.state == "new"
+
+
+def test_a_root_seen_again_takes_the_kind_name_of_its_latest_sighting(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    with Ledger(path) as ledger:
+        ledger.record([replace(sighting("aaa111", "/c/old"), kind="lowlevel")], RECHECK)
+        ledger.record([sighting("aaa111", "/c/new")], CAMPAIGN)
+        assert [(r.root, r.kind) for r in ledger.roots()] == [("aaa111", "tir")]
 
 
 def test_a_state_set_by_prefix_makes_the_root_known(tmp_path: Path) -> None:

@@ -17,7 +17,12 @@ def test_a_verdict_needs_the_exit_status_and_its_line() -> None:
     assert minimal_verdict(0, f"{GONE_LINE} ok") == ("fixed", "")
     assert minimal_verdict(1, "Traceback ... SyntaxError") == ("error", "exit status 1 without its verdict line")
     assert minimal_verdict(3, "cannot run here: AttributeError: no tirx")[0] == "cannot-run"
+    inside = "AttributeError: module 'tvm.s_tir.analysis' has no attribute 'verify_well_formed'\ncannot run here\n"
+    assert minimal_verdict(3, inside) == ("cannot-run", "cannot run here: AttributeError: module 'tvm.s_tir.analysis' "
+                                                        "has no attribute 'verify_well_formed'")
     assert minimal_verdict(2, "ValueError: other\na different failure\n") == ("different", "ValueError: other")
+    warned = "InternalError: Check failed: shape\na different failure\n[07:59:20] Warning: BlockBuilder destroyed\n"
+    assert minimal_verdict(2, warned) == ("different", "InternalError: Check failed: shape")
     assert minimal_verdict(None, "") == ("error", "ran over its time limit")
 
 
