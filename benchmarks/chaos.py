@@ -3,20 +3,24 @@
 Usage::
 
     python benchmarks/chaos.py [--pool DIR] [--minutes 4] [--chaos-minutes 3] [--every 3] [--jobs 1] [--out DIR]
+                               [--levels graph]
 
 Without ``--pool`` it generates 6 models with ``seedzer generate --heuristic basic`` in a temporary
 directory. It starts ``seedzer fuzz`` on them (default coverage, ``--minutes`` of budget) and, for
 ``--chaos-minutes`` from the moment its workers run, SIGKILLs one of its current fuzz workers every
 ``--every`` seconds (the pids the campaign records in its ``workers`` events, checked in /proc to be
 live descendants of the campaign; never the gate, the loader or the confirmer). Then it SIGKILLs the
-campaign itself and resumes it with ``--resume`` until the budget is used. It prints what happened
+campaign itself and resumes it with ``--resume`` until the budget is used (``--levels`` is passed to
+every ``seedzer fuzz``: ``--levels graph`` makes a graph-only campaign). It prints what happened
 and checks:
 
 * the campaign never stopped by itself before its budget was used (no early "finishing"), and the
   resumed campaign's recorded time reaches the budget;
 * every kill is a ``worker_killed`` event (with memory figures), none is a ``crash`` finding;
-* every corpus row of campaign.db has its ``corpus/<id>.py`` and every finding its
-  ``findings/<signature>/meta.json``.
+* every corpus row of campaign.db has its ``corpus/<id><suffix>`` (its level's) and every finding its
+  ``findings/<signature>/meta.json``;
+* no corpus entry was quarantined (a SIGKILL is never the entry's fault) and ``PRAGMA integrity_check``
+  of campaign.db says ``ok``.
 
 Exit status 0 when every check holds, 1 otherwise. ``tests/integration/test_campaign_chaos.py`` runs
 it with the issue's numbers (100 kills in 10 minutes).
@@ -38,6 +42,8 @@ from pathlib import Path
 from typing import Any
 
 import click
+
+from seedzer.level_table import level_entry
 
 NEAR_KILL_SECONDS = 2.0
 """A crash finding first seen this soon after a kill is reported as possibly caused by it."""
@@ -161,6 +167,10 @@ class ChaosReport:
     missing_corpus: list[str] = field(default_factory=list)
     missing_findings: list[str] = field(default_factory=list)
     orphans: int = 0
+    levels: dict[str, int] = field(default_factory=dict)
+    quarantined: int = 0
+    integrity: str = ""
+    staging: int = 0
 
     def problems(self) -> list[str]:
         """Every check that failed, one line each (empty: the campaign survived the chaos)."""
@@ -182,6 +192,10 @@ class ChaosReport:
             out.append(f"finding rows without meta.json: {', '.join(self.missing_findings[:10])}")
         if not self.resumes:
             out.append("the campaign was never resumed")
+        if self.quarantined:
+            out.append(f"{self.quarantined} corpus entries quarantined (a SIGKILL is no entry's fault)")
+        if self.integrity != "ok":
+            out.append(f"PRAGMA integrity_check: {self.integrity}")
         return out
 
 
@@ -202,16 +216,17 @@ def _wait_for_workers(proc: subprocess.Popen[bytes], db: Path, timeout: float) -
 
 
 def run_chaos(pool: Path, out: Path, minutes: float, chaos_seconds: float, every: float, jobs: int = 1,
-              seed: int = 0, logs: Path | None = None, say: Any = print) -> ChaosReport:
-    """Fuzz ``pool`` into ``out`` for ``minutes`` of budget, SIGKILLing a random worker every ``every``
-    seconds for ``chaos_seconds``, then SIGKILL the campaign and resume it until its budget is used."""
+              seed: int = 0, logs: Path | None = None, say: Any = print, levels: str | None = None) -> ChaosReport:
+    """Fuzz ``pool`` into ``out`` for ``minutes`` of budget (at ``levels``, a ``--levels`` value; None: the
+    default levels), SIGKILLing a random worker every ``every`` seconds for ``chaos_seconds``, then
+    SIGKILL the campaign and resume it until its budget is used."""
     out, logs = Path(out), Path(logs or out.parent)
     logs.mkdir(parents=True, exist_ok=True)
     db = out / "campaign.db"
     report = ChaosReport(out, minutes * 60)
     rng = random.Random(seed)
     args = ["fuzz", "--pool", str(pool), "--out", str(out), "--minutes", f"{minutes:g}", "--jobs", str(jobs),
-            "--monitor", "plain"]
+            "--monitor", "plain", *(["--levels", levels] if levels else [])]
 
     log = logs / f"{out.name}-chaos.log"
     started = time.monotonic()
@@ -309,10 +324,15 @@ def _inspect(report: ChaosReport, db: Path) -> None:
     for (detail,) in query(db, "SELECT detail FROM events WHERE kind = 'worker_restart'"):
         kind = str(json.loads(detail).get("kind"))
         report.worker_restart[kind] = report.worker_restart.get(kind, 0) + 1
-    rows = query(db, "SELECT id, path FROM corpus")
+    rows = query(db, "SELECT id, path, level FROM corpus")
     report.corpus = len(rows)
-    report.missing_corpus = [sid for sid, path in rows
-                             if not (out / path).is_file() or path != f"corpus/{sid}.py"]
+    for _, _, level in rows:
+        report.levels[str(level)] = report.levels.get(str(level), 0) + 1
+    report.missing_corpus = [sid for sid, path, level in rows
+                             if not (out / path).is_file() or path != f"corpus/{sid}{level_entry(str(level)).suffix}"]
+    report.quarantined = len(query(db, "SELECT id FROM events WHERE kind = 'quarantine'"))
+    report.integrity = "; ".join(str(r[0]) for r in query(db, "PRAGMA integrity_check"))
+    report.staging = sum(1 for p in (out / "findings").glob(".*.tmp"))
     for sig, symptom, verdict, first_seen, folder in query(
             db, "SELECT signature, symptom, verdict, first_seen, dir FROM findings"):
         report.findings[symptom] = report.findings.get(symptom, 0) + 1
@@ -341,12 +361,14 @@ def print_report(report: ChaosReport, say: Any = print) -> None:
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(report.worker_restart.items())) or "none"
     say(f"other restarts    {restarts} ({kinds})")
     say(f"elapsed / budget  {report.elapsed:.1f} s / {report.budget:.0f} s after {report.resumes} resume(s)")
-    say(f"executions        {report.execs}; corpus {report.corpus}")
+    say(f"executions        {report.execs}; corpus {report.corpus} (by level: {report.levels or 'none'})")
     say(f"findings          {dict(sorted(report.findings.items())) or 'none'}; verdicts {report.verdicts or 'none'}")
     say(f"crash findings    {report.findings.get('crash', 0)} (by SIGKILL: {len(report.crash_sigkill)}; "
         f"first seen within {NEAR_KILL_SECONDS:g} s of a kill: {len(report.crash_near_kill)})")
-    say(f"files             corpus rows without corpus/<id>.py: {len(report.missing_corpus)}; "
-        f"findings without meta.json: {len(report.missing_findings)}")
+    say(f"files             corpus rows without their file: {len(report.missing_corpus)}; "
+        f"findings without meta.json: {len(report.missing_findings)}; finding folders left mid-write: "
+        f"{report.staging}")
+    say(f"campaign.db       integrity_check {report.integrity}; quarantined entries {report.quarantined}")
     problems = report.problems()
     say("result            " + ("ok" if not problems else "FAILED"))
     for p in problems:
@@ -364,8 +386,9 @@ def print_report(report: ChaosReport, say: Any = print) -> None:
 @click.option("--every", type=float, default=3.0, show_default=True, help="Seconds between worker kills.")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Which worker is killed (rng seed).")
+@click.option("--levels", default=None, help="Levels the campaign fuzzes (a --levels value, e.g. graph).")
 def main(pool: Path | None, out: Path | None, minutes: float, chaos_minutes: float, every: float, jobs: int,
-         seed: int) -> None:
+         seed: int, levels: str | None) -> None:
     """Kill workers at random during a real campaign, then the campaign; resume; check nothing was lost."""
     with tempfile.TemporaryDirectory(prefix="seedzer-chaos-") as tmp:
         if pool is None:
@@ -373,7 +396,7 @@ def main(pool: Path | None, out: Path | None, minutes: float, chaos_minutes: flo
             pool = make_pool(Path(tmp) / "pool")
         camp = out or Path(tmp) / "campaign"
         report = run_chaos(pool, camp, minutes, chaos_minutes * 60, every, jobs, seed,
-                           logs=camp.parent, say=lambda s: print(s, flush=True))
+                           logs=camp.parent, say=lambda s: print(s, flush=True), levels=levels)
         print_report(report)
     sys.exit(1 if report.problems() else 0)
 

@@ -12,7 +12,7 @@ import click
 from rich.console import Console
 
 from seedzer import __version__
-from seedzer.cli_group import MINUTES, FiniteFloat, SeedzerGroup, bounded_int
+from seedzer.cli_group import CONFIG_OPTION, MINUTES, FiniteFloat, SeedzerGroup, bounded_int
 from seedzer.config import (
     INT64,
     MAX_JOBS,
@@ -26,10 +26,6 @@ from seedzer.config import (
 )
 from seedzer.errors import CampaignError, UsageError
 
-CONFIG_OPTION = click.option(
-    "--config", "config_path", type=click.Path(path_type=Path), default=None,
-    help="YAML configuration file (defaults apply to every field it omits; see `seedzer config show`).",
-)
 MONITOR_OPTION = click.option(
     "--monitor", type=click.Choice(["auto", "live", "plain", "quiet"]), default="auto", show_default=True,
     help="Status display: a live line on a terminal, periodic plain lines, or nothing.",
@@ -82,7 +78,7 @@ def check_campaign_paths(pool: Path, out: Path) -> None:
 
 def check_campaign_state(pool: Path, out: Path, resume: bool) -> None:
     """Read-only checks of ``out``'s campaign.db: resumable (and made from ``pool``), or absent for a new one."""
-    from seedzer.campaign.loop import check_layout
+    from seedzer.campaign.directory import check_layout
     from seedzer.store.corpus import CORPUS_DIR, corpus_lost, lost_corpus_files
     from seedzer.store.readonly import open_campaign, read_meta
 
@@ -135,7 +131,8 @@ def _ray_executor(address: str, pool: Path, jobs: int) -> Any:
     return factory
 
 
-def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: str | None = None) -> None:
+def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: str | None = None,
+          recorded_as: str = "campaign") -> None:
     """Check everything that can be checked before a campaign starts, then run it under the campaign lock.
 
     All checks are read-only and happen before anything is created; they are repeated under the
@@ -155,13 +152,14 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
         from seedzer.campaign.loop import Campaign
 
         if ray is None:
-            Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor)).run()
+            Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), ledger_source=recorded_as).run()
         else:
             from seedzer.execute.ray_cluster import disconnect
 
             try:
                 executor = _ray_executor(ray, pool, cfg.fuzz.jobs)
-                Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), executor=executor).run()
+                Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), executor=executor,
+                         ledger_source=recorded_as).run()
             finally:
                 disconnect()
     Console(width=max(Console().width, 160)).print(campaign_summary(out))
@@ -181,10 +179,12 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
               help="Run the workers as Ray actors on the cluster at ADDRESS (host:port; bare --ray: one started "
                    "on this machine, or a private one on 127.0.0.1). Needs the extra seedzer[ray]; the seed pool "
                    "must be at the same path on every node.")
+@click.option("--recorded-as", "recorded_as", type=click.Choice(["campaign", "trial"]), default="campaign",
+              show_default=True, help="What the ledger of bug roots records this campaign as (experiments: trial).")
 @CONFIG_OPTION
 @MONITOR_OPTION
 def fuzz(pool: Path, out: Path, minutes: float | None, jobs: int | None, seed: int | None, resume: bool,
-         levels: str | None, ray: str | None, config_path: Path | None, monitor: str) -> None:
+         levels: str | None, ray: str | None, recorded_as: str, config_path: Path | None, monitor: str) -> None:
     """Fuzz TVM with the models of a seed pool; results go to a campaign directory.
 
     Example: seedzer fuzz --pool seedpools/basic --out campaigns/basic-1 --minutes 10 --levels tir,graph
@@ -193,7 +193,7 @@ def fuzz(pool: Path, out: Path, minutes: float | None, jobs: int | None, seed: i
     cfg = _apply_overrides(load_config(config_path), minutes, jobs, seed)
     if levels is not None:
         cfg.levels = parse_levels(levels, cfg.levels)
-    _fuzz(pool, out, cfg, resume, monitor, ray)
+    _fuzz(pool, out, cfg, resume, monitor, ray, recorded_as)
 
 
 @main.command()
@@ -254,28 +254,50 @@ def config_check(path: Path) -> None:
 @main.command()
 @click.argument("campaign", type=click.Path(path_type=Path))
 @click.option("--all", "show_all", is_flag=True, help="Also list candidates the gate has not judged and not-bugs.")
+@click.option("--invalid", "show_invalid", is_flag=True,
+              help="List what was turned away before the gate: reasons, counts, samples and re-runs.")
+@CONFIG_OPTION
 @click.option("--windows", "window_minutes", type=FiniteFloat(0, MAX_MINUTES, unit="minutes"), default=5.0,
               show_default=True,
               metavar="MINUTES", help="Window of the throughput table (shown from two windows on; 0: never).")
-def status(campaign: Path, show_all: bool, window_minutes: float) -> None:
+def status(campaign: Path, show_all: bool, window_minutes: float, show_invalid: bool,
+           config_path: Path | None) -> None:
     """Summarize a campaign directory (running or finished): totals, executions/s and where the
     workers' time went per window of campaign time, then its bugs, one row per root cause (culprit
-    passes, one-line message, occurrences, reproducer), and not-a-bug counts by reason.
+    passes, one-line message, occurrences, reproducer, and what the ledger knew of it from other
+    campaigns), and not-a-bug counts by reason; with --invalid, the test cases turned away before
+    the gate by reason and pass, with their samples (replay one with
+    `seedzer replay CAMPAIGN/filtered/NAME`) and re-runs at the full limits.
 
     Example: seedzer status campaigns/basic-1 --all
     """
+    from seedzer.campaign.ledger_roots import campaign_ledger, seen_before
     from seedzer.campaign.summary import campaign_summary
+    from seedzer.errors import SeedzerError
+    from seedzer.store.readonly import open_campaign
 
-    Console(width=max(Console().width, 160)).print(campaign_summary(campaign, show_all, window_minutes))
+    cfg = load_config(config_path)
+    seen = None
+    if (campaign / "campaign.db").is_file():  # a bad campaign: the campaign's own one-line error, not the ledger's
+        open_campaign(campaign / "campaign.db").close()
+    try:
+        seen = seen_before(campaign_ledger(campaign, cfg), campaign) if (campaign / "campaign.db").is_file() else None
+    except SeedzerError as exc:  # a ledger that cannot be read: the summary without its marks
+        click.echo(f"warning: {exc}", err=True)
+        seen = None
+    Console(width=max(Console().width, 160)).print(campaign_summary(campaign, show_all, window_minutes,
+                                                                    show_invalid, seen))
 
 
 def _register_verbs() -> None:
+    from seedzer.commands.bugs import bugs_group
     from seedzer.commands.coverage import coverage_group
     from seedzer.commands.experiment import experiment_group
     from seedzer.commands.generate import generate_cmd, pool_group
     from seedzer.commands.load import load_cmd
     from seedzer.commands.report import report_cmd
     from seedzer.commands.triage import recheck_cmd, replay_cmd, triage_cmd
+    from seedzer.commands.versions import versions_cmd
 
     main.add_command(generate_cmd, "generate")
     main.add_command(pool_group, "pool")
@@ -286,6 +308,8 @@ def _register_verbs() -> None:
     main.add_command(triage_cmd, "triage")
     main.add_command(replay_cmd, "replay")
     main.add_command(recheck_cmd, "recheck")
+    main.add_command(versions_cmd, "versions")
+    main.add_command(bugs_group, "bugs")
 
 
 _register_verbs()

@@ -20,6 +20,7 @@ import math
 import sqlite3
 import sys
 import traceback
+from pathlib import Path
 from typing import Any
 
 import click
@@ -196,6 +197,11 @@ class FiniteFloat(click.ParamType):
         return number
 
 
+CONFIG_OPTION = click.option(
+    "--config", "config_path", type=click.Path(path_type=Path), default=None,
+    help="YAML configuration file (defaults apply to every field it omits; see `seedzer config show`).",
+)
+"""The ``--config`` option of every verb that reads the configuration."""
 MINUTES = FiniteFloat(0, MAX_MINUTES, open_low=True, unit="minutes (a year)")
 """A budget in minutes (``--minutes`` of every verb): finite, > 0, at most a year."""
 

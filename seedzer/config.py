@@ -17,6 +17,7 @@ from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from seedzer.environments.wheels import VERSION
 from seedzer.errors import ConfigError, UsageError
 from seedzer.level_table import LEVELS, level_entry
 from seedzer.load.bounds import (
@@ -278,6 +279,38 @@ class LimitsConfig:
         return Limits(self.max_tensor_bytes, self.max_model_bytes, self.max_testcase_memory)
 
 
+RELEASED_TVM = ["0.25.0", "0.26.0", "0.27.0", "0.27.0.post1"]
+"""The apache-tvm releases ``seedzer versions`` checks by default (those on the package index)."""
+
+
+@dataclass
+class ReproducersConfig:
+    """Plain reproducers (``minimal.py``): how triage makes and runs them, and which TVM releases
+    ``seedzer versions`` runs them against."""
+
+    minutes: float = _f(3.0, "Time the search for one finding's plain reproducer may take (printing the module the "
+                        "failing pass receives, shrinking it, checking each candidate).")
+    fresh_env: bool = _f(True, "Run every minimal.py in a fresh virtual environment holding only the packages it "
+                         "names (created once with pip from the package index, then reused); false: with the "
+                         "triage's own interpreter (no network).")
+    venvs: str = _f("~/.cache/seedzer/venvs", "Directory of those virtual environments (one per TVM and package "
+                    "set).")
+    versions: list[str] = _f(list(RELEASED_TVM), "The TVM releases `seedzer versions` runs every root's minimal.py "
+                             "against (a path to a local .whl works too).")
+    pip_args: list[str] = _f([], "Extra arguments pip gets when it makes those environments and lists TVM's releases "
+                             "(e.g. --index-url of a mirror; --no-index --find-links DIR for wheels on disk only).")
+
+
+@dataclass
+class LedgerConfig:
+    """The ledger of bug roots across campaigns (SQLite): first and last seen, campaigns, versions affected
+    and a state a user sets."""
+
+    path: str = _f("", "The ledger's file. Empty: ledger.db in the directory that holds the campaign's seed pool "
+                   "(for verbs without a campaign, in generate.pool_dir).")
+    enabled: bool = _f(True, "Campaigns, experiment trials and recheck record their bug roots in the ledger.")
+
+
 @dataclass
 class Config:
     """Top-level configuration; every section is optional in the YAML file."""
@@ -291,6 +324,9 @@ class Config:
     bounds: BoundsConfig = field(default_factory=BoundsConfig, metadata={"doc": "Mutant bounds."})
     levels: LevelsConfig = field(default_factory=LevelsConfig, metadata={"doc": "Levels fuzzed and their weights."})
     graph: GraphConfig = field(default_factory=GraphConfig, metadata={"doc": "Graph-level mutation."})
+    reproducers: ReproducersConfig = field(default_factory=ReproducersConfig,
+                                           metadata={"doc": "Plain reproducers and the TVM versions they run on."})
+    ledger: LedgerConfig = field(default_factory=LedgerConfig, metadata={"doc": "The ledger of bug roots."})
 
 
 
@@ -366,6 +402,12 @@ _CHECKS: dict[str, tuple[str, Any]] = {
     "oracles.perf_rate": ("must be between 0 and 1", _between(0, 1)),
     "oracles.perf_factor": ("must be a finite number > 1 and <= 1000", lambda v: _finite(v) and 1 < v <= 1000),
     "oracles.perf_repeats": ("must be >= 1 and <= 100", lambda v: 1 <= v <= 100),
+    "reproducers.minutes": ("must be > 0 and <= 600", lambda v: _finite(v) and 0 < v <= 600),
+    "reproducers.venvs": ("must be a directory name", lambda v: bool(v.strip()) and "\0" not in v),
+    "reproducers.versions": ("entries must be TVM release numbers (e.g. 0.26.0) or paths to .whl files",
+                             lambda v: all(isinstance(x, str) and (x.endswith(".whl") or VERSION.match(x)) for x in v)),
+    "reproducers.pip_args": ("entries must be pip arguments (strings)", lambda v: all(isinstance(x, str) for x in v)),
+    "ledger.path": ("must be a file name (empty: beside the seed pools)", lambda v: "\0" not in v),
 }
 
 
@@ -410,6 +452,8 @@ def _convert(value: Any, tp: Any, where: str, source: str) -> Any:
             return float(value)
         except OverflowError:
             raise ConfigError(f"{source}: field '{where}' must be a finite number (got {value})") from None
+    if tp is int and isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)  # 1e9 or 4.0 where a whole number is expected
     if tp in (int, float, str, bool) and (not isinstance(value, tp) or (tp is int and isinstance(value, bool))):
         raise ConfigError(
             f"{source}: field '{where}' must be {_type_name(tp)}, got {type(value).__name__} {value!r}"

@@ -1,12 +1,13 @@
 """Reading small YAML files strictly, and the value limits every verb and file shares.
 
 Bottom layer (standard library and PyYAML only): configuration files, experiment files and
-heuristic definitions are read the same way (UTF-8, at most 1 MiB, duplicate keys refused), with
-one-line errors naming the file.
+heuristic definitions are read the same way (UTF-8, at most 1 MiB, duplicate keys refused, ``1e9``
+a number as in YAML 1.2), with one-line errors naming the file.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,11 @@ def _no_duplicate_keys(loader: StrictLoader, node: yaml.MappingNode, deep: bool 
 
 
 StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicate_keys)
+
+EXPONENT_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
+"""A number in exponent notation as YAML 1.2 and Python write it (``1e9``, ``2.5E-3``): YAML 1.1, which
+PyYAML implements, wants a dot and a signed exponent (``1.0e+9``) and reads ``1e9`` as a string."""
+StrictLoader.add_implicit_resolver("tag:yaml.org,2002:float", EXPONENT_FLOAT, list("-+.0123456789"))
 
 
 def read_text(path: Path, what: str, error: type[Exception] = ConfigError) -> str:

@@ -3,7 +3,7 @@ maintainer would, with the verdict the filing gate must give them.
 
 An entry is a folder:
 
-- ``audit.json``: ``kind`` (``tir`` or ``load``; the entries written before the kinds were named
+- ``audit.json``: ``kind`` (``tir``, ``graph`` or ``load``; the entries written before the kinds were named
   after their levels say ``lowlevel`` or ``loader``, read as these), the expected ``verdict`` (``bug`` or
   ``not-a-bug``) and ``reason`` (the reason's first word: ``bug``, ``contract``, ``invalid``...),
   for a bug the ``culprit`` passes and ``bug`` (a name for the root cause: entries of one root cause
@@ -16,6 +16,8 @@ An entry is a folder:
   ``seed.py``/``parent.py`` (the original seed's and the unmutated parent's IR).
 - A load entry: the finding's ``meta.json``, ``model.onnx`` and (when it has one) ``case.json``,
   judged by the load gate.
+- A graph entry: ``case.json`` (the graph case with its expected failure, its model mutations and
+  Relax steps) and ``model.onnx`` (the seed model the mutations apply to), judged by the graph gate.
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ def write_lowlevel_entry(folder: Path, case: Any, legacy: Any, ancestors: list[t
 
 
 def write_loader_entry(folder: Path, finding: Path, audit: Audit) -> None:
-    """Write a loader entry from a load finding folder: its metadata, case and model (an older
+    """Write a load or graph entry from its finding folder: its metadata, case and model (an older
     finding names its pool model by absolute path: that model is copied in, so the entry works on
     any machine; its ``repro.py`` is not kept, the load gate never reads it)."""
     folder.mkdir(parents=True, exist_ok=False)
@@ -123,13 +125,14 @@ def write_audit(folder: Path, audit: Audit) -> None:
 def add_from_campaign(campaign: Path, signature: str, name: str, audit: Audit) -> Path:
     """Add the finding ``signature`` of ``campaign`` to the corpus as ``name``."""
     from seedzer.finding.meta import FindingMeta
-    from seedzer.finding.tir.folder import ancestors, finding_case
+    from seedzer.finding.recheck import ancestors
+    from seedzer.finding.tir.folder import finding_case
     from seedzer.store.db import CampaignDB
 
     finding = campaign / "findings" / signature
     meta = FindingMeta.load(finding)
     folder = CORPUS / name
-    if meta.kind == "load":
+    if meta.kind in ("load", "graph"):  # a model finding: its files are the entry
         write_loader_entry(folder, finding, audit)
         return folder
     found = finding_case(finding, meta)

@@ -30,7 +30,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from seedzer.campaign.confirm import Confirmer
+from seedzer.campaign.filtered import WAITING, FilterLedger
 from seedzer.campaign.monitor import Monitor
+from seedzer.campaign.reruns import Reruns
 from seedzer.campaign.stats import CampaignStats
 from seedzer.config import Config
 from seedzer.errors import CampaignError, SeedzerError
@@ -85,6 +87,9 @@ class FilingSettings:
     gate_share: float | None = 0.05
     """No new gate run starts while the gate's seconds exceed this share of the workers' time (None:
     no limit; see the module docstring)."""
+    max_memory: int = 0
+    """The workers' address-space limit of a test case, under which slow and out-of-memory test cases
+    are re-run (:mod:`seedzer.campaign.reruns`)."""
 
     @property
     def filing(self) -> FileSettings:
@@ -98,7 +103,7 @@ class FilingSettings:
         share = cfg.oracles.gate_share  # 0 or less: no limit
         return FilingSettings(FindingSettings(cfg.oracles.rtol, cfg.oracles.atol, dict(gate.timeouts)), gate,
                               cfg.oracles.perf_factor, cfg.oracles.perf_repeats, cfg.oracles.confirm_crashes,
-                              share if share > 0 else None)
+                              share if share > 0 else None, cfg.limits.max_testcase_memory)
 
 
 class Filing:
@@ -119,6 +124,8 @@ class Filing:
         self.roots: set[str] = set()
         self.known = KnownVerdicts()
         self.waiting: deque[tuple[FindingMeta, Any]] = deque()  # candidates before their gate run
+        self.ledger = FilterLedger(findings.root.parent, findings.db, settings.filing)
+        self.reruns = Reruns(self.ledger, settings.gate, settings.max_memory)
 
     # --- the campaign's view ------------------------------------------------------------------
     def restore(self) -> None:
@@ -160,9 +167,24 @@ class Filing:
         ran = tc.ran()
         if ran is None:  # a result and a death are filed only once their test case was announced
             raise CampaignError(f"test case {tc.tc_id} of worker {worker} was never announced")
+        self._file(tc.level, self._observed(obs, tc, ran, worker, unchanged, log))
+
+    def _observed(self, obs: Observation, tc: TestCaseInfo, ran: Any, worker: int, unchanged: list[int],
+                  log: str = "") -> Observed:
         parent = self.corpus.by_id.get(tc.parent or "")
         provenance = Provenance(tc.parent, parent.origin if parent else "", tuple(tc.mutators), worker, tc.tc_id)
-        self._file(tc.level, Observed(obs, ran, provenance, tc.passes, tuple(unchanged), log))
+        return Observed(obs, ran, provenance, tc.passes, tuple(unchanged), log)
+
+    def filtered(self, obs: Observation, tc: TestCaseInfo, worker: int) -> None:
+        """Count a test case the filters turned away (invalid, or slow) and keep a sample of it
+        (:mod:`seedzer.campaign.filtered`); a slow or out-of-memory one waits for its re-run at the
+        full limits (:mod:`seedzer.campaign.reruns`). One that was never announced is only counted."""
+        ran = tc.ran()
+        observed = self._observed(obs, tc, ran, worker, []) if ran is not None else None
+        sample = self.ledger.record(tc.level, obs, observed)
+        if sample is not None and observed is not None and sample.rerun == WAITING:
+            self.reruns.add(sample, observed)
+            self._dispatch()
 
     def loaded(self, model: Path, failure: LoaderFailure) -> None:
         """File one failure of loading a pool model (the one path of the pool's findings)."""
@@ -212,13 +234,18 @@ class Filing:
         """Start the next waiting candidate's gate run when none runs and the gate is within its share
         (``force``: regardless of the share); whether one started."""
         started = False
-        if self.waiting and self.gate.pending() == 0 and (force or self._within_share()):
-            meta, case = self.waiting.popleft()
-            folder = self.findings.root / meta.signature
-            context = GateContext(self.settings.gate, self._ancestors(meta.parent), case)
-            call = kind(meta.kind).gate_call(folder, meta, context)
-            self.gate.submit(meta.signature, call.fn, *call.args)
-            started = True
+        if self.gate.pending() == 0 and (force or self._within_share()):
+            if self.waiting:  # candidates first; a re-run when none waits
+                meta, case = self.waiting.popleft()
+                folder = self.findings.root / meta.signature
+                context = GateContext(self.settings.gate, self._ancestors(meta.parent), case)
+                call = kind(meta.kind).gate_call(folder, meta, context)
+                self.gate.submit(meta.signature, call.fn, *call.args)
+                started = True
+            elif (rerun := self.reruns.next_call()) is not None:
+                key, call = rerun
+                self.gate.submit(key, call.fn, *call.args)
+                started = True
         self.stats.gate_waiting = len(self.waiting)
         return started
 
@@ -303,6 +330,15 @@ class Filing:
 
     def _apply(self, job: JobResult) -> None:
         self.stats.add_timings({"gate": job.cpu_seconds})
+        rerun = self.reruns.apply(job)
+        if rerun is not None:
+            self.stats.reruns[rerun.outcome.split(":")[0]] += 1
+            if rerun.outcome != "passes":
+                self.monitor.message(f"re-run of a {rerun.sample.reason} test case at the full limits "
+                                     f"({rerun.sample.folder.name}): {rerun.outcome}")
+            if rerun.hang is not None:
+                self._file(rerun.sample.level, rerun.hang)
+            return
         if job.error is not None or not isinstance(job.value, Verdict):
             self.findings.db.add_event("gate_error", {"signature": job.key, "error": (job.error or "")[:2000]})
             self.monitor.message(f"warning: the gate could not judge {job.key} ({(job.error or '').splitlines()[0]}"
@@ -323,5 +359,7 @@ class Filing:
             self.roots.add(meta.root_signature)
             self.stats.unique[symptom] += 1
             culprit = " + ".join(meta.culprit) or "-"
-            self.monitor.message(f"new bug {meta.root_signature} (culprit {culprit}): "
+            fresh = "known bug" if meta.status == "known" else "new bug"
+            known = f" [{meta.known_issue}]" if meta.status == "known" and meta.known_issue else ""
+            self.monitor.message(f"{fresh} {meta.root_signature}{known} (culprit {culprit}): "
                                  f"{meta.observation.headline()[:140]} (findings/{meta.signature}/repro.py)")

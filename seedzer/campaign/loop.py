@@ -16,29 +16,32 @@ from pathlib import Path
 from types import FrameType
 
 from seedzer import __version__
+from seedzer.campaign.directory import discard_new, prepare_dir
 from seedzer.campaign.filing import Filing, FilingSettings, GateRunner
+from seedzer.campaign.filtered import slow_observation
 from seedzer.campaign.keep import KeepRule
+from seedzer.campaign.ledger_roots import LEDGER_META, CampaignLedger
 from seedzer.campaign.loading import SeedLoader, import_seeds, load_seeds
 from seedzer.campaign.monitor import Monitor, QuietMonitor
+from seedzer.campaign.quarantine import Quarantine
 from seedzer.campaign.scheduler import Scheduler, make_scheduler, record_cost
 from seedzer.campaign.seeds import list_pool
 from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import parse_timings, stage_totals
-from seedzer.config import Config, OracleConfig, to_dict
-from seedzer.config import stage_limits as config_stage_limits
+from seedzer.campaign.worker_limits import exec_settings, stage_limits
+from seedzer.config import Config, to_dict
 from seedzer.coverage import make_backend
 from seedzer.coverage.native import prepare_collector
-from seedzer.errors import CampaignError
 from seedzer.execute.executor import Executor, WorkerSlot
 from seedzer.execute.records import Death, ExecTask, FuzzTask, TestCaseInfo, WorkerEvent
-from seedzer.execute.settings import ExecSettings, WorkerSettings
+from seedzer.execute.settings import WorkerSettings
 from seedzer.execute.worker_pool import WorkerPool
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.finding.store import FindingStore
 from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.ledger.records import CAMPAIGN
 from seedzer.level_table import level_names
 from seedzer.levels.registry import level
-from seedzer.load.bounds import DEFAULT_MAX_TESTCASE_MEMORY
 from seedzer.oracles import judge, make_oracles
 from seedzer.store.corpus import CORPUS_DIR, Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
@@ -52,56 +55,6 @@ ExecutorFactory = Callable[[int, WorkerSettings, dict[Stage, float]], Executor]
 """Builds the campaign's executor: (jobs, worker settings, stage time limits) -> executor."""
 
 
-CAMPAIGN_FOLDERS = (CORPUS_DIR, "findings", "logs")
-"""The folders a campaign directory holds."""
-
-
-def check_layout(out: Path) -> None:
-    """Refuse (one line, read-only) a campaign directory where one of its folders is something else."""
-    for sub in CAMPAIGN_FOLDERS:
-        if (out / sub).exists() and not (out / sub).is_dir():
-            raise CampaignError(f"{out / sub}: exists and is not a directory (the campaign keeps its {sub} there); "
-                                "move it away")
-
-
-def prepare_dir(out: Path, resume: bool) -> None:
-    """Create (or check, with ``resume``) a campaign directory; one-line errors name the path."""
-    db = out / "campaign.db"
-    if resume and not db.exists():
-        raise CampaignError(f"{out}: nothing to resume (no campaign.db)")
-    if not resume and db.exists():
-        raise CampaignError(f"{out}: a campaign already exists here (use --resume to continue it)")
-    check_layout(out)
-    try:
-        for sub in CAMPAIGN_FOLDERS:
-            (out / sub).mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-probe"
-        probe.write_text("ok")
-        probe.unlink()
-    except OSError as exc:
-        raise CampaignError(f"{out}: campaign directory is not writable ({exc.strerror or exc})") from exc
-
-
-def exec_settings(oracles: OracleConfig, coverage: str, max_memory: int = DEFAULT_MAX_TESTCASE_MEMORY) -> ExecSettings:
-    """What workers must check for the enabled oracles (costly checks only when asked for), and the
-    address space a worker's test cases may use (``max_memory`` bytes, 0: unbounded).
-
-    The ``passes`` features describe how each step changed the IR only when ``passes`` is the
-    coverage that decides what is kept (that detail triples the cost of a build).
-    """
-    on = set(oracles.enabled)
-    return ExecSettings(rtol=oracles.rtol, atol=oracles.atol, compare="mismatch" in on, pipeline="mismatch" in on,
-                        illformed="illformed" in on, pipeline_illformed=oracles.verifier_issues,
-                        perf_rate=oracles.perf_rate if "perf" in on else 0.0,
-                        perf_factor=oracles.perf_factor, perf_repeats=oracles.perf_repeats,
-                        detailed_build_coverage=coverage == "passes", max_memory=max_memory)
-
-
-def stage_limits(cfg: Config) -> dict[Stage, float]:
-    """The configured time limit of every stage."""
-    return {Stage(name): limit for name, limit in config_stage_limits(cfg.timeouts).items()}
-
-
 class Campaign:
     """One fuzzing campaign in one directory (resumable; one writer at a time).
 
@@ -112,21 +65,28 @@ class Campaign:
 
     def __init__(self, out: Path, pool: Path, cfg: Config, *, resume: bool = False, monitor: Monitor | None = None,
                  executor: ExecutorFactory = WorkerPool, seed_loader: SeedLoader | None = None,
-                 gate: GateRunner | None = None, imported: Sequence[CorpusEntry] | None = None) -> None:
+                 gate: GateRunner | None = None, imported: Sequence[CorpusEntry] | None = None,
+                 ledger_source: str = CAMPAIGN) -> None:
         self.out, self.pool, self.cfg, self.resume = Path(out), Path(pool), cfg, resume
         self.monitor = monitor or QuietMonitor()
         self.imported = list(imported) if imported is not None else None
         # fails early, before anything is created; a campaign seeded with imported entries loads no model
         self.models = list_pool(self.pool) if self.imported is None else []
         self.lock = DirLock(self.out, what="campaign").acquire()
+        made: list[Path] = []
         try:
-            prepare_dir(self.out, resume)
+            made = prepare_dir(self.out, resume)
             self.db = CampaignDB(self.out / "campaign.db")
         except BaseException:
+            if not resume:  # a full disk: no campaign.db that is none, no empty folders
+                discard_new(self.out, made)
             self.lock.release()
             raise
         self.corpus = Corpus(self.out / CORPUS_DIR, self.db)
-        self.findings = FindingStore(self.out / "findings", self.db, [(k.pattern, k.note) for k in cfg.known_issues])
+        self.quarantine = Quarantine(self.db, self.corpus, self.monitor.message)
+        self.ledger = CampaignLedger.of(cfg, self.pool, ledger_source, self.monitor.message)
+        self.findings = FindingStore(self.out / "findings", self.db, [(k.pattern, k.note) for k in cfg.known_issues],
+                                     self.ledger.known())
         self.coverage = make_backend(cfg.fuzz.coverage)
         self.oracles = make_oracles(cfg.oracles.enabled)
         self.levels = cfg.levels.weights()
@@ -158,7 +118,9 @@ class Campaign:
         snapshots = self.db.snapshots()  # stage seconds stay cumulative across resumes
         self.stats.timings = parse_timings(snapshots[-1].get("timings")) if snapshots else {}
         self.coverage.restore(self.db.features())
-        self.corpus.restore()
+        skipped: dict[str, str] = {}  # entries read back that cannot be fuzzed (an edited file)
+        self.corpus.restore(self.quarantine.entry_check(self.models) if self.imported is None else None, skipped)
+        self.quarantine.restored(skipped)
         self.stats.corpus, self.stats.coverage = len(self.corpus), self.coverage.total()  # shown from the start
         self.filing.restore()
         self.db.add_event("resume", {"elapsed": self.stats.elapsed, "corpus": len(self.corpus)})
@@ -197,6 +159,8 @@ class Campaign:
             self.db.set_meta("pool", str(self.pool.resolve()))
             self.db.set_meta("versions", {"seedzer": __version__, "tvm": TVM_VERSION})
             self.db.set_meta("created", time.time())
+        if self.ledger.path is not None:
+            self.db.set_meta(LEDGER_META, str(self.ledger.path.resolve()))
         self._install_signals()
         settings = self._worker_settings()
         self.stats.phase = "loading"
@@ -205,6 +169,7 @@ class Campaign:
         else:
             load_seeds(self, self.seed_loader)
         self.pending.extend(e for e in self.corpus.entries if not e.executed and e not in self.pending)
+        self.quarantine.check_left()
         self.stats.phase = "fuzzing"
         executor = self.executor_factory(self.cfg.fuzz.jobs, settings, self.limits)
         self._executor = executor
@@ -241,8 +206,9 @@ class Campaign:
             self.filing.drain(60.0)
             self.snapshot()
             self.monitor.update(self.stats)
-            self.monitor.close()
             self.db.close()
+            self.ledger.record(self.out)
+            self.monitor.close()
         self.stats.phase = "done"
         return self.stats
 
@@ -317,7 +283,12 @@ class Campaign:
         if death.kind == "slow" and tc is not None:  # an execution (counted, shown in status and the report)
             self.stats.slow += 1
             self._count("slow", death.stage.value, tc.level)
+            self.filing.filtered(slow_observation(death.stage, death.pass_name, death.message), tc, ev.worker)
         elif death.kind == "killed":
+            if tc is not None and tc.announced:  # the OOM killer's, most likely: re-run alone at the full limits
+                self.filing.filtered(Observation(Symptom.INVALID, death.stage, death.pass_name,
+                                                 f"out of memory: its worker was killed by SIGKILL ({death.message})"),
+                                     tc, ev.worker)
             memory = (f"; available memory {death.available_mb:.0f} MiB, worker peak {death.rss_mb:.0f} MiB"
                       if death.available_mb is not None and death.rss_mb is not None else "")
             self.monitor.message(f"worker {ev.worker} was killed by SIGKILL (the OOM killer or an operator, "
@@ -326,9 +297,14 @@ class Campaign:
             where = "while setting up" if death.during_setup else f"during {death.stage.value}"
             self.monitor.message(f"worker {ev.worker} {death.message} {where}; restarted")
         self.db.add_event("workers", {"pids": self._executor.pids() if self._executor else []})
+        if parent is not None and death.kind == "exit" and not death.during_setup \
+                and self.quarantine.death(parent, death.message):  # Seedzer cannot run it: no restart loop
+            self.pending = deque(e for e in self.pending if e.seed_id != parent.seed_id)
+            self.quarantine.check_left()
         for info in ev.dropped:  # a seed waiting to be executed goes back in line; a mutation is just not made
             entry = self.corpus.by_id.get(info.parent or "") if info.kind == "exec" else None
-            if entry is not None and not entry.executed and entry not in self.pending:
+            if entry is not None and not entry.executed and entry not in self.pending and entry.seed_id \
+                    not in self.quarantine:
                 self.pending.appendleft(entry)
         obs = death.observation()
         if obs is None or tc is None or not tc.announced:
@@ -353,6 +329,8 @@ class Campaign:
         gain = self.coverage.new_since_last(result.features)
         self.stats.coverage = self.coverage.total()
         obs = self._judged(result.observation, tc.level)
+        if obs.symptom is Symptom.INVALID:
+            self.filing.filtered(obs, tc, worker)
         for mutator in tc.mutators:  # what each kind of mutation yields (status: by mutation)
             self.mutator_counts[(mutator, obs.symptom.value)] += 1
         bug = obs.symptom.is_bug
@@ -409,6 +387,7 @@ class Campaign:
         self.level_counts.clear()
         self.db.add_mutator_counts(dict(self.mutator_counts))
         self.mutator_counts.clear()
+        self.filing.ledger.flush()
         self.db.add_features(self.coverage.drain_fresh(), time.time())
         self.db.add_snapshot({
             "time": self.stats.elapsed, "execs": self.stats.execs, "coverage": self.coverage.total(),

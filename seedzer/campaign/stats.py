@@ -37,6 +37,8 @@ class CampaignStats:
     """Executions of this session by level (``tir``, ``graph``)."""
     gate_waiting: int = 0
     """Candidates waiting for their gate run (one runs at a time, none while the gate is over its share)."""
+    reruns: Counter[str] = field(default_factory=Counter)
+    """Re-runs at the full limits of slow and out-of-memory test cases this session, by outcome."""
 
     def add_timings(self, timings: Mapping[str, float]) -> None:
         """Accumulate seconds (or counts) per part of an iteration, e.g. ``{"build": 0.02}``."""
@@ -58,6 +60,8 @@ class CampaignStats:
             extra.append(f"{self.gate_known} counted against known verdicts")
         if self.gate_waiting:
             extra.append(f"{self.gate_waiting} waiting")
+        if self.reruns:
+            extra.append("re-runs at full limits: " + ", ".join(f"{n} {k}" for k, n in sorted(self.reruns.items())))
         return f"{gate:.0f} s" + (f" ({'; '.join(extra)})" if extra else "")
 
     @property

@@ -4,7 +4,9 @@
 creates, migrates or writes a database (see :mod:`seedzer.store.readonly`), and refuses a file
 that is not a Seedzer campaign in one line. Findings are listed as the filing gate judged them:
 bugs, one row per root cause (its culprit passes, one-line message, occurrences and reproducer);
-candidates the gate has not judged yet; not-a-bug counts by reason (every candidate with ``--all``).
+candidates the gate has not judged yet; not-a-bug counts by reason (every candidate with ``--all``,
+and the pool models that gave no seed and the invalid test cases by reason:
+:mod:`seedzer.campaign.invalid`).
 Once the campaign has run for at least two windows (``--windows MINUTES``, default 5), a table of
 executions per second and the largest stages of the workers' time, window by window, follows the
 totals (see :mod:`seedzer.campaign.throughput`). Every summary says how many of TVM's importer's
@@ -15,6 +17,7 @@ operators the campaign exercised, which it never did, and its bugs by operator
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,6 +28,7 @@ from rich.console import Group
 from rich.table import Table
 
 from seedzer.campaign.breakdown import level_table, mutants_by_mutation, mutation_table, oracle_table
+from seedzer.campaign.invalid import invalid_table, rerun_table, unloaded_models_table
 from seedzer.campaign.monitor import summary_table
 from seedzer.campaign.operators import exercised_operators, operator_bug_table, reach_table
 from seedzer.campaign.stats import CampaignStats
@@ -33,6 +37,7 @@ from seedzer.errors import CampaignError, SeedzerError
 from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta, canonical_kind
 from seedzer.finding.store import finding_folder
 from seedzer.finding.verdict import reason_code
+from seedzer.ledger.records import LedgerRoot
 from seedzer.load.importer_ops import operator_reach
 from seedzer.store.readonly import corpus_by_level, open_campaign, read_meta
 
@@ -132,15 +137,30 @@ def findings_view(campaign: Path, conn: sqlite3.Connection) -> FindingsView:
     return view
 
 
-def _bug_table(view: FindingsView) -> Table:
+def _seen(root: str, seen: dict[str, LedgerRoot] | None, here: str) -> str:
+    """What the ledger knew of ``root`` from campaigns other than ``here``."""
+    if seen is None:
+        return "(no ledger)"
+    known = seen.get(root)
+    if known is None:
+        return "new"
+    others = [s for s in known.sightings if s.campaign != here]
+    first = min(s.first_seen for s in others)
+    state = "" if known.state == "new" else f"; {known.state}" + (f" {known.link}" if known.link else "")
+    return (f"seen: {len(others)} other campaign(s) since {time.strftime('%Y-%m-%d', time.localtime(first))}"
+            f" ({', '.join(Path(s.campaign).name for s in others)}){state}")
+
+
+def _bug_table(view: FindingsView, seen: dict[str, LedgerRoot] | None, here: str) -> Table:
     table = Table(title="Bugs (one row per root cause; `seedzer status --all` lists every candidate)")
-    for col in ("root", "symptom", "culprit", "count", "status", "what happened", "reproducer"):
+    for col in ("root", "symptom", "culprit", "count", "status", "ledger", "what happened", "reproducer"):
         table.add_column(col, overflow="fold")
     for root, lines in view.bugs.items():
         first = lines[0]
         statuses = sorted({ln.status for ln in lines})
         table.add_row(root, first.symptom, " + ".join(first.culprit) or first.where,
-                      str(sum(ln.count for ln in lines)), ", ".join(statuses), first.message[:160], first.repro)
+                      str(sum(ln.count for ln in lines)), ", ".join(statuses), _seen(root, seen, here),
+                      first.message[:160], first.repro)
     return table
 
 
@@ -162,10 +182,13 @@ def _throughput(points: list[SnapshotPoint], minutes: float, jobs: int) -> list[
 
 
 def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: float = 5.0,
+                     show_invalid: bool = False, seen: dict[str, LedgerRoot] | None = None,
                      importer: Sequence[str] | None = None) -> Group:
     """The summary of a campaign as recorded so far (bugs only, unless ``show_all``), with its
     throughput by window of ``window_minutes`` when it has at least two (0: never), the importer's
-    operators it exercised (of ``importer``, default the installed TVM's) and its bugs by operator."""
+    operators it exercised (of ``importer``, default the installed TVM's) and its bugs by operator,
+    with ``show_invalid`` (or ``show_all``) what was turned away before the gate; ``seen``: the roots
+    the ledger holds from other campaigns (None: no ledger), marked in the bugs' table."""
     path = Path(campaign) / "campaign.db"
     if not path.exists():
         raise CampaignError(f"{campaign}: not a campaign directory (no campaign.db)")
@@ -185,6 +208,8 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
                 if _rows(conn, "SELECT name FROM sqlite_master WHERE name = 'level_summary'") else {}
             corpus_levels = corpus_by_level(conn)
             by_mutator = mutants_by_mutation(conn)
+            invalid_tables = [t for t in (unloaded_models_table(conn), invalid_table(conn), rerun_table(conn))
+                              if t is not None] if show_all or show_invalid else []
             operators = exercised_operators(conn)
         except (sqlite3.Error, ValueError, TypeError) as exc:
             raise CampaignError(f"{path}: unreadable campaign database ({exc})") from None
@@ -216,7 +241,8 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
         parts.append(operator_bug_table(view.bugs))
     parts.extend(_throughput(points, window_minutes, st.jobs))
     if view.bugs:
-        parts.append(_bug_table(view))
+        parts.append(_bug_table(view, seen, str(Path(campaign).resolve())))
+    parts.extend(invalid_tables)
     if show_all and (view.pending or view.not_bugs or view.bugs):
         parts.append(_all_table(view))
     return Group(*parts)

@@ -13,15 +13,18 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from seedzer.cli_group import MINUTES
+from seedzer.cli_group import CONFIG_OPTION, MINUTES
+from seedzer.config import Config, load_config
 from seedzer.errors import SeedzerError, shown
 from seedzer.finding.kind import FindingKind, TriageOptions, TriageResult
 from seedzer.finding.layout import REDUCED_DIR
 from seedzer.finding.meta import FindingMeta
-from seedzer.finding.recheck import RecheckRow, recheck
+from seedzer.finding.minimal.verify import VerifySettings
+from seedzer.finding.recheck import RecheckRow, recheck, root_changes
 from seedzer.finding.registry import kind
 from seedzer.finding.replay import finding_dirs, replay_one
 from seedzer.finding.repro import check_interpreter
+from seedzer.ledger.records import RECHECK
 
 PYTHON_OPTION = click.option(
     "--python", "python", default=sys.executable, show_default="this interpreter",
@@ -103,13 +106,19 @@ def _fmt(before: int | None, after: int | None) -> str:
               help="Reduction budget per finding (a finding not finished in time resumes on the next run).")
 @click.option("--only", "only", multiple=True, help="Triage only these signatures (repeatable).")
 @click.option("--force", is_flag=True, help="Start reductions again instead of resuming or skipping them.")
+@click.option("--no-fresh-env", "no_fresh_env", is_flag=True,
+              help="Run minimal.py with --python instead of a fresh virtual environment (no download).")
 @PYTHON_OPTION
-def triage_cmd(campaign: Path, minutes: float, only: tuple[str, ...], force: bool, python: str) -> None:
-    """Reduce every unreduced finding of a campaign (or one finding folder) and draft bug reports.
+@CONFIG_OPTION
+def triage_cmd(campaign: Path, minutes: float, only: tuple[str, ...], force: bool, no_fresh_env: bool, python: str,
+               config_path: Path | None) -> None:
+    """Reduce every unreduced finding of a campaign (or one finding folder), make its plain reproducer and
+    write its bug report.
 
-    Writes reduced/repro.py, reduced/state.json and report.md in each finding folder and prints
-    one row per finding: signature, symptom, stage/pass, size and passes before -> after, status
-    and a note (why a finding could not be triaged).
+    Writes reduced/repro.py, reduced/state.json, minimal.py (plain TVM, run in a fresh virtual
+    environment holding only the packages it names), minimal.json and report.md (TVM's bug template) in
+    each finding folder and prints one row per finding: signature, symptom, stage/pass, size and passes
+    before -> after, status, the plain reproducer's lines and verdict, and a note.
 
     Checked before any finding is touched: that the findings have a readable meta.json of a known
     kind (when none has, that is the error), the interpreter (--python), and that every finding
@@ -129,9 +138,14 @@ def triage_cmd(campaign: Path, minutes: float, only: tuple[str, ...], force: boo
     check_interpreter(python)
     summary = Path(campaign) / "triage.json" if (Path(campaign) / "findings").is_dir() else None
     check_writable([f for f in folders if f not in problems], summary)
-    options = TriageOptions(minutes=minutes, force=force, python=python)
+    cfg = load_config(config_path).reproducers
+    verify = VerifySettings(environments=cfg.venvs, fresh=cfg.fresh_env and not no_fresh_env, python=python,
+                            pip_args=tuple(cfg.pip_args))
+    options = TriageOptions(minutes=minutes, force=force, python=python, minimal_seconds=cfg.minutes * 60.0,
+                            verify=verify)
     table = Table(title=f"triage of {campaign}")
-    for col in ("signature", "kind", "symptom", "stage/pass", "size", "passes", "tests", "status", "note"):
+    for col in ("signature", "kind", "symptom", "stage/pass", "size", "passes", "tests", "status", "minimal.py",
+                "note"):
         table.add_column(col)
     results = []
     for folder, got in checked.items():
@@ -144,7 +158,8 @@ def triage_cmd(campaign: Path, minutes: float, only: tuple[str, ...], force: boo
         results.append(res.to_dict())
         table.add_row(res.signature, res.kind, res.symptom, res.where, _fmt(res.size_before, res.size_after)
                       + (f" {res.unit}" if res.size_before is not None else ""),
-                      _fmt(res.passes_before, res.passes_after), str(res.tests), res.status, res.note[:120])
+                      _fmt(res.passes_before, res.passes_after), str(res.tests), res.status, res.minimal[:80] or "-",
+                      res.note[:120])
     Console(width=max(Console().width, 160)).print(table)
     if summary is not None:
         summary.write_text(json.dumps(results, indent=1))
@@ -181,12 +196,17 @@ def replay_cmd(path: Path, reduced: bool, python: str) -> None:
 @click.option("--only", "only", multiple=True, help="Re-judge only these signatures (repeatable).")
 @click.option("--models", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="Where the pool models of older load findings are now (looked up by file name).")
-def recheck_cmd(campaign: Path, only: tuple[str, ...], models: Path | None) -> None:
+@CONFIG_OPTION
+def recheck_cmd(campaign: Path, only: tuple[str, ...], models: Path | None, config_path: Path | None) -> None:
     """Re-judge every finding of a campaign with the current filing gate (also campaigns written by
-    older Seedzer versions) and record each verdict in its meta.json and campaign.db.
+    older Seedzer versions) and record each verdict in its meta.json and campaign.db, and the campaign's
+    bug roots in the ledger.
 
-    Prints one line per finding: signature, bug or not-a-bug, reason (for a bug: its culprit passes
-    and root signature), then the number of bugs and the not-a-bug counts by reason.
+    Prints one line per finding: signature, bug or not-a-bug, reason (for a bug: its culprit, the code
+    at fault, and root signature), then the number of bugs and the not-a-bug counts by reason, then
+    the roots it re-keyed: ``merged: A (culprit), B (culprit) -> C (culprit): evidence`` when several
+    old roots are one bug now (e.g. one TOPI defect reached through two passes), ``split:`` when one
+    old root is several, ``re-blamed:`` when one root now names other code.
 
     Example: seedzer recheck campaigns/basic-1 --models seedpools/basic
     """
@@ -205,3 +225,24 @@ def recheck_cmd(campaign: Path, only: tuple[str, ...], models: Path | None) -> N
     click.echo(f"{len(rows)} findings: {len(roots)} distinct bugs ({sum(r.verdict == 'bug' for r in rows)} "
                f"findings), not bugs: " + (", ".join(f"{k} {v}" for k, v in dismissed.most_common()) or "none")
                + (f"; {errors} could not be judged" if errors else ""))
+    for change in root_changes(rows):
+        before = ", ".join(f"{root} ({culprit})" for root, culprit in change.before)
+        after = ", ".join(f"{root} ({culprit})" for root, culprit in change.after)
+        click.echo(f"{change.change}: {before} -> {after}" + (f": {change.evidence[:200]}" if change.evidence else ""))
+    _record(campaign, load_config(config_path))
+
+
+def _record(campaign: Path, cfg: Config) -> None:
+    """Record the re-judged campaign's roots in its ledger (a ledger that cannot take them: one line)."""
+    from seedzer.campaign.ledger_roots import campaign_ledger, record_campaign
+
+    try:
+        path = campaign_ledger(campaign, cfg)
+        if path is None:
+            return
+        new = record_campaign(campaign, path, RECHECK)
+    except SeedzerError as exc:
+        click.echo(f"warning: {exc}; the ledger was not updated (`seedzer bugs add {campaign}` does it later)",
+                   err=True)
+        return
+    click.echo(f"ledger {path}: roots recorded ({len(new)} new to it)")

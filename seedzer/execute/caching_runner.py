@@ -30,7 +30,7 @@ import tvm_ffi
 
 from seedzer.coverage.pass_instrument import PassCoverage
 from seedzer.execute.lru import LRU
-from seedzer.kernel.common import Observation, Stage, Symptom, error_text
+from seedzer.kernel.common import Observation, Stage, Symptom, error_text, tvm_frames
 from seedzer.kernel.tir.case import FUZZED, Step
 from seedzer.kernel.tir.observe import (
     FUNCTION_NAMES,
@@ -152,7 +152,8 @@ class CachingRunner(Runner):
         try:
             return Built(call(executable, program, inputs), None, executable, program)
         except Exception as exc:  # a kernel that raises at run time
-            return Built(failure=Observation(Symptom.EXCEPTION, Stage.RUN, "run", error_text(exc)[:4000]))
+            return Built(failure=Observation(Symptom.EXCEPTION, Stage.RUN, "run", error_text(exc)[:4000],
+                                             frames=tvm_frames(exc)))
         finally:
             self._timed("run", start)
 

@@ -2,8 +2,9 @@
 
 Scripts drive its behaviour: a line ``CRASH`` makes it die by SIGSEGV in the build stage (inside a
 pass named ``FakePass``), ``HANG`` makes it sleep in the run stage, ``ERROR`` yields a TVM-like
-error, ``MISMATCH`` a confirmed mismatch, ``INVALID`` an invalid test case; anything else runs
-cleanly. Coverage features are the script's distinct lines, so new lines mean new coverage.
+error, ``MISMATCH`` a confirmed mismatch, ``INVALID`` an invalid test case, ``EXIT`` an uncaught
+exception that ends the worker (as Seedzer's own code failing on a test case would); anything else
+runs cleanly. Coverage features are the script's distinct lines, so new lines mean new coverage.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ def fake_execute(script: str, slot: ProgressSlot) -> ExecResult:
     """Execute a fake test case, publishing stages like the real runner."""
     slot.stage(Stage.PASS, "FakePass")
     lines = set(script.splitlines())
+    if "EXIT" in lines:
+        raise RuntimeError("the fake worker cannot run a test case with an EXIT line")
     if "CRASH" in lines:
         slot.stage(Stage.BUILD, "FakePass")
         os.kill(os.getpid(), signal.SIGSEGV)

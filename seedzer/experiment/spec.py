@@ -84,7 +84,8 @@ class ExperimentSpec:
     levels: list[str] = field(default_factory=list, metadata={
         "doc": "Level settings compared, each a --levels string (tir, graph, \"tir,graph\", \"tir=3,graph=1\"): "
                "one arm <pool>@<label> per heuristic and setting (empty: one arm <pool> per heuristic with "
-               "the campaign section's levels)."})
+               "the campaign section's levels). Two settings with the same levels on in the same proportions "
+               "are one setting, refused."})
     parallel: int = _f(0, "Trials run at once (0: as many as cores allow, cores // jobs).")
     pool: PoolSpec = field(default_factory=PoolSpec, metadata={"doc": "Pool generation."})
     campaign: dict[str, Any] = field(default_factory=dict, metadata={
@@ -179,18 +180,34 @@ def _check_with_config(source: str, where: str, dotted: str, value: Any) -> None
         raise _fail(source, where, check[0], value)
 
 
+def effective_levels(levels: _config.LevelsConfig) -> tuple[tuple[str, float], ...]:
+    """What a level setting does: the levels on and the share of test cases each gets (a campaign draws a
+    level by weight, so only the weights' proportions matter: ``tir`` and ``tir=3`` are one setting,
+    ``tir=3,graph=1`` and ``tir=1,graph=1`` are two)."""
+    weights = levels.weights()
+    total = sum(weights.values())
+    return tuple(sorted((name, round(weight / total, 9)) for name, weight in weights.items()))
+
+
 def _check_levels(spec: ExperimentSpec, source: str) -> None:
     current = config_from_dict(spec.campaign, f"{source}: campaign").levels
-    seen: set[str] = set()
+    seen: dict[tuple[tuple[str, float], ...], int] = {}
+    labels: set[str] = set()
     for i, text in enumerate(spec.levels):
         where = f"levels[{i}]"
         if not isinstance(text, str) or not text.strip():
             raise _fail(source, where, "must be a --levels string such as tir, graph or 'tir,graph'", text)
-        parse_levels(text, current, f"{source}: field '{where}'")
+        effect = effective_levels(parse_levels(text, current, f"{source}: field '{where}'"))
         label = level_label(text)
-        if label in seen:
+        if label in labels:
             raise _fail(source, where, f"repeats a level setting (arm label {label!r})", text)
-        seen.add(label)
+        if effect in seen:
+            same = spec.levels[seen[effect]]
+            raise _fail(source, where, f"is the same setting as levels[{seen[effect]}] ({same!r}): the same levels "
+                        "in the same proportions (weights only matter relative to each other), so the two arms "
+                        "would be one", text)
+        labels.add(label)
+        seen[effect] = i
 
 
 def _check_heuristics(spec: ExperimentSpec, source: str, check_known: bool) -> None:

@@ -64,7 +64,7 @@ PoolMaker = Callable[[str, int, Path, int, int | None], None]
 def fuzz_command(trial: Trial, config: Path, resume: bool) -> list[str]:
     """The real trial: ``python -m seedzer.cli fuzz`` with the trial's pool, directory and config."""
     argv = [sys.executable, "-m", "seedzer.cli", "fuzz", "--pool", str(trial.pool), "--out", str(trial.dir),
-            "--minutes", f"{trial.minutes:g}", "--monitor", "plain", "--config", str(config)]
+            "--minutes", f"{trial.minutes:g}", "--monitor", "plain", "--config", str(config), "--recorded-as", "trial"]
     return [*argv, "--resume"] if resume else argv
 
 

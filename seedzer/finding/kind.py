@@ -22,6 +22,7 @@ from seedzer import __version__
 from seedzer.finding.gate import GateSettings
 from seedzer.finding.known import predict
 from seedzer.finding.meta import FindingMeta, FindingSettings
+from seedzer.finding.minimal.verify import VerifySettings
 from seedzer.finding.reducer import pass_methods
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.kernel.common import Observation
@@ -29,11 +30,14 @@ from seedzer.kernel.common import Observation
 
 @dataclass
 class TriageOptions:
-    """How to triage: time budget per finding, redo finished reductions, interpreter for repros."""
+    """How to triage: time budget per finding, redo finished reductions, interpreter for repros, seconds
+    the plain reproducer's search may take and where (how) it is verified."""
 
     minutes: float = 5.0
     force: bool = False
     python: str = sys.executable
+    minimal_seconds: float = 180.0
+    verify: VerifySettings = field(default_factory=VerifySettings)
 
 
 @dataclass
@@ -56,6 +60,10 @@ class TriageResult:
     seconds: float = 0.0
     tests: int = 0
     note: str = ""
+    minimal_lines: int | None = None
+    """Lines of the plain reproducer (``minimal.py``; None: none was made)."""
+    minimal: str = ""
+    """Its status: ``45 lines, verified``, ``none (why)``..."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
@@ -235,6 +243,14 @@ class FindingKind(Protocol):
 
     def gate_call(self, folder: Path, meta: FindingMeta, context: GateContext) -> GateCall:
         """The filing gate's call for the candidate in ``folder``."""
+        ...
+
+    def rerun_call(self, folder: Path, meta: FindingMeta, timeout: float, max_memory: int) -> GateCall:
+        """The call that runs the folder's case once more, alone in a fresh process within ``timeout``
+        seconds and ``max_memory`` bytes of address space (0: unbounded): a slow or out-of-memory
+        test case re-run at the full limits; its value is the
+        :class:`~seedzer.kernel.common.Observation`. Raises :class:`~seedzer.errors.SeedzerError` for a
+        kind whose folders hold no test case to run."""
         ...
 
     def write_case(self, folder: Path, meta: FindingMeta, case: Any) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from seedzer.errors import SeedzerError
 from seedzer.finding.layout import META_FILE
+from seedzer.finding.verdict import AtFault
 from seedzer.kernel.common import Observation
 
 KIND_ALIASES = {"lowlevel": "tir", "loader": "load"}
@@ -71,6 +72,8 @@ class FindingMeta:
     known_issue: str | None = None
     confirm_returncode: int | None = None
     gate_seconds: float | None = None
+    at_fault: AtFault | None = None
+    """A bug's code at fault, its evidence and the passes that only reached it (the gate's)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -80,8 +83,11 @@ class FindingMeta:
 
     def to_json(self) -> dict[str, Any]:
         """JSON-friendly form (what ``meta.json`` holds)."""
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("extra", "observation")}
+        data = {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name not in ("extra", "observation", "at_fault")}
         data["settings"] = asdict(self.settings)
+        if self.at_fault is not None:
+            data["at_fault"] = self.at_fault.to_json()
         data["observation"] = self.observation.to_json()
         return {**self.extra, **data}
 
@@ -106,7 +112,13 @@ class FindingMeta:
         except (KeyError, ValueError, TypeError) as exc:
             raise SeedzerError(f"{where}: unreadable observation ({exc})") from exc
         known = {f.name for f in fields(FindingMeta)}
-        kwargs = {k: v for k, v in data.items() if k in known and k not in ("observation", "settings", "extra")}
+        kwargs = {k: v for k, v in data.items()
+                  if k in known and k not in ("observation", "settings", "extra", "at_fault")}
+        if isinstance(data.get("at_fault"), dict):
+            try:
+                kwargs["at_fault"] = AtFault.from_json(data["at_fault"])
+            except KeyError as exc:
+                raise SeedzerError(f"{where}: unreadable at_fault ({exc})") from exc
         extra = {k: v for k, v in data.items() if k not in known and k != "outcome"}
         settings: dict[str, Any] = data["settings"] if isinstance(data.get("settings"), dict) else {}
         kwargs["settings"] = FindingSettings(float(settings.get("rtol", 1e-4)), float(settings.get("atol", 1e-5)),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from seedzer.config import Config, config_from_dict
@@ -33,7 +33,7 @@ from seedzer.store.lock import DirLock
 
 @dataclass
 class RecheckRow:
-    """One finding's new verdict."""
+    """One finding's new verdict, and the root and culprit it was filed under before."""
 
     signature: str
     symptom: str
@@ -42,6 +42,53 @@ class RecheckRow:
     root: str | None
     culprit: list[str]
     seconds: float
+    before_root: str | None = None
+    before_culprit: list[str] = field(default_factory=list)
+    evidence: str = ""
+    """Why the culprit is the code at fault (the verdict's ``at_fault`` evidence; empty when it has none)."""
+
+
+@dataclass(frozen=True)
+class RootChange:
+    """Roots a recheck re-keyed: ``merged`` (several old roots are one bug now), ``split`` (one old
+    root is several bugs now) or ``re-blamed`` (one root still, another culprit: e.g. the TOPI
+    operator instead of the pass that reached it), with the roots and culprits before and after and
+    the evidence."""
+
+    change: str
+    before: tuple[tuple[str, str], ...]
+    """(root, culprit) pairs the findings had before."""
+    after: tuple[tuple[str, str], ...]
+    """(root, culprit) pairs they have now."""
+    evidence: str
+
+
+def _pair(root: str | None, culprit: list[str]) -> tuple[str, str]:
+    return (root or "-", " + ".join(culprit) or "-")
+
+
+def root_changes(rows: list[RecheckRow]) -> list[RootChange]:
+    """The roots merged, split and re-blamed by a recheck, judged on the bugs it confirmed that had a
+    root before (a finding filed before root signatures existed, or judged not a bug now, changes no root)."""
+    bugs = [r for r in rows if r.verdict == "bug" and r.root and r.before_root]
+    changes: list[RootChange] = []
+    for new in sorted({r.root for r in bugs if r.root}):
+        group = [r for r in bugs if r.root == new]
+        pairs = sorted({_pair(r.before_root, r.before_culprit) for r in group})
+        if len({root for root, _ in pairs}) > 1:
+            changes.append(RootChange("merged", tuple(pairs), (_pair(new, group[0].culprit),),
+                                      next((r.evidence for r in group if r.evidence), "")))
+    merged = {root for change in changes for root, _ in change.after}
+    for old in sorted({r.before_root for r in bugs if r.before_root}):
+        group = [r for r in bugs if r.before_root == old]
+        after = sorted({_pair(r.root, r.culprit) for r in group})
+        before = _pair(old, group[0].before_culprit)
+        evidence = "; ".join(sorted({r.evidence for r in group if r.evidence}))
+        if len({root for root, _ in after}) > 1:
+            changes.append(RootChange("split", (before,), tuple(after), evidence))
+        elif after[0][0] not in merged and after[0][1] != before[1]:
+            changes.append(RootChange("re-blamed", (before,), tuple(after), evidence))
+    return changes
 
 
 def campaign_config(db: CampaignDB) -> Config:
@@ -115,9 +162,11 @@ def recheck(campaign: Path, only: tuple[str, ...] = (),
                     rows.append(row)
                     on_row(row)
                     continue
+                before = (meta.root_signature, list(meta.culprit or []))
                 store.settle(meta, verdict)
                 row = RecheckRow(meta.signature, verdict.observation.symptom.value, verdict.verdict, verdict.reason,
-                                 verdict.root, verdict.culprit, time.monotonic() - start)
+                                 verdict.root, verdict.culprit, time.monotonic() - start, *before,
+                                 evidence=verdict.at_fault.evidence if verdict.at_fault else "")
                 rows.append(row)
                 on_row(row)
         finally:

@@ -48,7 +48,7 @@ def finding_dirs(path: Path) -> list[Path]:
     if (path / META_FILE).exists():
         return [path]
     root = path / "findings" if (path / "findings").is_dir() else path
-    found = sorted(p.parent for p in root.glob(f"*/{META_FILE}"))
+    found = sorted(p.parent for p in root.glob(f"*/{META_FILE}") if not p.parent.name.startswith("."))
     if not found:
         raise SeedzerError(f"{path}: neither a finding folder nor a campaign with findings")
     return found

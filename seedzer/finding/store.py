@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from seedzer.finding.layout import META_FILE
 from seedzer.finding.meta import BUG, FindingMeta
 from seedzer.finding.registry import kind
 from seedzer.finding.verdict import Verdict
-from seedzer.store.atomic import write_atomic
+from seedzer.store.atomic import write_atomic, write_folder
 from seedzer.store.db import CampaignDB, FindingRow
 
 SIGNATURE = re.compile(r"^[0-9a-f]{12}$")
@@ -36,13 +36,13 @@ class FindingReport:
 
 
 def dump(folder: Path, finding: Finding) -> Path:
-    """Write a finding folder: its kind's files, then ``meta.json`` (each atomically; a folder with a
-    ``meta.json`` holds every file of its finding)."""
+    """Write a finding folder, complete or not at all (:func:`~seedzer.store.atomic.write_folder`): its
+    kind's files and ``meta.json``, written beside it and renamed into place (a full disk leaves no
+    folder, and no empty one)."""
     folder = Path(folder)
-    for name, data in finding.files().items():
-        write_atomic(folder / name, data)
-    write_atomic(folder / META_FILE, finding.meta.dump(folder / META_FILE))
-    return folder
+    files: dict[str, str | bytes] = dict(finding.files())
+    files[META_FILE] = finding.meta.dump(folder / META_FILE)
+    return write_folder(folder, files)
 
 
 def finding_folder(root: Path, signature: str) -> Path:
@@ -55,10 +55,14 @@ def finding_folder(root: Path, signature: str) -> Path:
 class FindingStore:
     """Writes finding folders and keeps campaign.db's findings table in step."""
 
-    def __init__(self, root: Path, db: CampaignDB, known: Sequence[tuple[str, str]] = ()) -> None:
+    def __init__(self, root: Path, db: CampaignDB, known: Sequence[tuple[str, str]] = (),
+                 known_roots: Mapping[str, str] | None = None) -> None:
         self.root = Path(root)
         self.db = db
         self.known = [(re.compile(pattern), note) for pattern, note in known]
+        self.known_roots = dict(known_roots or {})
+        """Root -> why it is known: the roots the ledger marks reported, fixed or wont-fix (a bug the gate
+        files under one is counted with status ``known``, not reported as new)."""
 
     def known_note(self, meta: FindingMeta) -> str | None:
         """The note of the first known-issue pattern the finding matches."""
@@ -109,6 +113,9 @@ class FindingStore:
     def settle(self, meta: FindingMeta, verdict: Verdict) -> None:
         """Record the gate's verdict on a recorded finding (:func:`apply_verdict`) in its folder and row."""
         apply_verdict(finding_folder(self.root, meta.signature), meta, verdict)
+        note = self.known_roots.get(meta.root_signature or "") if meta.verdict == BUG else None
+        if note is not None:
+            meta.status, meta.known_issue = "known", note
         self.update(meta)
 
 
@@ -118,6 +125,7 @@ def apply_verdict(folder: Path, meta: FindingMeta, verdict: Verdict) -> None:
     and reproducer in ``folder`` are rewritten by its kind from the case the gate judged."""
     meta.verdict, meta.verdict_reason = verdict.verdict, verdict.reason
     meta.culprit, meta.root_signature, meta.gate_seconds = verdict.culprit, verdict.root, verdict.seconds
+    meta.at_fault = verdict.at_fault
     meta.extra["gate_notes"] = verdict.notes
     meta.extra["gate_tests"] = verdict.tests
     if verdict.rule:

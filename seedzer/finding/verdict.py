@@ -27,6 +27,30 @@ def reason_code(reason: str) -> str:
     return re.split(r"[:\s]", reason, maxsplit=1)[0] or "other"
 
 
+@dataclass(frozen=True)
+class AtFault:
+    """The code at fault of a bug, as a maintainer would fix it: a pass, or a component every pass
+    reaching it shares (the arithmetic analyzer, code generation, a TOPI operator, a legalization
+    rule); the evidence that decided it; and the passes that only reached it."""
+
+    code: str
+    evidence: str
+    reached: tuple[str, ...] = ()
+    shared: bool = False
+    """The code is a component shared by passes (its root is keyed on it whatever kind filed it)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-friendly form (``meta.json``'s ``at_fault``)."""
+        return {"code": self.code, "evidence": self.evidence, "reached_through": list(self.reached),
+                "shared": self.shared}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> AtFault:
+        """Inverse of :meth:`to_json`."""
+        return AtFault(str(data["code"]), str(data.get("evidence") or ""),
+                       tuple(str(p) for p in data.get("reached_through") or ()), bool(data.get("shared")))
+
+
 @dataclass
 class Verdict:
     """The gate's verdict: ``bug`` with its culprit and root signature, or ``not-a-bug`` and why.
@@ -48,3 +72,5 @@ class Verdict:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     rule: str = ""
+    at_fault: AtFault | None = None
+    """A bug's code at fault (None: a not-a-bug, or a verdict of an older Seedzer)."""

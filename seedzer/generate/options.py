@@ -9,6 +9,7 @@ expected a list of positive integers, got 'three'``.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -205,6 +206,8 @@ def _mapping(ctx: _Ctx, value: Any, allowed: set[str]) -> dict[str, Any]:
 
 
 def _int(ctx: _Ctx, value: Any, minimum: int = 1) -> int:
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)  # 1e3 or 4.0 where a whole number is expected
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ctx.fail(f"an integer >= {minimum}", value)
     return value

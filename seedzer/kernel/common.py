@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import faulthandler
+import traceback
 from typing import Any
 
 from seedzer.kernel.comparison import Difference
@@ -160,6 +161,8 @@ class Observation:
     slowdown: Slowdown | None = None
     inner: str | None = None
     seconds: float | None = None
+    frames: tuple[str, ...] = ()
+    """TVM's frames of an error, innermost last (:func:`tvm_frames`): where in TVM it was raised."""
 
     @staticmethod
     def ok() -> Observation:
@@ -185,7 +188,7 @@ class Observation:
             "signal": self.signal, "comparison": self.comparison,
             "difference": self.difference.to_json() if self.difference else None,
             "slowdown": self.slowdown.to_json() if self.slowdown else None,
-            "inner": self.inner, "seconds": self.seconds,
+            "inner": self.inner, "seconds": self.seconds, **({"frames": list(self.frames)} if self.frames else {}),
         }
 
     @staticmethod
@@ -198,9 +201,27 @@ class Observation:
             data.get("signal"), data.get("comparison"),
             Difference.from_json(data["difference"]) if data.get("difference") else None,
             Slowdown.from_json(data["slowdown"]) if data.get("slowdown") else None,
-            data.get("inner"), data.get("seconds"))
+            data.get("inner"), data.get("seconds"), tuple(str(f) for f in data.get("frames") or ()))
 
 
 def error_text(exc: BaseException) -> str:
     """``Type: message`` of an exception (TVM's messages carry the check that failed)."""
     return f"{type(exc).__name__}: {exc}"
+
+
+MAX_FRAMES = 16
+"""Most of an error's TVM frames an observation keeps (the innermost ones)."""
+
+
+def tvm_frames(exc: BaseException) -> tuple[str, ...]:
+    """TVM's frames of an exception's traceback, innermost last: its Python modules' (``tvm/...py``)
+    and its C++ functions' (``tvm::...``, which TVM's FFI adds to the traceback), each as
+    ``function (file:line)`` with the file relative to TVM's package or source tree."""
+    frames = []
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path, name = frame.filename.replace("\\", "/"), frame.name or ""
+        where = path.rsplit("site-packages/", 1)[-1] if "site-packages/tvm/" in path else \
+            path.split("/project/", 1)[-1] if "/project/src/" in path else ""
+        if where or "tvm::" in name:
+            frames.append(f"{name} ({where}:{frame.lineno})" if where else name)
+    return tuple(frames[-MAX_FRAMES:])

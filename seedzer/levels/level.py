@@ -7,6 +7,7 @@ the :class:`~seedzer.execute.fuzzing.LevelFuzzer` a worker runs its test cases w
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -46,4 +47,10 @@ class Level(Protocol):
 
     def seeds(self, loaded: ModelSeeds) -> list[CorpusEntry]:
         """Its initial corpus entries from one loaded pool model (none where the model gives none)."""
+        ...
+
+    def check_entry(self, script: str, models: Sequence[Path]) -> str | None:
+        """Why a corpus entry's ``script`` read back from disk (``--resume``: the file may have been
+        edited) cannot be fuzzed in a campaign of the pool ``models`` (resolved paths), in one line;
+        None when it can."""
         ...

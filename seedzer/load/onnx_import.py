@@ -17,6 +17,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from seedzer.kernel.onnx.inputs import UNSUPPORTED_INPUT, unsupported_input
 from seedzer.load.bounds import Limits, model_problem
 
 DYNAMIC_DIM_DEFAULT = 1
@@ -96,7 +97,8 @@ def input_specs(
     A static dimension is kept; a symbolic or unknown one takes its size from ``given[input]`` (the
     reference input) when that matches the rank, else :data:`DYNAMIC_DIM_DEFAULT`. The second result
     maps each input with bound dimensions to its bound shape. Raises :class:`InvalidModel` for an
-    input without a tensor type, element type or rank.
+    input without a tensor type, element type or rank, and for one of a type TVM's importer does not
+    take (:mod:`seedzer.kernel.onnx.inputs`: ``string``, ``complex64``...).
     """
     given = given or {}
     specs: list[InputSpec] = []
@@ -109,7 +111,14 @@ def input_specs(
             raise InvalidModel(f"ONNX model {name}: input {info.name!r} has no element type")
         if not ttype.HasField("shape"):
             raise InvalidModel(f"ONNX model {name}: input {info.name!r} has unknown rank (unsupported)")
-        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(ttype.elem_type)).name
+        try:
+            dtype = np.dtype(helper.tensor_dtype_to_np_dtype(ttype.elem_type)).name
+        except (KeyError, TypeError, ValueError):
+            raise InvalidModel(f"ONNX model {name}: input {info.name!r} has element type {ttype.elem_type}, "
+                               f"which ONNX does not define ({UNSUPPORTED_INPUT})") from None
+        unsupported = unsupported_input([(info.name, dtype)])
+        if unsupported is not None:
+            raise InvalidModel(f"ONNX model {name}: {unsupported}")
         ref = given.get(info.name)
         dims: list[int] = []
         dynamic = False

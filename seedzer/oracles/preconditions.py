@@ -39,3 +39,12 @@ _PRECONDITION = re.compile("|".join(f"(?:{p})" for p in PRECONDITION_PATTERNS), 
 def is_precondition_error(message: str) -> bool:
     """True when a TVM error says the input broke a pass's stated precondition (not a bug)."""
     return bool(_PRECONDITION.search(message))
+
+
+_EACH = tuple(re.compile(p, re.IGNORECASE) for p in PRECONDITION_PATTERNS)
+
+
+def precondition_pattern(message: str) -> str | None:
+    """The first of :data:`PRECONDITION_PATTERNS` that ``message`` matches (None: none does), so the
+    campaign can count how often each fired."""
+    return next((p for p, rx in zip(PRECONDITION_PATTERNS, _EACH, strict=True) if rx.search(message)), None)

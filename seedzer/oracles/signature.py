@@ -69,6 +69,17 @@ def raw_key(kind: str, observation: Observation, names: Iterable[str] = (),
     return SignatureKey(kind, observation.symptom.value, where, essence(observation, names))
 
 
+SHARED = "component"
+"""What a root in a shared component hashes as its kind: one bug, whichever kind of finding reached it."""
+
+
+def component_key(observation: Observation, component: str, names: Iterable[str] = ()) -> SignatureKey:
+    """The root of a failure raised in a shared component of TVM (the arithmetic analyzer, code
+    generation, a TOPI operator...): the component and the essence of the symptom, whatever pass or
+    kind of test case reached it, so one defect reached by several passes is one finding."""
+    return SignatureKey(SHARED, observation.symptom.value, (component,), essence(observation, names))
+
+
 def root_key(kind: str, observation: Observation, culprit: Sequence[str], names: Iterable[str] = ()) -> SignatureKey:
     """The key the gate files a bug under: its culprit passes and the essence of its symptom.
 

@@ -222,13 +222,21 @@ def _findings_section(tables: Tables, heuristics: list[str], out: Path, files: l
 def build_report(results: Path, out: Path | None = None, *, refresh: float | None = None,
                  warn: Callable[[str], None] | None = None, importer: Sequence[str] | None = None) -> ReportResult:
     """Read every trial under ``results`` and write CSVs, plots and report.html into ``out``
-    (default ``results/report``); raises :class:`ReportError` when there is no trial at all.
-    ``importer``: the operators TVM's importer converts (default: the installed TVM's)."""
+    (default ``results/report``); raises :class:`ReportError` when there is no trial at all, or no
+    readable one (nothing is written then: an empty report would say nothing). ``importer``: the
+    operators TVM's importer converts (default: the installed TVM's)."""
     results = Path(results)
     out = Path(out) if out is not None else results / "report"
-    if not discover(results):
+    found = discover(results)
+    if not found:
         raise ReportError(f"{results}: no campaigns found (no campaign.db below it, e.g. <heuristic>/trial-<n>/)")
-    tables = build_tables(results, warn=warn)
+    tables = build_tables(results)
+    if tables.trials.empty:
+        first = tables.warnings[0] if tables.warnings else f"{results}: no trial has a snapshot yet"
+        raise ReportError(f"{results}: no readable trial ({len(found)} found; {first})")
+    for message in tables.warnings:
+        if warn is not None:
+            warn(message)
     files: list[Path] = []
     _csv(tables.long, out / "data.csv", files)
     _csv(tables.findings, out / "findings.csv", files)

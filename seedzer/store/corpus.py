@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from seedzer.seed import passes_from_json, passes_to_json
 from seedzer.store.atomic import write_atomic
 from seedzer.store.db import CampaignDB, CorpusRow
 
+EntryCheck = Callable[[str, str], str | None]
+"""``(level, script) -> why the entry cannot be fuzzed`` (None: it can), asked of every restored entry."""
 CORPUS_DIR = "corpus"
 """A campaign's corpus folder: ``<id><suffix>`` (the entry's script; the suffix is its level's,
 :attr:`seedzer.level_table.LevelEntry.suffix`) and ``<id>.passes.json`` per entry."""
@@ -68,20 +71,35 @@ class Corpus:
         self._keep(entry)
         return True
 
+    def withdraw(self, seed_id: str) -> None:
+        """Stop choosing the entry ``seed_id`` (quarantined): it leaves the entries of its level, and stays
+        known by id (so it is never added again); its files and database row stay."""
+        entry = self.by_id.get(seed_id)
+        if entry is None:
+            return
+        self.entries = [e for e in self.entries if e.seed_id != seed_id]
+        if entry.level in self.levels:
+            self.levels[entry.level] = [e for e in self.levels[entry.level] if e.seed_id != seed_id]
+
     def _keep(self, entry: CorpusEntry) -> None:
         self.entries.append(entry)
         self.by_id[entry.seed_id] = entry
         self.levels.setdefault(entry.level, []).append(entry)
 
-    def restore(self) -> int:
+    def restore(self, check: EntryCheck | None = None, skipped: dict[str, str] | None = None) -> int:
         """Reload every entry recorded in campaign.db whose files exist (used by ``--resume``).
 
         A campaign whose recorded entries have all lost their files is a one-line error naming the
         corpus folder. An entry kept from a run (it has a parent) or one that has children was executed; only
         seeds loaded but not yet run before the stop are executed again (re-running the whole
         corpus would spend minutes of a resumed campaign without a single mutation).
+
+        ``check`` judges each entry read back (its file may have been edited since): an entry it refuses
+        is left out, its id and reason put into ``skipped``; when it refuses every entry, the campaign
+        cannot be resumed (a one-line error).
         """
         restored = 0
+        refused: dict[str, str] = {} if skipped is None else skipped
         rows = self.db.corpus_rows()
         parents = {row.parent for row in rows}
         for row in rows:
@@ -89,13 +107,20 @@ class Corpus:
             try:
                 script = path.read_text()
                 level = row.level or level_of_path(row.path)
-            except (OSError, SeedzerError):
+            except (OSError, UnicodeDecodeError, SeedzerError):
+                continue
+            reason = check(level, script) if check is not None else None
+            if reason is not None:
+                refused[row.id] = f"{path}: {reason}"
                 continue
             passes = passes_to_json(passes_from_json(row.passes))
             executed = row.parent is not None or row.id in parents
             self._keep(CorpusEntry(row.id, script, passes, row.origin_model, row.parent, row.op, executed=executed,
                                    level=level))
             restored += 1
+        if rows and not restored and refused:
+            raise CampaignError(f"{self.root}: none of the {len(rows)} corpus entries campaign.db records can be "
+                                f"fuzzed (e.g. {next(iter(refused.values()))}); this campaign cannot be resumed")
         if rows and not restored:  # a few lost files are skipped; all of them is a damaged campaign
             raise corpus_lost(self.root, len(rows))
         return restored

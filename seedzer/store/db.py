@@ -10,7 +10,7 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -30,6 +30,13 @@ CREATE TABLE IF NOT EXISTS mutator_summary (
     mutator TEXT NOT NULL, symptom TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (mutator, symptom));
 CREATE TABLE IF NOT EXISTS level_summary (
     level TEXT NOT NULL, symptom TEXT NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (level, symptom));
+CREATE TABLE IF NOT EXISTS filter_summary (
+    level TEXT NOT NULL, reason TEXT NOT NULL, pass TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (level, reason, pass));
+CREATE TABLE IF NOT EXISTS filter_samples (
+    id INTEGER PRIMARY KEY, level TEXT NOT NULL, reason TEXT NOT NULL, pass TEXT NOT NULL,
+    folder TEXT NOT NULL, testcase INTEGER, time REAL NOT NULL, rerun TEXT NOT NULL DEFAULT '',
+    rerun_detail TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS snapshots (
     id INTEGER PRIMARY KEY, time REAL NOT NULL, execs INTEGER NOT NULL, coverage INTEGER NOT NULL,
     coverage_backend TEXT NOT NULL, corpus_size INTEGER NOT NULL, findings INTEGER NOT NULL,
@@ -164,29 +171,56 @@ class CampaignDB:
         return json.loads(row[0]) if row else default
 
     # --- executions, snapshots, events ------------------------------------------------------
-    def _add_counts(self, table: str, keys: tuple[str, str], counts: dict[tuple[str, str], int]) -> None:
-        """Add ``(key, key) -> count`` to the counter table ``table`` (batched by the caller)."""
+    def _add_counts(self, table: str, keys: tuple[str, ...], counts: Iterable[tuple[tuple[str, ...], int]]) -> None:
+        """Add ``(key, ...), count`` pairs to the counter table ``table`` (batched by the caller)."""
+        counts = list(counts)
         if not counts:
             return
+        marks = ", ".join("?" for _ in range(len(keys) + 1))
         with self.transaction() as c:
             c.executemany(
-                f"INSERT INTO {table} VALUES (?, ?, ?) ON CONFLICT({keys[0]}, {keys[1]}) "
+                f"INSERT INTO {table} VALUES ({marks}) ON CONFLICT({', '.join(keys)}) "
                 "DO UPDATE SET count = count + excluded.count",
-                [(a, b, n) for (a, b), n in counts.items()],
+                [(*key, n) for key, n in counts],
             )
 
     def add_exec_counts(self, counts: dict[tuple[str, str], int]) -> None:
         """Add per-(symptom, stage) execution counts (batched by the caller)."""
-        self._add_counts("exec_summary", ("symptom", "stage"), counts)
+        self._add_counts("exec_summary", ("symptom", "stage"), counts.items())
 
     def add_level_counts(self, counts: dict[tuple[str, str], int]) -> None:
         """Add per-(level, symptom) execution counts (batched by the caller; campaigns before levels
         existed have none: their executions are all of the TIR level)."""
-        self._add_counts("level_summary", ("level", "symptom"), counts)
+        self._add_counts("level_summary", ("level", "symptom"), counts.items())
+
+    def add_filter_counts(self, counts: dict[tuple[str, str, str], int]) -> None:
+        """Add per-(level, reason, pass) counts of test cases the filters before the gate turned away
+        (invalid or slow; batched by the caller)."""
+        self._add_counts("filter_summary", ("level", "reason", "pass"), counts.items())
+
+    def add_filter_sample(self, level: str, reason: str, pass_name: str, folder: str, testcase: int | None,
+                          rerun: str = "") -> int:
+        """Record one kept sample of a filtered test case (``rerun``: ``waiting`` when it is to be run
+        again at the full limits); its id."""
+        with self.transaction() as c:
+            cur = c.execute("INSERT INTO filter_samples (level, reason, pass, folder, testcase, time, rerun) "
+                            "VALUES (?, ?, ?, ?, ?, ?, ?)", (level, reason, pass_name, folder, testcase, time.time(),
+                                                             rerun))
+            return int(cur.lastrowid or 0)
+
+    def set_filter_rerun(self, sample: int, outcome: str, detail: str) -> None:
+        """Record how a sample's re-run at the full limits ended."""
+        with self.transaction() as c:
+            c.execute("UPDATE filter_samples SET rerun = ?, rerun_detail = ? WHERE id = ?", (outcome, detail, sample))
+
+    def filter_samples(self) -> list[tuple[int, str, str, str, str, str, str]]:
+        """Every kept sample: (id, level, reason, pass, folder, rerun, rerun_detail), oldest first."""
+        return [tuple(r) for r in self.conn.execute(  # type: ignore[misc]
+            "SELECT id, level, reason, pass, folder, rerun, rerun_detail FROM filter_samples ORDER BY id")]
 
     def add_mutator_counts(self, counts: dict[tuple[str, str], int]) -> None:
         """Add per-(mutator, symptom) counts of mutants (batched by the caller)."""
-        self._add_counts("mutator_summary", ("mutator", "symptom"), counts)
+        self._add_counts("mutator_summary", ("mutator", "symptom"), counts.items())
 
     def level_summary(self) -> dict[tuple[str, str], int]:
         """All execution counts by (level, symptom)."""

@@ -21,18 +21,21 @@ ROOTS: dict[str, tuple[str, str]] = {}
 
 
 def _verdict(folder: Path, audit: Audit) -> object:
+    from seedzer.finding.graph.gate import run_graph_gate_on_folder
     from seedzer.finding.load.gate import run_load_gate_on_folder
     from seedzer.finding.tir.gate import run_gate
 
-    if audit.kind == "load":
-        return run_load_gate_on_folder(str(folder), timeout=120.0)
-    return run_gate(lowlevel_job(folder))
+    judges = {"load": lambda: run_load_gate_on_folder(str(folder), timeout=120.0),
+              "graph": lambda: run_graph_gate_on_folder(str(folder), timeout=120.0),
+              "tir": lambda: run_gate(lowlevel_job(folder))}
+    return judges[audit.kind]()
 
 
 def test_the_corpus_is_big_and_mixed() -> None:
     audits = [Audit.read(f) for f in ENTRIES]
     assert len(audits) >= 30
     assert {a.verdict for a in audits} == {"bug", "not-a-bug"}
+    assert {a.kind for a in audits} == {"tir", "graph", "load"}
     assert all(a.audit.strip() and a.origin.strip() for a in audits)
     assert all(a.bug and a.culprit for a in audits if a.verdict == "bug")
 

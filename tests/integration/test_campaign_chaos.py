@@ -1,5 +1,6 @@
 """Workers under chaos (issue 13): a real campaign survives 100 worker kills in 10 minutes, then its own
-SIGKILL, and resumes to use its whole budget with every finding and corpus entry on disk.
+SIGKILL, and resumes to use its whole budget with every finding and corpus entry on disk; (issue 45)
+so does a graph-only campaign, with no entry quarantined and campaign.db's integrity check ok.
 
 It drives ``benchmarks/chaos.py`` (the same code the benchmark runs) on a pool made by
 ``seedzer generate --heuristic basic --count 6``, with the default coverage backend.
@@ -33,12 +34,13 @@ def chaos_module() -> ModuleType:
 
 
 @pytest.mark.timeout(int(BUDGET_MINUTES * 60 + 1800))
-def test_hundred_worker_kills_then_campaign_kill_then_resume(tmp_path: Path) -> None:
+@pytest.mark.parametrize("levels", [None, "graph"])
+def test_hundred_worker_kills_then_campaign_kill_then_resume(tmp_path: Path, levels: str | None) -> None:
     chaos = chaos_module()
     pool = chaos.make_pool(tmp_path / "pool", count=6, heuristic="basic")
     lines: list[str] = []
     report = chaos.run_chaos(pool, tmp_path / "campaign", BUDGET_MINUTES, CHAOS_SECONDS, EVERY_SECONDS,
-                             logs=tmp_path / "logs", say=lines.append)
+                             logs=tmp_path / "logs", say=lines.append, levels=levels)
     chaos.print_report(report, say=lines.append)
     summary = "\n".join(lines)
 
@@ -54,4 +56,7 @@ def test_hundred_worker_kills_then_campaign_kill_then_resume(tmp_path: Path) -> 
     # nothing lost: every row has its files
     assert report.corpus > 0 and not report.missing_corpus, summary
     assert not report.missing_findings, summary
+    assert report.integrity == "ok" and not report.quarantined, summary
+    if levels == "graph":
+        assert set(report.levels) == {"graph"}, summary
     assert not report.problems(), summary

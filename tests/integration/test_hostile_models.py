@@ -1,5 +1,7 @@
 """Hostile models (issue 32): over the bounds or of an unknown opset, refused before anything runs,
-and an allocation past a child's address-space limit is ``invalid``."""
+and an allocation past a child's address-space limit is ``invalid``; (issue 45) a model onnxruntime
+refuses to run, or with an input type TVM's importer does not take, is ``invalid`` for the loader and
+for the gate that ``recheck`` runs."""
 
 from __future__ import annotations
 
@@ -8,11 +10,21 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto, helper
 
 from seedzer.execute.isolated_call import run_isolated
-from seedzer.kernel.common import Stage, Symptom
+from seedzer.execute.isolated_load import OnnxLoader
+from seedzer.finding.load.folder import LoadFinding
+from seedzer.finding.load.gate import run_load_gate_on_folder
+from seedzer.finding.meta import NOT_A_BUG
+from seedzer.finding.store import dump
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.load.observe import LoadCase
+from seedzer.kernel.onnx.runtime import REFUSED
+from seedzer.load.loader import MODEL_FILE, LoaderFailure, LoadOptions
+from tests.hostile_models import huge_reshape
 
 pytestmark = pytest.mark.integration
 
@@ -91,3 +103,51 @@ def test_an_allocation_past_the_memory_limit_is_invalid() -> None:
     assert res.outcome is not None and res.outcome.symptom is Symptom.INVALID
     assert "out of memory (MemoryError" in res.outcome.message and "limits.max_testcase_memory 2.0 GiB" in (
         res.outcome.message)
+
+
+# --- issue 45 row 2: invalid or unsupported models are never filed -----------------------------------
+def _old_load_finding(tmp_path: Path, model: onnx.ModelProto, specs: tuple[tuple[str, str, tuple[int, ...]], ...],
+                      observation: Observation) -> Path:
+    """A load finding as Seedzer filed it before issue 45: ``observation`` (a TVM exception) at import."""
+    path = tmp_path / "pool" / "model.onnx"
+    path.parent.mkdir(exist_ok=True)
+    onnx.save(model, path)
+    case = LoadCase(specs, model_file=MODEL_FILE, timeout=120).to_json()
+    finding = LoadFinding.of(path, LoaderFailure(observation, "raw", case))
+    return dump(tmp_path / "findings" / finding.signature, finding)
+
+
+def test_a_model_onnxruntime_refuses_to_run_is_invalid_for_the_loader_and_for_recheck(tmp_path: Path) -> None:
+    """Before: TVM's import error on the 10**10-element reshape was filed as a bug and recheck kept it.
+    After: the loader counts it invalid (onnxruntime refuses the run), and the gate (what recheck runs)
+    dismisses the finding filed the old way."""
+    model = huge_reshape()
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    observed = OnnxLoader(LoadOptions(timeout=120)).load(path).observations
+    assert observed and all(o.symptom is Symptom.INVALID for o in observed), observed
+    assert all(o.message.startswith(REFUSED) for o in observed)
+    old = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "ValueError: Node  cannot handle ShapeExpr inputs.")
+    verdict = run_load_gate_on_folder(str(_old_load_finding(tmp_path, model, (("x", "float32", (2, 2)),), old)))
+    assert verdict.verdict == NOT_A_BUG and verdict.reason.startswith(f"invalid: {REFUSED}"), verdict.reason
+
+
+@pytest.mark.parametrize(("dtype", "numpy_name", "shown"), [(TensorProto.STRING, "object", "string"),
+                                                            (TensorProto.COMPLEX64, "complex64", "complex64")])
+def test_an_input_type_tvm_does_not_take_is_unsupported_for_the_loader_and_for_recheck(
+        tmp_path: Path, dtype: int, numpy_name: str, shown: str) -> None:
+    """Before: "unknown dtype" at import, filed as an exception bug. After: invalid at parse, and an
+    older finding of it is dismissed by the gate as an unsupported input type."""
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", dtype, [2])],
+                              [helper.make_tensor_value_info("y", dtype, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    observed = OnnxLoader(LoadOptions(timeout=120)).load(path).observations
+    assert [(o.symptom, o.pass_name) for o in observed] == [(Symptom.INVALID, "parse")]
+    assert f"unsupported input type: input 'x' is {shown}" in observed[0].message
+    old = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", f"ValueError: unknown dtype `{numpy_name}`")
+    verdict = run_load_gate_on_folder(str(_old_load_finding(tmp_path, model, (("x", numpy_name, (2,)),), old)))
+    assert verdict.verdict == NOT_A_BUG, verdict.reason
+    assert verdict.reason.startswith("invalid: UnsupportedInput: unsupported input type"), verdict.reason

@@ -20,6 +20,7 @@ from seedzer.kernel.graph.relax_mutations import MUTATIONS, apply_mutation
 from seedzer.kernel.onnx.model import build, import_model, random_inputs, run
 from seedzer.passes.relax_catalog import RELAX_CATALOG
 from seedzer.passes.relax_contracts import is_mutation
+from tests.hostile_models import nested_if
 
 pytestmark = pytest.mark.integration
 
@@ -85,7 +86,10 @@ def concat_reshape() -> onnx.ModelProto:
 
 
 SMALL = {"conv_relu_add": conv_relu_add, "matmul_softmax": matmul_softmax,
-         "two_inputs_two_outputs": two_inputs_two_outputs, "concat_reshape": concat_reshape}
+         "two_inputs_two_outputs": two_inputs_two_outputs, "concat_reshape": concat_reshape, "nested_if": nested_if}
+"""The small models every mutation is checked on; ``nested_if`` (issue 45: If nodes in If branches,
+which the importer binds outside dataflow blocks) made mutate.DuplicateFunction put an If into a
+dataflow block and mutate.SymbolicShapes use a branch variable it had redefined."""
 
 ARGS: dict[str, list[dict[str, Any]]] = {
     "mutate.SymbolicShapes": [{"input": 0, "axes": 0}, {"input": -1, "axes": 5, "share": True},
@@ -232,3 +236,36 @@ def test_unknown_mutation_and_bad_arguments_raise_value_error() -> None:
         apply_mutation(mod, GraphPass("mutate.SplitDataflow", {"bogus": 1}))
     with pytest.raises(ValueError):
         apply_mutation(mod, GraphPass("mutate.DuplicateFunction", {"mode": "sideways"}))
+
+
+def test_ill_formed_ir_out_of_a_relax_ir_mutation_is_invalid(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 45 row 3. Before: ill-formed IR right after ``mutate.X`` was ``illformed`` (and filed with the
+    mutation as culprit). After: the kernel judges it ``invalid``, Seedzer's own rewrite; ill-formed IR
+    out of a Relax pass stays TVM's ``illformed``. The rewrite here wraps main's If bindings of the
+    nested-If model into a dataflow block, as mutate.DuplicateFunction did."""
+    import base64
+
+    from seedzer.kernel.common import Symptom
+    from seedzer.kernel.graph import relax_mutations
+    from seedzer.kernel.graph.case import GraphCase
+    from seedzer.kernel.graph.observe import observe_graph
+
+    def if_into_dataflow() -> Any:
+        def mutate(mod: Any) -> Any:
+            main = mod["main"]
+            blocks = [relax.DataflowBlock(b.bindings) if not isinstance(b, relax.DataflowBlock) else b
+                      for b in main.body.blocks]
+            out = mod.clone()
+            out["main"] = relax.Function(main.params, relax.SeqExpr(blocks, main.body.body), main.ret_ty,
+                                         main.is_pure, main.attrs)
+            return out
+        return mutate
+
+    monkeypatch.setitem(relax_mutations.MUTATIONS, "mutate.SplitDataflow", if_into_dataflow)
+    model = nested_if()
+    case = GraphCase(_specs(model), (GraphPass("relax.FoldConstant"), GraphPass("mutate.SplitDataflow")),
+                     model=base64.b64encode(model.SerializeToString()).decode())
+    observed = observe_graph(case)
+    assert observed.symptom is Symptom.INVALID and observed.pass_name == "mutate.SplitDataflow", observed
+    assert observed.message.startswith("the Relax mutation made ill-formed IR (Seedzer's own rewrite, not TVM)")
+    assert "dataflow" in observed.message and observed.step_index == 1

@@ -315,6 +315,55 @@ def read_only_campaign(r: Path) -> Callable[[], None]:
     pytest.skip("cannot make a read-only directory here (running as root without mount privileges)")
 
 
+def ledger(path: str, newer: bool = False, roots: tuple[str, ...] = ()) -> Setup:
+    """A ledger holding ``roots``; ``newer``: as a newer Seedzer writes it (a higher schema)."""
+    def make(r: Path) -> None:
+        from seedzer.ledger.records import CAMPAIGN, RootSighting
+        from seedzer.ledger.store import SCHEMA_VERSION, Ledger
+
+        with Ledger(r / path) as book:
+            book.record([RootSighting(root, "tir", "exception", "tirx.X", "x", str(r / "camp"), "f", 1, 1.0, 2.0)
+                         for root in roots], CAMPAIGN)
+        if newer:
+            conn = sqlite3.connect(r / path)
+            conn.execute("UPDATE ledger_meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+            conn.commit()
+            conn.close()
+    return make
+
+
+def hold_ledger(path: str) -> Setup:
+    """Another process holding the ledger at ``path`` in an exclusive transaction."""
+    def hold(r: Path) -> subprocess.Popen[str]:
+        ledger(path, roots=("aaaa00000001",))(r)
+        code = textwrap.dedent(f"""
+            import sqlite3, time
+            conn = sqlite3.connect({str(r / path)!r}, isolation_level=None)
+            conn.execute("BEGIN EXCLUSIVE")
+            print("locked", flush=True)
+            time.sleep(120)
+            """)
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+        return proc
+    return hold
+
+
+def wheels(*made: tuple[str, str, dict[str, str]]) -> Setup:
+    """Wheels (distribution, version, files) in ``wheels/``, built on disk."""
+    def make(r: Path) -> None:
+        from tests.unit.environments.fake_wheel import make_wheel
+
+        for dist, version, files in made:
+            make_wheel(r / "wheels", dist, version, files)
+    return make
+
+
+OFFLINE = "reproducers:\n  pip_args: [--no-index, --find-links, wheels]\n"
+"""pip sees only the wheels of the world (no download)."""
+FAKE_TVM = ("apache-tvm", "0.0.1", {"tvm/__init__.py": "__version__ = '0.0.1'\n"})
+
+
 def both(*setups: Setup) -> Setup:
     def run(r: Path) -> None:
         for s in setups:
@@ -869,6 +918,33 @@ CASES: list[Case] = [
     Case("run-out-is-pool", ["run", "--out", "seedpools/basic", "--config", "c.yaml"],
          r"--out seedpools/basic: is the seed pool \(--pool seedpools/basic\); a campaign needs a directory of its own",
          yaml_file("c.yaml", "generate:\n  count: 1\n")),
+    # ---- the ledger and the versions a bug affects ----
+    Case("bugs-no-ledger", ["bugs", "--ledger", "nope.db"],
+         r"nope\.db: no ledger there \(a campaign makes it; see ledger\.path\)"),
+    Case("bugs-newer-ledger", ["bugs", "--ledger", "ledger.db"],
+         r"ledger\.db: written by a newer Seedzer \(ledger schema \d+; this one reads up to \d+\); upgrade "
+         r"Seedzer, the ledger was left untouched", ledger("ledger.db", newer=True, roots=("aaaa00000001",))),
+    Case("bugs-add-newer-ledger", ["bugs", "--ledger", "ledger.db", "add", "camp"],
+         r"ledger\.db: written by a newer Seedzer \(ledger schema \d+; this one reads up to \d+\); upgrade "
+         r"Seedzer, the ledger was left untouched", ledger("ledger.db", newer=True, roots=("aaaa00000001",))),
+    Case("bugs-add-locked-ledger", ["bugs", "--ledger", "ledger.db", "add", "camp"],
+         r"ledger\.db: locked by another process; [a-z ]+ gave up, the ledger is unchanged \(try again when that "
+         r"process is done\)", hold_ledger("ledger.db")),
+    Case("bugs-foreign-ledger", ["bugs", "--ledger", "other.db", "add", "camp"],
+         r"other\.db: not a Seedzer ledger \(it holds the tables notes\)", lambda r: _foreign_sqlite(r / "other.db")),
+    Case("bugs-mark-unknown-root", ["bugs", "--ledger", "ledger.db", "mark", "zzz", "fixed"],
+         r"ledger\.db: no root match 'zzz'", ledger("ledger.db", roots=("aaaa00000001",))),
+    Case("bugs-mark-reported-without-link", ["bugs", "--ledger", "ledger.db", "mark", "aaaa", "reported"],
+         r"reported: give the report's --link", ledger("ledger.db", roots=("aaaa00000001",))),
+    Case("versions-wheel-not-tvm", ["versions", "camp", "--version", "wheels/other_pkg-1.0-py3-none-any.whl"],
+         r"wheels/other_pkg-1\.0-py3-none-any\.whl: not a TVM wheel \(it holds other_pkg, not the tvm package\)",
+         wheels(("other-pkg", "1.0", {"other_pkg/__init__.py": ""}))),
+    Case("versions-no-such-release", ["versions", "camp", "--only-given", "--version", "9.9.9", "--config", "c.yaml"],
+         r"--version 9\.9\.9: apache-tvm has no such release on the package index \(it has: 0\.0\.1\)",
+         both(wheels(FAKE_TVM), yaml_file("c.yaml", OFFLINE))),
+    Case("versions-untriaged", ["versions", "camp", "--only-given", "--version", "0.0.1", "--config", "c.yaml"],
+         r"camp: neither a finding folder nor a campaign with findings",
+         both(wheels(FAKE_TVM), yaml_file("c.yaml", OFFLINE))),
     # ---- the top level ----
     Case("unknown-verb", ["fuz"], r"seedzer: No such command 'fuz'(\.)? \(see 'seedzer --help'\)"),
     Case("unknown-global-option", ["--verbose", "status", "camp"],

@@ -10,7 +10,10 @@ the kernel's own :func:`~seedzer.kernel.graph.observe.same_graph_failure`, so th
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from seedzer.execute.forked import SharedProgress
+from seedzer.execute.memory import limit_address_space
 from seedzer.finding.forked_check import observe_isolated, silence
 from seedzer.kernel.common import Observation, Stage
 from seedzer.kernel.graph.case import GraphCase
@@ -40,3 +43,14 @@ def matches(expected: Observation, observed: Observation) -> bool:
     from seedzer.kernel.graph.observe import same_graph_failure
 
     return same_graph_failure(expected, observed)
+
+
+def observe_folder(where: str, timeout: float, max_memory: int = 0) -> Observation:
+    """What the case of the graph folder ``where`` (a finding, or a sample of a filtered test case)
+    shows run once alone in a forked child within ``timeout`` seconds and ``max_memory`` bytes of
+    address space (0: unbounded; set in this process, which the caller runs for this job alone)."""
+    from seedzer.finding.graph.folder import finding_case
+
+    preload()
+    limit_address_space(max_memory)
+    return observe_forked(finding_case(Path(where)), timeout)

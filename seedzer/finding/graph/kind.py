@@ -9,6 +9,7 @@ from typing import Any
 from seedzer.errors import SeedzerError
 from seedzer.finding import kind as seam
 from seedzer.finding.graph import folder
+from seedzer.finding.graph.check import observe_folder
 from seedzer.finding.graph.gate import run_graph_gate_on_folder
 from seedzer.finding.layout import REPRO_FILE
 from seedzer.finding.meta import FindingMeta
@@ -49,6 +50,10 @@ class GraphKind(seam.DocumentedKind):
         """The gate reads the folder (or the case the worker ran, when the campaign hands it over)."""
         case = context.case if isinstance(context.case, GraphCase) else None
         return seam.GateCall(run_graph_gate_on_folder, (str(where), context.timeout, context.settings, case))
+
+    def rerun_call(self, where: Path, meta: FindingMeta, timeout: float, max_memory: int) -> seam.GateCall:
+        """The folder's case, run once alone (:func:`seedzer.finding.graph.check.observe_folder`)."""
+        return seam.GateCall(observe_folder, (str(where), timeout, max_memory))
 
     def write_case(self, where: Path, meta: FindingMeta, case: Any) -> None:
         """Rewrite ``case.json``, ``passes.json`` and ``repro.py`` from the gate's minimal case."""

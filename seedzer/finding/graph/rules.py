@@ -15,17 +15,18 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from seedzer.finding.component import component_of
 from seedzer.finding.ddmin import ddmin
 from seedzer.finding.gate import GateSettings
 from seedzer.finding.gate import InvalidInput as HouseInvalidInput
 from seedzer.finding.graph.check import matches, observe_forked
 from seedzer.finding.graph.folder import KIND_NAME, stored, to_specs
 from seedzer.finding.meta import BUG, NOT_A_BUG
-from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, Verdict
+from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, AtFault, Verdict
 from seedzer.kernel.common import IMPORTER_LIMITS, Observation, Stage, Symptom
-from seedzer.kernel.graph.case import MUTATION_PREFIX, RANDOM_INPUTS, WELL_FORMED, GraphCase, ModelMutation
+from seedzer.kernel.graph.case import MUTATION_PREFIX, RANDOM_INPUTS, WELL_FORMED, GraphCase, GraphPass, ModelMutation
 from seedzer.oracles.preconditions import is_precondition_error
-from seedzer.oracles.signature import root_key
+from seedzer.oracles.signature import component_key, root_key
 from seedzer.seed import PassSpec
 
 INVALID_STEPS = frozenset({"parse", "reference", "onnx-reference", "validate"})
@@ -35,6 +36,8 @@ INVALID_MODEL = ("ValidationError", "onnx.checker", "InvalidModel", "Error parsi
 """Message fragments of a model ONNX itself refuses."""
 UNSUPPORTED = ("not supported for frontend ONNX", "OpNotImplemented")
 """Message fragments of an operator TVM's ONNX importer does not support (anywhere)."""
+SEEDZER_STEP = "Seedzer's own rewrite"
+"""How the reason of a failure that is Seedzer's rather than TVM's starts (a Relax IR mutation)."""
 
 Contracts = Callable[[Sequence[PassSpec]], list[tuple[int, str]]]
 """``(index, reason)`` of every pass of a sequence out of its contract."""
@@ -48,12 +51,20 @@ def relax_out_of_contract(passes: Sequence[PassSpec]) -> list[tuple[int, str]]:
     return out_of_contract(passes)
 
 
+def seedzer_step(step: str | None) -> str | None:
+    """``step`` when it is one of Seedzer's own rewrites (a Relax IR mutation ``mutate.X``), else None."""
+    return step if step is not None and step.startswith(MUTATION_PREFIX) else None
+
+
 def invalid_reason(observation: Observation) -> str | None:
-    """Why a graph failure is about its input rather than TVM (an unsupported operator, a violated
-    precondition, a model ONNX refuses), or None."""
+    """Why a graph failure is about its input rather than TVM (a failure in Seedzer's own rewrite, an
+    unsupported operator or input type, a violated precondition, a model ONNX refuses), or None."""
     message = observation.message
     if observation.symptom is Symptom.INVALID:
         return message
+    own = seedzer_step(failing_pass(observation))
+    if own is not None:
+        return f"{SEEDZER_STEP}: {observation.symptom.value} in {own}: {message}"
     if any(text in message for text in UNSUPPORTED):
         return f"unsupported operator: {message}"
     if observation.pass_name in INVALID_STEPS:
@@ -83,6 +94,21 @@ def mutation_culprit(mutation: ModelMutation) -> str:
     if mutation.kind in ("edge", "insert"):
         return f"{mutation.kind}:{mutation.params.get('op', '?')}"
     return f"{mutation.kind}:{'+'.join(mutation.garbage) or '-'}"
+
+
+def graph_fault(observed: Observation, culprit: list[str], minimal: tuple[GraphPass, ...]) -> AtFault:
+    """The code at fault of a graph failure: the shared component it was raised in (a TOPI operator, a
+    legalization rule, the importer's converter, the arithmetic analyzer...), every step of the
+    minimal sequence only reaching it; else ``culprit`` (the failing step, the last step of the
+    minimal sequence, or the model mutations)."""
+    component = component_of(observed)
+    steps = tuple(dict.fromkeys(p.name for p in minimal))
+    if component is not None:
+        return AtFault(component.name, f"raised in {component.frame}, code every step reaching it shares",
+                       steps or tuple(culprit), shared=True)
+    return AtFault(" + ".join(culprit), "the failing step" if failing_pass(observed) else
+                   "the last step of the minimal sequence, or the model mutations it needs",
+                   tuple(p for p in steps if p not in culprit))
 
 
 @dataclass
@@ -196,9 +222,13 @@ class Culprit:
     """A bug: ddmin over the model mutations, then over the step sequence (its in-contract
     subsequences only: the repro is a sequence a user may run), to a minimal case that still fails
     the same way (relations go first, as in MT-DLComp's reduction); the culprit is the
-    failing step (an error, ill-formed IR or a crash in a step), else the last step of the minimal
-    sequence, else the minimal model mutations (:func:`mutation_culprit`) and the input mode when special.
-    Always answers."""
+    failing step (an error, ill-formed IR or a crash in a step), else the last Relax pass of the minimal
+    sequence, else the minimal model mutations (:func:`mutation_culprit`) and the input mode when
+    special; a failure raised inside a shared TVM component (a TOPI operator, a legalization rule,
+    the arithmetic analyzer: the innermost TVM frame) blames that component instead, every step only
+    reaching it, and is keyed by it (one root whichever pass reached it). Otherwise a minimal
+    sequence of Seedzer's own rewrites only (Relax IR mutations ``mutate.X``, no Relax pass) makes
+    the failure Seedzer's, not TVM's: invalid. Always answers."""
 
     name = "culprit"
 
@@ -240,14 +270,25 @@ class Culprit:
         if out_of_time():
             context.notes.append("the culprit search stopped at its limit: the case may not be minimal")
         observed = shown["last"]
-        culprit = [failing_pass(observed) or (minimal[-1].name if minimal else "")]
+        context.notes.append("minimal sequence: " + (", ".join(p.label() for p in minimal) or "none"))
+        if case.model_mutations:
+            context.notes.append("minimal model mutations: " + ", ".join(m.label() for m in case.model_mutations))
+        passes = [p.name for p in minimal if seedzer_step(p.name) is None]
+        culprit = [failing_pass(observed) or (passes[-1] if passes else "")]
+        shared = component_of(observed) is not None  # a shared TVM component at fault outranks the steps
+        if not culprit[0] and minimal and not shared:  # Seedzer's Relax IR mutations and no Relax pass
+            return context.verdict(NOT_A_BUG, f"{INVALID}: {SEEDZER_STEP} is the only culprit (the minimal sequence "
+                                   f"{', '.join(p.label() for p in minimal)} has no Relax pass): "
+                                   f"{observed.headline()[:200]}", observed)
         if not culprit[0]:
             special = [f"inputs:{case.input_mode}"] if case.input_mode != RANDOM_INPUTS else []
             culprit = sorted({mutation_culprit(m) for m in case.model_mutations}) + special or \
                 [observed.pass_name or "build"]
-        context.notes.append("minimal sequence: " + (", ".join(p.label() for p in minimal) or "none"))
-        if case.model_mutations:
-            context.notes.append("minimal model mutations: " + ", ".join(m.label() for m in case.model_mutations))
-        root = root_key(KIND_NAME, observed, culprit).digest()
+        fault = graph_fault(observed, culprit, minimal)
+        culprit = [fault.code]
+        key = component_key(observed, fault.code) if fault.shared else root_key(KIND_NAME, observed, culprit)
+        root = key.digest()
         bug_case = stored(dataclasses.replace(case.with_passes(minimal), expected=observed))
-        return context.verdict(BUG, "bug", observed, culprit, root, bug_case)
+        verdict = context.verdict(BUG, "bug", observed, culprit, root, bug_case)
+        verdict.at_fault = fault
+        return verdict

@@ -45,11 +45,13 @@ from seedzer.finding.graph.folder import (
     stored,
     write_case,
 )
+from seedzer.finding.graph.gate import RULES
 from seedzer.finding.graph.reduce import GraphPredicate, GraphReducer, Mutations, Passes
 from seedzer.finding.graph.report_md import GraphReportInput, render_report
-from seedzer.finding.kind import TriageOptions, TriageResult
-from seedzer.finding.layout import REPORT_FILE, REPRO_FILE
+from seedzer.finding.kind import Described, TriageOptions, TriageResult
+from seedzer.finding.layout import REDUCED_DIR, REPORT_FILE, REPRO_FILE
 from seedzer.finding.meta import FindingMeta
+from seedzer.finding.minimal_step import SEARCH_LOG, docs_for, make_minimal, write_report
 from seedzer.finding.onnx_finding import exit_text, load_state, parse_model, triage_status
 from seedzer.finding.onnx_graph import export
 from seedzer.finding.reducer import stats_from_json, stats_to_json
@@ -69,6 +71,8 @@ class GraphTriageOptions:
     verify: bool = True
     force: bool = False
     python: str = sys.executable
+    plain: TriageOptions | None = None
+    """How to make and verify the plain reproducer ``minimal.py`` (None: none is made)."""
 
 
 @dataclass
@@ -93,6 +97,8 @@ class GraphTriage:
     repro: str | None = None
     verified: bool | None = None
     repro_exit: int | None = None
+    minimal: str = ""
+    minimal_lines: int | None = None
 
 
 def _start(folder: Path, case: GraphCase, model: onnx.ModelProto,
@@ -179,15 +185,28 @@ def _write_outputs(folder: Path, meta: FindingMeta, case: Any, original: onnx.Mo
     report = GraphReportInput(meta.signature, matched, meta.origin or "model.onnx", original, model,
                               case.passes, passes, out.complete, out.evaluations, out.seconds, verified_text, log,
                               stats_from_json(out.pass_stats), list(meta.culprit), pred.mutations)
-    write_atomic(folder / REPORT_FILE, render_report(report))
+    if opts.plain is None:
+        write_atomic(folder / REPORT_FILE, render_report(report))
+        return
+    from seedzer.finding.graph.minimal_repro import GraphMinimalJob  # imports TVM: only when one is made
+
+    job = GraphMinimalJob(reduced.with_model(export(model)), model_of(case, folder), docs_for(meta),
+                          opts.plain.minimal_seconds)
+    record = make_minimal(folder, "seedzer.finding.graph.minimal_repro:make_graph_minimal", job, opts.plain,
+                          folder / REDUCED_DIR / SEARCH_LOG)
+    out.minimal, out.minimal_lines = record.status, record.lines or None
+    write_report(folder, meta, record, [Described.of(rule.name, type(rule)) for rule in RULES], opts.plain,
+                 render_report(report))
 
 
 def triage_graph_finding(folder: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
     """The graph kind's triage (:meth:`seedzer.finding.graph.kind.GraphKind.triage`)."""
-    opts = GraphTriageOptions(seconds=options.minutes * 60.0, force=options.force, python=options.python)
+    opts = GraphTriageOptions(seconds=options.minutes * 60.0, force=options.force, python=options.python,
+                              plain=options)
     res = triage_graph(folder, opts)
     note = "passes: " + (", ".join(res.sequence or []) or "none")
     if res.mutations_before:
         note += f"; model mutations: {res.mutations_before} -> {res.mutations}"
     return TriageResult(res.signature, KIND_NAME, res.symptom, res.where, triage_status(res), res.original_nodes,
-                        res.nodes, "nodes", res.passes_before, res.passes, res.seconds, res.evaluations, note)
+                        res.nodes, "nodes", res.passes_before, res.passes, res.seconds, res.evaluations, note,
+                        res.minimal_lines, res.minimal)

@@ -41,6 +41,10 @@ class LoadKind(seam.DocumentedKind):
         """The gate reads the folder itself (an older folder's case is made there, with TVM)."""
         return seam.GateCall(run_load_gate_on_folder, (str(where), context.timeout, context.models))
 
+    def rerun_call(self, where: Path, meta: FindingMeta, timeout: float, max_memory: int) -> seam.GateCall:
+        """None: a pool model's load is no test case the filters turn away."""
+        raise SeedzerError(f"{where}: a load finding holds no test case to re-run")
+
     def write_case(self, where: Path, meta: FindingMeta, case: Any) -> None:
         """Nothing: a load verdict carries no case (the folder's stands)."""
 

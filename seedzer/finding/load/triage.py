@@ -32,7 +32,7 @@ from typing import Any
 import onnx
 
 from seedzer.errors import SeedzerError
-from seedzer.finding.kind import TriageOptions, TriageResult
+from seedzer.finding.kind import Described, TriageOptions, TriageResult
 from seedzer.finding.layout import REDUCED_DIR, REPORT_FILE, REPRO_FILE, STATE_FILE
 from seedzer.finding.load.folder import (
     EMBED_LIMIT,
@@ -42,9 +42,11 @@ from seedzer.finding.load.folder import (
     repro_text,
     with_expected,
 )
+from seedzer.finding.load.gate import RULES
 from seedzer.finding.load.reduce import LoadPredicate
 from seedzer.finding.load.report_md import LoadReportInput, render_report
 from seedzer.finding.meta import FindingMeta
+from seedzer.finding.minimal_step import SEARCH_LOG, docs_for, make_minimal, write_report
 from seedzer.finding.onnx_finding import exit_text, load_state, parse_model, triage_status
 from seedzer.finding.onnx_graph import export
 from seedzer.finding.onnx_reduce import OnnxReducer, ReduceResult
@@ -72,6 +74,8 @@ class LoadTriageOptions:
     verify: bool = True
     force: bool = False
     python: str = sys.executable  # the interpreter that runs the reproducers
+    plain: TriageOptions | None = None
+    """How to make and verify the plain reproducer ``minimal.py`` (None: none is made)."""
 
 
 @dataclass
@@ -93,6 +97,8 @@ class LoadTriage:
     repro: str | None = None
     verified: bool | None = None  # repro.py failed the expected way in a clean process
     repro_exit: int | None = None
+    minimal: str = ""
+    minimal_lines: int | None = None
 
 
 def verify_repro(path: Path, found: LoadFinding, timeout: float,
@@ -181,7 +187,7 @@ def _original_repro(found: LoadFinding, case: dict[str, Any]) -> None:
 
 def _write_outputs(found: LoadFinding, case: dict[str, Any], original: onnx.ModelProto, best: onnx.ModelProto,
                    pred: LoadPredicate, matched: Any, out: LoadTriage, opts: LoadTriageOptions) -> None:
-    from seedzer.kernel.onnx.model import TOLERANCES
+    from seedzer.kernel.onnx.model import INPUT_SEED, TOLERANCES
 
     if not (found.where / REPRO_FILE).exists():
         _original_repro(found, case)
@@ -197,13 +203,26 @@ def _write_outputs(found: LoadFinding, case: dict[str, Any], original: onnx.Mode
     report = LoadReportInput(found.signature, matched, found.model_name, original, best, out.complete,
                                out.evaluations, out.seconds, verified_text, TOLERANCES["float32"], found.log,
                                stats_from_json(out.pass_stats))
-    write_atomic(found.where / REPORT, render_report(report))
+    if opts.plain is None:
+        write_atomic(found.where / REPORT, render_report(report))
+        return
+    from seedzer.finding.load.minimal_repro import LoadMinimalJob  # imports TVM: only when one is made
+
+    meta = FindingMeta.load(found.where)
+    job = LoadMinimalJob(export(best), found.model, matched, int(case.get("input_seed") or INPUT_SEED),
+                         docs_for(meta), opts.plain.minimal_seconds)
+    record = make_minimal(found.where, "seedzer.finding.load.minimal_repro:make_load_minimal", job, opts.plain,
+                          found.where / REDUCED_DIR / SEARCH_LOG)
+    out.minimal, out.minimal_lines = record.status, record.lines or None
+    write_report(found.where, meta, record, [Described.of(rule.name, type(rule)) for rule in RULES], opts.plain,
+                 render_report(report))
 
 
 def triage_load_finding(folder: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
     """The load kind's triage (:meth:`seedzer.finding.load.kind.LoadKind.triage`); the folder is
     read again as the load kind reads it, whichever Seedzer version wrote it."""
-    opts = LoadTriageOptions(seconds=options.minutes * 60.0, force=options.force, python=options.python)
+    opts = LoadTriageOptions(seconds=options.minutes * 60.0, force=options.force, python=options.python,
+                             plain=options)
     res = triage_load(folder, opts)
     found = LoadFinding.load(folder)
     ops = []
@@ -212,5 +231,6 @@ def triage_load_finding(folder: Path, meta: FindingMeta, options: TriageOptions)
     stage = found.observation.stage.value if found.observation.stage else "load"
     return TriageResult(res.signature, KIND_NAME, res.symptom, f"{stage}/{res.step}", triage_status(res),
                         res.original_nodes, res.nodes, "nodes", seconds=res.seconds, tests=res.evaluations,
-                        note=f"trigger: {', '.join(ops)}" if ops else "")
+                        note=f"trigger: {', '.join(ops)}" if ops else "", minimal_lines=res.minimal_lines,
+                        minimal=res.minimal)
 

@@ -27,9 +27,11 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from seedzer.finding.component import component_of
 from seedzer.finding.tir.context import TirContext, reproduces
 from seedzer.finding.tir.culprit import Culprit, variant
 from seedzer.finding.tir.witness import WitnessIR, forked_ir_before
+from seedzer.finding.verdict import AtFault as Fault
 from seedzer.kernel.common import OPT, OPT_VS_REFERENCE, Observation, Symptom, label_parts
 from seedzer.kernel.messages import ir_names, normalize
 from seedzer.kernel.tir.case import Case, Step
@@ -144,11 +146,26 @@ class Localizer:
             return AtFault(None, self.tests, f"from the IR before {case.steps[last].name} it gives {got.headline()}")
         return AtFault(case.steps[last], self.tests)
 
-def culprit_at_fault(context: TirContext, case: Case, got: Observation, found: Culprit) -> list[str] | None:
-    """The culprit named after the pass at fault, for the gate's last rule: for an error, the pass
-    that made the IR the failing step cannot handle, with that step; for a wrong result, its last
-    culprit pass when the ones before only enable it (``found``: the bisection's culprit). None: not
-    localized (the bisected culprit stands)."""
+def code_at_fault(context: TirContext, case: Case, got: Observation, found: Culprit) -> Fault | None:
+    """The code at fault of a confirmed failure, the gate's last rule's root (``found``: the bisection's
+    culprit, the passes the failure needs). In this order:
+
+    1. the failure was raised in a shared component (:func:`~seedzer.finding.component.component_of`,
+       from its innermost TVM frames): that component, every culprit pass only reaching it;
+    2. an error, ill-formed IR or crash: the pass that made the IR the failing step cannot handle
+       (:meth:`Localizer.error`); when that pass is not the failing step, the IR the failing step
+       received decides: a valid program (it parses back as TVMScript and passes the verifier) makes
+       the failing step the one at fault (the pass before only reached it), anything else the pass that
+       made it;
+    3. a wrong result: its last culprit pass when the ones before only enable it
+       (:meth:`Localizer.enabling`).
+
+    None: not decided (the bisected culprit stands)."""
+    needed = tuple(found.names())
+    component = component_of(got)
+    if component is not None:
+        return Fault(component.name, f"raised in {component.frame}, code every pass reaching it shares",
+                     tuple(p for p in needed if p != component.name), shared=True)
     make = context.make_witness_ir or forked_ir_before
 
     def make_ir(program: Case, index: int) -> WitnessIR:
@@ -164,7 +181,20 @@ def culprit_at_fault(context: TirContext, case: Case, got: Observation, found: C
         if at.step is None:
             return None
         surfaced = label_parts(got.pass_name or "")[1]
-        return [at.step.name] + ([surfaced] if surfaced and surfaced != at.step.name else [])
+        failing = failing_index(case, got)
+        if not surfaced or surfaced == at.step.name or failing is None:
+            return Fault(at.step.name, f"{at.step.name} fails on the IR it is given, as a user program gives it",
+                         tuple(p for p in needed if p != at.step.name))
+        received = make_ir(case, failing) if failing < len(case.steps) else WitnessIR("", "a lowered host module")
+        if received.problem is None and received.script:
+            return Fault(surfaced, f"{surfaced} fails on the IR it received, a valid program (it parses back and "
+                         f"passes the verifier): {at.step.name}, which made it, only reached it",
+                         tuple(p for p in needed if p != surfaced) or (at.step.name,))
+        return Fault(at.step.name, f"{at.step.name} made the IR {surfaced} fails on, which is no valid program "
+                     f"({received.problem or 'it cannot be printed'})", (surfaced,))
     indices = [i for i, step in enumerate(case.steps) if any(step is s for s in found.steps)]
     enabled = localizer.enabling(case, got, indices)
-    return [enabled.step.name] if enabled.step is not None else None
+    if enabled.step is None:
+        return None
+    return Fault(enabled.step.name, f"from the IR just before {enabled.step.name}, it alone gives the wrong result",
+                 tuple(p for p in needed if p != enabled.step.name))

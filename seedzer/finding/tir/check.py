@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from seedzer.execute.death import death_observation
 from seedzer.execute.forked import SharedProgress, call_forked
 from seedzer.execute.lru import LRU
+from seedzer.execute.memory import limit_address_space
 from seedzer.kernel.common import MINIMAL, Observation, Stage, Symptom
 from seedzer.kernel.tir.case import Case, Step
 
@@ -118,3 +120,13 @@ class Tester:
         # a SIGKILL stays a crash here: the gate compares it with the crash the campaign saw
         return death_observation(stage, res.step, how, signum=res.signal, timed_out=res.timed_out,
                                  seconds=res.seconds, sigkill_crashes=True, failed="the gate's child")
+
+
+def observe_folder(where: str, timeout: float, max_memory: int = 0) -> Observation:
+    """What the case of the TIR folder ``where`` (a finding, or a sample of a filtered test case)
+    shows run once alone in a forked child within ``timeout`` seconds and ``max_memory`` bytes of
+    address space (0: unbounded; set in this process, which the caller runs for this job alone)."""
+    from seedzer.finding.tir.folder import TirFinding
+
+    limit_address_space(max_memory)
+    return Tester().observe(TirFinding.load(Path(where)).case, timeout)

@@ -59,8 +59,9 @@ def filed_case(ran: Case, observation: Observation, settings: FindingSettings, p
     """The case a finding is filed with: the kernel case the worker ran (its script, steps and inputs),
     expecting ``observation``, with the finding's tolerances and time limit and only the check that
     shows it (the timing, for a ``perf`` finding); the verifier judges as it did in the worker
-    (``intended_pragmas``)."""
-    checks = Checks(perf=observation.symptom is Symptom.PERF, intended_pragmas=ran.checks.intended_pragmas)
+    (``intended_pragmas``) and a failure of the minimal lowering is judged as it was (``judge_minimal``)."""
+    checks = Checks(perf=observation.symptom is Symptom.PERF, intended_pragmas=ran.checks.intended_pragmas,
+                    judge_minimal=ran.checks.judge_minimal)
     return dataclasses.replace(ran, rtol=settings.rtol, atol=settings.atol, checks=checks, perf_factor=perf_factor,
                                perf_repeats=perf_repeats, timeout=stage_timeout(observation, settings),
                                expected=observation)

@@ -28,13 +28,17 @@ rules (:mod:`seedzer.finding.tir.rules`), in this order:
    invalid, not a TVM bug; so is a compiler's deliberate refusal of it ("Divide by zero"). A
    compiler that crashes, raises an internal error or emits ill-formed IR on it is still judged:
    undefined behaviour at run time never excuses a failure at compile time.
-8. **contract.** The canonical lowering is inserted right before the failing fuzzed pass: if the
+8. **mandatory.** A failure the minimal lowering shows too (the mandatory pipeline or the code
+   generator on the program itself), of a case that asks for it to be judged (a fuzzed mutant whose
+   parent lowered), is TVM's only on an input that passes TIR's well-formedness verifier (undefined
+   behaviour was judged by the rule before); else invalid, with the verifier's reason.
+9. **contract.** The canonical lowering is inserted right before the failing fuzzed pass: if the
    failure disappears, the pass was given IR in a form TVM's pipeline never gives it.
-9. **ancestor.** The original seed (then the unmutated parent) with the same steps: if it fails the
+10. **ancestor.** The original seed (then the unmutated parent) with the same steps: if it fails the
    same way, the finding is judged and filed with that IR (the mutation was not needed). Never answers.
-10. **verifier.** Ill-formed IR that TVM's default pipeline itself produces from the input is a
+11. **verifier.** Ill-formed IR that TVM's default pipeline itself produces from the input is a
     verifier issue, counted apart (filed only when ``verifier_issues`` is on).
-11. **culprit.** Bisection over the fuzzed and pipeline passes (:mod:`seedzer.finding.tir.culprit`)
+12. **culprit.** Bisection over the fuzzed and pipeline passes (:mod:`seedzer.finding.tir.culprit`)
     names the passes the failure needs; the root signature keys on them and on the essence of the
     symptom, so one cause is one finding. A slowdown whose fuzzed culprit is its pass's
     non-optimizing form is what it asks for; a wrong result, or a later pass's failure, that comes
@@ -49,6 +53,7 @@ from __future__ import annotations
 from seedzer.finding.gate import GateRules, Rule
 from seedzer.finding.tir.check import Tester
 from seedzer.finding.tir.context import GateJob, TirContext, excused_by_ub, reproduces
+from seedzer.finding.tir.input_rules import Mandatory, ReservedAttribute, UndefinedBehaviour
 from seedzer.finding.tir.rules import (
     Alone,
     Ancestor,
@@ -58,8 +63,6 @@ from seedzer.finding.tir.rules import (
     Hang,
     LegacyProgram,
     Precondition,
-    ReservedAttribute,
-    UndefinedBehaviour,
     Verifier,
 )
 from seedzer.finding.verdict import Verdict
@@ -68,7 +71,7 @@ __all__ = ["RULES", "GateJob", "TirContext", "Verdict", "excused_by_ub", "reprod
 
 RULES: tuple[Rule[TirContext], ...] = (
     ExpectsFailure(), LegacyProgram(), Alone(), Hang(), Precondition(), ReservedAttribute(), UndefinedBehaviour(),
-    Contract(), Ancestor(), Verifier(), Culprit(),
+    Mandatory(), Contract(), Ancestor(), Verifier(), Culprit(),
 )
 """The gate's rules in the order they judge (the module docstring lists them)."""
 

@@ -10,6 +10,7 @@ from seedzer.errors import SeedzerError
 from seedzer.finding import kind as seam
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.tir import folder
+from seedzer.finding.tir.check import observe_folder
 from seedzer.finding.tir.gate import GateJob, run_gate
 from seedzer.kernel.messages import ir_names
 from seedzer.kernel.tir.case import Case
@@ -65,6 +66,10 @@ class TirKind(seam.DocumentedKind):
             found = folder.TirFinding.load(where)
             case, legacy = found.case, found.legacy
         return seam.GateCall(run_gate, (GateJob(meta.signature, case, context.ancestors, context.settings, legacy),))
+
+    def rerun_call(self, where: Path, meta: FindingMeta, timeout: float, max_memory: int) -> seam.GateCall:
+        """The folder's case, run once alone (:func:`seedzer.finding.tir.check.observe_folder`)."""
+        return seam.GateCall(observe_folder, (str(where), timeout, max_memory))
 
     def write_case(self, where: Path, meta: FindingMeta, case: Any) -> None:
         """Rewrite ``case.json`` and ``repro.py`` from the judged case, expecting the confirmed failure."""

@@ -12,7 +12,7 @@ import dataclasses
 import time
 
 from seedzer.finding.meta import BUG, NOT_A_BUG
-from seedzer.finding.tir.at_fault import culprit_at_fault
+from seedzer.finding.tir.at_fault import code_at_fault
 from seedzer.finding.tir.context import (
     TirContext,
     excused_by_ub,
@@ -24,15 +24,14 @@ from seedzer.finding.tir.context import (
 from seedzer.finding.tir.culprit import bisect, verified_from_start
 from seedzer.finding.tir.folder import SALT, WITNESS_RULE
 from seedzer.finding.tir.hang_size import unrolling_asked
-from seedzer.finding.tir.ub_slice import slice_for
 from seedzer.finding.tir.witness import WitnessSearch
-from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, VERIFIER, Verdict
+from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, VERIFIER, AtFault, Verdict
 from seedzer.kernel.common import MINIMAL, Observation, Stage, Symptom, label_parts
 from seedzer.kernel.messages import ir_names
 from seedzer.kernel.tir.case import FUZZED, Case, reference_steps
 from seedzer.oracles.registry import judge, make_oracles
-from seedzer.oracles.signature import root_key
-from seedzer.passes.contracts import canonical_lowering, reserved_attribute, slot_of_step
+from seedzer.oracles.signature import component_key, root_key
+from seedzer.passes.contracts import canonical_lowering, slot_of_step
 
 PIPELINE_SHARE = 0.5
 """A hang is the fuzzed sequence's doing only when TVM's default pipeline on the same program finishes
@@ -43,6 +42,8 @@ value: docs/measurements.md, 'Filing gate')."""
 def _bug(context: TirContext, case: Case, got: Observation, culprit: list[str]) -> Verdict:
     root = root_key(SALT, got, culprit, ir_names(case.script)).digest()
     verdict = context.verdict(BUG, "bug", case, got, culprit, root)
+    verdict.at_fault = AtFault(" + ".join(culprit), f"the gate's {'culprit' if len(culprit) > 1 else 'failing'} "
+                               "step (not localized further)")
     if context.witnessed:  # decided by the rules after the witness's: filed through it
         verdict.rule = WITNESS_RULE
     return verdict
@@ -214,63 +215,6 @@ class Precondition:
         return context.verdict(NOT_A_BUG, f"{PRECONDITION}: {judged.message[:300]}", context.case, judged)
 
 
-class ReservedAttribute:
-    """IR carrying an attribute TVM's lowering puts in place itself is outside every pass's contract."""
-
-    name = "reserved-attribute"
-
-    def judge(self, context: TirContext) -> Verdict | None:
-        reserved = reserved_attribute(context.case.script)
-        if reserved is None:
-            return None
-        return context.verdict(NOT_A_BUG, f"{CONTRACT}: the IR carries `{reserved}`, an attribute TVM's lowering "
-                               "puts in place itself (its pipeline never gives a pass or the code generator "
-                               "another)", context.case, context.seen)
-
-
-class UndefinedBehaviour:
-    """From here on the case expects the failure it showed alone. Undefined or NaN-producing behaviour
-    the IR adds to its original seed (:mod:`seedzer.tir.ub`) makes a failure it excuses
-    (:func:`~seedzer.finding.tir.context.excused_by_ub`) an invalid test case, unless a slice of
-    the IR without it still fails the same way (:mod:`seedzer.finding.tir.ub_slice`): the slice
-    is judged instead."""
-
-    name = "undefined-behaviour"
-
-    def judge(self, context: TirContext) -> Verdict | None:
-        got = context.seen
-        case = context.case = dataclasses.replace(context.case, expected=got)
-        # a witness's undefined behaviour was judged against the seed lowered by the same steps
-        undefined = self.undefined(context) if excused_by_ub(got) and not context.witnessed else None
-        if undefined is None:
-            return None
-        found = slice_for(context, case, got, context.job.ancestors[0][1])
-        if found.script is not None:
-            sliced = case.with_steps(case.steps, script=found.script)
-            context.notes.append(f"the IR has undefined behaviour its original seed lacks ({undefined}), off the "
-                                 f"failure's path: its UB-free slice ({lines(sliced)} lines, {found.steps} shrink "
-                                 "steps) fails the same way and is judged instead")
-            context.case = sliced
-            context.names = context.names | ir_names(found.script)
-            return None
-        return context.verdict(NOT_A_BUG, f"{INVALID}: the IR has undefined behaviour its original seed lacks "
-                               f"({undefined}); no slice without it fails the same way: {found.why}", case, got)
-
-    @staticmethod
-    def undefined(context: TirContext) -> str | None:
-        """What undefined behaviour the case's IR adds to the original seed (None if none, or when the
-        seed is unknown or does not parse)."""
-        ancestors, case = context.job.ancestors, context.case
-        if not ancestors or ancestors[0][1] == case.script:
-            return None
-        try:
-            seed = context.tester.runner.parse(ancestors[0][1])
-            return context.ub_check(context.tester.runner.parse(case.script), seed)
-        except Exception as exc:  # an unparsable ancestor says nothing about the candidate
-            context.notes.append(f"undefined-behaviour check skipped: {type(exc).__name__}: {exc}"[:200])
-            return None
-
-
 class Contract:
     """A fuzzed step's failure that disappears once the canonical lowering is inserted right before it:
     the pass was given IR in a form TVM's pipeline never gives it (a pipeline step at its own
@@ -368,12 +312,19 @@ class Culprit:
                 context.notes.append(f"the wrong result comes with ill-formed IR after {culprit_pass}")
                 got, culprit = strict, [culprit_pass]
                 context.culprit = culprit
-        at_fault = culprit_at_fault(context, case, got, found)
-        if at_fault is not None and at_fault != culprit:
-            context.notes.append(f"the pass at fault is {' + '.join(at_fault)} (the failure needs "
+        fault = code_at_fault(context, case, got, found)
+        if fault is None:
+            fault = AtFault(" + ".join(culprit) or label_parts(got.pass_name or "")[1] or "build",
+                            "culprit bisection: the passes the failure needs (the code at fault was not decided)")
+        elif [fault.code] != culprit:
+            context.notes.append(f"the code at fault is {fault.code} (the failure needs "
                                  f"{' + '.join(culprit) or 'no optional pass'}): the root is named after it")
-            culprit = context.culprit = at_fault
-        return _bug(context, case, got, culprit)
+            culprit = context.culprit = [fault.code]
+        verdict = _bug(context, case, got, culprit)
+        verdict.at_fault = fault
+        if fault.shared:
+            verdict.root = component_key(got, fault.code, ir_names(case.script)).digest()
+        return verdict
 
     @staticmethod
     def deoptimizing(case: Case, culprit: list[str]) -> str | None:

@@ -1,6 +1,7 @@
 """Triage of one TIR finding: reduce it (resumable, :mod:`seedzer.finding.tir.reduce`), write
-``reduced/repro.py`` and run it in a clean interpreter, then draft ``report.md``
-(:mod:`seedzer.finding.tir.report_md`)."""
+``reduced/repro.py`` and run it in a clean interpreter, make the plain reproducer ``minimal.py``
+(:mod:`seedzer.finding.tir.minimal_repro`, verified in a fresh environment), then write ``report.md`` in
+TVM's template with the kind's own draft (:mod:`seedzer.finding.tir.report_md`) as its notes."""
 
 from __future__ import annotations
 
@@ -11,14 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from seedzer.execute.isolated_call import run_isolated
-from seedzer.finding.kind import TriageOptions, TriageResult
+from seedzer.finding.kind import Described, TriageOptions, TriageResult
 from seedzer.finding.layout import REDUCED_DIR, REPRO_FILE, STATE_FILE
 from seedzer.finding.meta import FindingMeta
+from seedzer.finding.minimal_step import SEARCH_LOG, docs_for, make_minimal, noted, write_report
 from seedzer.finding.reducer import stats_from_json
 from seedzer.finding.repro import run_repro
 from seedzer.finding.tir.folder import CASE_FILE, KIND_NAME, TRIAGE_LOG, finding_case, render_tir_repro
+from seedzer.finding.tir.gate import RULES
+from seedzer.finding.tir.minimal_repro import TirMinimalJob
 from seedzer.finding.tir.reduce import Reduction, fuzzed_steps, lines, reduce_in_child, save_state
-from seedzer.finding.tir.report_md import write_report
+from seedzer.finding.tir.report_md import render_report
 from seedzer.kernel.common import Stage as KernelStage
 from seedzer.kernel.tir.case import Case
 from seedzer.store.atomic import write_atomic
@@ -65,5 +69,9 @@ def triage_tir(folder: Path, meta: FindingMeta, options: TriageOptions) -> Triag
     result.note = f"reduced repro exit status {run.returncode}"
     state.update(verified=ok, verify_note=result.note)
     save_state(folder, case, state)
-    write_report(folder, meta, case, result, stats_from_json(state.get("pass_stats")))
-    return result
+    job = TirMinimalJob(case, tuple(meta.culprit), docs_for(meta), options.minimal_seconds)
+    record = make_minimal(folder, "seedzer.finding.tir.minimal_repro:make_tir_minimal", job, options,
+                          folder / REDUCED_DIR / SEARCH_LOG)
+    notes = render_report(meta, case, result, stats_from_json(state.get("pass_stats")))
+    write_report(folder, meta, record, [Described.of(rule.name, type(rule)) for rule in RULES], options, notes)
+    return noted(result, record)

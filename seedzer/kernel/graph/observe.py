@@ -13,8 +13,9 @@ compared with TVM's default pipeline (and onnxruntime).
    step, and the loader files it; a mutated model's is this case's exception);
 2. each step of the sequence: a Relax pass ``relax.X`` (``tvm.relax.transform.X(**args)`` under the
    target) or a Relax IR mutation ``mutate.X`` (:mod:`seedzer.kernel.graph.relax_mutations`), then
-   ``relax.analysis.well_formed`` on its output: an error is an ``exception`` at that step (in a
-   Relax mutation, Seedzer's own rewrite, it is ``invalid``), a violation ``illformed`` after it;
+   ``relax.analysis.well_formed`` on its output: an error is an ``exception`` at that step, a
+   violation ``illformed`` after it (in or after a Relax mutation, Seedzer's own rewrite of IR that
+   was well-formed, either is ``invalid``);
 3. ``build``: ``tvm.compile``, which runs the rest of TVM's default pipeline for the target;
 4. ``run`` on the Relax VM;
 5. the reference. Without a spec-edge change it is TVM's default pipeline alone on the *seed* model
@@ -96,7 +97,7 @@ from seedzer.kernel.onnx.model import (
     onnx_reference_verdict,
     run,
 )
-from seedzer.kernel.onnx.runtime import onnxruntime_outputs
+from seedzer.kernel.onnx.runtime import JUDGED_SYMPTOMS, onnxruntime_outputs, onnxruntime_refusal, refused
 from seedzer.kernel.onnx.validity import Validity, changed_nodes, model_validity
 
 
@@ -125,14 +126,17 @@ def well_formed(mod: Any) -> None:
 
 class GraphMemo:
     """A worker's memory across graph cases: imported modules by model, TVM's default outputs by
-    model, input seed and target, and mutants' validity by model and input seed (the oldest are
-    forgotten beyond ``size`` of each)."""
+    model, input seed and target, mutants' validity by model and input seed, and onnxruntime's
+    refusal of a model (the oldest are forgotten beyond ``size`` of each)."""
 
     def __init__(self, size: int = 16) -> None:
         self.size = size
         self.imported: OrderedDict[str, Any] = OrderedDict()
         self.defaults: OrderedDict[str, list[np.ndarray]] = OrderedDict()
         self.valid: OrderedDict[str, Validity] = OrderedDict()
+        """The specification's verdict on each mutant and input seed."""
+        self.refusals: OrderedDict[str, str] = OrderedDict()
+        """Why onnxruntime refuses each model ("": it runs it)."""
 
     def get(self, table: OrderedDict[str, Any], key: str) -> Any:
         """The remembered value of ``key`` (None if forgotten)."""
@@ -177,6 +181,9 @@ def _lower(case: GraphCase, model: onnx.ModelProto, specs: tuple[Any, ...], trac
         if isinstance(got, Observation):
             return dataclasses.replace(got, step_index=index)
         bad = trace.call(step.name + WELL_FORMED, well_formed, got, stage=Stage.PASS)
+        if isinstance(bad, Observation) and step.name.startswith(MUTATION_PREFIX):  # well-formed in, ill-formed out
+            return Observation(Symptom.INVALID, Stage.PASS, step.name, f"the Relax mutation made ill-formed IR "
+                               f"(Seedzer's own rewrite, not TVM): {bad.message}", step_index=index)
         if isinstance(bad, Observation):
             return Observation(Symptom.ILLFORMED, Stage.PASS, step.name, bad.message, step_index=index)
         mod = got
@@ -293,7 +300,9 @@ def validity(model: onnx.ModelProto, seed: onnx.ModelProto, feeds: dict[str, np.
 
 
 def observe_graph(case: GraphCase, trace: Trace | None = None, memo: GraphMemo | None = None) -> Observation:
-    """Run the case's steps (see the module docstring): the first failure, else ``ok``.
+    """Run the case's steps (see the module docstring): the first failure, else ``ok``. A failure on a
+    model (the mutant's, else the seed's) that onnxruntime refuses to run on the case's inputs is
+    ``invalid`` (:func:`seedzer.kernel.onnx.runtime.refused`).
 
     A crash kills the process and a hang never returns: callers bound them.
     """
@@ -310,7 +319,7 @@ def observe_graph(case: GraphCase, trace: Trace | None = None, memo: GraphMemo |
             return Observation(Symptom.INVALID, Stage.MUTATE, "mutate-model",
                                f"a model mutation does not apply: {model.message}")
         key = hashlib.sha256(model.SerializeToString()).hexdigest()[:32]
-    specs, fed = input_specs(case, model), fed_inputs(case, model, feeds)
+    specs = input_specs(case, model)
     known = None
     if case.mutates_semantics:
         verdict = validity(model, seed, feeds, trace, memo, f"{key}/{case.input_seed}")
@@ -319,6 +328,25 @@ def observe_graph(case: GraphCase, trace: Trace | None = None, memo: GraphMemo |
             return Observation(Symptom.INVALID, Stage.MUTATE, "validate", f"the mutated model is not valid: {why}")
         known = verdict.outputs
     trace.operators = sorted({node.op_type for node in model.graph.node})
+    observed = _run_case(case, (seed, model), (seed_key, key), (feeds, specs, known), trace, memo)
+    if observed.symptom not in JUDGED_SYMPTOMS or known is not None:  # a valid mutant: onnxruntime ran it
+        return observed
+    refusal = memo.get(memo.refusals, key) if memo is not None else None
+    if refusal is None:
+        refusal = onnxruntime_refusal(model, feeds) or ""
+        if memo is not None:
+            memo.put(memo.refusals, key, refusal)
+    return refused(observed, refusal or None)
+
+
+def _run_case(case: GraphCase, models: tuple[onnx.ModelProto, onnx.ModelProto], keys: tuple[str, str],
+              inputs: tuple[dict[str, np.ndarray], tuple[Any, ...], list[np.ndarray] | None], trace: Trace,
+              memo: GraphMemo | None) -> Observation:
+    """Import, the steps, build, run and the comparison of the case's model ``models[1]`` (the seed
+    ``models[0]`` mutated; ``keys`` their memo keys; ``inputs``: the feeds, the import's input specs
+    and the outputs the validity check already knows): the first failure, else ``ok``."""
+    (seed, model), (seed_key, key), (feeds, specs, known) = models, keys, inputs
+    fed = fed_inputs(case, model, feeds)
     mod = _lower(case, model, specs, trace, memo, key)
     if isinstance(mod, Observation):
         return mod

@@ -29,12 +29,13 @@ class Renamer(relax.PyExprMutator):  # type: ignore[misc]
         self.mapping = mapping
 
     def visit_var_(self, op: Any) -> Any:
-        """A variable's replacement (itself when unmapped)."""
-        return self.mapping.get(op, op)
+        """A variable's replacement; unmapped, what the mutator made of it (a variable it redefined
+        inside the expression, e.g. in an ``If`` branch whose types changed, is used as redefined)."""
+        return self.mapping[op] if op in self.mapping else super().visit_var_(op)
 
     def visit_dataflow_var_(self, op: Any) -> Any:
-        """A dataflow variable's replacement (itself when unmapped)."""
-        return self.mapping.get(op, op)
+        """A dataflow variable's replacement; unmapped, what the mutator made of it."""
+        return self.mapping[op] if op in self.mapping else super().visit_dataflow_var_(op)
 
     def visit_generic_const_(self, op: Any) -> Any:
         """A constant's replacement (itself when unmapped)."""
@@ -245,12 +246,10 @@ def try_outline(mod: Any, main_gv: Any, main: Any, b: int, start: int, end: int,
     mapping.update(zip(constants, prim_params, strict=True))
     name = unique_name(mod, base)
     bb = relax.BlockBuilder(mod)
+    dataflow = isinstance(block, relax.DataflowBlock)
     try:
         with bb.function(name, [*params, *prim_params], private=True):
-            with bb.dataflow():
-                emit_bindings(bb, run, mapping, True)
-                results = [mapping[v] for v in outputs]
-                ret = bb.emit_output(results[0] if len(results) == 1 else relax.Tuple(results), "out")
+            ret = _emit_run(bb, run, mapping, outputs, dataflow)
             bb.emit_func_output(ret)
     except Exception:  # e.g. a MatchCast whose symbolic vars the callee cannot define
         return None
@@ -258,7 +257,6 @@ def try_outline(mod: Any, main_gv: Any, main: Any, b: int, start: int, end: int,
     if relax.analysis.free_symbolic_vars(bb.get()[gv]):
         return None
     call = bb.normalize(relax.Call(gv, [*inputs, *[prims[c] for c in constants]]))
-    dataflow = isinstance(block, relax.DataflowBlock)
     site: list[Any] = []
     if len(outputs) == 1 and same_type(call.ty, outputs[0].ty):
         site.append(relax.VarBinding(outputs[0], call))
@@ -274,6 +272,21 @@ def try_outline(mod: Any, main_gv: Any, main: Any, b: int, start: int, end: int,
     bindings = [*block.bindings[:start], *site, *block.bindings[end:]]
     blocks[b] = relax.DataflowBlock(bindings) if dataflow else relax.BindingBlock(bindings)
     return replace_main(bb, main_gv, with_body(main, relax.SeqExpr(blocks, main.body.body)))
+
+
+def _emit_run(bb: Any, run: list[Any], mapping: dict[Any, Any], outputs: list[Any], dataflow: bool) -> Any:
+    """Emit the bindings ``run`` into the callee ``bb`` builds, in a dataflow block only when they came
+    from one (a binding block may hold an ``If``, which no dataflow block may); the callee's result."""
+    def result() -> Any:
+        values = [mapping[v] for v in outputs]
+        return values[0] if len(values) == 1 else relax.Tuple(values)
+
+    if not dataflow:
+        emit_bindings(bb, run, mapping, False)
+        return bb.emit(result(), "out")
+    with bb.dataflow():
+        emit_bindings(bb, run, mapping, True)
+        return bb.emit_output(result(), "out")
 
 
 def contains(expr: Any, const: Any) -> bool:

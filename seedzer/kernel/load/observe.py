@@ -7,7 +7,9 @@ how to check it. :func:`observe_all` runs its steps in order and returns every f
 backend), each followed by a TVMScript round trip of every new PrimFunc (the scripts that parse back
 are the fuzzer's seeds); then, for a differential case, ``build`` (``tvm.compile``; an error ends the
 case), ``run`` (Relax VM), ``reference`` (onnxruntime, else ``onnx.reference``, else stored outputs)
-and ``compare`` (:func:`seedzer.kernel.comparison.compare` with NNSmith's tolerances).
+and ``compare`` (:func:`seedzer.kernel.comparison.compare` with NNSmith's tolerances). TVM's failures
+on a model onnxruntime refuses to run (with the case's inputs) are ``invalid``
+(:func:`seedzer.kernel.onnx.runtime.refused`).
 
 The campaign's loading attempts, the load gate, the reducer and every ``load`` finding's ``repro.py``
 run these functions. Depends on tvm, onnx, onnxruntime, numpy, :mod:`seedzer.kernel.onnx.model` and
@@ -59,6 +61,7 @@ from seedzer.kernel.onnx.model import (
     reference_outputs,
     run,
 )
+from seedzer.kernel.onnx.runtime import JUDGED_SYMPTOMS, onnxruntime_refusal, refused
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 DIFFERENTIAL_STEPS = frozenset({"build", "run", "reference", "compare"})
@@ -176,6 +179,15 @@ def observe_all(case: LoadCase, on_scripts: OnScripts | None = None, trace: Trac
     """
     trace = trace if trace is not None else Trace()
     model = onnx.load_model_from_string(model_bytes(case))
+    failures = _observe(case, model, on_scripts, trace)
+    if not any(f.symptom in JUDGED_SYMPTOMS for f in failures):
+        return failures
+    refusal = onnxruntime_refusal(model, make_feeds(case, reference_arrays(case))[0])
+    return [refused(failure, refusal) for failure in failures]
+
+
+def _observe(case: LoadCase, model: onnx.ModelProto, on_scripts: OnScripts | None, trace: Trace) -> list[Observation]:
+    """The case's steps on ``model``; every failure, before onnxruntime is asked about them."""
     mod = trace.call("import", import_model, model, case.specs)
     if isinstance(mod, Observation):
         return [mod]

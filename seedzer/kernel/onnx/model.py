@@ -28,9 +28,10 @@ import tvm
 from tvm import relax
 from tvm.relax.frontend.onnx import from_onnx
 
-from seedzer.kernel.common import IMPORTER_LIMITS, Observation, Stage, Symptom, error_text
+from seedzer.kernel.common import IMPORTER_LIMITS, Observation, Stage, Symptom, error_text, tvm_frames
 from seedzer.kernel.comparison import compare
 from seedzer.kernel.messages import is_out_of_memory, key_line
+from seedzer.kernel.onnx.inputs import UnsupportedInput, check_input_types
 from seedzer.kernel.onnx.runtime import onnxruntime_outputs
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
@@ -74,16 +75,20 @@ def make_target(spec: Any) -> Any:
 
 def is_unsupported(exc: BaseException) -> bool:
     """True for an error by which the importer says it does not support something (an operator, an
-    attribute value, a dynamic input: :data:`~seedzer.kernel.common.IMPORTER_LIMITS`): an importer
-    limitation, not a bug."""
-    if type(exc).__name__ in ("OpNotImplemented", "OpAttributeUnImplemented") or isinstance(exc, NotImplementedError):
+    attribute value, a dynamic input: :data:`~seedzer.kernel.common.IMPORTER_LIMITS`) and for an input
+    type it does not take (:class:`~seedzer.kernel.onnx.inputs.UnsupportedInput`): importer
+    limitations, not bugs."""
+    if isinstance(exc, (UnsupportedInput, NotImplementedError)) \
+            or type(exc).__name__ in ("OpNotImplemented", "OpAttributeUnImplemented"):
         return True
     text = str(exc).lower()
     return any(fragment.lower() in text for fragment in IMPORTER_LIMITS)
 
 
 def import_model(model: onnx.ModelProto, specs: Sequence[Spec]) -> Any:
-    """The Relax module TVM's ONNX importer makes of ``model`` with the specs' shapes and dtypes."""
+    """The Relax module TVM's ONNX importer makes of ``model`` with the specs' shapes and dtypes (an
+    input of a type it does not take is refused first: ``UnsupportedInput``)."""
+    check_input_types((name, dtype) for name, dtype, _ in specs)
     return from_onnx(model, shape_dict={n: list(s) for n, _, s in specs}, dtype_dict={n: d for n, d, _ in specs})
 
 
@@ -182,7 +187,7 @@ class Trace:
             self.tracebacks[step] = traceback.format_exc()[-4000:]
             invalid = (step == "import" and is_unsupported(exc)) or is_out_of_memory(exc)
             symptom = Symptom.INVALID if invalid else Symptom.EXCEPTION
-            return Observation(symptom, stage, step, error_text(exc)[:4000])
+            return Observation(symptom, stage, step, error_text(exc)[:4000], frames=tvm_frames(exc))
         finally:
             self.timings[step] = self.timings.get(step, 0.0) + time.perf_counter() - start
         self.reached.append(step)

@@ -103,6 +103,11 @@ class Checks:
     """Take a ``pragma_*`` AttrStmt outside its loop (LowerOpaqueBlock's intended output) as
     well-formed and verify the rest, unless ``pipeline_illformed`` (the fuzz workers set it; cases
     filed before it existed are verified strictly, as they were)."""
+    judge_minimal: bool = False
+    """Report a failure of the minimal lowering (TVM's mandatory pipeline on the program) as the failure
+    it is, not as an ``invalid`` test case: the fuzz workers set it (a mutant's parent lowered, so the
+    mutant made the failure) and the filing gate judges it (a bug only on a well-formed program
+    without undefined behaviour). Cases filed before it existed keep the old reading."""
 
     def strict_verifier(self) -> bool:
         """Whether the verifier reports everything it sees (see ``intended_pragmas``)."""

@@ -5,7 +5,9 @@ fuzzer's passes inserted, see :mod:`seedzer.passes.contracts`). :func:`observe` 
 programs from it and judges them in one fixed order:
 
 1. *minimal*: the pipeline without its optional passes; if even that fails the IR is unusable
-   (``invalid``);
+   (``invalid``), unless the case's checks ask to judge it (``judge_minimal``: the fuzz workers'
+   mutants, whose parents lowered): then that failure is the case's (the optimized build's when it
+   fails too);
 2. *opt*: every step, TIR's well-formedness verifier after each one (``exception`` or
    ``illformed`` at the step, ``exception`` at build or run);
 3. *reference*: the pipeline alone, i.e. what ``tvm.compile`` builds (``exception`` when the
@@ -55,6 +57,7 @@ from seedzer.kernel.common import (
     disarm_watchdog,
     error_text,
     step_label,
+    tvm_frames,
 )
 from seedzer.kernel.comparison import Difference, compare, uniform_tolerances
 from seedzer.kernel.messages import ir_names, is_out_of_memory, moved_failure, same_failure
@@ -193,7 +196,7 @@ def apply_steps(mod: Any, steps: Sequence[Step], *, program: str = OPT, on_step:
                 mod = make_pass(step)(mod)
         except Exception as exc:  # TVM raises many types
             raise StepFailure(Observation(_symptom_of(exc), Stage.PASS, step.name, error_text(exc)[:4000],
-                                          step_index=index)) from exc
+                                          step_index=index, frames=tvm_frames(exc))) from exc
         if watch_from is not None and index >= watch_from and not mod.same_as(before):
             error = well_formed_error(mod, intended)
             if error is not None:
@@ -329,7 +332,8 @@ class Runner:
             try:
                 out[program] = codegen([host], target)
             except Exception as exc:  # LLVM and TVM codegen raise many types
-                out[program] = Observation(_symptom_of(exc), Stage.BUILD, "codegen", error_text(exc)[:4000])
+                out[program] = Observation(_symptom_of(exc), Stage.BUILD, "codegen", error_text(exc)[:4000],
+                                           frames=tvm_frames(exc))
         return out
 
     def build(self, case: Case, func: Any, programs: dict[str, Sequence[Step]], inputs: list[np.ndarray],
@@ -351,7 +355,7 @@ class Runner:
                 results[program] = Built(call(executable, program, inputs), None, executable, program)
             except Exception as exc:  # a kernel that raises at run time (e.g. an assertion)
                 results[program] = Built(failure=Observation(_symptom_of(exc), Stage.RUN, "run",
-                                                             error_text(exc)[:4000]))
+                                                             error_text(exc)[:4000], frames=tvm_frames(exc)))
         return results
 
     def time(self, case: Case, func: Any, steps: Sequence[Step], inputs: list[np.ndarray]) -> Slowdown | None:
@@ -403,6 +407,8 @@ def observe(case: Case, runner: Runner | None = None) -> Observation:
         programs[REFERENCE] = ref_steps
     built = runner.build(case, func, programs, inputs, make_target(case.target))
     minimal, opt = built[MINIMAL], built[OPT]
+    if minimal.failure is not None and checks.judge_minimal:  # the optimized build's, when it fails too
+        return opt.failure or minimal.failure
     if minimal.failure is not None:
         return _invalid(minimal.failure.stage or Stage.BUILD,
                         f"the minimal lowering fails, the IR is unusable: {minimal.failure.headline()}")

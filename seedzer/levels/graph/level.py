@@ -5,6 +5,7 @@ process uses it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from seedzer.coverage.collectors import Collector
@@ -68,6 +69,18 @@ class GraphLevel:
         if not loaded.seeds or not loaded.imports_raw:
             return []
         return graph_entries(loaded.model)
+
+    def check_entry(self, script: str, models: Sequence[Path]) -> str | None:
+        """A graph entry is a :class:`GraphSeed` document naming one of the pool's ``models`` (resolved
+        paths; the manifest's containment: a file the pool lists, symlinks resolved); workers open it."""
+        try:
+            seed = GraphSeed.from_text(script)
+        except ValueError as exc:
+            return str(exc)
+        named = Path(seed.model)
+        if not named.is_absolute() or named.resolve() not in set(models):
+            return f"names the model {seed.model!r}, which is not one of the campaign's pool models"
+        return None
 
 
 LEVEL = GraphLevel()

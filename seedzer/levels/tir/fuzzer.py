@@ -102,7 +102,7 @@ class TirFuzzer:
         small = len(script.encode()) <= self.settings.bounds.perf_max_script_bytes
         perf = ex.perf_rate > 0 and small and sampled(script, passes_json, ex.perf_rate)
         checks = Checks(illformed=ex.illformed, compare=ex.compare, pipeline=ex.pipeline, perf=perf,
-                        pipeline_illformed=ex.pipeline_illformed, intended_pragmas=True)
+                        pipeline_illformed=ex.pipeline_illformed, intended_pragmas=True, judge_minimal=True)
         return Case(script, tuple(plan(passes_from_json(passes_json))), input_seed(script), rtol=ex.rtol,
                     atol=ex.atol, checks=checks, perf_factor=ex.perf_factor, perf_repeats=ex.perf_repeats,
                     max_elems=ex.max_buffer_elems)

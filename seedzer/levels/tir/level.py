@@ -3,6 +3,9 @@ mutations (Tzer's IR and pass-sequence mutators). TVM-free: the campaign process
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 from seedzer.coverage.collectors import Collector
 from seedzer.execute.fuzzing import LevelFuzzer, SlotProgress
 from seedzer.execute.settings import WorkerSettings
@@ -35,6 +38,11 @@ class TirLevel:
         """Every PrimFunc the model lowered to (per operator and fused), with an empty pass sequence."""
         return [CorpusEntry(JointSeed(script).seed_id, script, "[]", loaded.model.name, None, op, level=self.name)
                 for script, op in loaded.seeds]
+
+    def check_entry(self, script: str, models: Sequence[Path]) -> str | None:
+        """Any TVMScript text can be fuzzed (it names no file; one that does not parse is an invalid
+        test case in the worker)."""
+        return None
 
 
 LEVEL = TirLevel()

@@ -360,3 +360,24 @@ def test_a_graph_candidate_is_filed_with_its_model_and_steps_and_sent_to_the_gra
     assert gate.calls == [(sig, run_graph_gate_on_folder)]
     filing.candidate(obs, tc, 1, [])  # the same failure again: counted, never filed or gated twice
     assert row_of(db, sig).count == 2 and len(gate.calls) == 1
+
+
+# --- the ledger's known roots -----------------------------------------------------------------------
+def test_a_bug_under_a_root_the_ledger_marks_reported_is_counted_as_known_not_new(tmp_path: Path,
+                                                                                  db: CampaignDB) -> None:
+    expected = error("tirx.VectorizeLoop")
+    root = root_key("lowlevel", expected, ["tirx.VectorizeLoop"], ir_names(SCRIPT)).digest()
+    note = "ledger: reported https://github.com/apache/tvm/issues/1"
+    settings = FilingSettings(FindingSettings(), GateSettings(), 2.0, 3, False, 0.05)
+    filing = Filing(FindingStore(tmp_path / "findings", db, known_roots={root: note}),
+                    Corpus(tmp_path / "corpus", db), settings, CampaignStats(), QuietMonitor(),
+                    FakeGate(culprit_bug("tirx.VectorizeLoop")))
+    sig = file(filing, expected, 1)
+    filing.poll()
+    meta = FindingMeta.load(tmp_path / "findings" / sig)
+    assert (meta.verdict, meta.root_signature, meta.status, meta.known_issue) == (BUG, root, "known", note)
+    assert row_of(db, sig).status == "known"
+    assert filing.stats.unique == {"exception": 1}  # counted, not reported as new
+    other = file(filing, error("tirx.StorageRewrite", "InternalError: Check failed: another"), 2)
+    filing.poll()
+    assert FindingMeta.load(tmp_path / "findings" / other).status == "new"

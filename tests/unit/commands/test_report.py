@@ -92,6 +92,22 @@ def test_report_errors_are_one_line(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "--watch: must be a positive number" in res.output
 
 
+@pytest.mark.parametrize("content", [b"not a database\n", b""])
+def test_a_results_folder_whose_only_trial_is_unreadable_is_one_line_and_no_report(tmp_path: Path,
+                                                                                    content: bytes) -> None:
+    """Issue 45 row 6. Before: exit 0 and an empty report ("0 trials"). After: exit 2, one line naming
+    the unreadable trial, and no report written."""
+    trial = tmp_path / "res" / "basic" / "trial-1"
+    trial.mkdir(parents=True)
+    (trial / "campaign.db").write_bytes(content)
+    res = CliRunner().invoke(report_cmd, [str(tmp_path / "res")])
+    assert res.exit_code == 2 and res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {tmp_path / 'res'}: no readable trial (1 found; "
+                                                   f"{trial}: skipped, campaign.db unreadable ("), lines
+    assert not (tmp_path / "res" / "report").exists()
+
+
 def test_watch_rebuilds_until_interrupted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sleeps: list[float] = []
 

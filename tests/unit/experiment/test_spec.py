@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -155,6 +156,25 @@ def test_levels_make_one_arm_per_pool_and_setting() -> None:
     one = spec_from_dict(_spec(levels=["graph"]), "e.yaml", check_heuristics=False)
     assert [(a.name, a.levels) for a in one.arms()] == [("basic", "graph"), ("conv3", "graph")]
     assert one.trial_config(1, "graph").levels.weights() == {"graph": 1.0}
+
+
+@pytest.mark.parametrize(("levels", "culprit"), [
+    (["tir", "tir=3"], "levels[1]' is the same setting as levels[0] ('tir')"),
+    (["tir=1,graph=1", "graph=2,tir=2"], "levels[1]' is the same setting as levels[0] ('tir=1,graph=1')"),
+    (["graph", "tir", "graph=0.5"], "levels[2]' is the same setting as levels[0] ('graph')"),
+])
+def test_two_arms_of_one_effective_setting_are_refused(levels: list[str], culprit: str) -> None:
+    """Issue 45 row 6. Before: ``levels: [tir, "tir=3"]`` made two arms that are one setting. The rule:
+    a setting is the levels on and their shares (weights count only relative to each other)."""
+    with pytest.raises(ConfigError, match=re.escape(f"e.yaml: field '{culprit}: the same levels in the same "
+                                                    "proportions")):
+        spec_from_dict(_spec(levels=levels), "e.yaml", check_heuristics=False)
+
+
+def test_arms_whose_weights_differ_in_proportion_are_different_settings() -> None:
+    spec = spec_from_dict(_spec(levels=["tir=3,graph=1", "tir=1,graph=1", "tir", "graph"]), "e.yaml",
+                          check_heuristics=False)
+    assert len(spec.arms()) == 4 * len(spec.heuristics)
 
 
 def test_levels_experiment_compares_tir_with_tir_and_graph() -> None:

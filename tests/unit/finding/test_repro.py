@@ -30,7 +30,7 @@ def test_repro_is_valid_python_that_imports_only_tvm_numpy_and_the_stdlib() -> N
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert imported <= {"__future__", "collections", "dataclasses", "enum", "faulthandler", "re", "sys", "time",
-                        "typing", "numpy", "tvm", "tvm_ffi"}
+                        "traceback", "typing", "numpy", "tvm", "tvm_ffi"}
     assert "seedzer" not in imported
     assert "pip install apache-tvm==0.27.0.post1 numpy" in text
     assert "T.evaluate(0)" in text  # the TVMScript is inline, readable

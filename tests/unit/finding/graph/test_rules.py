@@ -238,3 +238,48 @@ def test_culprit_keeps_the_minimal_sequence_in_contract() -> None:
     assert verdict.case is not None and [p.name for p in verdict.case.passes] == [FOLD.name, LAYOUT.name]
     runs = context.observe
     assert isinstance(runs, Runs) and all(not contracts([PassSpec(p.name) for p in c.passes]) for c in runs.cases)
+
+
+# --- issue 45 row 3: Seedzer's own rewrite is never filed as a TVM bug --------------------------------
+DUPLICATE = GraphPass("mutate.DuplicateFunction", {"mode": "outline", "index": 2, "length": 3})
+IF_IN_DATAFLOW = Observation(Symptom.ILLFORMED, Stage.PASS, "mutate.DuplicateFunction",
+                             "ValueError: If nodes are not allowed to appear in dataflow blocks.", step_index=1)
+
+
+def test_a_failure_in_or_right_after_a_relax_ir_mutation_is_invalid() -> None:
+    """Before: an If in a dataflow block after mutate.DuplicateFunction (a model with nested Ifs) was
+    filed with that mutation as its only culprit. After: invalid-input dismisses it, whatever its symptom."""
+    case = CASE.with_passes((FOLD, DUPLICATE, DCE))
+    for observed in (IF_IN_DATAFLOW, Observation(Symptom.CRASH, Stage.PASS, "mutate.DuplicateFunction", "SIGSEGV"),
+                     Observation(Symptom.ILLFORMED, Stage.PASS, "mutate.SplitDataflow:well-formed", "bad")):
+        verdict = InvalidInput().judge(_context(observed, lambda p, seen=observed: seen, got=observed, case=case))
+        assert verdict is not None and verdict.verdict == NOT_A_BUG
+        assert verdict.reason.startswith(f"invalid: Seedzer's own rewrite: {observed.symptom.value} in mutate."), \
+            verdict.reason
+    assert GateRules(RULES).first_answer(_context(IF_IN_DATAFLOW, lambda p: IF_IN_DATAFLOW, case=case)).rule == \
+        "invalid-input"
+
+
+def test_a_failure_whose_minimal_sequence_is_only_relax_ir_mutations_is_invalid() -> None:
+    """A build failure that needs mutate.DuplicateFunction and no Relax pass: the module TVM failed on
+    is Seedzer's rewrite alone, so the case is Seedzer's (culprit), not TVM's."""
+    def needs_duplicate(passes: tuple[GraphPass, ...]) -> Observation:
+        return BUILD_ERROR if DUPLICATE in passes else Observation.ok()
+
+    case = CASE.with_passes((FOLD, DUPLICATE, DCE))
+    verdict = Culprit().judge(_context(BUILD_ERROR, needs_duplicate, got=BUILD_ERROR, case=case))
+    assert verdict.verdict == NOT_A_BUG and verdict.case is None
+    assert verdict.reason.startswith("invalid: Seedzer's own rewrite is the only culprit (the minimal sequence "
+                                     "mutate.DuplicateFunction"), verdict.reason
+
+
+def test_a_relax_pass_the_failure_needs_beside_a_mutation_is_the_culprit() -> None:
+    """A failure that needs a Relax pass too is TVM's to answer for: the pass is the culprit, never the
+    mutation after it."""
+    def needs_both(passes: tuple[GraphPass, ...]) -> Observation:
+        return BUILD_ERROR if DUPLICATE in passes and FOLD in passes else Observation.ok()
+
+    case = CASE.with_passes((FOLD, DUPLICATE, DCE))
+    verdict = Culprit().judge(_context(BUILD_ERROR, needs_both, got=BUILD_ERROR, case=case))
+    assert (verdict.verdict, verdict.culprit) == (BUG, ["relax.FoldConstant"])
+    assert verdict.case is not None and verdict.case.passes == (FOLD, DUPLICATE)

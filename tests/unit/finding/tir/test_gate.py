@@ -20,6 +20,7 @@ from seedzer.finding.tir import gate
 from seedzer.finding.tir.context import ShrinkStep
 from seedzer.finding.tir.gate import RULES, GateJob, TirContext, excused_by_ub
 from seedzer.finding.tir.hang_size import HUGE_IR_NODES, IRSize
+from seedzer.finding.tir.input_rules import ReservedAttribute, UndefinedBehaviour
 from seedzer.finding.tir.rules import (
     PIPELINE_SHARE,
     Alone,
@@ -30,8 +31,6 @@ from seedzer.finding.tir.rules import (
     Hang,
     LegacyProgram,
     Precondition,
-    ReservedAttribute,
-    UndefinedBehaviour,
     Verifier,
 )
 from seedzer.finding.tir.witness import WitnessIR
@@ -116,7 +115,7 @@ def test_the_module_docstring_lists_the_rules_in_order() -> None:
     listed = re.findall(r"^\s*\d+\. \*\*([\w-]+)\.\*\*", gate.__doc__ or "", re.MULTILINE)
     assert listed == [rule.name for rule in RULES]
     assert listed == ["expects-failure", "legacy-program", "alone", "hang", "precondition", "reserved-attribute",
-                      "undefined-behaviour", "contract", "ancestor", "verifier", "culprit"]
+                      "undefined-behaviour", "mandatory", "contract", "ancestor", "verifier", "culprit"]
 
 
 def test_the_engine_marks_the_answering_rule_and_the_store_records_it(tmp_path: Path) -> None:

@@ -1,0 +1,148 @@
+"""A campaign and the ledger (:mod:`seedzer.ledger`): the roots a campaign directory found, as the ledger
+records them; where a campaign's ledger is; the roots the ledger knew before a campaign (what ``status``
+marks) and the ones a user marked reported, fixed or wont-fix (what filing counts as known).
+
+Reading a campaign never writes it (:mod:`seedzer.store.readonly`); recording writes only the ledger.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from seedzer.config import Config
+from seedzer.errors import CampaignError, SeedzerError
+from seedzer.finding.meta import BUG, FindingMeta
+from seedzer.finding.minimal.program import read_record
+from seedzer.finding.store import finding_folder
+from seedzer.ledger.location import ledger_path
+from seedzer.ledger.records import LedgerRoot, RootSighting
+from seedzer.ledger.store import Ledger
+from seedzer.store.readonly import open_campaign, read_meta
+
+LEDGER_META = "ledger"
+"""The campaign.db meta key holding the ledger a campaign records into (its resolved path)."""
+
+
+def _rows(out: Path) -> tuple[list[tuple[str, str, str, float, float, int, str]], str | None, str | None]:
+    conn = open_campaign(out / "campaign.db")
+    try:
+        cols = {r[1] for r in conn.execute("PRAGMA table_info(findings)")}
+        if "verdict" not in cols:
+            return [], read_meta(conn, "pool"), read_meta(conn, LEDGER_META)
+        kind = "kind" if "kind" in cols else "'tir'"
+        rows = conn.execute(f"SELECT signature, {kind}, symptom, first_seen, last_seen, count, root FROM findings "
+                            "WHERE verdict = ? AND root IS NOT NULL ORDER BY first_seen", (BUG,)).fetchall()
+        return rows, read_meta(conn, "pool"), read_meta(conn, LEDGER_META)
+    except (sqlite3.Error, ValueError) as exc:
+        raise CampaignError(f"{out / 'campaign.db'}: unreadable campaign database ({exc})") from None
+    finally:
+        conn.close()
+
+
+def _representative(out: Path, signatures: list[str]) -> str:
+    """The finding folder a root is shown by: one with a verified plain reproducer (fewest lines), else the
+    first found."""
+    best: tuple[int, str] | None = None
+    for sig in signatures:
+        try:
+            record = read_record(finding_folder(out / "findings", sig))
+        except SeedzerError:
+            continue
+        if record is not None and record.verified and (best is None or record.lines < best[0]):
+            best = (record.lines, sig)
+    return best[1] if best is not None else signatures[0]
+
+
+def campaign_sightings(out: Path) -> list[RootSighting]:
+    """The bug roots of the campaign in ``out`` (read-only), as the ledger records them."""
+    out = Path(out)
+    rows, _, _ = _rows(out)
+    by_root: dict[str, list[tuple[str, str, str, float, float, int, str]]] = {}
+    for row in rows:
+        by_root.setdefault(str(row[6]), []).append(row)
+    campaign = str(out.resolve())
+    found = []
+    for root, group in by_root.items():
+        sig = _representative(out, [str(r[0]) for r in group])
+        try:
+            meta = FindingMeta.load(finding_folder(out / "findings", sig))
+            culprit, headline = " + ".join(meta.culprit), meta.observation.headline()[:300]
+        except SeedzerError:
+            culprit, headline = "", f"{group[0][2]} (finding {sig})"
+        found.append(RootSighting(root, str(group[0][1]), str(group[0][2]), culprit, headline, campaign,
+                                  str(out.resolve() / "findings" / sig), sum(int(r[5]) for r in group),
+                                  min(float(r[3]) for r in group), max(float(r[4]) for r in group)))
+    return found
+
+
+def campaign_ledger(out: Path, cfg: Config) -> Path | None:
+    """The ledger of the campaign in ``out``: the one it recorded into, else the configured one or the one
+    beside its pool (None: the ledger is off)."""
+    if not cfg.ledger.enabled:
+        return None
+    _, pool, recorded = _rows(Path(out))
+    if isinstance(recorded, str) and recorded and not cfg.ledger.path:
+        return Path(recorded)
+    return ledger_path(cfg.ledger.path, Path(pool) if isinstance(pool, str) else None, cfg.generate.pool_dir)
+
+
+def record_campaign(out: Path, path: Path, source: str) -> list[str]:
+    """Record the roots of the campaign in ``out`` in the ledger at ``path``; the roots new to it."""
+    sightings = campaign_sightings(out)
+    with Ledger(path) as ledger:
+        return ledger.record(sightings, source)
+
+
+def known_roots(path: Path | None) -> dict[str, str]:
+    """Root -> why it is known, for the roots the ledger at ``path`` marks reported, fixed or wont-fix
+    (empty when there is no ledger yet)."""
+    if path is None or not Path(path).exists():
+        return {}
+    with Ledger(path, create=False) as ledger:
+        return ledger.known()
+
+
+def seen_before(path: Path | None, out: Path) -> dict[str, LedgerRoot] | None:
+    """The roots the ledger at ``path`` holds from other campaigns than ``out`` (None: no ledger)."""
+    if path is None or not Path(path).exists():
+        return None
+    campaign = str(Path(out).resolve())
+    with Ledger(path, create=False) as ledger:
+        return {r.root: r for r in ledger.roots() if any(s.campaign != campaign for s in r.sightings)}
+
+
+class CampaignLedger:
+    """A campaign's ledger: where it is (None: off), what recorded the campaign (``source``), and how the
+    campaign tells its user about it (``say``: one line). Neither reading nor recording stops a campaign:
+    a ledger that cannot be read counts every bug as new, one that cannot be written says how to record the
+    campaign later (nothing is lost)."""
+
+    def __init__(self, path: Path | None, source: str, say: Callable[[str], None]) -> None:
+        self.path, self.source, self.say = path, source, say
+
+    @staticmethod
+    def of(cfg: Config, pool: Path, source: str, say: Callable[[str], None]) -> CampaignLedger:
+        """The ledger of a campaign of ``pool`` under ``cfg``."""
+        path = ledger_path(cfg.ledger.path, pool, cfg.generate.pool_dir) if cfg.ledger.enabled else None
+        return CampaignLedger(path, source, say)
+
+    def known(self) -> dict[str, str]:
+        """:func:`known_roots`, or none with a warning."""
+        try:
+            return known_roots(self.path)
+        except SeedzerError as exc:
+            self.say(f"warning: {exc}; every bug of this campaign counts as new")
+            return {}
+
+    def record(self, out: Path) -> None:
+        """Record the campaign's roots (one line saying what happened)."""
+        if self.path is None:
+            return
+        try:
+            new = record_campaign(out, self.path, self.source)
+        except SeedzerError as exc:
+            self.say(f"warning: {exc}; record this campaign later with `seedzer bugs add {out}`")
+            return
+        self.say(f"ledger {self.path}: the campaign's roots recorded ({len(new)} new to it)")

@@ -1,0 +1,185 @@
+"""The ``seedzer bugs`` verbs: the ledger of bug roots across campaigns (:mod:`seedzer.ledger`): list it
+(with which campaigns found which roots), mark a root's state, record a campaign, export reports."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from seedzer.campaign.ledger_roots import campaign_ledger, record_campaign
+from seedzer.cli_group import CONFIG_OPTION
+from seedzer.config import Config, load_config
+from seedzer.errors import UsageError, shown
+from seedzer.finding.layout import REPORT_FILE, REPRO_FILE
+from seedzer.finding.minimal.program import MINIMAL_FILE, MINIMAL_RECORD
+from seedzer.ledger.location import ledger_path
+from seedzer.ledger.records import CAMPAIGN, IMPORT, RECHECK, REPORTED, STATES, TRIAL, LedgerRoot
+from seedzer.ledger.store import Ledger
+
+LEDGER_OPTION = click.option("--ledger", "ledger", type=click.Path(path_type=Path), default=None,
+                             help="The ledger file (default: ledger.path, else ledger.db beside the seed pools).")
+EXPORTED = (REPORT_FILE, MINIMAL_FILE, MINIMAL_RECORD, REPRO_FILE)
+"""The files of a root's finding folder ``bugs export`` copies."""
+
+
+def _path(ledger: Path | None, cfg: Config, campaign: Path | None = None) -> Path:
+    if ledger is not None:
+        return ledger
+    if campaign is not None:
+        found = campaign_ledger(campaign, cfg)
+        if found is not None:
+            return found
+    return ledger_path(cfg.ledger.path, None, cfg.generate.pool_dir)
+
+
+def _day(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(seconds)) if seconds else "-"
+
+
+def _name(campaign: str) -> str:
+    return Path(campaign).name
+
+
+def _roots_table(path: Path, roots: list[LedgerRoot]) -> Table:
+    table = Table(title=f"Ledger {path}: {len(roots)} bug roots")
+    for col in ("root", "kind", "symptom", "culprit", "state", "first seen", "last seen", "campaigns",
+                "present in", "what happened"):
+        table.add_column(col, overflow="fold")
+    for r in roots:
+        state = r.state + (f" {r.link}" if r.link else "")
+        table.add_row(r.root, r.kind, r.symptom, r.culprit or "-", state, _day(r.first_seen), _day(r.last_seen),
+                      ", ".join(_name(c) for c in r.campaigns), ", ".join(r.affected()) or "-", r.headline[:100])
+    return table
+
+
+def _overlap(roots: list[LedgerRoot], campaigns: list[str]) -> Table:
+    """Which of ``campaigns`` found which roots: every one of them, and each one alone."""
+    table = Table(title="Roots by campaign")
+    table.add_column("found by")
+    table.add_column("roots")
+    table.add_column("which", overflow="fold")
+    everyone = [r.root for r in roots if all(c in r.campaigns for c in campaigns)]
+    label = "both" if len(campaigns) == 2 else f"all {len(campaigns)}"
+    table.add_row(f"{label} ({', '.join(_name(c) for c in campaigns)})", str(len(everyone)), ", ".join(everyone))
+    for c in campaigns:
+        alone = [r.root for r in roots if c in r.campaigns and not any(o in r.campaigns for o in campaigns if o != c)]
+        table.add_row(f"only {_name(c)}", str(len(alone)), ", ".join(alone))
+    return table
+
+
+@click.group("bugs", invoke_without_command=True)
+@LEDGER_OPTION
+@click.option("--campaign", "campaigns", multiple=True, type=click.Path(path_type=Path),
+              help="Only roots these campaigns found, and which of them found which (repeatable).")
+@click.option("--state", "states", multiple=True, type=click.Choice(STATES), help="Only roots in this state.")
+@CONFIG_OPTION
+@click.pass_context
+def bugs_group(ctx: click.Context, ledger: Path | None, campaigns: tuple[Path, ...], states: tuple[str, ...],
+               config_path: Path | None) -> None:
+    """The ledger of bug roots across campaigns: with no sub-command, list it (first and last seen,
+    campaigns, the versions each affects, its state), and which campaigns found which roots.
+
+    Example: seedzer bugs --campaign campaigns/b1 --campaign campaigns/b2
+    """
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = (ledger, config_path)
+        return
+    cfg = load_config(config_path)
+    path = _path(ledger, cfg, campaigns[0] if campaigns else None)
+    with Ledger(path, create=False) as book:
+        roots = book.roots()
+    wanted = [str(Path(c).resolve()) for c in campaigns]
+    known = {c for r in roots for c in r.campaigns}
+    for c, given in zip(wanted, campaigns, strict=True):
+        if c not in known:
+            raise UsageError(f"--campaign {shown(given)}: not in the ledger {path} (record it: seedzer bugs add)")
+    if wanted:
+        roots = [r for r in roots if any(c in r.campaigns for c in wanted)]
+    if states:
+        roots = [r for r in roots if r.state in states]
+    console = Console(width=max(Console().width, 160))
+    console.print(_roots_table(path, roots))
+    together = wanted or sorted(known)
+    if len(together) >= 2:
+        console.print(_overlap(roots, together))
+
+
+def _context(ctx: click.Context) -> tuple[Path | None, Config]:
+    ledger, config_path = ctx.obj or (None, None)
+    return ledger, load_config(config_path)
+
+
+@bugs_group.command("mark")
+@click.argument("root")
+@click.argument("state", type=click.Choice(STATES))
+@click.option("--link", default="", help="Where it is reported (required for `reported`).")
+@click.option("--note", default="", help="A note kept with the root.")
+@click.pass_context
+def bugs_mark(ctx: click.Context, root: str, state: str, link: str, note: str) -> None:
+    """Give a root (or the one root a prefix names) a state: new, reported (with --link), fixed, wont-fix.
+    Campaigns count a root marked reported, fixed or wont-fix as known instead of reporting it again.
+
+    Example: seedzer bugs mark e980fcbed2ef reported --link https://github.com/apache/tvm/issues/12345
+    """
+    ledger, cfg = _context(ctx)
+    if state == REPORTED and not link:
+        raise UsageError("reported: give the report's --link")
+    path = _path(ledger, cfg)
+    with Ledger(path, create=False) as book:
+        full = book.set_state(root, state, link, note)
+    click.echo(f"{full}: {state}" + (f" {link}" if link else "") + f" ({path})")
+
+
+@bugs_group.command("add")
+@click.argument("campaigns", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--as", "source", type=click.Choice([CAMPAIGN, TRIAL, RECHECK, IMPORT]), default=IMPORT,
+              show_default=True, help="What the ledger records the campaign as.")
+@click.pass_context
+def bugs_add(ctx: click.Context, campaigns: tuple[Path, ...], source: str) -> None:
+    """Record the bug roots of campaigns in the ledger (those a ledger could not record when they ended, or
+    made before it existed).
+
+    Example: seedzer bugs add campaigns/b1
+    """
+    ledger, cfg = _context(ctx)
+    for campaign in campaigns:
+        path = _path(ledger, cfg, campaign)
+        new = record_campaign(campaign, path, source)
+        click.echo(f"{campaign}: roots recorded in {path} ({len(new)} new: {', '.join(new) or 'none'})")
+
+
+@bugs_group.command("export")
+@click.argument("out", type=click.Path(path_type=Path))
+@click.argument("roots", nargs=-1)
+@click.option("--state", "states", multiple=True, type=click.Choice(STATES), help="Every root in this state.")
+@click.pass_context
+def bugs_export(ctx: click.Context, out: Path, roots: tuple[str, ...], states: tuple[str, ...]) -> None:
+    """Copy the reports of the roots chosen (by signature or prefix, or by --state) into OUT/<root>/:
+    report.md, minimal.py, minimal.json, repro.py of the finding folder that shows each root.
+
+    Example: seedzer bugs export reports/ e980fcbed2ef 7e74 --state new
+    """
+    ledger, cfg = _context(ctx)
+    path = _path(ledger, cfg)
+    with Ledger(path, create=False) as book:
+        chosen = {book.find(r) for r in roots}
+        every = book.roots()
+    chosen |= {r.root for r in every if r.state in states}
+    if not chosen:
+        raise UsageError("name roots to export, or --state")
+    for r in (r for r in every if r.root in chosen):
+        folder = Path(r.sightings[-1].finding) if r.sightings else None
+        if folder is None or not (folder / REPORT_FILE).is_file():
+            click.echo(f"warning: {r.root}: no report.md in {folder} (run `seedzer triage` there); skipped", err=True)
+            continue
+        target = out / r.root
+        target.mkdir(parents=True, exist_ok=True)
+        copied = [name for name in EXPORTED if (folder / name).is_file()]
+        for name in copied:
+            shutil.copy2(folder / name, target / name)
+        click.echo(f"{r.root}: {', '.join(copied)} -> {target}")

@@ -1,0 +1,143 @@
+"""The text of a TIR finding's plain reproducer (``minimal.py``): a PrimFunc in TVMScript, then either the
+minimal pass list and the check of its error (a pass failure), or TVM's default build against the same
+build with the culprit passes turned off on inputs from a fixed seed (a wrong result). TVM-free: the
+search that decides what goes in is :mod:`seedzer.finding.tir.minimal_repro`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from seedzer.finding.minimal import text as parts
+from seedzer.finding.minimal.program import PASS_FAILURE, WRONG_RESULT, MinimalProgram
+from seedzer.finding.minimal.text import Docs
+from seedzer.kernel.tir.case import Step
+
+TIR_NEEDS = ("apache-tvm", "numpy")
+"""What a TIR plain reproducer needs from PyPI."""
+SWITCH_OFF: dict[str, dict[str, Any]] = {"tirx.VectorizeLoop": {"config": {"tirx.disable_vectorize": True}}}
+"""How TVM's default pipeline runs without a pass, where ``disabled_pass`` does not do it (the pipeline
+needs VectorizeLoop to lower vectorized loops; its config turns vectorization off instead)."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """A PrimFunc buffer parameter: its shape and dtype (its inputs are made from them)."""
+
+    shape: tuple[int, ...]
+    dtype: str
+
+
+def function_lines(script: str) -> list[str]:
+    """The PrimFunc's TVMScript without the printer's comments (its import hints, ``# with T.sblock``)."""
+    return [ln.rstrip() for ln in script.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def imports(script: str, numpy: bool = False) -> list[str]:
+    """The imports a PrimFunc's TVMScript needs (``Axis`` only where it is used)."""
+    out = ["import numpy as np"] if numpy else []
+    out += ["import tvm", "from tvm.script import tirx as T"]
+    if any("Axis" in ln for ln in function_lines(script)):
+        out.append("from tvm.tirx.layout import Axis")
+    return out
+
+
+def pass_call(step: Step) -> str:
+    """``tvm.<namespace>.transform.<Pass>(<args>)`` of a step (target arguments as ``tvm.target.Target``)."""
+    module, function = step.name.split(".", 1)
+    args = ", ".join(f"{k}=tvm.target.Target({v!r})" if k == "target" and isinstance(v, dict) else f"{k}={v!r}"
+                     for k, v in step.args.items())
+    return f"tvm.{module}.transform.{function}({args})"
+
+
+def target_text(target: dict[str, Any] | str) -> str:
+    """A target as code: ``tvm.target.Target("llvm")`` or ``tvm.target.Target({...})``."""
+    return f"tvm.target.Target({json.dumps(target) if isinstance(target, str) else repr(target)})"
+
+
+def pass_lines(steps: Sequence[Step]) -> list[str]:
+    """The steps applied one by one, each under ``PassContext(opt_level=3)`` with its config (consecutive
+    steps with one config share the context)."""
+    out: list[str] = []
+    config: dict[str, Any] | None = None
+    for step in steps:
+        if not out or step.config != config:
+            config = step.config
+            out.append("with tvm.transform.PassContext(opt_level=3" + (f", config={config!r}" if config else "") + "):")
+        out.append(f"    mod = {pass_call(step)}(mod)")
+    return out
+
+
+def pass_failure(docs: Docs, script: str, steps: Sequence[Step], bind: str | None, symptom: str,
+                 mark: str) -> MinimalProgram:
+    """A pass failure: the PrimFunc, ``bind`` (a target, as :func:`target_text` writes it, bound first as
+    ``tvm.compile`` does; None: not needed), the steps, then the check (``symptom`` crash: a death by a
+    signal; illformed: TIR's verifier after the last step; else the error whose text holds ``mark``)."""
+    function = function_lines(script)
+    setup = ['mod = tvm.IRModule({"main": main})']
+    if bind is not None:
+        setup += [f"target = {bind}", "mod = tvm.tirx.transform.BindTarget(target.with_host(target))(mod)"]
+    body = pass_lines(steps)
+    gone = "the passes ran without the error"
+    if symptom == "illformed":
+        body.append('tvm.s_tir.analysis.verify_well_formed(mod["main"])')
+        gone = "the passes left well-formed IR"
+    check = parts.crash_check(body, "the passes ran to the end") if symptom == "crash" else \
+        parts.error_check(body, mark, gone)
+    text = parts.program([parts.docstring(docs, TIR_NEEDS),
+                          parts.preamble(imports(script)), function, setup, check])
+    what = ("dies by a signal" if symptom == "crash" else "leaves IR TIR's verifier rejects" if symptom == "illformed"
+            else f"raises an error containing {mark!r}")
+    return MinimalProgram(text, TIR_NEEDS, PASS_FAILURE, steps[-1].name, tuple(pass_call(s) for s in steps),
+                          f"the pass list {what}", len(function))
+
+
+def switches(culprits: Sequence[str]) -> dict[str, Any]:
+    """The ``PassContext`` arguments that run TVM's default pipeline without the ``culprits``."""
+    config: dict[str, Any] = {}
+    disabled: list[str] = []
+    for name in culprits:
+        switch = SWITCH_OFF.get(name)
+        if switch is None:
+            disabled.append(name)
+        else:
+            config.update(switch["config"])
+    out: dict[str, Any] = {}
+    if config:
+        out["config"] = config
+    if disabled:
+        out["disabled_pass"] = disabled
+    return out
+
+
+def input_lines(params: Sequence[Param], seed: int) -> list[str]:
+    """The inputs the kernel makes: from ``seed``, floats uniform in [-1, 1), anything else zeros."""
+    items = [f"rng.uniform(-1, 1, {p.shape!r}).astype({p.dtype!r})" if p.dtype.startswith("float")
+             else f"np.zeros({p.shape!r}, {p.dtype!r})" for p in params]
+    return [f"rng = np.random.default_rng({seed})  # inputs: floats uniform in [-1, 1), other types zero",
+            "inputs = [" + ", ".join(items) + "]"]
+
+
+def wrong_result(docs: Docs, script: str, params: Sequence[Param], seed: int, culprits: Sequence[str],
+                 target: dict[str, Any] | str, tolerances: tuple[float, float]) -> MinimalProgram:
+    """A wrong result: the PrimFunc built by ``tvm.compile`` (TVM's default pipeline) and by the same
+    pipeline without the ``culprits`` (the reference), run on the same inputs, compared."""
+    function = function_lines(script)
+    off = switches(culprits)
+    run = ["def run(**switches):  # main built by tvm.compile under PassContext(opt_level=3, **switches), run",
+           "    with tvm.transform.PassContext(opt_level=3, **switches):",
+           f'        lib = tvm.compile(tvm.IRModule({{"main": main}}), target={target_text(target)})',
+           "    args = [tvm.runtime.tensor(a.copy()) for a in inputs]",
+           '    lib["main"](*args)',
+           "    return [a.numpy() for a in args]"]
+    calls = [f"expected = run({', '.join(f'{k}={v!r}' for k, v in off.items())})  # without {' + '.join(culprits)}",
+             "actual = run()  # TVM's default pipeline"]
+    check = parts.outputs_check("expected", "actual", tolerances[0], tolerances[1], "both builds agree")
+    text = parts.program([parts.docstring(docs, TIR_NEEDS),
+                          parts.preamble(imports(script, numpy=True)), function, run,
+                          input_lines(params, seed) + calls, check])
+    return MinimalProgram(text, TIR_NEEDS, WRONG_RESULT, " + ".join(culprits), ("tvm.compile (default pipeline)",),
+                          f"tvm.compile's outputs equal those of the same pipeline without {' + '.join(culprits)}",
+                          len(function))

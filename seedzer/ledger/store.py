@@ -1,0 +1,186 @@
+"""The ledger's SQLite file: opened (created on first write), checked, read and written in transactions.
+
+Every write is one ``BEGIN IMMEDIATE`` transaction: all of it lands or none of it does. A ledger another
+process holds past the busy timeout, a file that is not a ledger, and a ledger written by a newer Seedzer
+(a schema this one does not know) are each one line (:class:`LedgerError`) and leave the file as it was.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from seedzer.errors import SeedzerError, shown
+from seedzer.ledger.records import KNOWN_STATES, STATES, LedgerRoot, RootSighting, Sighting, VersionVerdict
+
+SCHEMA_VERSION = 1
+"""The ledger schema this Seedzer reads and writes; a ledger with a higher one is refused untouched."""
+BUSY_SECONDS = 10.0
+"""How long a write waits for another process's transaction before it gives up."""
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS roots (root TEXT PRIMARY KEY, kind TEXT NOT NULL, symptom TEXT NOT NULL,
+    culprit TEXT NOT NULL, headline TEXT NOT NULL, first_seen REAL NOT NULL, last_seen REAL NOT NULL,
+    state TEXT NOT NULL DEFAULT 'new', link TEXT NOT NULL DEFAULT '', note TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS sightings (root TEXT NOT NULL, campaign TEXT NOT NULL, source TEXT NOT NULL,
+    finding TEXT NOT NULL, count INTEGER NOT NULL, first_seen REAL NOT NULL, last_seen REAL NOT NULL,
+    recorded REAL NOT NULL, PRIMARY KEY (root, campaign));
+CREATE TABLE IF NOT EXISTS versions (root TEXT NOT NULL, version TEXT NOT NULL, verdict TEXT NOT NULL,
+    detail TEXT NOT NULL, checked REAL NOT NULL, PRIMARY KEY (root, version));
+"""
+
+
+class LedgerError(SeedzerError):
+    """The ledger cannot be read or written (the message names the file and why; nothing was changed)."""
+
+
+class Ledger:
+    """One ledger file (see the module docstring). ``create``: make it when it does not exist."""
+
+    def __init__(self, path: Path, *, create: bool = True, busy: float = BUSY_SECONDS) -> None:
+        self.path = Path(path).expanduser()
+        if not self.path.exists() and not create:
+            raise LedgerError(f"{shown(self.path)}: no ledger there (a campaign makes it; see ledger.path)")
+        try:
+            if create:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(str(self.path), timeout=busy, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise LedgerError(f"{shown(self.path)}: cannot open the ledger ({exc})") from None
+        try:
+            self._check()
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def close(self) -> None:
+        """Close the file."""
+        self.conn.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def _fail(self, exc: sqlite3.Error, doing: str) -> LedgerError:
+        text = str(exc)
+        if "locked" in text or "busy" in text:
+            return LedgerError(f"{shown(self.path)}: locked by another process; {doing} gave up, the ledger is "
+                               "unchanged (try again when that process is done)")
+        if "not a database" in text or "malformed" in text:
+            return LedgerError(f"{shown(self.path)}: not a Seedzer ledger (not a readable SQLite database)")
+        return LedgerError(f"{shown(self.path)}: {doing} failed ({text}); the ledger is unchanged")
+
+    def _check(self) -> None:
+        """Create the schema in a new file; refuse a file that is not a ledger or is a newer one."""
+        try:
+            tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not tables:
+                with self._write("creating the ledger"):
+                    for statement in filter(str.strip, _SCHEMA.split(";")):
+                        self.conn.execute(statement)
+                    self.conn.execute("INSERT OR REPLACE INTO ledger_meta VALUES ('schema_version', ?)",
+                                      (str(SCHEMA_VERSION),))
+                return
+            if "ledger_meta" not in tables:
+                raise LedgerError(f"{shown(self.path)}: not a Seedzer ledger (it holds the tables "
+                                  f"{', '.join(sorted(tables)[:4])})")
+            row = self.conn.execute("SELECT value FROM ledger_meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.Error as exc:
+            raise self._fail(exc, "reading it") from None
+        found = int(row[0]) if row and str(row[0]).isdigit() else 0
+        if found > SCHEMA_VERSION:
+            raise LedgerError(f"{shown(self.path)}: written by a newer Seedzer (ledger schema {found}; this one "
+                              f"reads up to {SCHEMA_VERSION}); upgrade Seedzer, the ledger was left untouched")
+        if found < 1:
+            raise LedgerError(f"{shown(self.path)}: not a Seedzer ledger (no schema version)")
+
+    @contextmanager
+    def _write(self, doing: str) -> Iterator[None]:
+        """One transaction: all of it or nothing."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise self._fail(exc, doing) from None
+        try:
+            yield
+            self.conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self.conn.execute("ROLLBACK")
+            raise self._fail(exc, doing) from None
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    # --- writing ------------------------------------------------------------------------------
+    def record(self, sightings: Iterable[RootSighting], source: str) -> list[str]:
+        """Record a campaign's roots (``source``: what recorded them); the roots new to the ledger."""
+        now, new = time.time(), []
+        rows = list(sightings)
+        with self._write("recording roots"):
+            for s in rows:
+                known = self.conn.execute("SELECT first_seen, last_seen FROM roots WHERE root = ?",
+                                          (s.root,)).fetchone()
+                if known is None:
+                    new.append(s.root)
+                    self.conn.execute("INSERT INTO roots (root, kind, symptom, culprit, headline, first_seen, "
+                                      "last_seen) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                      (s.root, s.kind, s.symptom, s.culprit, s.headline, s.first_seen, s.last_seen))
+                else:
+                    self.conn.execute("UPDATE roots SET first_seen = ?, last_seen = ? WHERE root = ?",
+                                      (min(known[0], s.first_seen), max(known[1], s.last_seen), s.root))
+                self.conn.execute("INSERT OR REPLACE INTO sightings VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                  (s.root, s.campaign, source, s.finding, s.count, s.first_seen, s.last_seen, now))
+        return new
+
+    def find(self, prefix: str) -> str:
+        """The one root whose signature starts with ``prefix`` (a one-line error otherwise)."""
+        rows = [r[0] for r in self.conn.execute("SELECT root FROM roots WHERE root LIKE ?", (prefix + "%",))]
+        if len(rows) != 1:
+            what = "no root" if not rows else f"{len(rows)} roots ({', '.join(rows[:4])})"
+            raise LedgerError(f"{shown(self.path)}: {what} match {prefix!r}")
+        return rows[0]
+
+    def set_state(self, root: str, state: str, link: str = "", note: str = "") -> str:
+        """Give ``root`` (or the one root its prefix names) a state; its full signature."""
+        if state not in STATES:
+            raise LedgerError(f"state {state!r}: must be one of {', '.join(STATES)}")
+        full = self.find(root)
+        with self._write("setting the state"):
+            self.conn.execute("UPDATE roots SET state = ?, link = ?, note = ? WHERE root = ?",
+                              (state, link, note, full))
+        return full
+
+    def record_versions(self, root: str, verdicts: Iterable[VersionVerdict]) -> None:
+        """Record how the root's plain reproducer ended on each TVM (the latest run per version wins)."""
+        with self._write("recording versions"):
+            for v in verdicts:
+                self.conn.execute("INSERT OR REPLACE INTO versions VALUES (?, ?, ?, ?, ?)",
+                                  (root, v.version, v.verdict, v.detail, v.checked or time.time()))
+
+    # --- reading ------------------------------------------------------------------------------
+    def roots(self) -> list[LedgerRoot]:
+        """Every root, first seen first."""
+        try:
+            sightings: dict[str, list[Sighting]] = {}
+            for r in self.conn.execute("SELECT root, campaign, source, finding, count, first_seen, last_seen "
+                                       "FROM sightings ORDER BY first_seen"):
+                sightings.setdefault(r[0], []).append(Sighting(*r[1:]))
+            versions: dict[str, list[VersionVerdict]] = {}
+            for r in self.conn.execute("SELECT root, version, verdict, detail, checked FROM versions"):
+                versions.setdefault(r[0], []).append(VersionVerdict(*r[1:]))
+            rows = self.conn.execute("SELECT root, kind, symptom, culprit, headline, first_seen, last_seen, state, "
+                                     "link, note FROM roots ORDER BY first_seen").fetchall()
+        except sqlite3.Error as exc:
+            raise self._fail(exc, "reading it") from None
+        return [LedgerRoot(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9],
+                           tuple(sightings.get(r[0], [])), tuple(versions.get(r[0], []))) for r in rows]
+
+    def known(self) -> dict[str, str]:
+        """Root -> why it is known (``reported <link>``...), for the roots a campaign must not report again."""
+        return {r.root: f"ledger: {r.state}" + (f" {r.link}" if r.link else "")
+                for r in self.roots() if r.state in KNOWN_STATES}

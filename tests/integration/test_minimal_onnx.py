@@ -1,0 +1,77 @@
+"""Plain reproducers of the ONNX kinds on real TVM: a Relax pass failure of a graph finding (ConvertLayout
+on the Max of two tensors: the module the pass receives, printed and shrunk), and an importer failure of
+a load finding (a Reshape of an unknown shape: the model built with onnx.helper, valid by ONNX's checker,
+onnxruntime and onnx.reference). Each is run in a clean interpreter: exit 1, no Seedzer, no blob."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+pytest.importorskip("tvm")
+
+from seedzer.finding.graph.minimal_repro import GraphMinimalJob, make_graph_minimal
+from seedzer.finding.load.minimal_repro import LoadMinimalJob, make_load_minimal
+from seedzer.finding.minimal.program import IMPORTER, PASS_FAILURE, Made
+from seedzer.finding.minimal.text import Docs
+from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.graph.case import GraphCase, GraphPass
+
+DOCS = Docs("t", (), "0.27.0.post1")
+
+
+def _runs(text: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "minimal.py").write_text(text)
+    return subprocess.run([sys.executable, "-I", "minimal.py"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+def test_a_failing_relax_pass_gets_the_module_it_receives_shrunk(tmp_path: Path) -> None:
+    node = helper.make_node("Max", ["a", "b"], ["m"])
+    relu = helper.make_node("Relu", ["m"], ["y"])
+    graph = helper.make_graph([node, relu], "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [4, 1, 2])
+                                                  for n in ("a", "b")],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 1, 2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=7)
+    step = GraphPass("relax.ConvertLayout", {"desired_layouts": {"relax.nn.conv2d": ["NHWC", "OHWI"]}})
+    expected = Observation(Symptom.EXCEPTION, Stage.PASS, "relax.ConvertLayout", "InternalError: Check failed: "
+                           "(res != std::string::npos) is false: Invalid SLayout:can't find S in source layoutABCD",
+                           step_index=0)
+    case = GraphCase((("a", "float32", (4, 1, 2)), ("b", "float32", (4, 1, 2))), (step,), expected=expected)
+    made = make_graph_minimal(GraphMinimalJob(case.with_model(model.SerializeToString()), None, DOCS, 60))
+    assert isinstance(made, Made), made
+    program = made.program
+    assert program.form == PASS_FAILURE and program.component == "relax.ConvertLayout"
+    assert "R.nn.relu" not in program.text and "R.max" in program.text  # shrunk to what fails
+    assert "seedzer" not in program.text and "onnx" not in program.text
+    run = _runs(program.text, tmp_path)
+    assert run.returncode == 1 and "reproduced: the bug is present" in run.stdout, run.stdout + run.stderr
+
+
+def test_an_importer_failure_is_a_valid_model_built_in_code(tmp_path: Path) -> None:
+    nodes = [helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["s"]),
+             helper.make_node("Transpose", ["s"], ["t"], perm=[1, 0]),
+             helper.make_node("Reshape", ["t", "shape"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 2]),
+                     helper.make_tensor_value_info("starts", TensorProto.INT64, [1]),
+                     helper.make_tensor_value_info("ends", TensorProto.INT64, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None])],
+        [numpy_helper.from_array(np.array(v, "int64"), n) for n, v in (("axes", [0]), ("steps", [1]), ("shape", [-1]))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=7)
+    expected = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "InternalError: Check failed: (data_ty->shape"
+                           ".has_value()) is false: Reshape expects the input tensor to have known shape when there is "
+                           "some dimension length to infer. However, the given input has no shape.")
+    data = model.SerializeToString()
+    made = make_load_minimal(LoadMinimalJob(data, data, expected, 20240601, DOCS, 60))
+    assert isinstance(made, Made), made
+    assert made.program.form == IMPORTER and made.program.component == "relax.frontend.onnx (Reshape)"
+    assert made.validity == {"checker": "ok", "onnxruntime": "ok", "reference": "ok"}
+    assert "helper.make_node('Reshape'" in made.program.text and "b64" not in made.program.text
+    run = _runs(made.program.text, tmp_path)
+    assert run.returncode == 1 and "reproduced: the bug is present" in run.stdout, run.stdout + run.stderr

@@ -1,0 +1,55 @@
+"""report.md in TVM's bug template."""
+
+from __future__ import annotations
+
+from seedzer.environments.facts import EnvironmentFacts
+from seedzer.finding.bug_report import ReportInput, area, demoted, render, title
+from seedzer.finding.kind import Described
+from seedzer.finding.meta import BUG, FindingMeta
+from seedzer.finding.minimal.program import MinimalProgram, MinimalRecord
+from seedzer.kernel.common import Observation, Stage, Symptom
+
+RULES = [Described("alone", "The case runs again alone."), Described("culprit", "Bisection names the passes.")]
+FACTS = EnvironmentFacts("3.11.7", "Linux-x86_64", "0.27.0.post1", "7b5acb32b", "22", {"apache-tvm": "0.27.0.post1",
+                                                                                      "numpy": "2.4.6"})
+
+
+def _meta(symptom: Symptom = Symptom.CRASH) -> FindingMeta:
+    obs = Observation(symptom, Stage.PASS, "relax.ConvertLayout", "killed by signal SIGFPE", signal=8)
+    return FindingMeta("7e7405684159", "graph", obs, verdict=BUG, verdict_reason="bug", root_signature="7e7405684159",
+                       culprit=["relax.ConvertLayout"], gate_seconds=1.4, confirm_returncode=-8, status="confirmed",
+                       extra={"gate_rule": "culprit", "gate_tests": 7})
+
+
+def _report(meta: FindingMeta, validity: dict[str, str] | None = None) -> ReportInput:
+    program = MinimalProgram("print('x')\n", ("apache-tvm", "numpy"), "pass-failure", "relax.ConvertLayout",
+                             ("relax.transform.ConvertLayout({'relax.nn.conv2d': ['NHWC', 'OHWI']})",))
+    record = MinimalRecord.of(program, validity).verified_by(True, 1, "present", "tvm-0.27.0.post1-numpy", {})
+    return ReportInput(meta, record, program.text, RULES, FACTS, notes=demoted("## Reduction\n\nfrom 23 to 1 nodes"))
+
+
+def test_the_template_sections_in_tvms_order_with_the_environment_and_the_program() -> None:
+    text = render(_report(_meta()))
+    order = ["# [Bug][Relax] relax.ConvertLayout: crashes (killed by a signal)", "### Expected behavior",
+             "### Actual behavior", "### Environment", "### Steps to reproduce", "### Triage",
+             "### How the verdict was reached", "### Is the model valid?", "### Proposed regression test"]
+    assert [text.index(h) for h in order] == sorted(text.index(h) for h in order)
+    assert "built from commit `7b5acb32b`" in text and "- LLVM: 22" in text and "- Python: 3.11.7" in text
+    assert "```python\nprint('x')\n```" in text and "1. `relax.transform.ConvertLayout(" in text
+    assert "none of `alone` dismissed it, and `culprit` decided **bug**" in text
+    assert "the gate ran 7 test(s) in 1.4 s" in text and "exit status -8 (status `confirmed`)" in text
+    assert "`test_convert_layout_seedzer_7e7405684159`" in text
+    assert "#### Reduction" in text  # the kind's notes, below the template
+
+
+def test_the_models_validity_is_each_judges_answer() -> None:
+    text = render(_report(_meta(Symptom.EXCEPTION), {"checker": "ok", "onnxruntime": "ok",
+                                                     "reference": "not implemented: NotImplementedError: Foo"}))
+    assert "- onnx.checker (full check): ok\n- onnxruntime: ok\n- onnx.reference: not implemented" in text
+
+
+def test_areas_and_titles_and_demoted_notes() -> None:
+    assert [area(c) for c in ("relax.frontend.onnx (Reshape)", "relax.FuseTIR", "s_tir.X", "tirx.Y", "x")] == \
+        ["Frontend][ONNX", "Relax", "TIR", "TIR", "TVM"]
+    assert title(_report(_meta(Symptom.MISMATCH))).endswith("computes wrong results")
+    assert demoted("# Title\n## Expected behaviour\nx\n## Minimal trigger\ny") == "#### Minimal trigger\ny"

@@ -1,0 +1,118 @@
+"""The ledger's file: roots recorded across campaigns by one key, states set by a user, and the bad inputs
+(a newer ledger, a locked one, a file that is no ledger) as one line each, with nothing in it lost."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from seedzer.ledger.records import CAMPAIGN, RECHECK, RootSighting, VersionVerdict
+from seedzer.ledger.store import SCHEMA_VERSION, Ledger, LedgerError
+
+
+def sighting(root: str, campaign: str, first: float = 10.0, last: float = 20.0, count: int = 1) -> RootSighting:
+    return RootSighting(root, "tir", "exception", "tirx.VectorizeLoop", f"exception in {root}", campaign,
+                        f"{campaign}/findings/{root}", count, first, last)
+
+
+def test_roots_merge_across_campaigns_by_their_signature(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    with Ledger(path) as ledger:
+        assert ledger.record([sighting("aaa111", "/c/one"), sighting("bbb222", "/c/one")], CAMPAIGN) == \
+            ["aaa111", "bbb222"]
+        assert ledger.record([sighting("aaa111", "/c/two", 5.0, 30.0, 3)], RECHECK) == []
+    with Ledger(path, create=False) as ledger:
+        roots = {r.root: r for r in ledger.roots()}
+    assert set(roots) == {"aaa111", "bbb222"}
+    both = roots["aaa111"]
+    assert (both.first_seen, both.last_seen) == (5.0, 30.0)
+    assert both.campaigns == ("/c/two", "/c/one") and roots["bbb222"].campaigns == ("/c/one",)
+    assert [s.source for s in both.sightings] == [RECHECK, CAMPAIGN] and both.state == "new"
+
+
+def test_a_state_set_by_prefix_makes_the_root_known(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "ledger.db") as ledger:
+        ledger.record([sighting("aaa111", "/c/one"), sighting("abb222", "/c/one")], CAMPAIGN)
+        assert ledger.set_state("aaa", "reported", "https://github.com/apache/tvm/issues/1") == "aaa111"
+        assert ledger.known() == {"aaa111": "ledger: reported https://github.com/apache/tvm/issues/1"}
+        with pytest.raises(LedgerError, match=r"2 roots \(aaa111, abb222\) match 'a'"):
+            ledger.set_state("a", "fixed")
+        with pytest.raises(LedgerError, match="no root match"):
+            ledger.set_state("zzz", "fixed")
+        with pytest.raises(LedgerError, match="state 'done': must be one of new, reported, fixed, wont-fix"):
+            ledger.set_state("aaa", "done")
+
+
+def test_versions_are_kept_per_root(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "ledger.db") as ledger:
+        ledger.record([sighting("aaa111", "/c/one")], CAMPAIGN)
+        ledger.record_versions("aaa111", [VersionVerdict("0.26.0", "fixed"), VersionVerdict("0.27.0", "present")])
+        ledger.record_versions("aaa111", [VersionVerdict("0.26.0", "present")])
+        (root,) = ledger.roots()
+    assert sorted(root.affected()) == ["0.26.0", "0.27.0"]
+
+
+def test_a_ledger_of_a_newer_seedzer_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    with Ledger(path) as ledger:
+        ledger.record([sighting("aaa111", "/c/one")], CAMPAIGN)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE ledger_meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(LedgerError) as info:
+        Ledger(path)
+    assert str(info.value) == (f"{path}: written by a newer Seedzer (ledger schema {SCHEMA_VERSION + 1}; this one "
+                               f"reads up to {SCHEMA_VERSION}); upgrade Seedzer, the ledger was left untouched")
+    assert path.read_bytes() == before
+
+
+def test_a_locked_ledger_is_one_line_and_loses_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    with Ledger(path) as ledger:
+        ledger.record([sighting("aaa111", "/c/one")], CAMPAIGN)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(LedgerError) as info, Ledger(path, busy=0.2) as ledger:
+            ledger.record([sighting("ccc333", "/c/two")], CAMPAIGN)
+        said = str(info.value)
+        assert said.startswith(f"{path}: locked by another process; ") and "\n" not in said
+        assert said.endswith("gave up, the ledger is unchanged (try again when that process is done)")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    with Ledger(path, create=False) as ledger:
+        assert [r.root for r in ledger.roots()] == ["aaa111"]
+
+
+@pytest.mark.parametrize("content", [b"just text, no database", b""])
+def test_a_file_that_is_no_ledger_is_refused(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "ledger.db"
+    path.write_bytes(content)
+    if not content:  # an empty file is a new SQLite database: it becomes a ledger
+        with Ledger(path) as ledger:
+            assert ledger.roots() == []
+        return
+    with pytest.raises(LedgerError, match=r"not a Seedzer ledger \(not a readable SQLite database\)"):
+        Ledger(path)
+    assert path.read_bytes() == content
+
+
+def test_another_programs_database_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE songs (title TEXT)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(LedgerError, match=r"not a Seedzer ledger \(it holds the tables songs\)"):
+        Ledger(path)
+
+
+def test_a_missing_ledger_is_not_made_by_readers(tmp_path: Path) -> None:
+    with pytest.raises(LedgerError, match="no ledger there"):
+        Ledger(tmp_path / "none.db", create=False)
+    assert not (tmp_path / "none.db").exists()
