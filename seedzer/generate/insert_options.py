@@ -23,7 +23,7 @@ class FieldContext(Protocol):
 @dataclass(frozen=True)
 class InsertOptions:
     """``operators``: insertions per generated model (0: off), each an operator of TVM's importer drawn
-    from its schema and validated by the specification's engines, the pool's rarest first;
+    from its schema and validated by the specification's engines, those the model lacks first;
     ``old_opsets``: the share of models made instead from a one-operator model at an opset older than
     NNSmith's (9 to 13), where the operators the specification removed since (``Scatter``,
     ``Upsample``) and the older versions of the others are reachable."""

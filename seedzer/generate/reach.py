@@ -4,8 +4,10 @@
 Each generated model gets ``operators`` insertions (:func:`seedzer.mutate.insertion.sample_insertion`,
 the same the graph level's ``insert`` mutation makes: an operator of TVM's importer, read at run
 time, drawn from its schema and kept only when onnx.checker, onnxruntime and onnx.reference accept
-the model), the operators this process inserted least often first, those the model has already
-last. A share ``old_opsets`` of the models is made instead from a one-operator model at an opset
+the model), uniformly among the operators the model does not have yet (those it has weigh
+:data:`PRESENT_WEIGHT`). The draw depends on the attempt's seed alone, never on what a worker made
+before, so a pool's content stays the heuristic's, the seed's and the count's whatever ``--jobs``.
+A share ``old_opsets`` of the models is made instead from a one-operator model at an opset
 between 9 and 13, where operators the specification removed since (``Scatter`` up to opset 10,
 ``Upsample`` up to 9) and the older versions of the others are reachable (the insertions then keep
 to that opset). The pool's models keep their graph inputs (no insertion adds one), so the reference
@@ -15,7 +17,6 @@ inputs stay NNSmith's.
 from __future__ import annotations
 
 import random
-from collections import Counter
 
 import numpy as np
 import onnx
@@ -32,13 +33,11 @@ OLD_OPSETS = (9, 10, 11, 12, 13)
 """The opsets a model made for old operator versions may have."""
 PRESENT_WEIGHT = 0.1
 """Relative weight of an operator the model already has."""
-_INSERTED: Counter[str] = Counter()
-"""Operators this process inserted into pool models so far (the rarest are drawn first)."""
 
 
 def _weights(model: onnx.ModelProto, operators: list[str]) -> dict[str, float]:
     present = {n.op_type for n in model.graph.node}
-    return {op: (PRESENT_WEIGHT if op in present else 1.0) / (1 + _INSERTED[op]) ** 2 for op in operators}
+    return {op: PRESENT_WEIGHT if op in present else 1.0 for op in operators}
 
 
 def insert_operators(model: onnx.ModelProto, feeds: dict[str, np.ndarray], count: int, rng: random.Random,
@@ -51,7 +50,6 @@ def insert_operators(model: onnx.ModelProto, feeds: dict[str, np.ndarray], count
         if record is None:
             continue
         model = apply_model_mutations(model, [record], feeds)
-        _INSERTED[str(record.params["op"])] += 1
     return model
 
 
@@ -79,7 +77,6 @@ def old_opset_pool_model(options: InsertOptions, rng: random.Random) -> tuple[on
         record = sample_insertion(model, [op], rng, None, feeds, top=opset, index_inputs=False)
         if record is not None:
             model = apply_model_mutations(model, [record], feeds)
-            _INSERTED[op] += 1
     return insert_operators(model, feeds, options.operators - len(first), rng, top=opset), feeds
 
 

@@ -34,3 +34,11 @@ def test_the_old_opset_draw_is_the_seeds_alone() -> None:
     assert wants_old_opset(InsertOptions(2, 0.5), 7)[0] == wants_old_opset(InsertOptions(2, 0.5), 7)[0]
     assert not any(wants_old_opset(InsertOptions(0, 0.0), s)[0] for s in range(20))
     assert all(wants_old_opset(InsertOptions(2, 1.0), s)[0] for s in range(20))
+
+
+def test_the_insertions_are_the_seeds_alone_whatever_was_made_before() -> None:
+    model = conv_model()
+    feeds = random_feeds(model, 0)
+    first = insert_operators(model, feeds, 2, random.Random(3))
+    insert_operators(model, feeds, 3, random.Random(4))  # another attempt in the same worker
+    assert insert_operators(model, feeds, 2, random.Random(3)).SerializeToString() == first.SerializeToString()
