@@ -295,7 +295,7 @@ class NNSmithGenerator:
         violation = constraint_violation(facts, self.opts)
         if violation:
             raise Rejected(violation, str(facts["conv_kernels"]))
-        refusal = model_validity(proto, inputs).refusal
+        refusal = model_validity(proto, inputs, isolate=True).refusal
         if refusal is not None:  # the specification's engines refuse it: never a pool model
             raise Rejected(reason_key(refusal), refusal)
         try:

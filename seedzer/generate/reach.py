@@ -10,7 +10,8 @@ before, so a pool's content stays the heuristic's, the seed's and the count's wh
 A share ``old_opsets`` of the models is made instead from a one-operator model at an opset
 between 9 and 13, where operators the specification removed since (``Scatter`` up to opset 10,
 ``Upsample`` up to 9) and the older versions of the others are reachable (the insertions then keep
-to that opset). The pool's models keep their graph inputs (no insertion adds one), so the reference
+to that opset). The engines judge each record in a forked child, so one that crashes on it refuses
+it instead of ending the run. The pool's models keep their graph inputs (no insertion adds one), so the reference
 inputs stay NNSmith's.
 """
 
@@ -46,7 +47,7 @@ def insert_operators(model: onnx.ModelProto, feeds: dict[str, np.ndarray], count
     operators = list(importer_operators())
     for _ in range(count):
         record = sample_insertion(model, operators, rng, _weights(model, operators), feeds, top=top,
-                                  index_inputs=False)
+                                  isolate=True, index_inputs=False)
         if record is None:
             continue
         model = apply_model_mutations(model, [record], feeds)
@@ -74,7 +75,7 @@ def old_opset_pool_model(options: InsertOptions, rng: random.Random) -> tuple[on
     model, opset, first = old_opset_model(rng)
     feeds = random_feeds(model, rng.getrandbits(31))
     for op in first:
-        record = sample_insertion(model, [op], rng, None, feeds, top=opset, index_inputs=False)
+        record = sample_insertion(model, [op], rng, None, feeds, top=opset, isolate=True, index_inputs=False)
         if record is not None:
             model = apply_model_mutations(model, [record], feeds)
     return insert_operators(model, feeds, options.operators - len(first), rng, top=opset), feeds
