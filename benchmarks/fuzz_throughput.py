@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/fuzz_throughput.py [--pool DIR] [--seconds 60] [--testcases N] [--coverage passes] [--jobs 1]
     python benchmarks/fuzz_throughput.py --from-campaign DIR [--late-share 0.5] [--seconds 60]
-    python benchmarks/fuzz_throughput.py --level graph [--pool DIR] [--seconds 60] [--mutation uoc]
+    python benchmarks/fuzz_throughput.py --level graph [--pool DIR] [--seconds 60] [--mutation uoc|insert|special]
 
 Without ``--pool`` it generates a pool of 10-node models (the 'basic' heuristic) in a temporary
 directory. It then runs a real campaign (forked workers, real TVM, the configured oracles) for
@@ -28,8 +28,9 @@ and compared with TVM's default pipeline; ``import`` is the ONNX import, ``refer
 pipeline's build and run, both cached per model by the worker), ``--level both`` the two levels at
 the configured weights; the default is the TIR level alone, as the figures of earlier runs were.
 ``--mutation KIND`` makes the graph level mutate by one kind only (``passes``, ``uoc``, ``pioc``,
-``edge``): the cost of a test case of that kind, which with a campaign's yield per mutant gives the
-kinds' yield per second (how ``graph.*``'s default weights were set).
+``edge``, ``insert``: an importer operator inserted, ``special``: special input values): the cost
+of a test case of that kind, which with a campaign's yield per mutant gives the kinds'
+yield per second (how ``graph.*``'s default weights were set).
 
 Long mode, ``--from-campaign DIR``: the campaign is seeded with the corpus entries of another
 (finished) campaign instead of a pool's models: the last ``--late-share`` of them by the time they
@@ -58,6 +59,8 @@ from seedzer.campaign.stats import CampaignStats
 from seedzer.config import Config, parse_levels
 from seedzer.generate import generate_pool
 
+GRAPH_KINDS = ("passes", "uoc", "pioc", "edge", "insert", "special")
+"""The graph level's mutation kinds (``graph.*`` weights) ``--mutation`` may single out."""
 WORKER_PARTS = ("mutate", "import", "passes", "reference", "build", "run", "compare", "perf")
 """Worker-side timing keys (seconds summed over the run) in the order an iteration spends them:
 mutation, the flat steps of the optimized program (TVM's pipeline with the insertions), those of the
@@ -136,7 +139,7 @@ def processor_table(timings: dict[str, float], campaign_cpu: float, execs: int, 
 @click.option("--execute-imported", is_flag=True, help="With --from-campaign: run each imported entry once first.")
 @click.option("--level", type=click.Choice(["tir", "graph", "both"]), default="tir", show_default=True,
               help="The levels fuzzed: TIR only, graph only, or both at the configured weights.")
-@click.option("--mutation", type=click.Choice(["passes", "uoc", "pioc", "edge"]), default=None,
+@click.option("--mutation", type=click.Choice(list(GRAPH_KINDS)), default=None,
               help="The graph level mutates by this kind only (the other weights 0): its cost per test case.")
 def main(pool: Path | None, models: int, seconds: float, testcases: int, coverage: str, jobs: int,
          source: Path | None, late_share: float, execute_imported: bool, level: str, mutation: str | None) -> None:
@@ -162,7 +165,7 @@ def main(pool: Path | None, models: int, seconds: float, testcases: int, coverag
         if level != "both":
             cfg.levels = parse_levels(level, cfg.levels)
         if mutation is not None:
-            for kind in ("passes", "uoc", "pioc", "edge"):
+            for kind in GRAPH_KINDS:
                 setattr(cfg.graph, kind, 1.0 if kind == mutation else 0.0)
         monitor = StopAfter(testcases)
         campaign = Campaign(Path(tmp) / "campaign", pool, cfg, monitor=monitor, imported=imported)

@@ -235,13 +235,16 @@ class NNSmithGenerator:
         return gen
 
     def generate(self, seed: int) -> GeneratedModel:
-        """Generate, materialize, export, check and run one model from ``seed``."""
+        """Generate, materialize, export, check and run one model from ``seed`` (with the heuristic's
+        insertions, :mod:`seedzer.generate.reach`)."""
         from seedzer.generate.materialize import refine
-        from seedzer.generate.onnx_facts import constraint_violation, model_facts
-        from seedzer.generate.reference import ReferenceFailure, all_finite, npz_bytes, reference_outputs
-        from seedzer.load.bounds import bounds_problem, opset_problem
+        from seedzer.generate.reach import insert_operators, old_opset_pool_model, wants_old_opset
 
         start = time.perf_counter()
+        old, reach_rng = wants_old_opset(self.opts.insert, seed)
+        if old:
+            scratch, feeds = old_opset_pool_model(self.opts.insert, reach_rng)
+            return self._checked(scratch, feeds, {"nnsmith_seed": seed, "target_nodes": 0, "nnsmith_ops": []}, start)
         lo = self.opts.min_nodes or self.opts.max_nodes
         nodes = random.Random(seed).randint(lo, self.opts.max_nodes)
         gen = self._graph(seed, nodes)
@@ -262,6 +265,25 @@ class NNSmithGenerator:
             from seedzer.generate.onnx_edges import negate_axes
 
             negate_axes(proto, self.opts.edge.negative_axes, random.Random(seed))
+        inputs = dict(oracle.input)
+        if self.opts.insert.active:
+            proto = insert_operators(proto, inputs, self.opts.insert.operators, reach_rng)
+        nnsmith_ops = [type(i.iexpr.op).__name__ for i in ir.insts
+                       if i.iexpr.op.__class__.__name__ not in ("Input", "Constant")]
+        return self._checked(proto, inputs, {"nnsmith_seed": seed, "target_nodes": nodes, "nnsmith_ops": nnsmith_ops},
+                             start)
+
+    def _checked(self, proto: onnx.ModelProto, inputs: dict[str, Any], meta: dict[str, Any],
+                 start: float) -> GeneratedModel:
+        """The checks every generated model passes (opset, bounds, the heuristic's constraints, the
+        specification's validity: onnx.checker's full check, onnxruntime and onnx.reference, the
+        reference run) and its manifest facts."""
+        from seedzer.generate.onnx_facts import constraint_violation, model_facts
+        from seedzer.generate.reference import ReferenceFailure, all_finite, npz_bytes, reference_outputs
+        from seedzer.kernel.onnx.validity import model_validity
+        from seedzer.load.bounds import bounds_problem, opset_problem
+        from seedzer.mutate.insertion import reason_key
+
         data = proto.SerializeToString()
         unknown = opset_problem(proto)
         if unknown:
@@ -273,19 +295,15 @@ class NNSmithGenerator:
         violation = constraint_violation(facts, self.opts)
         if violation:
             raise Rejected(violation, str(facts["conv_kernels"]))
-        inputs = dict(oracle.input)
+        refusal = model_validity(proto, inputs, isolate=True).refusal
+        if refusal is not None:  # the specification's engines refuse it: never a pool model
+            raise Rejected(reason_key(refusal), refusal)
         try:
             outputs, provider = reference_outputs(data, inputs)
         except ReferenceFailure as exc:
             raise Rejected(exc.reason, exc.detail) from None
-        meta: dict[str, Any] = {
-            "nnsmith_seed": seed,
-            "target_nodes": nodes,
-            "nnsmith_ops": [
-                type(i.iexpr.op).__name__
-                for i in ir.insts
-                if i.iexpr.op.__class__.__name__ not in ("Input", "Constant")
-            ],
+        meta = {
+            **meta,
             **facts,
             "reference_provider": provider,
             "finite": all_finite(outputs),

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from seedzer.errors import ConfigError
+from seedzer.generate.insert_options import InsertOptions, parse_insert
 
 DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
 SOURCES = ("nnsmith", "zoo")
@@ -95,15 +96,18 @@ class GenerationOptions:
     timeout_ms: int = 10000
     zoo_models: tuple[str, ...] | None = None
     edge: EdgeOptions = field(default_factory=EdgeOptions)
+    insert: InsertOptions = field(default_factory=InsertOptions)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (tuples become lists) for manifests and worker messages.
 
-        ``edge`` is left out while it is off, so pools made before it existed keep their identity.
+        ``edge`` and ``insert`` are left out while off, so pools made before them keep their identity.
         """
         data = dict(json.loads(json.dumps(asdict(self))))
         if not self.edge.active:
             del data["edge"]
+        if not self.insert.active:
+            del data["insert"]
         return data
 
     def with_max_nodes(self, max_nodes: int | None) -> GenerationOptions:
@@ -286,7 +290,7 @@ def parse_edge(ctx: _Ctx, raw: Any) -> EdgeOptions:
 _GEN_KEYS = {
     "source", "include_ops", "exclude_ops", "op_weights", "require_ops", "max_nodes", "min_nodes",
     "dtypes", "rank_choices", "max_elem_per_tensor", "max_weight_elements", "conv", "method",
-    "timeout_ms", "zoo_models", "edge",
+    "timeout_ms", "zoo_models", "edge", "insert",
 }  # fmt: skip
 
 
@@ -327,6 +331,8 @@ def parse_generation(raw: Any, source: str) -> GenerationOptions:
         kw["zoo_models"] = _str_list(c("zoo_models"), data["zoo_models"])
     if "edge" in data:
         kw["edge"] = parse_edge(c("edge"), data["edge"])
+    if "insert" in data:
+        kw["insert"] = parse_insert(c("insert"), _mapping(c("insert"), data["insert"], {"operators", "old_opsets"}))
     opts = GenerationOptions(**kw)
     if opts.min_nodes is not None and opts.min_nodes > opts.max_nodes:
         raise c("min_nodes").fail(f"a value <= max_nodes ({opts.max_nodes})", opts.min_nodes)
@@ -372,6 +378,7 @@ def generation_from_dict(data: dict[str, Any]) -> GenerationOptions:
     conv: dict[str, Any] = {k: (tuple(v) if isinstance(v, list) else v) for k, v in kw["conv"].items()}
     kw["conv"] = ConvOptions(**conv)
     kw["edge"] = EdgeOptions(**kw.get("edge", {}))
+    kw["insert"] = InsertOptions(**kw.get("insert", {}))
     for key in ("include_ops", "exclude_ops", "require_ops", "dtypes", "rank_choices", "zoo_models"):
         if isinstance(kw.get(key), list):
             kw[key] = tuple(kw[key])

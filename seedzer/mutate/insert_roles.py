@@ -61,7 +61,7 @@ def add_node(d: Draw, op: str, inputs: list[Any], outputs: int = 1, domain: str 
 def index_tensor(d: Draw, values: np.ndarray, low: int, high: int, dtype: str = "int64") -> Any:
     """Index values as a constant, or (sometimes) as a graph input whose valid range is ``[low, high]``."""
     values = np.asarray(values, dtype=dtype)
-    if d.rng.random() < INDEX_INPUT_SHARE and values.size:
+    if d.index_inputs and d.rng.random() < INDEX_INPUT_SHARE and values.size:
         d.inputs.append({"name": f"insert_index_{d.rng.getrandbits(32):08x}", "dtype": dtype,
                          "shape": list(values.shape), "low": low, "high": high})
         return {"input": len(d.inputs) - 1}

@@ -249,9 +249,11 @@ def declare_exports(model: onnx.ModelProto, record: ModelMutation, feeds: dict[s
     return None
 
 
-def draw_insertion(model: onnx.ModelProto, op: str, rng: random.Random, top: int) -> ModelMutation | None:
+def draw_insertion(model: onnx.ModelProto, op: str, rng: random.Random, top: int,
+                   index_inputs: bool = True) -> ModelMutation | None:
     """One insertion record of ``op`` for ``model`` (unvalidated), or None when ``op`` cannot be drawn
-    for it (no schema, no usable type, no tensor of a usable static shape)."""
+    for it (no schema, no usable type, no tensor of a usable static shape). ``index_inputs``: an index
+    input may become a graph input."""
     op_rule = rule(op)
     domain = op_rule.domain or domain_of(op, top)
     if domain is None or op in NEVER_INSERTED:
@@ -278,7 +280,7 @@ def draw_insertion(model: onnx.ModelProto, op: str, rng: random.Random, top: int
     low, high = op_rule.rank
     target = _pick_target(types, allowed, low, high, op_rule.max_elements, rng)
     d = Draw(rng, schema, op_rule, types[target][1], types[target][0], opset or current,
-             operands={n: v for n, v in types.items() if n != target})
+             operands={n: v for n, v in types.items() if n != target}, index_inputs=index_inputs)
     if data_formal is not None:
         _adapt(d, types[target], allowed, low, high, op_rule.max_elements)
     else:
@@ -303,13 +305,14 @@ def draw_insertion(model: onnx.ModelProto, op: str, rng: random.Random, top: int
 def sample_insertion(model: onnx.ModelProto, operators: list[str], rng: random.Random,
                      weights: dict[str, float] | None = None, feeds: dict[str, np.ndarray] | None = None,
                      top: int | None = None, isolate: bool = False, stats: InsertionStats | None = None,
-                     input_seed: int = GRAPH_INPUT_SEED) -> ModelMutation | None:
+                     input_seed: int = GRAPH_INPUT_SEED, index_inputs: bool = True) -> ModelMutation | None:
     """A valid insertion record for ``model`` of one of ``operators`` (weighted by ``weights``,
     default uniform), or None when none was found within :data:`OPERATOR_TRIES` operators.
 
     ``feeds`` are the model's inputs (default: :func:`random_feeds`); the index inputs a record adds
     get the values a case of seed ``input_seed`` gives them. ``top`` bounds the opset (default: the
-    newest onnxruntime runs). ``isolate``: see :func:`mutation_refusal`. ``stats`` counts what was tried."""
+    newest onnxruntime runs). ``isolate``: see :func:`mutation_refusal`. ``stats`` counts what was tried.
+    ``index_inputs`` False keeps the model's graph inputs as they are (a pool model's)."""
     top = top or min(newest_opset(), onnxruntime_max_opset() or newest_opset())
     pool = [op for op in operators if op not in NEVER_INSERTED]
     if not pool:
@@ -318,7 +321,7 @@ def sample_insertion(model: onnx.ModelProto, operators: list[str], rng: random.R
     for _ in range(OPERATOR_TRIES):
         op = rng.choices(pool, weights=[(weights or {}).get(op, 1.0) for op in pool])[0]
         for _ in range(DRAW_TRIES):
-            record = draw_insertion(model, op, rng, top)
+            record = draw_insertion(model, op, rng, top, index_inputs)
             if record is None:
                 if stats is not None:
                     stats.undrawable[op] += 1

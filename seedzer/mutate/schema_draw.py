@@ -52,6 +52,8 @@ class Draw:
     inputs: list[dict[str, Any]] = field(default_factory=list)
     data: str = "$"
     """The reference of the data the operator reads (``$``: the target, ``%k``: an adapter's output)."""
+    index_inputs: bool = True
+    """Whether an index input may become a graph input (not in a pool model, whose inputs are fixed)."""
 
     @property
     def rank(self) -> int:

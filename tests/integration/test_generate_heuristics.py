@@ -111,3 +111,21 @@ def test_edge_pool_is_valid_and_has_more_edge_features_than_basic(tmp_path: Path
 
     assert score(edge) > score(basic)
     assert any(e["edge_features"]["negative_axes"] for e in edge)
+
+
+def test_reach_pool_is_valid_and_carries_more_of_the_importers_operators_than_basic(tmp_path: Path,
+                                                                                      cache: Path) -> None:
+    from seedzer.kernel.onnx.validity import model_validity
+    from seedzer.load.importer_ops import importer_operators
+
+    reach = _pool("reach", 6, tmp_path / "reach", cache, seed=2)
+    basic = _pool("basic", 6, tmp_path / "basic", cache, seed=2)
+    importer = set(importer_operators())
+
+    def carried(models: list[dict[str, Any]]) -> set[str]:
+        return {n.op_type for e in models for n in e["_proto"].graph.node} & importer
+
+    assert len(carried(reach)) > len(carried(basic)) + 10
+    for e in reach:  # the specification accepts every model, on the reference inputs stored with it
+        inputs, _, provider = load_reference(tmp_path / "reach" / e["reference"])
+        assert provider == "onnxruntime" and model_validity(e["_proto"], inputs).valid

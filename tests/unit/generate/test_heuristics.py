@@ -25,7 +25,7 @@ from seedzer.generate.options import (
     parse_generation,
 )
 
-REQUIRED = {"basic", "big", "conv1", "conv3", "conv5", "edge", "small", "zoo"}
+REQUIRED = {"basic", "big", "conv1", "conv3", "conv5", "edge", "reach", "small", "zoo"}
 
 
 def _write(tmp_path: Path, text: str, name: str = "h.yaml") -> Path:
@@ -68,6 +68,9 @@ def test_shipped_heuristics_encode_their_property() -> None:
     assert isinstance(edge, YamlHeuristic) and edge.generation.edge.active
     assert edge.selection.sort_by == ("edge",) and edge.selection.order == "descending"
     assert 0 in (edge.generation.rank_choices or ())
+    reach = load_heuristic("reach")
+    assert isinstance(reach, YamlHeuristic) and reach.identity_selection
+    assert reach.generation.insert.operators == 4 and 0 < reach.generation.insert.old_opsets < 1
 
 
 def test_unknown_heuristic_lists_known_ones() -> None:
@@ -108,6 +111,10 @@ def test_malformed_yaml_names_file_and_line(tmp_path: Path) -> None:
         ("selection: {oversample: 0.5}", "selection.oversample: expected a number between 1 and 100"),
         ("selection: {filter: {min_nodes: x}}", "selection.filter.min_nodes: expected an integer >= 0"),
         ("selection: {order: random}", "selection.order: expected one of ascending, descending"),
+        ("generation: {insert: {operators: -1}}", "generation.insert.operators: expected an integer between 0 and 32"),
+        ("generation: {insert: {operators: 2, old_opsets: 2}}", "generation.insert.old_opsets: expected a probability"),
+        ("generation: {insert: {old_opsets: 0.5}}", "generation.insert.old_opsets: expected 0 while operators is 0"),
+        ("generation: {insert: {operatorz: 2}}", "generation.insert.operatorz: unknown key"),
         ("generations: {}", "generations: unknown key"),
         ("- a list", "expected a mapping"),
     ],
@@ -185,5 +192,9 @@ def test_options_helpers() -> None:
     assert opts.with_max_nodes(2).max_nodes == 2 and opts.with_max_nodes(2).min_nodes == 2
     assert generation_from_dict(opts.to_dict()) == opts
     assert GenerationOptions().to_dict()["dtypes"] == ["float32"]
+    assert "insert" not in GenerationOptions().to_dict()  # pools made before insertions keep their identity
+    reach = parse_generation({"insert": {"operators": 3, "old_opsets": 0.2}}, "r.yaml")
+    assert reach.to_dict()["insert"] == {"operators": 3, "old_opsets": 0.2}
+    assert generation_from_dict(reach.to_dict()) == reach
     with pytest.raises(ConfigError, match="--max-nodes"):
         opts.with_max_nodes(0)

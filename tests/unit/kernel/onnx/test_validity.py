@@ -69,6 +69,23 @@ def test_an_operator_the_reference_does_not_implement_is_no_refusal() -> None:
     assert model_validity(model, FEEDS, ["y"]).valid
 
 
+def test_a_pad_the_reference_cannot_run_is_left_out_not_a_refusal() -> None:
+    """numpy's pad refuses negative pads, which the specification allows (they crop): that Pad is
+    left out of the reference's run (its pads computed, as NNSmith exports them), the rest still runs."""
+    pads = numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "p")
+    nodes = [helper.make_node("Neg", ["p"], ["negp"]), helper.make_node("Pad", ["x", "negp"], ["c"]),
+             helper.make_node("Relu", ["c"], ["y"])]
+    model = _model(nodes, [1, 1, 2, 2], [pads])
+    verdict = model_validity(model, FEEDS)
+    assert verdict.valid and verdict.outputs is not None
+    np.testing.assert_array_equal(verdict.outputs[0], FEEDS["x"][:, :, 1:3, 1:3])
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    nodes[2] = helper.make_node("Resize", ["c", "", "scales"], ["y"], mode="linear",
+                                coordinate_transformation_mode="tf_crop_and_resize")
+    refused = model_validity(_model(nodes, [1, 1, 4, 4], [pads, scales]), FEEDS)
+    assert refused.refusal == "onnx.reference refuses the model: ValueError: roi cannot be None."
+
+
 def _die() -> None:
     os.kill(os.getpid(), signal.SIGSEGV)
 
