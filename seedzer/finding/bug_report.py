@@ -55,7 +55,7 @@ def area(component: str) -> str:
     return next((tag for prefix, tag in AREAS if component.startswith(prefix)), "TVM")
 
 
-SPECIFIC_SHARED = ("onnx frontend",)
+SPECIFIC_SHARED = ("relax.frontend.onnx",)
 """Shared components the plain reproducer names more precisely (the importer of one operator)."""
 
 

@@ -39,14 +39,17 @@ class Component:
     frame: str
 
 
-def _python_module(prefix: str, label: str) -> Callable[[str], str | None]:
+def _python_module(prefix: str, label: str, whole: bool = False) -> Callable[[str], str | None]:
     """A namer of frames in TVM's Python package under ``prefix`` (``tvm/topi/``): ``label`` and the
-    module's dotted path below it (``topi.image.resize``)."""
+    module's dotted path below it (``topi.image.resize``); with ``whole``, ``label`` alone (the ONNX
+    importer is one module whose converters a maintainer knows by the operator, not the file)."""
     pattern = re.compile(rf"\({re.escape(prefix)}([\w/]+)\.py:\d+\)")
 
     def name(frame: str) -> str | None:
         found = pattern.search(frame)
-        return f"{label}.{found.group(1).replace('/', '.')}" if found else None
+        if not found:
+            return None
+        return label if whole else f"{label}.{found.group(1).replace('/', '.')}"
 
     return name
 
@@ -69,7 +72,7 @@ COMPONENTS: tuple[Callable[[str], str | None], ...] = (
     _python_module("tvm/topi/", "topi"),
     _cpp("tvm::topi::", "topi", member=True),
     _python_module("tvm/relax/transform/legalize_ops/", "legalize"),
-    _python_module("tvm/relax/frontend/onnx/", "onnx frontend"),
+    _python_module("tvm/relax/frontend/onnx/", "relax.frontend.onnx", whole=True),
     _cpp("tvm::arith::", "arith", member=True),
     _cpp("tvm::sym::", "arith", member=True),
     _cpp("tvm::codegen::", "codegen", member=True),

@@ -82,5 +82,5 @@ def test_a_shared_component_the_gate_blamed_names_the_report_not_the_importer_th
     report = ReportInput(meta, record, program.text, RULES, FACTS)
     assert title(report).startswith("[Bug][TOPI] topi.image.resize: ")
     assert "`test_resize_seedzer_7e7405684159`" in render(report) and "* topi\n" in render(report)
-    meta.at_fault = AtFault("onnx frontend", "raised in the importer", shared=True)
+    meta.at_fault = AtFault("relax.frontend.onnx", "raised in the importer", shared=True)
     assert title(report).startswith("[Bug][Frontend][ONNX] relax.frontend.onnx (Resize): ")
