@@ -210,13 +210,16 @@ def code_at_fault(context: TirContext, case: Case, got: Observation, found: Culp
     """The code at fault of a confirmed failure, the gate's last rule's root (``found``: the bisection's
     culprit, the passes the failure needs). In this order:
 
-    1. the failure was raised in a shared component (:func:`~seedzer.finding.component.component_of`,
-       from its innermost TVM frames): that component, every culprit pass only reaching it;
-    2. ill-formed IR after a step whose input the verifier accepted: that step (its output is invalid,
+    1. ill-formed IR after a step whose input the verifier accepted: that step (its output is invalid,
        its input was not);
-    3. a culprit of several passes, one of which made IR with a defect its input did not have
+    2. a culprit of several passes, one of which made IR with a defect its input did not have
        (:func:`made_invalid`: the verifier rejects it, or a constructor's type check fails as it
-       parses back): that pass, the others only reaching the failure;
+       parses back): that pass, the others only reaching the failure (a component that trips on such
+       IR, e.g. the simplifier building an int64 + int32 Add, is not at fault);
+    3. the failure was raised in a shared component (:func:`~seedzer.finding.component.component_of`,
+       from its innermost TVM frames): that component, every culprit pass only reaching it, unless
+       the IR the failing step received fails a constructor's type check (then the component only
+       tripped on it, and the next rule finds its maker);
     4. an error, ill-formed IR or crash: the pass that made the IR the failing step cannot handle
        (:meth:`Localizer.error`); when that pass is not the failing step, the IR the failing step
        received decides: a valid program (it parses back as TVMScript and passes the verifier) makes
@@ -227,10 +230,6 @@ def code_at_fault(context: TirContext, case: Case, got: Observation, found: Culp
 
     None: not decided (the bisected culprit stands)."""
     needed = tuple(found.names())
-    component = component_of(got)
-    if component is not None:
-        return Fault(component.name, f"raised in {component.frame}, code every pass reaching it shares",
-                     tuple(p for p in needed if p != component.name), shared=True)
     make = context.make_witness_ir or forked_ir_before
 
     made_here: dict[int, WitnessIR] = {}  # the case's own IRs, each made once (a forked child each)
@@ -253,12 +252,19 @@ def code_at_fault(context: TirContext, case: Case, got: Observation, found: Culp
         return Fault(surfaced, f"the verifier accepted the IR {surfaced} was given and rejects its output",
                      tuple(p for p in needed if p != surfaced))
     indices = [i for i, step in enumerate(case.steps) if any(step is s for s in found.steps)]
-    if len(indices) > 1:
+    if len(indices) > 1:  # a pass that made IR no program has outranks the component that trips on it
         invalid = made_invalid(make_ir, case, indices)
         if invalid is not None:
             step, problem = invalid
             return Fault(step.name, f"{step.name} made IR with a defect the IR it was given did not have ({problem})",
                          tuple(p for p in needed if p != step.name))
+    component = component_of(got)
+    received = make_ir(case, failing) if component is not None and failing is not None else None
+    if received is not None and received.problem is not None and TYPE_CHECK in received.problem:
+        component = None  # it tripped on IR no program has (e.g. an int64 + int32 Add): the maker is at fault
+    if component is not None:
+        return Fault(component.name, f"raised in {component.frame}, code every pass reaching it shares",
+                     tuple(p for p in needed if p != component.name), shared=True)
     localizer = Localizer(context.observe, make_ir, same)
     if got.symptom in ERRORS:
         at = localizer.error(case, got)

@@ -615,3 +615,32 @@ def test_culprit_files_a_wrong_result_that_comes_with_ill_formed_ir_as_that_ill_
                      got=MISMATCH)
     verdict = Culprit().judge(plain)
     assert (verdict.verdict, verdict.culprit, verdict.observation) == (BUG, ["fz.B"], MISMATCH)
+
+
+# --- the code at fault of a bug ---
+
+ARITH = dataclasses.replace(ERROR, frames=("tvm::tirx::Foo(...)", "tvm::arith::IntSetAnalyzer::operator()(...)"))
+
+
+def _fails_with_both(case: Case) -> Observation:
+    return ARITH if {"fz.A", "fz.B"} <= _fuzzed(case) else Observation.ok()
+
+
+def test_a_failure_raised_in_the_analyzer_on_valid_ir_blames_the_analyzer_and_one_root() -> None:
+    valid = _context(_case(ARITH), _fails_with_both, got=ARITH, witness_ir=lambda case, index, timeout: WitnessIR("x"))
+    verdict = Culprit().judge(valid)
+    assert verdict.verdict == BUG and verdict.culprit == ["arith.IntSetAnalyzer"]
+    assert verdict.at_fault is not None and verdict.at_fault.shared and verdict.at_fault.reached == ("fz.A", "fz.B")
+    other = dataclasses.replace(ARITH, pass_name="fz.A", step_index=1)
+    again = _context(_case(other), lambda case: other if {"fz.A", "fz.B"} <= _fuzzed(case) else Observation.ok(),
+                     got=other, witness_ir=lambda case, index, timeout: WitnessIR("x"))
+    assert Culprit().judge(again).root == verdict.root  # reached through another pass: the same root
+
+
+def test_the_analyzer_tripping_on_ill_typed_ir_a_culprit_made_blames_that_culprit() -> None:
+    def ir(case: Case, index: int, timeout: float) -> WitnessIR:  # fz.A (step 1) makes an int64 + int32 Add
+        return WitnessIR("x", "Check failed: mismatched types. int64 vs. int32" if index >= 2 else None)
+
+    verdict = Culprit().judge(_context(_case(ARITH), _fails_with_both, got=ARITH, witness_ir=ir))
+    assert verdict.verdict == BUG and verdict.culprit == ["fz.A"]
+    assert verdict.at_fault is not None and not verdict.at_fault.shared and verdict.at_fault.reached == ("fz.B",)
