@@ -86,7 +86,7 @@ def root_changes(rows: list[RecheckRow]) -> list[RootChange]:
         evidence = "; ".join(sorted({r.evidence for r in group if r.evidence}))
         if len({root for root, _ in after}) > 1:
             changes.append(RootChange("split", (before,), tuple(after), evidence))
-        elif after[0][0] not in merged and after[0][1] != before[1]:
+        elif after[0][0] not in merged and {c for _, c in after} - {_pair(old, r.before_culprit)[1] for r in group}:
             changes.append(RootChange("re-blamed", (before,), tuple(after), evidence))
     return changes
 

@@ -37,3 +37,8 @@ def test_one_root_blamed_on_other_code_is_re_blamed() -> None:
     rows = [row("a", "R", "topi.image.resize", "r", "edge:Resize", evidence="raised in get_inx")]
     assert root_changes(rows) == [RootChange("re-blamed", (("r", "edge:Resize"),), (("R", "topi.image.resize"),),
                                              "raised in get_inx")]
+
+
+def test_one_root_whose_findings_name_the_same_passes_as_before_is_not_re_blamed() -> None:
+    rows = [row("a", "R", "a + s", "R", "a + s"), row("b", "R", "a + c", "R", "a + c")]  # culprits by finding
+    assert root_changes(rows) == []
