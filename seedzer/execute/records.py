@@ -60,7 +60,10 @@ class ExecResult:
     """What one execution gave: the kernel's observation and the worker's by-products.
 
     ``unchanged`` are indices into the pass sequence of passes that changed nothing (or had no
-    contract for the target): a stored sequence goes without them.
+    contract for the target): a stored sequence goes without them. ``passes_ran`` names every pass
+    the test case ran (fuzzed and TVM's own pipeline), ``passes_triggered`` those of them that
+    changed the IR (:mod:`seedzer.coverage.triggers`; also among ``features`` as
+    ``triggered/<level>/<pass>``).
     """
 
     observation: Observation
@@ -68,6 +71,8 @@ class ExecResult:
     unchanged: list[int] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     invalid_mutants: int = 0
+    passes_ran: list[str] = field(default_factory=list)
+    passes_triggered: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

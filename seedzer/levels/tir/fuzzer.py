@@ -25,6 +25,7 @@ from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.messages import normalize
 from seedzer.kernel.tir.case import Case, Checks
 from seedzer.kernel.tir.observe import observe
+from seedzer.levels.tir.level import NAME
 from seedzer.mutate.bounds import kind_of, out_of_bounds
 from seedzer.passes.contracts import placeable, plan
 from seedzer.seed import input_seed, passes_from_json, passes_to_json
@@ -119,6 +120,7 @@ class TirFuzzer:
         kept = placeable(passes)
         observation = observe(case, self.runner)
         features = set(self.runner.features)
+        features.update(self.runner.triggers.features(NAME))
         err = error_feature(observation)
         if err is not None:
             features.add(err)
@@ -128,7 +130,8 @@ class TirFuzzer:
         unchanged = sorted({kept[k][0] for k in self.runner.unchanged if k < len(kept)}
                            | (set(range(len(passes))) - kept_indices))
         return ExecResult(observation, sorted(features), unchanged, dict(self.runner.timings),
-                          self.stats.invalid_total())
+                          self.stats.invalid_total(), sorted(self.runner.triggers.ran),
+                          self.runner.triggers.triggered())
 
     def bounded(self, reason: str) -> ExecResult:
         """The result of a mutant out of bounds: ``invalid`` at ``mutate``, one feature per bound kind

@@ -1,0 +1,96 @@
+"""Worker-side "optimizations triggered": which passes a test case ran, and which of them changed the IR.
+
+WhiteFox's headline metric counts an optimization as *triggered* by a test case when it changed the
+program. Here a pass is triggered when the module it returns differs structurally from the one it was
+given (:func:`module_changed`); every pass a test case runs (a fuzzed one or one of TVM's own
+pipeline) is recorded in a :class:`PassTriggers` by its name, triggered if any of its runs changed the
+module. A worker reports the triggered ones as coverage features ``triggered/<level>/<pass>``
+(:func:`triggered_feature`) and the names of every pass run beside them; the campaign counts, per
+pass, the test cases that ran and that triggered it (:mod:`seedzer.campaign.triggers`).
+
+The check is cheap on the hot path: a module a pass returns as the same object is unchanged without
+a walk; otherwise ``structural_equal`` compares them, stopping at the first difference (a changed
+module costs little, an unchanged one a walk of both). It costs about what one ``structural_hash``
+of the output would (comparing functions one by one first was no cheaper on single-function TIR
+modules); measured: docs/measurements.md, 'Optimizations triggered'.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tvm
+import tvm_ffi
+
+TRIGGERED_FEATURE = "triggered/"
+"""Prefix of the coverage feature of a triggered pass: ``triggered/<level>/<pass>``."""
+
+
+def triggered_feature(level: str, pass_name: str) -> str:
+    """The coverage feature saying that a test case of ``level`` triggered ``pass_name``."""
+    return f"{TRIGGERED_FEATURE}{level}/{pass_name}"
+
+
+def parse_triggered(feature: str) -> tuple[str, str] | None:
+    """``(level, pass)`` of a ``triggered/<level>/<pass>`` feature, None for any other feature."""
+    if not feature.startswith(TRIGGERED_FEATURE):
+        return None
+    level, _, name = feature[len(TRIGGERED_FEATURE):].partition("/")
+    return (level, name) if level and name else None
+
+
+def module_changed(before: Any, after: Any) -> bool:
+    """Whether ``after`` (what a pass returned) differs structurally from ``before`` (its input)."""
+    return not after.same_as(before) and not tvm_ffi.structural_equal(before, after)
+
+
+class PassTriggers:
+    """The passes one test case ran, by name, and whether any run of each changed the module."""
+
+    def __init__(self) -> None:
+        self.ran: dict[str, bool] = {}
+
+    def record(self, pass_name: str, changed: bool) -> None:
+        """One run of ``pass_name``; ``changed``: it changed the module."""
+        self.ran[pass_name] = self.ran.get(pass_name, False) or changed
+
+    def clear(self) -> None:
+        """Forget the test case (the next one starts)."""
+        self.ran = {}
+
+    def triggered(self) -> list[str]:
+        """The passes that changed the module at least once, sorted."""
+        return sorted(name for name, changed in self.ran.items() if changed)
+
+    def features(self, level: str) -> list[str]:
+        """The ``triggered/<level>/<pass>`` features of the triggered passes."""
+        return [triggered_feature(level, name) for name in self.triggered()]
+
+
+SKIPPED_PASSES = frozenset({"sequential", "_pipeline"})
+"""Names of pass containers (``tvm.transform.Sequential``, the Relax build's pipeline wrapper): their
+passes are recorded one by one."""
+
+
+@tvm.ir.instrument.pass_instrument
+class TriggerInstrument:
+    """A PassInstrument recording every pass run inside its PassContext into ``triggers`` (nested
+    passes too: a stack of inputs). ``active()`` says whether the current pass belongs to the test
+    case (the graph level's reference build, cached per model, does not)."""
+
+    def __init__(self, triggers: PassTriggers, active: Any = None) -> None:
+        self.triggers = triggers
+        self.active = active
+        self._inputs: list[Any] = []
+
+    def run_before_pass(self, mod: Any, info: Any) -> None:
+        """Remember the pass's input."""
+        self._inputs.append(mod)
+
+    def run_after_pass(self, mod: Any, info: Any) -> None:
+        """Record the pass, triggered when its output differs from its input."""
+        before = self._inputs.pop() if self._inputs else None
+        name = str(info.name)
+        if before is None or name in SKIPPED_PASSES or (self.active is not None and not self.active()):
+            return
+        self.triggers.record(name, module_changed(before, mod))
