@@ -4,9 +4,9 @@ WhiteFox's headline metric counts an optimization as *triggered* by a test case 
 program. Here a pass is triggered when the module it returns differs structurally from the one it was
 given (:func:`module_changed`); every pass a test case runs (a fuzzed one or one of TVM's own
 pipeline) is recorded in a :class:`PassTriggers` by its name, triggered if any of its runs changed the
-module. A worker reports the triggered ones as coverage features ``triggered/<level>/<pass>``
-(:func:`triggered_feature`) and the names of every pass run beside them; the campaign counts, per
-pass, the test cases that ran and that triggered it (:mod:`seedzer.campaign.triggers`).
+module. A worker reports the passes run and those triggered with each execution; the campaign makes
+the triggered ones coverage features ``triggered/<level>/<pass>`` and counts, per pass, the test cases
+that ran and that triggered it (:mod:`seedzer.campaign.triggers`).
 
 The check is cheap on the hot path: a module a pass returns as the same object is unchanged without
 a walk; otherwise ``structural_equal`` compares them, stopping at the first difference (a changed
@@ -21,22 +21,6 @@ from typing import Any
 
 import tvm
 import tvm_ffi
-
-TRIGGERED_FEATURE = "triggered/"
-"""Prefix of the coverage feature of a triggered pass: ``triggered/<level>/<pass>``."""
-
-
-def triggered_feature(level: str, pass_name: str) -> str:
-    """The coverage feature saying that a test case of ``level`` triggered ``pass_name``."""
-    return f"{TRIGGERED_FEATURE}{level}/{pass_name}"
-
-
-def parse_triggered(feature: str) -> tuple[str, str] | None:
-    """``(level, pass)`` of a ``triggered/<level>/<pass>`` feature, None for any other feature."""
-    if not feature.startswith(TRIGGERED_FEATURE):
-        return None
-    level, _, name = feature[len(TRIGGERED_FEATURE):].partition("/")
-    return (level, name) if level and name else None
 
 
 def module_changed(before: Any, after: Any) -> bool:
@@ -61,10 +45,6 @@ class PassTriggers:
     def triggered(self) -> list[str]:
         """The passes that changed the module at least once, sorted."""
         return sorted(name for name, changed in self.ran.items() if changed)
-
-    def features(self, level: str) -> list[str]:
-        """The ``triggered/<level>/<pass>`` features of the triggered passes."""
-        return [triggered_feature(level, name) for name in self.triggered()]
 
 
 SKIPPED_PASSES = frozenset({"sequential", "_pipeline"})

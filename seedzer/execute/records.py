@@ -15,7 +15,8 @@ from seedzer.kernel.common import Observation, Stage, Symptom
 
 @dataclass(frozen=True)
 class FuzzTask:
-    """Mutate a corpus entry of ``level`` (script, passes JSON, unproductive mutations so far), then run it."""
+    """Mutate a corpus entry of ``level`` (script, passes JSON, unproductive mutations so far), then run it.
+    ``triggered``: the passes the entry's own run triggered (a pass-sequence mutator prefers others)."""
 
     tc_id: int
     level: str
@@ -24,6 +25,7 @@ class FuzzTask:
     failures: int
     other_passes: str | None
     rng_seed: int
+    triggered: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ class ExecResult:
     ``unchanged`` are indices into the pass sequence of passes that changed nothing (or had no
     contract for the target): a stored sequence goes without them. ``passes_ran`` names every pass
     the test case ran (fuzzed and TVM's own pipeline), ``passes_triggered`` those of them that
-    changed the IR (:mod:`seedzer.coverage.triggers`; also among ``features`` as
+    changed the IR (:mod:`seedzer.coverage.triggers`; the campaign adds them to ``features`` as
     ``triggered/<level>/<pass>``).
     """
 

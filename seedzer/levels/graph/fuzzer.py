@@ -8,7 +8,7 @@ with the Relax step mutators (:mod:`seedzer.mutate.relax_pass_mutators`), adds a
 first) or switches the entry to special input values, the kind drawn by the ``graph`` weights of the
 configuration; it reports the operator types of every model it imports as features ``onnx-op/<type>``
 (what ``status`` counts against the importer's operators) and the passes each case ran, fuzzed and
-in ``tvm.compile``'s pipeline, with those that changed the module as ``triggered/graph/<pass>``
+in ``tvm.compile``'s pipeline, with those that changed the module
 (:mod:`seedzer.coverage.triggers`; TVM's default build of the seed model, the reference, apart).
 It plans the sequence under the Relax pass contracts (:func:`seedzer.passes.relax_contracts.plan_relax`:
 a pass is only run where its contract allows), makes the kernel's
@@ -40,7 +40,6 @@ from seedzer.kernel.graph.observe import GraphMemo, observe_graph
 from seedzer.kernel.messages import normalize
 from seedzer.kernel.onnx.model import Trace, random_inputs
 from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed, model_mutation_name
-from seedzer.levels.graph.level import NAME
 from seedzer.load.importer_ops import OPERATOR_FEATURE, importer_operators
 from seedzer.mutate.insertion import sample_insertion
 from seedzer.mutate.model_mutators import sample_model_mutation
@@ -159,7 +158,6 @@ class GraphFuzzer:
         if err is not None:
             features.add(err)
         features.update(OPERATOR_FEATURE + op for op in trace.operators)
-        features.update(self.triggers.features(NAME))
         self.exercised.update(trace.operators)
         if self.collector is not None:
             features.update(self.collector.take())

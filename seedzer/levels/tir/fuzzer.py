@@ -25,7 +25,6 @@ from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.messages import normalize
 from seedzer.kernel.tir.case import Case, Checks
 from seedzer.kernel.tir.observe import observe
-from seedzer.levels.tir.level import NAME
 from seedzer.mutate.bounds import kind_of, out_of_bounds
 from seedzer.passes.contracts import placeable, plan
 from seedzer.seed import input_seed, passes_from_json, passes_to_json
@@ -120,7 +119,6 @@ class TirFuzzer:
         kept = placeable(passes)
         observation = observe(case, self.runner)
         features = set(self.runner.features)
-        features.update(self.runner.triggers.features(NAME))
         err = error_feature(observation)
         if err is not None:
             features.add(err)

@@ -9,13 +9,7 @@ import pytest
 
 tvm = pytest.importorskip("tvm")
 
-from seedzer.coverage.triggers import (  # noqa: E402
-    PassTriggers,
-    TriggerInstrument,
-    module_changed,
-    parse_triggered,
-    triggered_feature,
-)
+from seedzer.coverage.triggers import PassTriggers, TriggerInstrument, module_changed  # noqa: E402
 from seedzer.execute.parsing import quick_parser  # noqa: E402
 
 RELU = (Path(__file__).parent.parent.parent / "fixtures" / "seeds" / "relu.py").read_text()
@@ -43,15 +37,8 @@ def test_triggers_keep_a_pass_triggered_once_any_run_changed_the_module() -> Non
     triggers.record("tirx.RemoveNoOp", False)
     assert triggers.ran == {"tirx.Simplify": True, "tirx.RemoveNoOp": False}
     assert triggers.triggered() == ["tirx.Simplify"]
-    assert triggers.features("tir") == ["triggered/tir/tirx.Simplify"]
     triggers.clear()
     assert triggers.ran == {}
-
-
-def test_a_triggered_feature_reads_back_and_others_do_not() -> None:
-    assert parse_triggered(triggered_feature("graph", "relax.FoldConstant")) == ("graph", "relax.FoldConstant")
-    assert parse_triggered("onnx-op/Conv") is None
-    assert parse_triggered("triggered/tir") is None
 
 
 def test_the_instrument_records_each_pass_of_a_sequence_but_not_the_sequence_itself() -> None:
