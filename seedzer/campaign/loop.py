@@ -91,7 +91,7 @@ class Campaign:
         self.coverage = make_backend(cfg.fuzz.coverage)
         self.oracles = make_oracles(cfg.oracles.enabled)
         self.levels = cfg.levels.weights()
-        self.schedulers = {name: make_scheduler(cfg.fuzz.scheduler) for name in self.levels}
+        self.schedulers = {name: make_scheduler(cfg.fuzz.scheduler, cfg.fuzz.energy) for name in self.levels}
         """One scheduler per level fuzzed: a level is drawn by its weight, then an entry of it."""
         self.limits = stage_limits(cfg)
         self.keep = KeepRule()
@@ -236,8 +236,9 @@ class Campaign:
         name = self._level()
         entry = self._choose_for(w.index, name)
         other = self.rng.choice(self.corpus.levels.get(name) or self.corpus.entries).passes
+        steer = entry.triggered if self.cfg.fuzz.energy == "rarity" else ()  # inserted passes: untriggered first
         task = FuzzTask(self.tc_counter, name, entry.script, entry.passes, entry.failures, other,
-                        self.rng.getrandbits(62), entry.triggered)
+                        self.rng.getrandbits(62), steer)
         submit(task, TestCaseInfo(self.tc_counter, "fuzz", entry.seed_id, name, limits=self._relative_limits(entry)))
 
     def _relative_limits(self, parent: CorpusEntry) -> dict[Stage, float] | None:
@@ -366,7 +367,7 @@ class Campaign:
         or imported corpus may hold)."""
         found = self.schedulers.get(entry.level)
         if found is None:
-            found = self.schedulers[entry.level] = make_scheduler(self.cfg.fuzz.scheduler)
+            found = self.schedulers[entry.level] = make_scheduler(self.cfg.fuzz.scheduler, self.cfg.fuzz.energy)
         return found
 
     def _judged(self, observation: Observation, level: str) -> Observation:

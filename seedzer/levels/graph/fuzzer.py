@@ -100,7 +100,7 @@ class GraphFuzzer:
         parent = passes_from_json(task.passes)
         other = passes_from_json(task.other_passes) if task.other_passes else None
         mutator = rng.choices(self.mutators, weights=[m.weight for m in self.mutators])[0]
-        return task.script, passes_to_json(mutator.mutate(parent, rng, other)), [mutator.name]
+        return task.script, passes_to_json(mutator.mutate(parent, rng, other, task.triggered)), [mutator.name]
 
     def _model_mutation(self, seed: GraphSeed, kind: str, rng: random.Random) -> tuple[GraphSeed, str] | None:
         """A ``kind`` model mutation that fits the entry's model as mutated so far."""
