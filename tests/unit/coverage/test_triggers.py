@@ -55,3 +55,14 @@ def test_the_instrument_records_nothing_while_inactive() -> None:
     with tvm.transform.PassContext(instruments=[TriggerInstrument(triggers, lambda: False)]):
         tvm.s_tir.transform.ConvertBlocksToOpaque()(_module())
     assert triggers.ran == {}
+
+
+def test_a_module_of_several_functions_is_compared_function_by_function() -> None:
+    func = quick_parser()(RELU)
+    opaque = tvm.s_tir.transform.ConvertBlocksToOpaque()(tvm.s_tir.transform.LowerInitBlock()(
+        tvm.IRModule({"main": func})))["main"]
+    mod = tvm.IRModule({"a": func, "b": func})
+    assert not module_changed(mod, tvm.IRModule({"a": func, "b": quick_parser()(RELU)}))  # an equal copy
+    assert module_changed(mod, tvm.IRModule({"a": func, "b": opaque}))
+    assert module_changed(mod, tvm.IRModule({"a": func}))
+    assert module_changed(mod, mod.with_attr("note", "x"))
