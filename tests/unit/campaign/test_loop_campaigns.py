@@ -711,3 +711,19 @@ def test_passes_triggered_are_counted_per_test_case_shown_and_kept_across_a_resu
     c.run()
     (after,) = query(out / "campaign.db", "SELECT ran FROM pass_triggers WHERE pass = 'FakePass'")
     assert after[0] > execs  # restored, then added to
+
+
+@pytest.mark.parametrize("energy", ["coverage", "rarity"])
+def test_only_rarity_energy_tells_the_mutators_what_an_entry_triggered(tmp_path: Path, pool: Path,
+                                                                        energy: str) -> None:
+    cfg = config()
+    cfg.fuzz.energy = energy
+    log: list[Task | WorkerEvent] = []
+    c, _ = campaign(tmp_path / "camp", pool, ["a\nT:tirx.Simplify"], FakeGate(by_symptom),
+                    lambda c: c.stats.execs >= 6, cfg=cfg, tasks=log)
+    c.run()
+    steered = {task.triggered for task in log if isinstance(task, FuzzTask)}
+    if energy == "rarity":  # (a task chosen before the seed's own run came back knows nothing yet)
+        assert ("tirx.Simplify",) in steered and steered <= {(), ("tirx.Simplify",)}
+    else:
+        assert steered == {()}

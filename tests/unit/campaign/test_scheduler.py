@@ -110,6 +110,13 @@ def test_the_config_names_every_registered_scheduler() -> None:
     assert set(SCHEDULER_NAMES) == set(SCHEDULERS)
 
 
+def test_the_config_names_every_registered_energy() -> None:
+    from seedzer.campaign.scheduler import ENERGIES
+    from seedzer.config import ENERGY_NAMES
+
+    assert set(ENERGY_NAMES) == set(ENERGIES)
+
+
 def triggering(name: str, *passes: str) -> CorpusEntry:
     made = entry(name, cost=1.0)
     made.triggered = passes
