@@ -50,6 +50,8 @@ def _f(default: Any, doc: str) -> Any:
 
 SCHEDULER_NAMES = ("cost", "uniform")
 """The seed schedulers ``fuzz.scheduler`` may name (:data:`seedzer.campaign.scheduler.SCHEDULERS` implements them)."""
+ENERGY_NAMES = ("coverage", "rarity")
+"""The energies ``fuzz.energy`` may name (:data:`seedzer.campaign.scheduler.ENERGIES`)."""
 
 
 @dataclass
@@ -139,6 +141,9 @@ class FuzzConfig:
                           "(one per library build id and granularity).")
     scheduler: str = _f("cost", "Seed scheduler: cost (entries weighted by measured speed, favoring the cheapest "
                         "holder of each coverage feature, after AFL++ and LibAFL) or uniform (Tzer's joint pool).")
+    energy: str = _f("coverage", "Energy of the cost scheduler: coverage (as above) or rarity (entries that trigger "
+                     "passes few entries trigger weigh up to 4x more, after AFLFast, and the pass mutators "
+                     "prefer inserting passes the entry has not triggered; needs scheduler cost).")
 
 
 class LevelsConfig:
@@ -363,6 +368,7 @@ _CHECKS: dict[str, tuple[str, Any]] = {
     "fuzz.block_granularity": ("must be one of: blocks, functions", lambda v: v in ("blocks", "functions")),
     "fuzz.block_cache": ("must be a directory name", lambda v: bool(v.strip()) and "\0" not in v),
     "fuzz.scheduler": (f"must be one of: {', '.join(SCHEDULER_NAMES)}", lambda v: v in SCHEDULER_NAMES),
+    "fuzz.energy": (f"must be one of: {', '.join(ENERGY_NAMES)}", lambda v: v in ENERGY_NAMES),
     "generate.heuristic": ("must name a shipped heuristic (see `seedzer pool heuristics`) or an existing "
                            ".yaml/.py heuristic file", _known_heuristic),
     "generate.count": (f"must be >= 1 and <= {MAX_POOL}", lambda v: 1 <= v <= MAX_POOL),
@@ -493,6 +499,9 @@ def config_from_dict(data: Any, source: str = "<config>") -> Config:
     if not cfg.levels.weights():
         raise ConfigError(f"{source}: field 'levels' turns every level off (give one of {', '.join(LEVELS)} "
                           "a weight > 0)")
+    if cfg.fuzz.energy == "rarity" and cfg.fuzz.scheduler != "cost":
+        raise ConfigError(f"{source}: field 'fuzz.energy' rarity needs fuzz.scheduler cost "
+                          f"(got {cfg.fuzz.scheduler!r})")
     if not cfg.graph.weights():
         raise ConfigError(f"{source}: field 'graph' turns every graph mutation off (give passes, uoc, pioc, edge, "
                           "insert or special a weight > 0)")

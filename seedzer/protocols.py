@@ -7,7 +7,7 @@ Worker-side Protocols take and return TVM objects; everything the campaign proce
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -97,9 +97,11 @@ class PassMutator(Protocol):
     weight: float
 
     def mutate(
-        self, passes: list[PassSpec], rng: random.Random, other: list[PassSpec] | None = None
+        self, passes: list[PassSpec], rng: random.Random, other: list[PassSpec] | None = None,
+        triggered: Collection[str] = (),
     ) -> list[PassSpec]:
-        """Return a new pass sequence derived from ``passes`` (and ``other`` for crossover)."""
+        """Return a new pass sequence derived from ``passes`` (and ``other`` for crossover); a pass it
+        puts in preferably one the entry has not ``triggered`` (empty: any)."""
         ...
 
 

@@ -28,6 +28,7 @@ from seedzer.campaign.scheduler import Scheduler, make_scheduler, record_cost
 from seedzer.campaign.seeds import list_pool
 from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import parse_timings, stage_totals
+from seedzer.campaign.triggers import PassCount, TriggerCounts, snapshot_column
 from seedzer.campaign.worker_limits import exec_settings, stage_limits
 from seedzer.config import Config, to_dict
 from seedzer.coverage import make_backend
@@ -90,7 +91,7 @@ class Campaign:
         self.coverage = make_backend(cfg.fuzz.coverage)
         self.oracles = make_oracles(cfg.oracles.enabled)
         self.levels = cfg.levels.weights()
-        self.schedulers = {name: make_scheduler(cfg.fuzz.scheduler) for name in self.levels}
+        self.schedulers = {name: make_scheduler(cfg.fuzz.scheduler, cfg.fuzz.energy) for name in self.levels}
         """One scheduler per level fuzzed: a level is drawn by its weight, then an entry of it."""
         self.limits = stage_limits(cfg)
         self.keep = KeepRule()
@@ -104,6 +105,8 @@ class Campaign:
         self.exec_counts: Counter[tuple[str, str]] = Counter()
         self.level_counts: Counter[tuple[str, str]] = Counter()
         self.mutator_counts: Counter[tuple[str, str]] = Counter()
+        self.triggers = TriggerCounts()
+        """Per level and pass: test cases that ran it and that triggered it (changed the IR)."""
         self.tc_counter = 0
         self._stop = False
         self._executor: Executor | None = None
@@ -118,6 +121,7 @@ class Campaign:
         snapshots = self.db.snapshots()  # stage seconds stay cumulative across resumes
         self.stats.timings = parse_timings(snapshots[-1].get("timings")) if snapshots else {}
         self.coverage.restore(self.db.features())
+        self.triggers.restore({key: PassCount(*counts) for key, counts in self.db.pass_triggers().items()})
         skipped: dict[str, str] = {}  # entries read back that cannot be fuzzed (an edited file)
         self.corpus.restore(self.quarantine.entry_check(self.models) if self.imported is None else None, skipped)
         self.quarantine.restored(skipped)
@@ -232,8 +236,9 @@ class Campaign:
         name = self._level()
         entry = self._choose_for(w.index, name)
         other = self.rng.choice(self.corpus.levels.get(name) or self.corpus.entries).passes
+        steer = entry.triggered if self.cfg.fuzz.energy == "rarity" else ()  # inserted passes: untriggered first
         task = FuzzTask(self.tc_counter, name, entry.script, entry.passes, entry.failures, other,
-                        self.rng.getrandbits(62))
+                        self.rng.getrandbits(62), steer)
         submit(task, TestCaseInfo(self.tc_counter, "fuzz", entry.seed_id, name, limits=self._relative_limits(entry)))
 
     def _relative_limits(self, parent: CorpusEntry) -> dict[Stage, float] | None:
@@ -326,6 +331,7 @@ class Campaign:
         assert ev.tc is not None and ev.result is not None
         result, tc, worker = ev.result, ev.tc, ev.worker
         self.stats.add_timings(result.timings)
+        result.features.extend(self.triggers.record(tc.level, result.passes_ran, result.passes_triggered))
         gain = self.coverage.new_since_last(result.features)
         self.stats.coverage = self.coverage.total()
         obs = self._judged(result.observation, tc.level)
@@ -338,7 +344,8 @@ class Campaign:
         seconds = result.timings.get("worker_busy", 0.0)
         if parent is not None:
             record_cost(parent, seconds)
-            if tc.kind == "exec":  # a seed's (or a resumed entry's) own run: what it covers
+            if tc.kind == "exec":  # a seed's (or a resumed entry's) own run: what it covers and triggers
+                parent.triggered = tuple(result.passes_triggered)
                 self._scheduler(parent).learn(parent, result.features)
         entry = self.keep.apply(tc, gain, obs, result.unchanged, parent, worker)
         if not bug and entry is None:
@@ -349,6 +356,7 @@ class Campaign:
                 self.filing.candidate(obs, tc, worker, result.unchanged, "")
             if entry is not None and self.corpus.add(entry, gain, tc.mutators):
                 record_cost(entry, seconds)
+                entry.triggered = tuple(result.passes_triggered)
                 self._scheduler(entry).learn(entry, result.features)
                 self.stats.corpus = len(self.corpus)
 
@@ -359,7 +367,7 @@ class Campaign:
         or imported corpus may hold)."""
         found = self.schedulers.get(entry.level)
         if found is None:
-            found = self.schedulers[entry.level] = make_scheduler(self.cfg.fuzz.scheduler)
+            found = self.schedulers[entry.level] = make_scheduler(self.cfg.fuzz.scheduler, self.cfg.fuzz.energy)
         return found
 
     def _judged(self, observation: Observation, level: str) -> Observation:
@@ -389,11 +397,13 @@ class Campaign:
         self.mutator_counts.clear()
         self.filing.ledger.flush()
         self.db.add_features(self.coverage.drain_fresh(), time.time())
+        self.db.add_pass_triggers((lv, name, c.ran, c.triggered) for (lv, name), c in self.triggers.drain().items())
         self.db.add_snapshot({
             "time": self.stats.elapsed, "execs": self.stats.execs, "coverage": self.coverage.total(),
             "coverage_backend": self.cfg.fuzz.coverage, "corpus_size": len(self.corpus),
             "findings": sum(self.stats.findings.values()), "unique_findings": sum(self.stats.unique.values()),
             "invalid": self.stats.invalid, "wall": time.time(),
             "coverage_detail": self.coverage.detail(), "timings": stage_totals(self.stats.timings),
+            "triggers": snapshot_column(self.triggers.totals()),
         })
         self.db.set_meta("elapsed", self.stats.elapsed)

@@ -14,6 +14,13 @@ Two are registered. ``uniform`` is Tzer's joint seed pool: every entry equally l
   :data:`FAVORED_BOOST` times more (AFL++'s ``compute_weight`` uses 5).
 * entries not mutated yet weigh :data:`FRESH_BOOST` times more (AFL++ doubles unfuzzed ones).
 
+With ``fuzz.energy: rarity`` the ``cost`` scheduler's weights are multiplied by an entry's *rarity*
+(:class:`RarityScheduler`): AFLFast gives more energy to seeds on paths few inputs exercise; here an
+entry that triggers a pass (changed the IR with it: :mod:`seedzer.coverage.triggers`) that few corpus
+entries trigger weighs up to :data:`RARITY_BOOST` times more (``1 + (RARITY_BOOST - 1) / n`` for the
+rarest pass it triggers, ``n`` entries triggering it, itself included). ``coverage`` (the default)
+keeps the scheduler as it was, for comparison.
+
 A uniform campaign slows down as its corpus fills with a few huge, slow entries (issue 27); their
 weight here falls with their cost (the measured slowdown: docs/measurements.md, 'Campaign loop').
 """
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import bisect
 import random
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Protocol
 
@@ -38,6 +46,9 @@ FAVORED_BOOST = 5.0
 """Weight factor of a favored entry (the fastest, smallest holder of some coverage feature)."""
 FRESH_BOOST = 2.0
 """Weight factor of an entry not mutated yet."""
+RARITY_BOOST = 4.0
+"""Weight factor of an entry that alone triggers some pass (rarity energy); rarer passes weigh more,
+after AFLFast's FAST schedule (energy inversely proportional to how often a path is exercised)."""
 REFRESH_DRAWS = 64
 """Draws between two recomputations of the weights when the corpus did not change (costs drift)."""
 
@@ -138,12 +149,57 @@ class CostScheduler:
         return entries[index]
 
 
+class RarityScheduler(CostScheduler):
+    """The cost scheduler with rarity energy: an entry that triggers passes few entries trigger weighs
+    more (see the module docstring). It reads an entry's triggered passes off ``entry.triggered``,
+    which the campaign sets from the entry's own run before :meth:`learn`."""
+
+    name = "cost"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.holders: Counter[str] = Counter()
+        """Per pass: the corpus entries whose own run triggered it."""
+        self.learned: dict[str, tuple[str, ...]] = {}
+        """Per entry: the triggered passes counted in :attr:`holders`."""
+
+    def learn(self, entry: CorpusEntry, features: Iterable[Hashable]) -> None:
+        """The cost scheduler's learning, and the entry's triggered passes counted (once per entry)."""
+        super().learn(entry, features)
+        before = self.learned.get(entry.seed_id)
+        if before == entry.triggered:
+            return
+        if before:
+            self.holders.subtract(before)
+        self.holders.update(entry.triggered)
+        self.learned[entry.seed_id] = entry.triggered
+        self._size = -1  # weights change
+
+    def rarity(self, entry: CorpusEntry) -> float:
+        """``1 + (RARITY_BOOST - 1) / n``, ``n`` the entries triggering the rarest pass the entry
+        triggers (1: it triggers none)."""
+        held = [self.holders[name] for name in entry.triggered if self.holders[name] > 0]
+        return 1.0 + (RARITY_BOOST - 1.0) / min(held) if held else 1.0
+
+    def weight(self, entry: CorpusEntry, mean_cost: float, favored: set[str]) -> float:
+        """The cost scheduler's weight times the entry's rarity."""
+        return super().weight(entry, mean_cost, favored) * self.rarity(entry)
+
+
 SCHEDULERS: dict[str, Callable[[], Scheduler]] = {"uniform": UniformScheduler, "cost": CostScheduler}
+"""The schedulers of ``fuzz.scheduler`` with today's energy (``fuzz.energy: coverage``)."""
+ENERGIES: dict[str, dict[str, Callable[[], Scheduler]]] = {
+    "coverage": SCHEDULERS, "rarity": {"cost": RarityScheduler}}
+"""Per ``fuzz.energy``: the schedulers that give it."""
 
 
-def make_scheduler(name: str) -> Scheduler:
-    """Build the scheduler registered as ``name``."""
+def make_scheduler(name: str, energy: str = "coverage") -> Scheduler:
+    """Build the scheduler registered as ``name`` with ``energy`` (``coverage``: today's)."""
+    table = ENERGIES.get(energy)
+    if table is None:
+        raise ConfigError(f"unknown energy '{energy}' (known: {', '.join(ENERGIES)})")
     try:
-        return SCHEDULERS[name]()
+        return table[name]()
     except KeyError:
-        raise ConfigError(f"unknown scheduler '{name}' (known: {', '.join(SCHEDULERS)})") from None
+        known = ", ".join(table)
+        raise ConfigError(f"unknown scheduler '{name}' for energy '{energy}' (known: {known})") from None

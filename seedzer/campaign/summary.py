@@ -11,7 +11,9 @@ Once the campaign has run for at least two windows (``--windows MINUTES``, defau
 executions per second and the largest stages of the workers' time, window by window, follows the
 totals (see :mod:`seedzer.campaign.throughput`). Every summary says how many of TVM's importer's
 operators the campaign exercised, which it never did, and its bugs by operator
-(:mod:`seedzer.campaign.operators`).
+(:mod:`seedzer.campaign.operators`), and the optimizations it triggered: per level, passes triggered
+by at least 1 and 10 test cases of the passes run, and the same over time
+(:mod:`seedzer.campaign.trigger_tables`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from seedzer.campaign.monitor import summary_table
 from seedzer.campaign.operators import exercised_operators, operator_bug_table, reach_table
 from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import SnapshotPoint, read_points, throughput_table, windows
+from seedzer.campaign.trigger_tables import triggers_over_time_table, triggers_table
+from seedzer.campaign.triggers import read_pass_counts, read_trigger_points
 from seedzer.errors import CampaignError, SeedzerError
 from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta, canonical_kind
 from seedzer.finding.store import finding_folder
@@ -211,6 +215,7 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
             invalid_tables = [t for t in (unloaded_models_table(conn), invalid_table(conn), rerun_table(conn))
                               if t is not None] if show_all or show_invalid else []
             operators = exercised_operators(conn)
+            pass_counts, trigger_points = read_pass_counts(conn), read_trigger_points(conn)
         except (sqlite3.Error, ValueError, TypeError) as exc:
             raise CampaignError(f"{path}: unreadable campaign database ({exc})") from None
     finally:
@@ -239,6 +244,8 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
     parts.append(reach_table(operator_reach(operators, importer)))
     if view.bugs:
         parts.append(operator_bug_table(view.bugs))
+    parts.extend(t for t in (triggers_table(pass_counts), triggers_over_time_table(trigger_points, window_minutes))
+                 if t is not None)
     parts.extend(_throughput(points, window_minutes, st.jobs))
     if view.bugs:
         parts.append(_bug_table(view, seen, str(Path(campaign).resolve())))

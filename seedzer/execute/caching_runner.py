@@ -11,8 +11,9 @@ A worker runs many test cases of the same few scripts, so it keeps what does not
   and isolation'). If that fails, each is generated alone so that the failure is attributed to the
   program that causes it.
 
-It also records the ``passes`` coverage features of the optimized program's steps and which fuzzed
-steps left the IR unchanged, and its timings by stage (``passes``: lowering the optimized program;
+It also records the ``passes`` coverage features of the optimized program's steps, which of its
+steps changed the IR (``triggers``: every pass the test case ran, fuzzed or the pipeline's) and which
+fuzzed steps left the IR unchanged, and its timings by stage (``passes``: lowering the optimized program;
 ``reference``: lowering the minimal and reference ones; ``build``, ``run``, ``perf``). What it
 judges, and in which order, is the kernel's :func:`~seedzer.kernel.tir.observe.observe`, exactly as
 in a reproducer.
@@ -29,6 +30,7 @@ import numpy as np
 import tvm_ffi
 
 from seedzer.coverage.pass_instrument import PassCoverage
+from seedzer.coverage.triggers import PassTriggers, module_changed
 from seedzer.execute.lru import LRU
 from seedzer.kernel.common import Observation, Stage, Symptom, error_text, tvm_frames
 from seedzer.kernel.tir.case import FUZZED, Step
@@ -82,12 +84,14 @@ class CachingRunner(Runner):
         self.features: set[str] = set()
         self.unchanged: list[int] = []
         self.timings: dict[str, float] = {}
+        self.triggers = PassTriggers()
 
     def reset(self) -> None:
-        """Forget the per-test-case records (features, unchanged fuzzed steps, timings)."""
+        """Forget the per-test-case records (features, passes triggered, unchanged fuzzed steps, timings)."""
         self.features = set()
         self.unchanged = []
         self.timings = {}
+        self.triggers.clear()
 
     def _timed(self, key: str, start: float) -> None:
         self.timings[key] = self.timings.get(key, 0.0) + time.perf_counter() - start
@@ -103,7 +107,11 @@ class CachingRunner(Runner):
         def after(index: int, before: Any, mod: Any) -> None:
             if index == packed:
                 self._keys[program] = build_key(before, steps, index)
-            if program == OPT and steps[index].role == FUZZED and tvm_ffi.structural_equal(before, mod):
+            if program != OPT:
+                return
+            changed = module_changed(before, mod)
+            self.triggers.record(steps[index].name, changed)
+            if steps[index].role == FUZZED and not changed:
                 self.unchanged.append(fuzzed.index(index))
 
         cov = PassCoverage(program, detailed=self.settings.detailed_coverage) if program == OPT else None

@@ -25,6 +25,9 @@ from seedzer.kernel.tir.case import Case
 from seedzer.passes.contracts import plan
 from seedzer.seed import input_seed, passes_from_json
 
+TRIGGER_LINE = "T:"
+"""A script line ``T:<pass>`` makes the fake test case trigger ``<pass>`` (it always runs ``FakePass``)."""
+
 
 def fake_execute(script: str, slot: ProgressSlot) -> ExecResult:
     """Execute a fake test case, publishing stages like the real runner."""
@@ -49,7 +52,9 @@ def fake_execute(script: str, slot: ProgressSlot) -> ExecResult:
     elif "INVALID" in lines:
         observation = Observation(Symptom.INVALID, Stage.MUTATE, None, "unusable test case")
     features = sorted(f"line:{ln}" for ln in lines)
-    return ExecResult(observation, features, [], {"run": 0.001})
+    triggered = sorted(ln[len(TRIGGER_LINE):] for ln in lines if ln.startswith(TRIGGER_LINE))
+    return ExecResult(observation, features, [], {"run": 0.001}, passes_ran=["FakePass", *triggered],
+                      passes_triggered=triggered)
 
 
 def fake_case(level: str, script: str, passes: str) -> Case:

@@ -15,7 +15,8 @@ from seedzer.kernel.common import Observation, Stage, Symptom
 
 @dataclass(frozen=True)
 class FuzzTask:
-    """Mutate a corpus entry of ``level`` (script, passes JSON, unproductive mutations so far), then run it."""
+    """Mutate a corpus entry of ``level`` (script, passes JSON, unproductive mutations so far), then run it.
+    ``triggered``: the passes the entry's own run triggered (a pass-sequence mutator prefers others)."""
 
     tc_id: int
     level: str
@@ -24,6 +25,7 @@ class FuzzTask:
     failures: int
     other_passes: str | None
     rng_seed: int
+    triggered: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,10 @@ class ExecResult:
     """What one execution gave: the kernel's observation and the worker's by-products.
 
     ``unchanged`` are indices into the pass sequence of passes that changed nothing (or had no
-    contract for the target): a stored sequence goes without them.
+    contract for the target): a stored sequence goes without them. ``passes_ran`` names every pass
+    the test case ran (fuzzed and TVM's own pipeline), ``passes_triggered`` those of them that
+    changed the IR (:mod:`seedzer.coverage.triggers`; the campaign adds them to ``features`` as
+    ``triggered/<level>/<pass>``).
     """
 
     observation: Observation
@@ -68,6 +73,8 @@ class ExecResult:
     unchanged: list[int] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     invalid_mutants: int = 0
+    passes_ran: list[str] = field(default_factory=list)
+    passes_triggered: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

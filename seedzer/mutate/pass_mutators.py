@@ -7,8 +7,10 @@ TVM-free: the campaign process may use these without importing TVM.
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
 from typing import ClassVar
 
+from seedzer.mutate.untriggered import insertion_names
 from seedzer.passes import catalog
 from seedzer.passes.contracts import fuzzable
 from seedzer.seed import PassSpec
@@ -40,10 +42,19 @@ class BasePassMutator:
 
     def __init__(self, weight: float | None = None) -> None:
         self.weight = self.default_weight if weight is None else float(weight)
+        self.triggered: Collection[str] = ()
+        """The passes the entry triggered, for this call of :meth:`mutate` (what a new pass avoids)."""
 
-    def mutate(self, passes: list[PassSpec], rng: random.Random, other: list[PassSpec] | None = None) -> list[PassSpec]:
-        """Return a new sequence derived from ``passes``."""
+    def mutate(self, passes: list[PassSpec], rng: random.Random, other: list[PassSpec] | None = None,
+               triggered: Collection[str] = ()) -> list[PassSpec]:
+        """Return a new sequence derived from ``passes``; a pass it puts in preferably one the entry
+        has not ``triggered`` (:mod:`seedzer.mutate.untriggered`)."""
+        self.triggered = triggered
         return _clip(self._mutate(list(passes), rng, other), rng)
+
+    def fresh_pass(self, rng: random.Random) -> PassSpec:
+        """A new pass to put in, preferably one the entry has not triggered."""
+        return sample_pass(rng, insertion_names(FUZZABLE, self.triggered, rng))
 
     def _mutate(self, passes: list[PassSpec], rng: random.Random, other: list[PassSpec] | None) -> list[PassSpec]:
         raise NotImplementedError
@@ -64,7 +75,7 @@ class InsertPass(BasePassMutator):
             room = 1
         count = rng.randint(1, min(room, 5)) if rng.random() < 0.25 else 1
         at = rng.randint(0, len(passes))
-        return passes[:at] + [sample_pass(rng) for _ in range(count)] + passes[at:]
+        return passes[:at] + [self.fresh_pass(rng) for _ in range(count)] + passes[at:]
 
 
 class DeletePass(BasePassMutator):
@@ -91,8 +102,10 @@ class ReplacePass(BasePassMutator):
         if not passes:
             return [sample_pass(rng)]
         i = rng.randrange(len(passes))
-        same = [passes[i].name] if rng.random() < 0.3 else None
-        passes[i] = sample_pass(rng, same)
+        if rng.random() < 0.3:
+            passes[i] = sample_pass(rng, [passes[i].name])
+        else:
+            passes[i] = self.fresh_pass(rng)
         return passes
 
 

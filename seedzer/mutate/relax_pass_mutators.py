@@ -14,10 +14,11 @@ its in-contract plan). The input is never modified. TVM-free.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import ClassVar
 
-from seedzer.passes.relax_catalog import RELAX_CATALOG, sample_relax_pass
+from seedzer.mutate.untriggered import insertion_names
+from seedzer.passes.relax_catalog import RELAX_CATALOG, RELAX_PASS_NAMES, sample_relax_pass
 from seedzer.passes.relax_contracts import PIPELINE_ORDERS, out_of_contract, plan_relax
 from seedzer.seed import PassSpec
 
@@ -49,10 +50,14 @@ class RelaxPassMutator:
 
     def __init__(self, weight: float | None = None) -> None:
         self.weight = self.default_weight if weight is None else float(weight)
+        self.triggered: Collection[str] = ()
+        """The passes the entry triggered, for this call of :meth:`mutate` (what a new pass avoids)."""
 
-    def mutate(self, passes: list[PassSpec], rng: random.Random, other: list[PassSpec] | None = None
-               ) -> list[PassSpec]:
-        """Return a new in-contract sequence derived from ``passes`` (the input unchanged if none)."""
+    def mutate(self, passes: list[PassSpec], rng: random.Random, other: list[PassSpec] | None = None,
+               triggered: Collection[str] = ()) -> list[PassSpec]:
+        """Return a new in-contract sequence derived from ``passes`` (the input unchanged if none); a
+        pass it puts in preferably one the entry has not ``triggered`` (:mod:`seedzer.mutate.untriggered`)."""
+        self.triggered = triggered
         for _ in range(TRIES):
             out = self._mutate(list(passes), rng, other)
             if out is not None and in_contract(out):
@@ -61,6 +66,10 @@ class RelaxPassMutator:
 
     def _mutate(self, passes: Seq, rng: random.Random, other: Seq | None) -> Seq | None:
         raise NotImplementedError
+
+    def fresh_pass(self, rng: random.Random) -> PassSpec:
+        """A new pass to put in, preferably one the entry has not triggered."""
+        return sample_relax_pass(rng, insertion_names(RELAX_PASS_NAMES, self.triggered, rng))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(weight={self.weight})"
@@ -80,7 +89,7 @@ class InsertRelaxPass(RelaxPassMutator):
     name: ClassVar[str] = "relax_insert"
 
     def _mutate(self, passes: Seq, rng: random.Random, other: Seq | None) -> Seq | None:
-        new = _chunk(rng) if rng.random() < 0.2 else [sample_relax_pass(rng)]
+        new = _chunk(rng) if rng.random() < 0.2 else [self.fresh_pass(rng)]
         if len(passes) + len(new) > MAX_LEN:
             return None
         return _first_valid([passes[:at] + new + passes[at:] for at in range(len(passes) + 1)], rng)
@@ -134,7 +143,7 @@ class ReplaceRelaxPass(RelaxPassMutator):
     def _mutate(self, passes: Seq, rng: random.Random, other: Seq | None) -> Seq | None:
         if not passes:
             return None
-        new = sample_relax_pass(rng)
+        new = self.fresh_pass(rng)
         candidates = [[*passes[:i], new, *passes[i + 1:]] for i in range(len(passes)) if passes[i].name != new.name]
         return _first_valid(candidates, rng)
 

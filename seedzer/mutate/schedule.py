@@ -12,7 +12,7 @@ Importing the module is TVM-free; mutating IR imports TVM.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -92,8 +92,10 @@ class TzerSchedule:
         rng: random.Random,
         scripts: ScriptCache,
         other: list[PassSpec] | None = None,
+        triggered: Collection[str] = (),
     ) -> Mutant:
-        """Mutate the IR of ``script``, the sequence ``passes``, or both (``other``: crossover partner).
+        """Mutate the IR of ``script``, the sequence ``passes``, or both (``other``: crossover partner;
+        ``triggered``: the passes the entry triggered, which an inserted pass preferably is not).
 
         ``failures`` is the seed's count of consecutive unproductive mutations. A mutant's PrimFunc is
         left in ``scripts`` under its printed text, so it is executed as is, without parsing it back.
@@ -113,6 +115,6 @@ class TzerSchedule:
                 applied.append(name)
         if kind in ("passes", "both") or not applied or not passes:
             mutator = pick(self.pass_mutators, rng)
-            passes = mutator.mutate(passes, rng, other)[: self.max_passes]
+            passes = mutator.mutate(passes, rng, other, triggered)[: self.max_passes]
             applied.append(mutator.name)
         return Mutant(script, passes, applied)

@@ -12,7 +12,7 @@ import pandas as pd
 
 from seedzer.campaign.throughput import CAMPAIGN_STAGES, WORKER_STAGES
 from seedzer.load.importer_ops import importer_operators
-from seedzer.report import levels, mutations, operators, plots, stats
+from seedzer.report import levels, mutations, operators, plots, stats, triggers
 from seedzer.report.html import Figure, Section, render_page
 from seedzer.report.table import CATEGORIES, ReportError, Tables, build_tables, discover
 
@@ -32,6 +32,7 @@ class ReportResult:
     oracles: pd.DataFrame | None = None
     operators: pd.DataFrame | None = None
     operator_bugs: pd.DataFrame | None = None
+    triggers: pd.DataFrame | None = None
     files: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -134,6 +135,22 @@ def _operators_section(tables: Tables, out: Path, files: list[Path], result: Rep
     sec.text("Bugs per arm and operator: distinct root causes whose root names the operator (an insertion's or a "
              "spec-edge change's).", "note")
     return sec.table(result.operator_bugs)
+
+
+def _triggers_section(tables: Tables, out: Path, files: list[Path], result: ReportResult,
+                      step_minutes: float = 5.0) -> Section:
+    """Optimizations triggered per arm and level, at the end of the trials and over time."""
+    result.triggers = triggers.triggers_by_arm(tables.triggers)
+    over_time = triggers.triggers_over_time(tables.triggers, step_minutes)
+    _csv(tables.triggers, out / "triggers.csv", files)
+    _csv(result.triggers, out / "triggers_by_arm.csv", files)
+    _csv(over_time, out / "triggers_over_time.csv", files)
+    sec = Section("Optimizations triggered")
+    sec.text(triggers.NOTE, "note")
+    sec.table(result.triggers)
+    sec.text(f"Over time, every {step_minutes:g} minutes: the median over an arm's trials of the passes triggered "
+             "so far.", "note")
+    return sec.table(over_time)
 
 
 def _coverage_sections(long: pd.DataFrame, out: Path, files: list[Path], colors: dict[str, Any],
@@ -255,6 +272,7 @@ def build_report(results: Path, out: Path | None = None, *, refresh: float | Non
     sections.append(_mutations_section(tables, out, files, result))
     sections.append(_operators_section(tables, out, files, result, importer if importer is not None else
                                        importer_operators()))
+    sections.append(_triggers_section(tables, out, files, result))
     if not tables.long.empty:
         sections += _coverage_sections(tables.long, out, files, colors, result)
         sections.append(_findings_section(tables, heuristics, out, files, colors))

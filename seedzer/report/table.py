@@ -26,6 +26,7 @@ from seedzer.finding.layout import META_FILE
 from seedzer.report.levels import LEVEL_COLUMNS, execs_by_level, finding_level, trial_rows
 from seedzer.report.mutations import BUG_COLUMNS, MUTANT_COLUMNS, read_trial_mutations
 from seedzer.report.operators import OPERATOR_COLUMNS, ROOT_OPERATOR_COLUMNS, read_trial_operators
+from seedzer.report.triggers import TRIGGER_COLUMNS, read_trial_triggers
 from seedzer.store.readonly import open_readonly, read_meta
 
 CATEGORIES = ("segfault", "other_crash", "mismatch", "other")
@@ -78,6 +79,7 @@ class Tables:
     bugs: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=BUG_COLUMNS))
     operators: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=OPERATOR_COLUMNS))
     root_operators: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ROOT_OPERATOR_COLUMNS))
+    triggers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=TRIGGER_COLUMNS))
 
 
 class TrialTables(NamedTuple):
@@ -92,11 +94,13 @@ class TrialTables(NamedTuple):
     bugs: pd.DataFrame
     operators: pd.DataFrame
     root_operators: pd.DataFrame
+    triggers: pd.DataFrame
 
 
 FRAME_COLUMNS = {"long": LONG_COLUMNS, "findings": FINDING_COLUMNS, "stages": STAGE_COLUMNS,
                  "levels": LEVEL_COLUMNS, "mutants": MUTANT_COLUMNS, "bugs": BUG_COLUMNS,
-                 "operators": OPERATOR_COLUMNS, "root_operators": ROOT_OPERATOR_COLUMNS}
+                 "operators": OPERATOR_COLUMNS, "root_operators": ROOT_OPERATOR_COLUMNS,
+                 "triggers": TRIGGER_COLUMNS}
 """The per-trial tables :func:`build_tables` concatenates, with their columns."""
 TRIAL_COLUMNS = ["experiment", "heuristic", "trial", "status", "budget", "elapsed", "snapshots", "dir"]
 
@@ -191,7 +195,8 @@ def read_trial(ref: TrialRef) -> TrialTables:
     """One trial's snapshots (long rows), findings rows, metadata (budget, status, backend), seconds
     by stage (:data:`STAGE_COLUMNS`), executions and findings by level (``LEVEL_COLUMNS``), mutants
     by mutation (``MUTANT_COLUMNS``), bugs (``BUG_COLUMNS``), the operators it exercised
-    (``OPERATOR_COLUMNS``) and those its bugs name (``ROOT_OPERATOR_COLUMNS``)."""
+    (``OPERATOR_COLUMNS``), those its bugs name (``ROOT_OPERATOR_COLUMNS``) and the passes it
+    triggered over time (``TRIGGER_COLUMNS``)."""
     ident = {"experiment": ref.experiment, "heuristic": ref.heuristic, "trial": ref.trial}
     conn = open_readonly(ref.dir / "campaign.db")
     try:
@@ -203,6 +208,7 @@ def read_trial(ref: TrialRef) -> TrialTables:
         execs = execs_by_level(conn, int(snaps["execs"].iloc[-1]) if not snaps.empty else 0)
         mutants, bugs = read_trial_mutations(ident, ref.dir, conn)
         operators, root_operators = read_trial_operators(ident, ref.dir, conn)
+        triggers = read_trial_triggers(ident, conn)
     finally:
         conn.close()
     status = trial_status(ref.dir)
@@ -236,7 +242,7 @@ def read_trial(ref: TrialRef) -> TrialTables:
     info = {**ident, "status": status, "budget": budget, "elapsed": elapsed, "snapshots": len(snaps),
             "dir": str(ref.dir)}
     return TrialTables(long, fdf, info, stages, trial_rows(ident, execs, fdf), mutants, bugs, operators,
-                       root_operators)
+                       root_operators, triggers)
 
 
 def build_tables(results: Path, *, warn: Callable[[str], None] | None = None) -> Tables:
@@ -266,4 +272,5 @@ def build_tables(results: Path, *, warn: Callable[[str], None] | None = None) ->
         for df in (*frames.values(), trials_df):
             df["heuristic"] = df["experiment"].astype(str) + ":" + df["heuristic"].astype(str)
     return Tables(frames["long"], frames["findings"], trials_df, warnings, frames["stages"], frames["levels"],
-                  frames["mutants"], frames["bugs"], frames["operators"], frames["root_operators"])
+                  frames["mutants"], frames["bugs"], frames["operators"], frames["root_operators"],
+                  frames["triggers"])

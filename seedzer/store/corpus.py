@@ -40,6 +40,8 @@ class CorpusEntry:
     """Measured seconds of a test case made from it (its own run, then its mutants'); not persisted."""
     chosen: int = 0
     """Times the scheduler chose it for mutation in this session; not persisted."""
+    triggered: tuple[str, ...] = ()
+    """The passes its own run triggered (changed the IR: :mod:`seedzer.coverage.triggers`); not persisted."""
     level: str = field(kw_only=True)
     """The level it lives at (:mod:`seedzer.level_table`)."""
 

@@ -41,7 +41,8 @@ CREATE TABLE IF NOT EXISTS snapshots (
     id INTEGER PRIMARY KEY, time REAL NOT NULL, execs INTEGER NOT NULL, coverage INTEGER NOT NULL,
     coverage_backend TEXT NOT NULL, corpus_size INTEGER NOT NULL, findings INTEGER NOT NULL,
     unique_findings INTEGER NOT NULL, invalid INTEGER NOT NULL, wall REAL NOT NULL,
-    coverage_detail TEXT NOT NULL DEFAULT '{}', timings TEXT NOT NULL DEFAULT '{}');
+    coverage_detail TEXT NOT NULL DEFAULT '{}', timings TEXT NOT NULL DEFAULT '{}',
+    triggers TEXT NOT NULL DEFAULT '{}');
 CREATE TABLE IF NOT EXISTS corpus (
     id TEXT PRIMARY KEY, parent TEXT, origin_model TEXT NOT NULL, passes TEXT NOT NULL,
     coverage_gain INTEGER NOT NULL, added_time REAL NOT NULL, path TEXT NOT NULL,
@@ -56,12 +57,16 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE TABLE IF NOT EXISTS models (
     model TEXT PRIMARY KEY, status TEXT NOT NULL, seeds INTEGER NOT NULL, detail TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS coverage_features (feature TEXT PRIMARY KEY, first_seen REAL NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS pass_triggers (
+    level TEXT NOT NULL, pass TEXT NOT NULL, ran INTEGER NOT NULL, triggered INTEGER NOT NULL,
+    PRIMARY KEY (level, pass));
 """
 
 
 MIGRATIONS: tuple[tuple[str, str, str], ...] = (
     ("snapshots", "coverage_detail", "TEXT NOT NULL DEFAULT '{}'"),
     ("snapshots", "timings", "TEXT NOT NULL DEFAULT '{}'"),
+    ("snapshots", "triggers", "TEXT NOT NULL DEFAULT '{}'"),
     ("findings", "kind", "TEXT NOT NULL DEFAULT 'lowlevel'"),
     ("findings", "verdict", "TEXT NOT NULL DEFAULT 'pending'"),
     ("findings", "verdict_reason", "TEXT NOT NULL DEFAULT ''"),
@@ -241,18 +246,34 @@ class CampaignDB:
         ``coverage`` is the chosen backend's total; the optional ``coverage_detail`` dict holds every
         backend's total (e.g. ``{"passes": n, "breakpoints": m, "breakpoints_tvm": a, ...}``); the
         optional ``timings`` dict the cumulative seconds by stage so far (see
-        :mod:`seedzer.campaign.throughput`), so that any window's cost is a difference of two rows.
+        :mod:`seedzer.campaign.throughput`), so that any window's cost is a difference of two rows; the
+        optional ``triggers`` JSON text the passes run and triggered per level
+        (:mod:`seedzer.campaign.triggers`).
         """
         row = {**row, "coverage_detail": json.dumps(row.get("coverage_detail") or {}, sort_keys=True),
-               "timings": json.dumps(row.get("timings") or {}, sort_keys=True)}
+               "timings": json.dumps(row.get("timings") or {}, sort_keys=True),
+               "triggers": row.get("triggers") or "{}"}
         with self.transaction() as c:
             c.execute(
                 "INSERT INTO snapshots (time, execs, coverage, coverage_backend, corpus_size, findings,"
-                " unique_findings, invalid, wall, coverage_detail, timings) VALUES (:time, :execs, :coverage,"
-                " :coverage_backend, :corpus_size, :findings, :unique_findings, :invalid, :wall,"
-                " :coverage_detail, :timings)",
+                " unique_findings, invalid, wall, coverage_detail, timings, triggers) VALUES (:time, :execs,"
+                " :coverage, :coverage_backend, :corpus_size, :findings, :unique_findings, :invalid, :wall,"
+                " :coverage_detail, :timings, :triggers)",
                 row,
             )
+
+    def add_pass_triggers(self, counts: Iterable[tuple[str, str, int, int]]) -> None:
+        """Add ``(level, pass, test cases that ran it, test cases that triggered it)`` increments."""
+        rows = list(counts)
+        if not rows:
+            return
+        with self.transaction() as c:
+            c.executemany("INSERT INTO pass_triggers VALUES (?, ?, ?, ?) ON CONFLICT(level, pass) DO UPDATE SET "
+                          "ran = ran + excluded.ran, triggered = triggered + excluded.triggered", rows)
+
+    def pass_triggers(self) -> dict[tuple[str, str], tuple[int, int]]:
+        """Every ``(level, pass) -> (ran, triggered)`` count so far."""
+        return {(lv, p): (int(r), int(t)) for lv, p, r, t in self.conn.execute("SELECT * FROM pass_triggers")}
 
     def snapshots(self) -> list[dict[str, Any]]:
         """All snapshots in time order."""

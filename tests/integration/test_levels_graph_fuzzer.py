@@ -15,9 +15,11 @@ from seedzer.kernel.common import Symptom
 from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed
 from seedzer.levels.graph.fuzzer import GraphFuzzer
 from seedzer.load.importer_ops import OPERATOR_FEATURE
+from seedzer.seed import PassSpec, passes_to_json
 from tests.integration.conftest import conv_model
 
 pytestmark = pytest.mark.integration
+FOLD = passes_to_json([PassSpec("relax.FoldConstant", ())])
 
 
 def _fuzzer(**weights: float) -> GraphFuzzer:
@@ -58,3 +60,13 @@ def test_special_inputs_switch_the_entry_and_its_case(tmp_path: Path) -> None:
     assert case.input_mode == "special" and case.input_seed == GraphSeed.from_text(script).input_seed
     got = fuzzer.execute(case, passes).observation  # judged by the specification, whatever it says
     assert got.symptom is Symptom.OK or got.comparison == "special-values" or got.message.startswith("special values:")
+
+
+def test_a_graph_case_reports_the_passes_it_ran_and_triggered_without_the_default_build(tmp_path: Path) -> None:
+    fuzzer = _fuzzer(passes=1.0)
+    task = _task(tmp_path)
+    result = fuzzer.execute(fuzzer.case(task.script, FOLD), FOLD)
+    assert result.observation.symptom is Symptom.OK
+    ran, triggered = set(result.passes_ran), set(result.passes_triggered)
+    assert {"FoldConstant", "LegalizeOps", "tirx.MakePackedAPI"} <= ran  # the fuzzed pass and tvm.compile's
+    assert "LegalizeOps" in triggered and triggered < ran and "_pipeline" not in ran

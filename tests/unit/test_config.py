@@ -29,6 +29,8 @@ def test_partial_file_keeps_other_defaults(tmp_path: Path) -> None:
         ("fuzz:\n  jobs: 0\n", "field 'fuzz.jobs' must be >= 1 and <= 1024"),
         ("fuzz: [1, 2]\n", "field 'fuzz' must be a mapping"),
         ("fuzz:\n  scheduler: afl\n", "field 'fuzz.scheduler' must be one of: cost, uniform"),
+        ("fuzz:\n  energy: fast\n", "field 'fuzz.energy' must be one of: coverage, rarity"),
+        ("fuzz:\n  energy: rarity\n  scheduler: uniform\n", "field 'fuzz.energy' rarity needs fuzz.scheduler cost"),
         ("timeouts:\n  hang_share: 2\n", "field 'timeouts.hang_share' must be a share between 0 and 1"),
         ("bounds:\n  max_growth: 0.5\n", "field 'bounds.max_growth' must be between 1 and 1000"),
         ("oracles:\n  gate_share: -1\n", "field 'oracles.gate_share' must be a share between 0 (no limit) and 1"),

@@ -7,9 +7,12 @@ with the Relax step mutators (:mod:`seedzer.mutate.relax_pass_mutators`), adds a
 :mod:`seedzer.mutate.insertion`: an operator of TVM's importer, those this worker has not exercised yet
 first) or switches the entry to special input values, the kind drawn by the ``graph`` weights of the
 configuration; it reports the operator types of every model it imports as features ``onnx-op/<type>``
-(what ``status`` counts against the importer's operators). It plans the sequence under the Relax pass contracts
-(:func:`seedzer.passes.relax_contracts.plan_relax`: a pass is only run where its contract allows),
-makes the kernel's :class:`~seedzer.kernel.graph.case.GraphCase` and runs it with
+(what ``status`` counts against the importer's operators) and the passes each case ran, fuzzed and
+in ``tvm.compile``'s pipeline, with those that changed the module
+(:mod:`seedzer.coverage.triggers`; TVM's default build of the seed model, the reference, apart).
+It plans the sequence under the Relax pass contracts (:func:`seedzer.passes.relax_contracts.plan_relax`:
+a pass is only run where its contract allows), makes the kernel's
+:class:`~seedzer.kernel.graph.case.GraphCase` and runs it with
 :func:`~seedzer.kernel.graph.observe.observe_graph`, keeping imported modules and TVM's default outputs per
 model across cases (:class:`~seedzer.kernel.graph.observe.GraphMemo`). Imports TVM and onnx: only workers
 import this module.
@@ -22,9 +25,11 @@ from collections import Counter
 from collections.abc import Callable
 
 import onnx
+import tvm
 
 from seedzer.config import GraphConfig
 from seedzer.coverage.collectors import Collector
+from seedzer.coverage.triggers import PassTriggers, TriggerInstrument
 from seedzer.execute.records import ExecResult, FuzzTask
 from seedzer.kernel.common import OPT, Observation, Stage
 from seedzer.kernel.graph.case import SPECIAL_INPUTS, WELL_FORMED, GraphCase, GraphPass
@@ -72,6 +77,8 @@ class GraphFuzzer:
         self.mutators = default_relax_pass_mutators()
         self.models: dict[str, onnx.ModelProto] = {}
         """Seed models by path (a pool has tens of them)."""
+        self.triggers = PassTriggers()
+        """The passes the current test case ran and triggered (TVM's default build, cached per model, apart)."""
         self.exercised: Counter[str] = Counter()
         """Operator types of the models this worker handed to TVM's importer, by test case."""
         self.entry_mutations: dict[str, EntryMutation] = {
@@ -93,7 +100,7 @@ class GraphFuzzer:
         parent = passes_from_json(task.passes)
         other = passes_from_json(task.other_passes) if task.other_passes else None
         mutator = rng.choices(self.mutators, weights=[m.weight for m in self.mutators])[0]
-        return task.script, passes_to_json(mutator.mutate(parent, rng, other)), [mutator.name]
+        return task.script, passes_to_json(mutator.mutate(parent, rng, other, task.triggered)), [mutator.name]
 
     def _model_mutation(self, seed: GraphSeed, kind: str, rng: random.Random) -> tuple[GraphSeed, str] | None:
         """A ``kind`` model mutation that fits the entry's model as mutated so far."""
@@ -133,13 +140,18 @@ class GraphFuzzer:
         """Run one graph case: its observation, coverage features (the native collector's, one per
         pass run and one per kind of error) and timings by stage."""
         stages: dict[str, Stage] = {}
+        current = [""]  # the step running: TVM's default build's are labelled "<default>:..."
 
         def on_stage(stage: Stage, step: str) -> None:
             stages[step] = stage
+            current[0] = step
             self.progress(stage, step, OPT)
 
         trace = Trace(on_stage=on_stage)
-        observation = observe_graph(case, trace, self.memo)
+        self.triggers.clear()
+        recorder = TriggerInstrument(self.triggers, lambda: not current[0].startswith("<"))
+        with tvm.transform.PassContext(instruments=[recorder]):  # the default context's options, observed
+            observation = observe_graph(case, trace, self.memo)
         features = {f"graph/{step}" for step in trace.reached if step.startswith("relax.")
                     and not step.endswith(WELL_FORMED)}
         err = graph_error_feature(observation)
@@ -151,7 +163,8 @@ class GraphFuzzer:
             features.update(self.collector.take())
         kept = {i for i, _ in placeable_relax(passes_from_json(passes_json))}
         dropped = sorted(set(range(len(passes_from_json(passes_json)))) - kept)
-        return ExecResult(observation, sorted(features), dropped, graph_timings(trace.timings, stages))
+        return ExecResult(observation, sorted(features), dropped, graph_timings(trace.timings, stages),
+                          passes_ran=sorted(self.triggers.ran), passes_triggered=self.triggers.triggered())
 
 
 def graph_error_feature(observation: Observation) -> str | None:

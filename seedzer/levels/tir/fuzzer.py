@@ -87,7 +87,7 @@ class TirFuzzer:
         :meth:`execute` does not run it."""
         parent = passes_from_json(task.passes)
         other = passes_from_json(task.other_passes) if task.other_passes else None
-        mutant = self.schedule.mutate(task.script, parent, task.failures, rng, self.scripts, other)
+        mutant = self.schedule.mutate(task.script, parent, task.failures, rng, self.scripts, other, task.triggered)
         passes = passes_to_json(mutant.passes)
         reason = out_of_bounds((task.script, parent), (mutant.script, mutant.passes), self.settings.bounds)
         self.out_of_bounds = None if reason is None else (mutant.script, passes, reason)
@@ -128,7 +128,8 @@ class TirFuzzer:
         unchanged = sorted({kept[k][0] for k in self.runner.unchanged if k < len(kept)}
                            | (set(range(len(passes))) - kept_indices))
         return ExecResult(observation, sorted(features), unchanged, dict(self.runner.timings),
-                          self.stats.invalid_total())
+                          self.stats.invalid_total(), sorted(self.runner.triggers.ran),
+                          self.runner.triggers.triggered())
 
     def bounded(self, reason: str) -> ExecResult:
         """The result of a mutant out of bounds: ``invalid`` at ``mutate``, one feature per bound kind

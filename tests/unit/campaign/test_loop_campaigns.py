@@ -686,3 +686,44 @@ def test_a_campaign_seeded_with_another_campaigns_late_entries(tmp_path: Path, p
     assert [r[1] for r in rows[:len(late)]] == [e.passes for e in late]
     assert stats.loaded_models == 0 and not query(out / "campaign.db", "SELECT * FROM models")
     assert stats.execs >= len(late) + 3
+
+
+def test_passes_triggered_are_counted_per_test_case_shown_and_kept_across_a_resume(tmp_path: Path,
+                                                                                  pool: Path) -> None:
+    out = tmp_path / "camp"
+    c, _ = campaign(out, pool, ["a\nT:tirx.Simplify", "b"], FakeGate(by_symptom), lambda c: c.stats.execs >= 12)
+    c.run()
+    counts = {(lv, p): (ran, hit) for lv, p, ran, hit in query(out / "campaign.db", "SELECT * FROM pass_triggers")}
+    execs = sum(n for (n,) in query(out / "campaign.db", "SELECT count FROM level_summary"))
+    assert counts[("tir", "FakePass")] == (execs, 0)  # every test case ran it, none triggered it
+    ran, hit = counts[("tir", "tirx.Simplify")]
+    assert ran == hit >= 1  # the seed's own run, and every mutant of it
+    assert query(out / "campaign.db", "SELECT feature FROM coverage_features WHERE feature LIKE 'triggered/%'") == [
+        ("triggered/tir/tirx.Simplify",)]
+    (last,) = query(out / "campaign.db", "SELECT triggers FROM snapshots ORDER BY id DESC LIMIT 1")
+    assert json.loads(last[0]) == {"tir": [2, 1, 1 if hit >= 10 else 0]}
+    console = Console(record=True, width=200)
+    console.print(campaign_summary(out))
+    shown = console.export_text()
+    assert "Optimizations triggered" in shown and "tirx.Simplify" in shown and "FakePass" in shown
+    c, _ = campaign(out, pool, ["a\nT:tirx.Simplify", "b"], FakeGate(by_symptom),
+                    lambda c: c.stats.session_execs >= 3, resume=True)
+    c.run()
+    (after,) = query(out / "campaign.db", "SELECT ran FROM pass_triggers WHERE pass = 'FakePass'")
+    assert after[0] > execs  # restored, then added to
+
+
+@pytest.mark.parametrize("energy", ["coverage", "rarity"])
+def test_only_rarity_energy_tells_the_mutators_what_an_entry_triggered(tmp_path: Path, pool: Path,
+                                                                        energy: str) -> None:
+    cfg = config()
+    cfg.fuzz.energy = energy
+    log: list[Task | WorkerEvent] = []
+    c, _ = campaign(tmp_path / "camp", pool, ["a\nT:tirx.Simplify"], FakeGate(by_symptom),
+                    lambda c: c.stats.execs >= 6, cfg=cfg, tasks=log)
+    c.run()
+    steered = {task.triggered for task in log if isinstance(task, FuzzTask)}
+    if energy == "rarity":  # (a task chosen before the seed's own run came back knows nothing yet)
+        assert ("tirx.Simplify",) in steered and steered <= {(), ("tirx.Simplify",)}
+    else:
+        assert steered == {()}

@@ -10,8 +10,10 @@ import pytest
 from seedzer.campaign.scheduler import (
     COST_SMOOTHING,
     FASTEST_FACTOR,
+    RARITY_BOOST,
     SLOWEST_FACTOR,
     CostScheduler,
+    RarityScheduler,
     UniformScheduler,
     make_scheduler,
     record_cost,
@@ -106,3 +108,55 @@ def test_the_config_names_every_registered_scheduler() -> None:
     from seedzer.config import SCHEDULER_NAMES
 
     assert set(SCHEDULER_NAMES) == set(SCHEDULERS)
+
+
+def test_the_config_names_every_registered_energy() -> None:
+    from seedzer.campaign.scheduler import ENERGIES
+    from seedzer.config import ENERGY_NAMES
+
+    assert set(ENERGY_NAMES) == set(ENERGIES)
+
+
+def triggering(name: str, *passes: str) -> CorpusEntry:
+    made = entry(name, cost=1.0)
+    made.triggered = passes
+    return made
+
+
+def test_rarity_energy_favors_the_entry_that_alone_triggers_a_pass() -> None:
+    scheduler = make_scheduler("cost", "rarity")
+    assert isinstance(scheduler, RarityScheduler)
+    common = [triggering(f"c{i}", "tirx.Simplify") for i in range(3)]
+    rare = triggering("rare", "tirx.Simplify", "s_tir.LoopPartition")
+    plain = triggering("plain")
+    for e in [*common, rare, plain]:
+        scheduler.learn(e, [f"f-{e.seed_id}"])  # each holds a feature of its own: all favored alike
+    assert scheduler.rarity(rare) == RARITY_BOOST and scheduler.rarity(plain) == 1.0
+    assert scheduler.rarity(common[0]) == pytest.approx(1.0 + (RARITY_BOOST - 1.0) / 4)
+    seen = draws(scheduler, [*common, rare, plain])
+    assert seen["rare"] > 2.5 * seen["plain"] and seen["rare"] > 1.8 * seen["c0"]
+
+
+def test_an_entry_learned_again_is_counted_once_and_today_s_energy_ignores_triggers() -> None:
+    scheduler = RarityScheduler()
+    e = triggering("a", "tirx.Simplify")
+    scheduler.learn(e, [])
+    scheduler.learn(e, [])
+    assert scheduler.holders["tirx.Simplify"] == 1
+    e.triggered = ("tirx.RemoveNoOp",)
+    scheduler.learn(e, [])
+    assert scheduler.holders["tirx.Simplify"] == 0 and scheduler.holders["tirx.RemoveNoOp"] == 1
+    today = make_scheduler("cost", "coverage")
+    assert type(today) is CostScheduler
+    rare, plain = triggering("rare", "s_tir.LoopPartition"), triggering("plain")
+    for x in (rare, plain):
+        today.learn(x, [f"f-{x.seed_id}"])
+    seen = draws(today, [rare, plain])
+    assert abs(seen["rare"] - seen["plain"]) < 300  # the same weight
+
+
+def test_rarity_energy_needs_the_cost_scheduler_and_an_unknown_energy_is_named() -> None:
+    with pytest.raises(ConfigError, match="unknown scheduler 'uniform' for energy 'rarity'"):
+        make_scheduler("uniform", "rarity")
+    with pytest.raises(ConfigError, match="unknown energy 'fast'"):
+        make_scheduler("cost", "fast")

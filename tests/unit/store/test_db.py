@@ -48,4 +48,20 @@ def test_an_older_database_gains_the_column_and_keeps_its_rows(tmp_path: Path) -
     assert json.loads(new["timings"]) == {"busy": 1.5}
     db.close()
     cols = [r[1] for r in sqlite3.connect(path).execute("PRAGMA table_info(snapshots)")]
-    assert cols[-1] == "timings"
+    assert cols[-2:] == ["timings", "triggers"]  # the old rows read as no trigger figures
+    assert old["triggers"] == "{}"
+
+
+def test_pass_trigger_counts_add_up_and_an_older_database_gains_the_table(tmp_path: Path) -> None:
+    path = tmp_path / "campaign.db"
+    con = sqlite3.connect(path)
+    con.executescript(OLD_SNAPSHOTS)
+    con.close()
+    db = CampaignDB(path)
+    db.add_pass_triggers([("tir", "tirx.Simplify", 3, 1), ("graph", "FoldConstant", 2, 2)])
+    db.add_pass_triggers([("tir", "tirx.Simplify", 4, 2)])
+    db.add_pass_triggers([])
+    assert db.pass_triggers() == {("tir", "tirx.Simplify"): (7, 3), ("graph", "FoldConstant"): (2, 2)}
+    db.add_snapshot(row(1.0, 2, triggers='{"tir": [1, 1, 0]}'))
+    assert db.snapshots()[-1]["triggers"] == '{"tir": [1, 1, 0]}'
+    db.close()

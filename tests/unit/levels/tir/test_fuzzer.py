@@ -69,3 +69,13 @@ def test_the_perf_oracle_times_only_scripts_up_to_the_bound() -> None:
     assert small.case(RELU, "[]").checks.perf
     assert not big.case(RELU, "[]").checks.perf
     assert dataclasses.replace(big.case(RELU, "[]").checks, perf=True) == small.case(RELU, "[]").checks
+
+
+def test_a_test_case_reports_every_pass_it_ran_and_the_ones_that_changed_the_ir() -> None:
+    fuzzing = _fuzzing()
+    passes = passes_to_json([PassSpec("s_tir.ConvertBlocksToOpaque", ()), PassSpec("tirx.RemoveNoOp", ())])
+    result = fuzzing.execute(fuzzing.case(RELU, passes), passes)
+    assert result.observation.symptom is Symptom.OK
+    ran, triggered = set(result.passes_ran), set(result.passes_triggered)
+    assert {"tirx.MakePackedAPI", "s_tir.ConvertBlocksToOpaque", "tirx.RemoveNoOp"} <= ran  # pipeline and fuzzed
+    assert "tirx.MakePackedAPI" in triggered and triggered < ran

@@ -1,0 +1,47 @@
+"""Inserted passes prefer those the entry has not triggered (TVM-free); without triggers, today's draws."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+from seedzer.mutate.pass_mutators import FUZZABLE, InsertPass
+from seedzer.mutate.relax_pass_mutators import InsertRelaxPass
+from seedzer.mutate.untriggered import UNTRIGGERED_SHARE, insertion_names, short_name, untriggered
+from seedzer.passes.relax_catalog import RELAX_PASS_NAMES
+from seedzer.seed import PassSpec
+
+
+def test_untriggered_candidates_match_names_as_the_passes_ran() -> None:
+    assert short_name("relax.FoldConstant") == "FoldConstant" and short_name("tirx.Simplify") == "tirx.Simplify"
+    assert untriggered(["relax.FoldConstant", "relax.FuseOps"], {"FoldConstant"}) == ["relax.FuseOps"]
+    assert untriggered(["tirx.Simplify", "tirx.RemoveNoOp"], {"tirx.Simplify"}) == ["tirx.RemoveNoOp"]
+
+
+def test_insertion_names_draw_among_untriggered_at_the_configured_share() -> None:
+    rng = random.Random(3)
+    picks = [insertion_names(["a", "b", "c"], {"a"}, rng) for _ in range(4000)]
+    share = sum(p == ["b", "c"] for p in picks) / len(picks)
+    assert abs(share - UNTRIGGERED_SHARE) < 0.03 and all(p in (None, ["b", "c"]) for p in picks)
+    assert insertion_names(["a"], {"a"}, rng) is None  # every candidate triggered: any
+    before = random.Random(5)
+    assert insertion_names(["a"], (), before) is None and before.random() == random.Random(5).random()  # no draw
+
+
+def _inserted(mutator: InsertPass | InsertRelaxPass, triggered: tuple[str, ...], start: list[PassSpec]) -> Counter[str]:
+    rng = random.Random(11)
+    seen: Counter[str] = Counter()
+    for _ in range(600):
+        out = mutator.mutate(list(start), rng, None, triggered)
+        seen.update(p.name for p in out if p not in start)
+    return seen
+
+
+def test_insert_prefers_passes_the_entry_has_not_triggered_at_both_levels() -> None:
+    tir = _inserted(InsertPass(), tuple(FUZZABLE[1:]), [PassSpec(FUZZABLE[1], ())])
+    assert tir[FUZZABLE[0]] / sum(tir.values()) > UNTRIGGERED_SHARE - 0.05  # the one pass never triggered
+    names = [n for n in RELAX_PASS_NAMES if n != "relax.FoldConstant"]
+    relax = _inserted(InsertRelaxPass(), tuple(short_name(n) for n in names), [])
+    assert relax["relax.FoldConstant"] / sum(relax.values()) > 0.5
+    assert _inserted(InsertRelaxPass(), (), [])["relax.FoldConstant"] / sum(relax.values()) < 0.3
+
