@@ -231,7 +231,10 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
         restarts=int(restarts[0][0]) if restarts else 0,
         jobs=int((config.get("fuzz") or {}).get("jobs", 1) or 1) if isinstance(config, dict) else 1,
     )
-    st.timings["gate"] = view.gate_seconds()
+    last_timings = points[-1].timings if points else {}
+    # the gate's processor seconds, as the campaign's share limit counts them (older campaigns: the
+    # wall seconds of their verdicts, which also count the time a gate run waited for a processor)
+    st.timings["gate"] = last_timings["gate"] if "gate" in last_timings else view.gate_seconds()
     st.findings = Counter({s: sum(ln.count for g in view.bugs.values() for ln in g if ln.symptom == s)
                            for s in st.unique})
     st.loaded_models, st.failed_models = int(models.get("ok", 0)), int(models.get("failed", 0))
