@@ -113,6 +113,7 @@ def render(kernel: str, needs: str, case: dict[str, Any], *, title: str, about: 
     parts = [header]
     for field_name, var in big.items():
         parts.append(f"{var} = {_literal(str(case[field_name]))}\n")
+    parts.append("nan, inf = float('nan'), float('inf')  # non-finite values of CASE, as Python prints them\n")
     parts.append("CASE = " + pprint.pformat(rest, width=110, sort_dicts=False))
     for field_name, var in big.items():
         parts.append(f"CASE[{field_name!r}] = {var}")

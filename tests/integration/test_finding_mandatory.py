@@ -50,3 +50,21 @@ def test_the_gate_files_a_mandatory_pass_failure_of_a_well_formed_program_agains
     assert verdict.culprit == ["arith.IntSetAnalyzer"]
     assert verdict.at_fault is not None and verdict.at_fault.shared
     assert any("minimal lowering fails the same way on this well-formed program" in n for n in verdict.notes)
+
+
+ASSERTS = '''# from tvm.script import tirx as T
+@T.prim_func(s_tir=True)
+def main(a: T.Buffer((8,), "float32"), c: T.Buffer((8,), "float32")):
+    for i in range(8):
+        with T.sblock("c"):
+            vi = T.axis.spatial(8, i)
+            T.Assert(vi < 4, "seedzer assertion")
+            c[vi] = a[vi]
+'''
+"""A program whose own assertion fails at run time in every build (a mutant made it false)."""
+
+
+def test_a_program_whose_own_assertion_fails_at_run_time_is_invalid_even_when_judged() -> None:
+    case = variant(Case(ASSERTS, tuple(pipeline_steps()), 1, checks=Checks(judge_minimal=True)), [])
+    got = observe(case)
+    assert got.symptom is Symptom.INVALID and got.message.startswith("the minimal lowering fails"), got.headline()

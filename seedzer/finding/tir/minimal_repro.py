@@ -12,6 +12,8 @@ process forked from the zygote, as the triage does).
   PrimFunc built by ``tvm.compile`` and by the same pipeline without the culprit passes, on the inputs
   the kernel makes from the case's seed. The reducer already shrank that PrimFunc under the kernel's
   rules (no dropped writes, no undefined behaviour), so it is not shrunk again.
+- **A failure in the build** (code generation, or a step past the case's last): the reduced PrimFunc
+  through ``tvm.compile`` alone, else after the fuzzed passes it needs (ddmin), shrunk as above.
 
 Every candidate is the rendered ``minimal.py`` itself, run in a forked child
 (:mod:`seedzer.finding.minimal.harness`). Other failures (a slowdown, a hang, a wrong result of fuzzed
@@ -29,10 +31,10 @@ from seedzer.finding.ddmin import ddmin
 from seedzer.finding.minimal.harness import fails_as, run_minimal
 from seedzer.finding.minimal.program import Made, MinimalProgram
 from seedzer.finding.minimal.text import Docs, error_mark
-from seedzer.finding.tir.minimal_text import Param, pass_failure, target_text, wrong_result
+from seedzer.finding.tir.minimal_text import Param, build_failure, pass_failure, target_text, wrong_result
 from seedzer.kernel.common import REFERENCE_VS_MINIMAL, Observation, Stage, Symptom
 from seedzer.kernel.messages import ir_names
-from seedzer.kernel.tir.case import Case, Step
+from seedzer.kernel.tir.case import FUZZED, Case, Step
 
 RUN_TIMEOUT = 120.0
 """Seconds one candidate may run."""
@@ -131,6 +133,34 @@ def _wrong_result(job: TirMinimalJob, expected: Observation) -> MinimalProgram |
     return f"tvm.compile with and without {' + '.join(culprits)} agree on the reduced PrimFunc"
 
 
+def _build_failure(job: TirMinimalJob, expected: Observation) -> MinimalProgram | str:
+    """A failure in ``tvm.compile``'s build (code generation, or a step after the last one the case
+    names): the reduced PrimFunc through ``tvm.compile`` alone, else with the fuzzed steps the failure
+    needs applied first (ddmin over them), each candidate run as the program it is."""
+    case = job.case
+    names = ir_names(case.script)
+    holds = _holds(expected, names)
+    mark = error_mark(expected.message, names)
+    fuzzed = [s for s in case.steps if s.role == FUZZED]
+    for bound in dict.fromkeys((target_text("llvm"), target_text(case.target))):
+
+        def render(script: str, steps: list[Step], bound: str = bound) -> MinimalProgram:
+            return build_failure(job.docs, script, steps, bound, expected.symptom.value,
+                                 error_mark(expected.message, names | ir_names(script)) or mark)
+
+        if holds(render(case.script, []), case.script):
+            return _shrunk(job, case.script, lambda s: render(s, []), holds,
+                           f"the reduced PrimFunc through tvm.compile for {bound}", aggressive=True)
+        if fuzzed and holds(render(case.script, fuzzed), case.script):
+            keep = ddmin(list(range(len(fuzzed))), lambda kept: holds(render(case.script, [fuzzed[i] for i in kept]),
+                                                                       case.script))
+            steps = [fuzzed[i] for i in keep]
+            return _shrunk(job, case.script, lambda s, steps=steps: render(s, steps), holds,  # type: ignore[misc]
+                           f"the reduced PrimFunc with {len(steps)} of its {len(fuzzed)} fuzzed passes, then "
+                           f"tvm.compile for {bound}", aggressive=True)
+    return "tvm.compile of the reduced PrimFunc (alone or after its fuzzed passes) does not fail the same way"
+
+
 def make_tir_minimal(job: TirMinimalJob) -> Made | str:
     """The plain reproducer of ``job`` (see the module docstring), or why there is none."""
     made = _make(job)
@@ -146,4 +176,6 @@ def _make(job: TirMinimalJob) -> MinimalProgram | str:
         return _pass_failure(job, expected)
     if expected.symptom is Symptom.MISMATCH and expected.comparison == REFERENCE_VS_MINIMAL:
         return _wrong_result(job, expected)
+    if expected.symptom in (Symptom.EXCEPTION, Symptom.CRASH) and expected.stage in (Stage.BUILD, Stage.PASS):
+        return _build_failure(job, expected)
     return f"no plain form for a {expected.symptom.value} at {expected.where()} yet (repro.py stays the reproducer)"

@@ -94,6 +94,24 @@ def pass_failure(docs: Docs, script: str, steps: Sequence[Step], bind: str | Non
                           f"the pass list {what}", len(function))
 
 
+def build_failure(docs: Docs, script: str, steps: Sequence[Step], target: str, symptom: str,
+                  mark: str) -> MinimalProgram:
+    """A failure of ``tvm.compile`` (its code generation or a pass of its pipeline): the PrimFunc, the
+    ``steps`` applied first (the fuzzed passes the failure needs; none: the default pipeline alone),
+    then ``tvm.compile`` for ``target`` (as :func:`target_text` writes it), and the check (``symptom``
+    crash: a death by a signal; else the error whose text holds ``mark``)."""
+    function = function_lines(script)
+    setup = ['mod = tvm.IRModule({"main": main})']
+    body = [*pass_lines(steps), f"tvm.compile(mod, target={target})"]
+    check = parts.crash_check(body, "tvm.compile built the module") if symptom == "crash" else \
+        parts.error_check(body, mark, "tvm.compile built the module without the error")
+    text = parts.program([parts.docstring(docs, TIR_NEEDS), parts.preamble(imports(script)), function, setup, check])
+    what = "dies by a signal" if symptom == "crash" else f"raises an error containing {mark!r}"
+    return MinimalProgram(text, TIR_NEEDS, PASS_FAILURE, steps[-1].name if steps else "tvm.compile",
+                          (*(pass_call(s) for s in steps), f"tvm.compile(target={target})"),
+                          f"tvm.compile {what}", len(function))
+
+
 def switches(culprits: Sequence[str]) -> dict[str, Any]:
     """The ``PassContext`` arguments that run TVM's default pipeline without the ``culprits``."""
     config: dict[str, Any] = {}

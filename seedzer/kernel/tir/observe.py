@@ -407,8 +407,8 @@ def observe(case: Case, runner: Runner | None = None) -> Observation:
         programs[REFERENCE] = ref_steps
     built = runner.build(case, func, programs, inputs, make_target(case.target))
     minimal, opt = built[MINIMAL], built[OPT]
-    if minimal.failure is not None and checks.judge_minimal:  # the optimized build's, when it fails too
-        return opt.failure or minimal.failure
+    if minimal.failure is not None and checks.judge_minimal and minimal.failure.stage is not Stage.RUN:
+        return opt.failure or minimal.failure  # TVM's lowering or codegen failing (the optimized build's first)
     if minimal.failure is not None:
         return _invalid(minimal.failure.stage or Stage.BUILD,
                         f"the minimal lowering fails, the IR is unusable: {minimal.failure.headline()}")

@@ -85,3 +85,17 @@ def test_a_kernel_chain_defines_each_name_once() -> None:
                 defined[found[0] or found[1]].append(module)
         twice = {n: ms for n, ms in defined.items() if len(ms) > 1}
         assert not twice, f"kind {name}: {twice}"
+
+
+def test_non_finite_values_of_a_case_are_python_in_its_repro() -> None:
+    """A special-values mismatch records NaN and infinities (Python prints them bare: ``nan``, ``-inf``)."""
+    import math
+
+    from seedzer.finding.repro import render
+
+    text = render("tir.case", "numpy", {"expected": {"values": [float("nan"), float("-inf"), 1.0]}}, title="t")
+    data = text[text.index("nan, inf = "): text.index("\n\n", text.index("CASE = "))]
+    namespace: dict[str, object] = {}
+    exec(compile(data, "repro.py", "exec"), namespace)
+    values = namespace["CASE"]["expected"]["values"]  # type: ignore[index]
+    assert math.isnan(values[0]) and values[1] == -math.inf and values[2] == 1.0
