@@ -10,7 +10,8 @@ from the zygote, as the triage does).
 - **A wrong result** against TVM's default pipeline: the imported module (constants exact) built with and
   without the culprit passes on the kernel's inputs; against onnxruntime (a spec-edge model): the model
   built in code, run by onnxruntime and by TVM.
-- **A model TVM's importer fails on** (a spec-edge model): :mod:`seedzer.finding.minimal.onnx_search`.
+- **A model TVM's importer fails on** (a spec-edge model), or **whose ``tvm.compile`` fails** with no
+  Relax pass of the case's (model mutations only): :mod:`seedzer.finding.minimal.onnx_search`.
 """
 
 from __future__ import annotations
@@ -187,6 +188,9 @@ def make_graph_minimal(job: GraphMinimalJob) -> Made | str:
         return "the case expects no failure"
     if expected.stage is Stage.LOAD and expected.pass_name == "import" and expected.symptom in (
             Symptom.EXCEPTION, Symptom.CRASH):
+        return _importer(job, expected)
+    if expected.stage is Stage.BUILD and expected.symptom in (Symptom.EXCEPTION, Symptom.CRASH) and \
+            all(s.name.startswith(MUTATION_PREFIX) for s in job.case.passes):  # tvm.compile of the model alone
         return _importer(job, expected)
     index = _failing_step(job.case, expected)
     if expected.symptom in (Symptom.EXCEPTION, Symptom.ILLFORMED, Symptom.CRASH) and expected.stage is Stage.PASS \
