@@ -100,7 +100,8 @@ def test_constant_pad_chain_fails_raw_and_loads_after_folding(tmp_path: Path, lo
     result = loader.load(pad_chain_model(tmp_path / "pad.onnx"))
     assert result.attempts == ["raw", "folded"] and result.folded and result.seeds
     (raw_failure,) = result.observations
-    assert raw_failure.symptom is Symptom.EXCEPTION and raw_failure.stage is Stage.LOAD
+    # "Dynamic pads are not supported yet": the importer's documented limitation, invalid (never a bug)
+    assert raw_failure.symptom is Symptom.INVALID and raw_failure.stage is Stage.LOAD
     assert raw_failure.pass_name == "import" and raw_failure in result.runs[0].observations
     assert "pads" in raw_failure.message.lower()
     assert result.folded_nodes > 0 and result.matched is True

@@ -41,6 +41,8 @@ EXPECTED = [
     ("Trials", []),
     ("Levels", []),
     ("Mutations and oracles", []),
+    ("Importer operators", []),
+    ("Optimizations triggered", []),
     ("Coverage (passes)", ["Coverage over time (passes)", "Final coverage", "Final coverage (violin)",
                            "Vargha-Delaney A12 (row over column)"]),
     ("Findings", ["Findings by symptom", "Unique findings over time", "Finding overlap"]),
