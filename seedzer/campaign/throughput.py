@@ -19,13 +19,14 @@ workers did not spend on test cases (waiting for the campaign, restarts).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rich.table import Table
+
+from seedzer.campaign.json_column import json_object
 
 RENAMED = {"worker_busy": "busy", "worker_cpu": "cpu", "codegen": "build", "jit": "build"}
 """Keys of the workers' and the campaign's timings whose stable name differs."""
@@ -53,12 +54,7 @@ def stage_totals(timings: Mapping[str, float]) -> dict[str, float]:
 
 def parse_timings(text: str | None) -> dict[str, float]:
     """A snapshot's ``timings`` column as a dict (empty for older snapshots or unreadable text)."""
-    try:
-        data = json.loads(text or "{}")
-    except ValueError:
-        return {}
-    if not isinstance(data, dict):
-        return {}
+    data = json_object(text)
     return {str(k): float(v) for k, v in data.items() if isinstance(v, int | float)}
 
 

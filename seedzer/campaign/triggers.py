@@ -18,6 +18,8 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from seedzer.campaign.json_column import json_object
+
 TRIGGERED_FEATURE = "triggered/"
 """Prefix of the coverage feature of a triggered pass: ``triggered/<level>/<pass>``."""
 OFTEN = 10
@@ -120,12 +122,7 @@ def snapshot_column(totals: Mapping[str, TriggerTotals]) -> str:
 
 def parse_snapshot_column(text: str | None) -> dict[str, TriggerTotals]:
     """A snapshot's ``triggers`` column read back (empty for older snapshots or unreadable text)."""
-    try:
-        data = json.loads(text or "{}")
-    except ValueError:
-        return {}
-    if not isinstance(data, dict):
-        return {}
+    data = json_object(text)
     return {str(level): TriggerTotals(*(int(n) for n in value)) for level, value in data.items()
             if isinstance(value, list) and len(value) == 3}
 
