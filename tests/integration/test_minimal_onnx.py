@@ -75,3 +75,24 @@ def test_an_importer_failure_is_a_valid_model_built_in_code(tmp_path: Path) -> N
     assert "helper.make_node('Reshape'" in made.program.text and "b64" not in made.program.text
     run = _runs(made.program.text, tmp_path)
     assert run.returncode == 1 and "reproduced: the bug is present" in run.stdout, run.stdout + run.stderr
+
+
+def test_a_pass_failure_no_printed_module_shows_is_the_model_built_in_code_with_its_passes(tmp_path: Path) -> None:
+    """LegalizeOps fails on a valid OneHot with axis=-2 (topi.one_hot reads a shape it does not have); a
+    module printed after the import folds the constants away, so the model in code carries the bug."""
+    from seedzer.finding.minimal.onnx_search import ImporterJob, make_importer_minimal
+
+    node = helper.make_node("OneHot", ["i", "d", "v"], ["y"], axis=-2)
+    graph = helper.make_graph([node], "g", [], [helper.make_tensor_value_info("y", TensorProto.INT64, [3, 2, 3])],
+                              [numpy_helper.from_array(np.array([[0, 1, -1]] * 3, "int64"), "i"),
+                               numpy_helper.from_array(np.array(2, "int64"), "d"),
+                               numpy_helper.from_array(np.array([0, 1], "int64"), "v")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=7)
+    step = GraphPass("relax.LegalizeOps", {})
+    expected = Observation(Symptom.EXCEPTION, Stage.PASS, "relax.LegalizeOps", "IndexError: Index 2 out of bounds 2",
+                           step_index=0)
+    made = make_importer_minimal(ImporterJob((model,), expected, False, 20240601, DOCS, 60, (step,)))
+    assert isinstance(made, Made), made
+    assert made.program.component == "relax.LegalizeOps" and "relax.transform.LegalizeOps()(mod)" in made.program.text
+    run = _runs(made.program.text, tmp_path)
+    assert run.returncode == 1 and "reproduced: the bug is present" in run.stdout, run.stdout + run.stderr

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from seedzer.finding.minimal import text as parts
-from seedzer.finding.minimal.onnx_forms import Spec, input_lines
+from seedzer.finding.minimal.onnx_forms import Spec, input_lines, relax_pass_call
 from seedzer.finding.minimal.program import PASS_FAILURE, WRONG_RESULT, MinimalProgram
 from seedzer.finding.minimal.text import Docs
 from seedzer.kernel.graph.case import GraphPass
@@ -40,8 +40,7 @@ class ModuleText:
 
 def pass_call(step: GraphPass) -> str:
     """``relax.transform.<Pass>(<args>)`` of a Relax step."""
-    name = step.name.partition(".")[2]
-    return f"relax.transform.{name}({', '.join(f'{k}={v!r}' for k, v in step.args.items())})"
+    return relax_pass_call(step)
 
 
 def _applied(steps: Sequence[GraphPass], target: str | None, first: str = "Module") -> list[str]:

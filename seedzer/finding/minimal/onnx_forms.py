@@ -10,6 +10,7 @@ from seedzer.finding.minimal import text as parts
 from seedzer.finding.minimal.onnx_code import IMPORTS
 from seedzer.finding.minimal.program import IMPORTER, WRONG_RESULT, MinimalProgram
 from seedzer.finding.minimal.text import Docs
+from seedzer.kernel.graph.case import GraphPass
 
 ONNX_NEEDS = ("apache-tvm", "numpy", "onnx")
 """What an importer reproducer needs from PyPI."""
@@ -42,21 +43,32 @@ def import_call(specs: Sequence[Spec] | None) -> str:
     return f"mod = from_onnx(model, shape_dict={shapes!r}, dtype_dict={dtypes!r})"
 
 
+def relax_pass_call(step: GraphPass) -> str:
+    """``relax.transform.<Pass>(<args>)`` of a Relax step."""
+    name = step.name.partition(".")[2]
+    return f"relax.transform.{name}({', '.join(f'{k}={v!r}' for k, v in step.args.items())})"
+
+
 def importer_failure(docs: Docs, model: Sequence[str], specs: Sequence[Spec] | None, mark: str, build: bool,
-                     crash: bool, component: str) -> MinimalProgram:
-    """The model, then ``from_onnx`` (and ``tvm.compile`` when ``build``), checked for an error holding
-    ``mark`` (``crash``: for a death by a signal)."""
+                     crash: bool, component: str, passes: Sequence[GraphPass] = ()) -> MinimalProgram:
+    """The model, then ``from_onnx`` (then the Relax ``passes`` under an LLVM target, and ``tvm.compile``
+    when ``build``), checked for an error holding ``mark`` (``crash``: for a death by a signal)."""
     body = [import_call(specs)]
+    if passes:
+        body += ['with tvm.target.Target("llvm"):', *parts.indent([f"mod = {relax_pass_call(p)}(mod)" for p in passes])]
     if build:
         body.append('tvm.compile(mod, target="llvm")')
-    imports = [*IMPORTS, "import tvm", "from tvm.relax.frontend.onnx import from_onnx"]
-    what = "the importer accepted the model" + (" and the build succeeded" if build else "")
+    imports = [*IMPORTS, "import tvm", *(["from tvm import relax"] if passes else []),
+               "from tvm.relax.frontend.onnx import from_onnx"]
+    what = "the importer accepted the model" + (" and the passes ran" if passes else "") + \
+        (" and the build succeeded" if build else "")
     check = parts.crash_check(body, what) if crash else parts.error_check(body, mark, what)
     text = parts.program([parts.docstring(docs, ONNX_NEEDS), parts.preamble(imports),
                           list(model), check])
     said = "dies by a signal" if crash else f"raises an error containing {mark!r}"
     return MinimalProgram(text, ONNX_NEEDS, IMPORTER, component,
-                          ("from_onnx", *(("tvm.compile",) if build else ())), f"TVM {said}", len(model))
+                          ("from_onnx", *(relax_pass_call(p) for p in passes), *(("tvm.compile",) if build else ())),
+                          f"TVM {said}", len(model))
 
 
 def versus_onnxruntime(docs: Docs, model: Sequence[str], specs: Sequence[Spec], seed: int,

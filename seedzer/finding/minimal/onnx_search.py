@@ -27,6 +27,7 @@ from seedzer.finding.minimal.program import Made, MinimalProgram
 from seedzer.finding.minimal.text import Docs, error_mark
 from seedzer.finding.onnx_reduce import OnnxReducer
 from seedzer.kernel.common import Observation, Symptom
+from seedzer.kernel.graph.case import GraphPass
 from seedzer.kernel.onnx.model import random_inputs
 
 RUN_TIMEOUT = 120.0
@@ -44,6 +45,8 @@ class ImporterJob:
     seed: int
     docs: Docs
     seconds: float = 180.0
+    passes: tuple[GraphPass, ...] = ()
+    """Relax passes run after the import (under an LLVM target), before the build: a pass failure's."""
 
 
 def model_specs(model: onnx.ModelProto) -> list[Spec] | None:
@@ -56,14 +59,18 @@ def model_specs(model: onnx.ModelProto) -> list[Spec] | None:
         return None
 
 
-def _import_error(data: bytes, specs: list[Spec], build: bool) -> str | None:
-    """In a forked child: the error ``from_onnx`` (and the build) raises on the model, None if none."""
+def _import_error(data: bytes, specs: list[Spec], build: bool, passes: tuple[GraphPass, ...] = ()) -> str | None:
+    """In a forked child: the error ``from_onnx`` (then the passes, then the build) raises on the model,
+    None if none."""
     import tvm
 
+    from seedzer.kernel.graph.observe import apply_pass
     from seedzer.kernel.onnx.model import import_model
 
     try:
         mod = import_model(onnx.load_model_from_string(data), specs)
+        for step in passes:
+            mod = apply_pass(mod, step, "llvm")
         if build:
             tvm.compile(mod, target="llvm")
     except Exception as exc:  # the failure under test, or another
@@ -75,7 +82,7 @@ def _fails(model: onnx.ModelProto, job: ImporterJob) -> bool:
     specs = model_specs(model)
     if specs is None:
         return False
-    got = call_forked(_import_error, model.SerializeToString(), specs, job.build, timeout=RUN_TIMEOUT)
+    got = call_forked(_import_error, model.SerializeToString(), specs, job.build, job.passes, timeout=RUN_TIMEOUT)
     if job.expected.symptom is Symptom.CRASH:
         return got.signal is not None and (job.expected.signal is None or got.signal == job.expected.signal)
     if not got.ok or got.value is None:
@@ -102,8 +109,9 @@ def _component(model: onnx.ModelProto, message: str) -> str:
 
 def _render(model: onnx.ModelProto, job: ImporterJob, exact: bool, specs: list[Spec] | None) -> MinimalProgram:
     crash = job.expected.symptom is Symptom.CRASH
+    component = job.passes[-1].name if job.passes else _component(model, job.expected.message)
     return importer_failure(job.docs, model_code(model, exact), specs, error_mark(job.expected.message), job.build,
-                            crash, _component(model, job.expected.message))
+                            crash, component, job.passes)
 
 
 def make_importer_minimal(job: ImporterJob) -> Made | str:
