@@ -132,16 +132,16 @@ def _pass_failure(job: GraphMinimalJob, expected: Observation, index: int) -> Ma
                 found.append(program)
                 break
     if not found:
-        return _model_with_passes(job, expected, steps[:index + 1])
+        return _model_with_passes(job, model, expected, steps[:index + 1])
     return Made(min(found, key=lambda p: p.lines))
 
 
-def _model_with_passes(job: GraphMinimalJob, expected: Observation, steps: tuple[GraphPass, ...]) -> Made | str:
-    """When no printed module fails the same way: the (mutated) model built in code, imported, and the
-    Relax passes up to the failing one (Seedzer's own rewrites among them: no plain form)."""
+def _model_with_passes(job: GraphMinimalJob, model: onnx.ModelProto, expected: Observation,
+                       steps: tuple[GraphPass, ...]) -> Made | str:
+    """When no printed module fails the same way: the (mutated) ``model`` built in code, imported, and
+    the Relax passes up to the failing one (Seedzer's own rewrites among them: no plain form)."""
     if any(s.name.startswith(MUTATION_PREFIX) for s in steps):
         return "no printed module fails the same way as plain TVM code"
-    model, _ = _models(job)
     made = make_importer_minimal(ImporterJob((model,), expected, False, job.case.input_seed, job.docs,
                                              job.seconds, steps))
     return made if isinstance(made, Made) else f"no printed module fails the same way as plain TVM code; {made}"
