@@ -178,16 +178,21 @@ def _probe(model: onnx.ModelProto, names: Sequence[str]) -> onnx.ModelProto:
     return probe
 
 
-def local_model(model: onnx.ModelProto, nodes: Sequence[onnx.NodeProto], values: dict[str, np.ndarray]
-                ) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+def local_model(model: onnx.ModelProto, nodes: Sequence[onnx.NodeProto], values: dict[str, np.ndarray],
+                constants: Sequence[str] = ()) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     """A model of ``nodes`` alone, whose graph inputs are the tensors they read (typed from
-    ``values``), and its feeds."""
-    inputs = _tensor_inputs(model, nodes)
+    ``values``), and its feeds. A tensor named in ``constants`` stays a constant (an initializer), as
+    it is in ``model``: onnx.reference expands a function operator (GroupNormalization-21) by what it
+    knows of its inputs, and refused one whose constant scale and bias had become graph inputs."""
+    read = _tensor_inputs(model, nodes)
+    fixed = set(constants)
+    inputs = [name for name in read if name not in fixed]
     feeds = {name: np.asarray(values[name]) for name in inputs}
     infos = [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(feeds[name].dtype),
                                            list(feeds[name].shape)) for name in inputs]
+    initializers = [onnx.numpy_helper.from_array(np.asarray(values[name]), name) for name in read if name in fixed]
     outputs = [helper.make_empty_tensor_value_info(o) for n in nodes for o in n.output if o]
-    graph = helper.make_graph(list(nodes), "local", infos, outputs)
+    graph = helper.make_graph(list(nodes), "local", infos, outputs, initializer=initializers)
     local = helper.make_model(graph, opset_imports=list(model.opset_import))
     local.ir_version = model.ir_version
     del local.functions[:]
@@ -230,7 +235,7 @@ def engines_verdict(model: onnx.ModelProto, feeds: dict[str, np.ndarray], checke
     values = {**consts, **feeds, **dict(zip([o.name for o in probe.graph.output], ran, strict=True))}
     nodes = [n for n in nodes if not reference_gap(n, values)]
     if nodes:
-        local, local_feeds = local_model(model, nodes, values)
+        local, local_feeds = local_model(model, nodes, values, list(consts))
         try:
             reference_run(local, local_feeds)
         except Exception as exc:  # the reference raises many types
