@@ -44,6 +44,7 @@ from seedzer.ledger.records import CAMPAIGN
 from seedzer.level_table import level_names
 from seedzer.levels.registry import level
 from seedzer.oracles import judge, make_oracles
+from seedzer.provenance import provenance
 from seedzer.store.corpus import CORPUS_DIR, Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
 from seedzer.store.lock import DirLock
@@ -161,7 +162,7 @@ class Campaign:
         else:
             self.db.set_meta("config", to_dict(self.cfg))
             self.db.set_meta("pool", str(self.pool.resolve()))
-            self.db.set_meta("versions", {"seedzer": __version__, "tvm": TVM_VERSION})
+            self.db.set_meta("versions", {"seedzer": __version__, "tvm": TVM_VERSION, **provenance()})
             self.db.set_meta("created", time.time())
         if self.ledger.path is not None:
             self.db.set_meta(LEDGER_META, str(self.ledger.path.resolve()))

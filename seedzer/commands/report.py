@@ -36,7 +36,9 @@ def _warn(msg: str) -> None:
               help="Output directory (default: RESULTS_DIR/report).")
 @click.option("--watch", "watch", type=float, default=None, metavar="SECONDS",
               help="Rebuild every SECONDS until interrupted (trials may still be running).")
-def report_cmd(results_dir: Path, out: Path | None, watch: float | None) -> None:
+@click.option("--publish", "publish", type=click.Path(path_type=Path), default=None, metavar="DIR",
+              help="Also write the study's results page DIR/<name>.md with its figures (e.g. docs/results).")
+def report_cmd(results_dir: Path, out: Path | None, watch: float | None, publish: Path | None) -> None:
     """Build an experiment report: long-format CSV, coverage and findings plots (PNG+SVG),
     Mann-Whitney U / Vargha-Delaney A12 tables, a ranking and one self-contained report.html.
 
@@ -45,9 +47,12 @@ def report_cmd(results_dir: Path, out: Path | None, watch: float | None) -> None
     trials are read as far as they got.
 
     Example: seedzer report experiments/results/quick
+    Example: seedzer report experiments/results/seedzer-paper --publish docs/results
     """
     try:
-        _report(results_dir, out, watch)
+        if publish is not None and watch is not None:
+            raise SeedzerError("--publish: cannot be combined with --watch (publish a finished report)")
+        _report(results_dir, out, watch, publish)
     except SeedzerError as exc:  # one line, also when the command is used outside the seedzer group
         click.echo(f"error: {exc}", err=True)
         click.get_current_context().exit(2)
@@ -76,15 +81,19 @@ def check_out(results_dir: Path, out: Path) -> None:
                            "refusing to write into it")
 
 
-def _report(results_dir: Path, out: Path | None, watch: float | None) -> None:
+def _report(results_dir: Path, out: Path | None, watch: float | None, publish: Path | None = None) -> None:
     from seedzer.report.build import build_report
+    from seedzer.report.publish import publish_study
 
     if watch is not None and not (math.isfinite(watch) and 0 < watch <= MAX_WATCH):
         raise SeedzerError(f"--watch: must be a positive number of seconds, at most {MAX_WATCH:g} (got {watch:g})")
     if out is not None:
         check_out(results_dir, out)
     if watch is None:
-        _echo_result(build_report(results_dir, out, warn=_warn))
+        result = build_report(results_dir, out, warn=_warn)
+        _echo_result(result)
+        if publish is not None:
+            click.echo(f"published: {publish_study(results_dir, result.out, publish)}")
         return
     try:
         while True:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from seedzer.campaign.throughput import CAMPAIGN_STAGES, WORKER_STAGES
 from seedzer.load.importer_ops import importer_operators
-from seedzer.report import levels, mutations, operators, plots, stats, triggers
+from seedzer.report import levels, mutations, operators, plots, roots, stats, triggers
 from seedzer.report.html import Figure, Section, render_page
 from seedzer.report.table import CATEGORIES, ReportError, Tables, build_tables, discover
 
@@ -33,6 +33,7 @@ class ReportResult:
     operators: pd.DataFrame | None = None
     operator_bugs: pd.DataFrame | None = None
     triggers: pd.DataFrame | None = None
+    roots: pd.DataFrame | None = None
     files: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -195,6 +196,21 @@ def _coverage_sections(long: pd.DataFrame, out: Path, files: list[Path], colors:
     return sections
 
 
+def _roots_section(tables: Tables, out: Path, files: list[Path], result: ReportResult) -> Section:
+    """Bug roots per arm (distinct over its trials and per trial), with pairwise tests on roots per trial."""
+    result.roots = roots.roots_by_arm(tables.bugs, tables.trials)
+    pw = stats.pairwise(roots.roots_per_trial(tables.bugs, tables.trials))
+    pw["significant"] = pw["p"] < 0.05
+    _csv(result.roots, out / "roots_by_arm.csv", files)
+    _csv(pw, out / "pairwise_roots.csv", files)
+    sec = Section("Bug roots")
+    sec.text("Per arm: distinct bug roots over its trials (a root is one bug however many findings, as seedzer "
+             "status counts them), roots per trial, and roots no other arm found.", "note")
+    sec.table(result.roots)
+    sec.text("Pairwise two-sided Mann-Whitney U tests on each trial's number of roots. Shaded: p < 0.05.", "note")
+    return sec.table(pw, highlight="significant")
+
+
 def _findings_section(tables: Tables, heuristics: list[str], out: Path, files: list[Path],
                       colors: dict[str, Any]) -> Section:
     f, long = tables.findings, tables.long
@@ -276,6 +292,7 @@ def build_report(results: Path, out: Path | None = None, *, refresh: float | Non
     if not tables.long.empty:
         sections += _coverage_sections(tables.long, out, files, colors, result)
         sections.append(_findings_section(tables, heuristics, out, files, colors))
+        sections.append(_roots_section(tables, out, files, result))
     if tables.warnings:
         warn_sec = Section("Warnings")
         for w in tables.warnings:

@@ -23,6 +23,7 @@ import pandas as pd
 from seedzer.campaign.throughput import read_points, whole
 from seedzer.errors import SeedzerError
 from seedzer.finding.layout import META_FILE
+from seedzer.provenance import read_machine, read_source
 from seedzer.report.levels import LEVEL_COLUMNS, execs_by_level, finding_level, trial_rows
 from seedzer.report.mutations import BUG_COLUMNS, MUTANT_COLUMNS, read_trial_mutations
 from seedzer.report.operators import OPERATOR_COLUMNS, ROOT_OPERATOR_COLUMNS, read_trial_operators
@@ -102,7 +103,8 @@ FRAME_COLUMNS = {"long": LONG_COLUMNS, "findings": FINDING_COLUMNS, "stages": ST
                  "operators": OPERATOR_COLUMNS, "root_operators": ROOT_OPERATOR_COLUMNS,
                  "triggers": TRIGGER_COLUMNS}
 """The per-trial tables :func:`build_tables` concatenates, with their columns."""
-TRIAL_COLUMNS = ["experiment", "heuristic", "trial", "status", "budget", "elapsed", "snapshots", "dir"]
+TRIAL_COLUMNS = ["experiment", "heuristic", "trial", "status", "budget", "elapsed", "snapshots", "dir", "source",
+                 "machine"]
 
 
 def identify(campaign_dir: Path) -> tuple[str, str, int]:
@@ -204,6 +206,7 @@ def read_trial(ref: TrialRef) -> TrialTables:
         finds = _rows(conn, "SELECT * FROM findings ORDER BY first_seen")
         cfg = read_meta(conn, "config", {}) or {}
         elapsed = float(read_meta(conn, "elapsed", 0.0) or 0.0)
+        versions = read_meta(conn, "versions", {}) or {}
         stages = _stage_rows(ident, conn, int((cfg.get("fuzz") or {}).get("jobs", 1) or 1))
         execs = execs_by_level(conn, int(snaps["execs"].iloc[-1]) if not snaps.empty else 0)
         mutants, bugs = read_trial_mutations(ident, ref.dir, conn)
@@ -239,8 +242,10 @@ def read_trial(ref: TrialRef) -> TrialTables:
         long["execs_per_s"] = _rates(snaps)
         long = long[LONG_COLUMNS]
     budget = float((cfg.get("fuzz") or {}).get("minutes", 0.0)) * 60.0
+    source, machine = read_source(versions), read_machine(versions)
     info = {**ident, "status": status, "budget": budget, "elapsed": elapsed, "snapshots": len(snaps),
-            "dir": str(ref.dir)}
+            "dir": str(ref.dir), "source": source.label() if source else "",
+            "machine": machine.label() if machine else ""}
     return TrialTables(long, fdf, info, stages, trial_rows(ident, execs, fdf), mutants, bugs, operators,
                        root_operators, triggers)
 

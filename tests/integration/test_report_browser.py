@@ -46,6 +46,7 @@ EXPECTED = [
     ("Coverage (passes)", ["Coverage over time (passes)", "Final coverage", "Final coverage (violin)",
                            "Vargha-Delaney A12 (row over column)"]),
     ("Findings", ["Findings by symptom", "Unique findings over time", "Finding overlap"]),
+    ("Bug roots", []),
 ]
 # what the SVG of a figure must contain to be the plot it claims to be (matplotlib's element ids)
 SVG_MARKS = {
@@ -178,7 +179,7 @@ def test_report_renders_in_chromium(browser_context: Any, served: str, report_di
     # the tables a reader compares heuristics with
     headers = page.eval_on_selector_all("table", "ts => ts.map(t => [...t.rows[0].cells].map(c => c.textContent))")
     pairwise = [h for h in headers if {"a", "b", "p", "a12"} <= set(h)]
-    assert len(pairwise) == 2, headers  # Mann-Whitney/A12 on final coverage and on unique findings
+    assert len(pairwise) == 3, headers  # Mann-Whitney/A12 on final coverage, unique findings and bug roots
     assert any({"heuristic", "rank", "median", "average_rank", "wins"} <= set(h) for h in headers), headers
     assert any({"segfault", "other_crash", "mismatch", "other"} <= set(h) for h in headers), headers
     body = page.inner_text("body")
