@@ -1,7 +1,9 @@
 """Whether an ONNX model is valid by the three judges a maintainer would ask: ONNX's checker (full check,
 with shape inference), onnxruntime (it builds a session and runs the inputs) and ``onnx.reference`` (ONNX's
 executable specification, where it implements every operator of the model). A model any of them refuses
-never reaches TVM as a comparison; a bug report says what each one said. Needs onnx, onnxruntime, numpy.
+never reaches TVM as a comparison; a bug report says what each one said. Each judge is asked by the one
+validity check of :mod:`seedzer.kernel.onnx.validity` (the fuzzer's): this module only says its answers
+judge by judge.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import onnx
+
+from seedzer.kernel.onnx.validity import checker_refusal, reference_refusal, runtime_run
 
 OK = "ok"
 """What a judge that accepts the model says."""
@@ -36,37 +40,22 @@ class OnnxValidity:
         return asdict(self)
 
 
-def _why(exc: BaseException) -> str:
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    return f"{type(exc).__name__}: {(lines[0] if lines else '')[:200]}"
+def _answer(refusal: str | None) -> str:
+    """A judge's answer from the kernel's one-line refusal (``<judge> refuses the model: <why>``)."""
+    return OK if refusal is None else f"refused: {refusal.split(': ', 1)[-1]}"
 
 
 def model_validity(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> OnnxValidity:
-    """The three judges' answers on ``model`` with inputs ``feeds``."""
-    try:
-        onnx.checker.check_model(model, full_check=True)
-        checker = OK
-    except Exception as exc:  # the checker raises several types
-        checker = f"refused: {_why(exc)}"
-    names = [i.name for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
-    used = {k: v for k, v in feeds.items() if k in names}
-    try:
-        import onnxruntime
-
-        session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-        session.run(None, used)
-        runtime = OK
-    except Exception as exc:  # onnxruntime raises its own types
-        runtime = f"refused: {_why(exc)}"
-    try:
-        from onnx.reference import ReferenceEvaluator
-
-        ReferenceEvaluator(model).run(None, used)
-        reference = OK
-    except NotImplementedError as exc:
-        reference = f"{NOT_IMPLEMENTED}: {_why(exc)}"
-    except Exception as exc:  # the reference implementation raises many types
-        text = str(exc)
-        missing = "not implemented" in text.lower() or "no implementation" in text.lower()
-        reference = f"{NOT_IMPLEMENTED if missing else 'refused'}: {_why(exc)}"
-    return OnnxValidity(checker, runtime, reference)
+    """The three judges' answers on ``model`` with inputs ``feeds``, each asked by the campaign's own
+    validity check (:mod:`seedzer.kernel.onnx.validity`, on every node of the model), so a reduced
+    model is judged exactly as the fuzzer judged its test case."""
+    checker = _answer(checker_refusal(model))
+    initializers = {t.name for t in model.graph.initializer}
+    used = {k: v for k, v in feeds.items() if k in {i.name for i in model.graph.input} - initializers}
+    run = runtime_run(model, used, None)
+    if run.refusal is not None:
+        return OnnxValidity(checker, _answer(run.refusal), f"{NOT_IMPLEMENTED}: onnxruntime gave no values")
+    refusal, ran = reference_refusal(model, run, label=False)
+    reference = _answer(refusal) if refusal is not None or ran else \
+        f"{NOT_IMPLEMENTED}: an operator of the model (or no node to run)"
+    return OnnxValidity(checker, OK, reference)

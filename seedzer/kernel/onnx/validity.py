@@ -215,10 +215,31 @@ def reference_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[
     return [np.asarray(v) for v in evaluator.run(None, {k: v for k, v in feeds.items() if k in names})]
 
 
-def engines_verdict(model: onnx.ModelProto, feeds: dict[str, np.ndarray], checked: Sequence[str] | None
-                    ) -> Validity:
-    """onnxruntime on ``model``, then onnx.reference on the nodes computing ``checked`` (all nodes
-    when None); runs in the caller's process (see :func:`model_validity`)."""
+def checker_refusal(model: onnx.ModelProto) -> str | None:
+    """Why ``onnx.checker``'s full check (shape inference included) refuses ``model``, or None."""
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except Exception as exc:  # the checker and shape inference raise several types
+        return f"onnx.checker refuses the model: {first_line(exc)}"
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineRun:
+    """onnxruntime's run of a model probed for the tensors the reference needs: its refusal (None: it
+    ran), the model's outputs and every value known (constants, feeds, probed tensors), and the nodes
+    the reference is to run (those it cannot run left out), and which values are the model's constants."""
+
+    refusal: str | None
+    outputs: list[np.ndarray] | None = None
+    values: dict[str, np.ndarray] | None = None
+    nodes: tuple[onnx.NodeProto, ...] = ()
+    constants: tuple[str, ...] = ()
+
+
+def runtime_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray], checked: Sequence[str] | None) -> EngineRun:
+    """onnxruntime on ``model``, probed for the inputs of the nodes computing ``checked`` (all nodes
+    when None)."""
     graph = model.graph
     nodes = list(graph.node) if checked is None else [n for n in graph.node if set(n.output) & set(checked)]
     nodes = [n for n in nodes if n.op_type != "Constant"]
@@ -230,18 +251,36 @@ def engines_verdict(model: onnx.ModelProto, feeds: dict[str, np.ndarray], checke
     try:
         ran = onnxruntime_outputs(probe, feeds, quiet=True)
     except Exception as exc:  # onnxruntime raises many types
-        return Validity(f"onnxruntime refuses the model: {first_line(exc)}")
-    count = len(graph.output)
+        return EngineRun(f"onnxruntime refuses the model: {first_line(exc)}")
     values = {**consts, **feeds, **dict(zip([o.name for o in probe.graph.output], ran, strict=True))}
-    nodes = [n for n in nodes if not reference_gap(n, values)]
-    if nodes:
-        local, local_feeds = local_model(model, nodes, values, list(consts))
-        try:
-            reference_run(local, local_feeds)
-        except Exception as exc:  # the reference raises many types
-            ops = f" ({', '.join(sorted({n.op_type for n in nodes}))})" if checked is not None else ""
-            return Validity(f"onnx.reference refuses the model{ops}: {first_line(exc)}")
-    return Validity(None, list(ran[:count]))
+    kept = tuple(n for n in nodes if not reference_gap(n, values))
+    return EngineRun(None, list(ran[:len(graph.output)]), values, kept, tuple(consts))
+
+
+def reference_refusal(model: onnx.ModelProto, run: EngineRun, label: bool) -> tuple[str | None, bool]:
+    """onnx.reference on ``run``'s nodes, on the values onnxruntime computed for their inputs: its
+    refusal (None: none; ``label`` names the nodes' operators in it) and whether it ran at all (False:
+    no node to run, or an operator it does not implement)."""
+    if not run.nodes or run.values is None:
+        return None, False
+    local, local_feeds = local_model(model, run.nodes, run.values, run.constants)
+    try:
+        outputs = reference_run(local, local_feeds)
+    except Exception as exc:  # the reference raises many types
+        ops = f" ({', '.join(sorted({n.op_type for n in run.nodes}))})" if label else ""
+        return f"onnx.reference refuses the model{ops}: {first_line(exc)}", True
+    return None, outputs is not None
+
+
+def engines_verdict(model: onnx.ModelProto, feeds: dict[str, np.ndarray], checked: Sequence[str] | None
+                    ) -> Validity:
+    """onnxruntime on ``model``, then onnx.reference on the nodes computing ``checked`` (all nodes
+    when None); runs in the caller's process (see :func:`model_validity`)."""
+    run = runtime_run(model, feeds, checked)
+    if run.refusal is not None:
+        return Validity(run.refusal)
+    refusal, _ = reference_refusal(model, run, checked is not None)
+    return Validity(refusal) if refusal is not None else Validity(None, run.outputs)
 
 
 def _key(model: onnx.ModelProto, feeds: dict[str, np.ndarray], checked: Sequence[str] | None) -> str:
@@ -261,11 +300,8 @@ def model_validity(model: onnx.ModelProto, feeds: dict[str, np.ndarray], checked
     if key in _REMEMBERED:
         _REMEMBERED.move_to_end(key)
         return _REMEMBERED[key]
-    try:
-        onnx.checker.check_model(model, full_check=True)
-        verdict = None
-    except Exception as exc:  # the checker and shape inference raise several types
-        verdict = Validity(f"onnx.checker refuses the model: {first_line(exc)}")
+    refused = checker_refusal(model)
+    verdict = Validity(refused) if refused is not None else None
     if verdict is None:
         try:
             verdict = isolated(engines_verdict, model, feeds, checked) if isolate else \
