@@ -98,7 +98,7 @@ from seedzer.kernel.onnx.model import (
     run,
 )
 from seedzer.kernel.onnx.runtime import JUDGED_SYMPTOMS, onnxruntime_outputs, onnxruntime_refusal, refused
-from seedzer.kernel.onnx.validity import Validity, changed_nodes, model_validity
+from seedzer.kernel.onnx.validity import Validity, changed_nodes, disputed, model_validity
 
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
@@ -280,8 +280,9 @@ def _judge_differential(case: GraphCase, model: onnx.ModelProto, feeds: dict[str
     verdict = trace.call("onnx-reference", onnx_reference_verdict, model, feeds, actual, expected, tolerances(case),
                          stage=Stage.COMPARE)
     departs, side = verdict if isinstance(verdict, tuple) else (False, "the ONNX reference implementation failed")
-    if departs:
-        return Observation(Symptom.INVALID, Stage.COMPARE, "compare", f"{side}: {diff.describe()}")
+    dispute = disputed(model)
+    if departs or dispute is not None:
+        return Observation(Symptom.INVALID, Stage.COMPARE, "compare", f"{dispute or side}: {diff.describe()}")
     return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; {side}",
                        comparison=MODEL_VS_ONNXRUNTIME, difference=diff)
 

@@ -28,7 +28,7 @@ from seedzer.kernel.common import SPECIAL_VALUES, Observation, Stage, Symptom
 from seedzer.kernel.comparison import Difference, compare, signed_zero_difference
 from seedzer.kernel.graph.model_mutations import FLOAT_TYPES
 from seedzer.kernel.onnx.runtime import onnxruntime_outputs
-from seedzer.kernel.onnx.validity import EngineCrash, first_line, isolated, reference_run
+from seedzer.kernel.onnx.validity import EngineCrash, disputed, first_line, isolated, reference_run
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 NAN_ORDER = frozenset({"ArgMax", "ArgMin", "TopK", "Unique", "DynamicQuantizeLinear", "NonMaxSuppression"})
@@ -112,7 +112,7 @@ def judge_special(model: onnx.ModelProto, feeds: dict[str, np.ndarray], actual: 
     disagree = compare(spec, ort, limits)
     if disagree is not None:
         return invalid(f"onnxruntime and the ONNX reference disagree ({disagree.describe()}): not judged")
-    undefined = undefined_on_specials(model)
+    undefined = undefined_on_specials(model) or disputed(model)
     if undefined is not None:
         return invalid(undefined)
     diff = _differ(spec, actual, limits, ort)

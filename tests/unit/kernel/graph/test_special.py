@@ -86,3 +86,25 @@ def test_a_float_to_integer_cast_is_undefined_on_special_values() -> None:
     assert undefined_on_specials(_model("Neg")) is None
     got = _judge(model, {"x": SPECIAL}, [np.full(6, 7, np.int32)])  # any answer of TVM's: never a mismatch
     assert got.symptom is Symptom.INVALID
+
+
+def _roi_align(mode: str) -> onnx.ModelProto:
+    # the campF false alarm 81fe679768e7: RoiAlign on a 1x1 map holding one negative value
+    rois = np.array([[0, 0, 0.54, 0.49], [0, 0, 0.59, 0.77], [0, 0, 0.82, 0.86]], np.float32)
+    inits = [numpy_helper.from_array(rois, "rois"), numpy_helper.from_array(np.zeros(3, np.int64), "bidx")]
+    node = helper.make_node("RoiAlign", ["x", "rois", "bidx"], ["y"], mode=mode, output_height=4, output_width=2,
+                            spatial_scale=0.5)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 1, 1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 1, 4, 2])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    return model
+
+
+def test_a_disputed_operator_setting_is_never_a_mismatch_and_the_rest_of_the_operator_is() -> None:
+    feeds = {"x": np.full((1, 1, 1, 1), -0.9546, np.float32)}
+    tvm_answer = [np.full((3, 1, 4, 2), -0.9546, np.float32)]  # TVM interpolates, then takes the max
+    got = _judge(_roi_align("max"), feeds, tvm_answer)
+    assert got.symptom is Symptom.INVALID and "onnx/onnx#4764" in got.message
+    wrong = [np.full((3, 1, 4, 2), 5.0, np.float32)]
+    assert _judge(_roi_align("avg"), feeds, wrong).symptom is Symptom.MISMATCH
