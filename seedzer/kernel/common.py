@@ -137,6 +137,9 @@ IMPORTER_LIMITS = ("not supported", "not currently supported", "not yet supporte
 """Fragments of the errors TVM's ONNX importer raises for what it says it does not support (an
 operator, an attribute value, an input that is not a constant): a documented limitation of the
 importer, an invalid test case, never a bug."""
+IMPORTER_LIMIT = "unsupported by TVM's importer"
+"""How the reason of a test case the importer refused by one of :data:`IMPORTER_LIMITS` starts (the class
+``status --invalid`` counts it under, whatever exception type carried it)."""
 SPECIAL_VALUES = "special-values"
 """A model built by TVM against onnxruntime and onnx.reference, which agree, on special input values
 (NaN, infinities, signed zeros, extremes): the comparison and the oracle of such a mismatch."""

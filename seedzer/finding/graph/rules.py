@@ -23,7 +23,7 @@ from seedzer.finding.graph.check import matches, observe_forked
 from seedzer.finding.graph.folder import KIND_NAME, stored, to_specs
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, AtFault, Verdict
-from seedzer.kernel.common import IMPORTER_LIMITS, Observation, Stage, Symptom
+from seedzer.kernel.common import IMPORTER_LIMIT, IMPORTER_LIMITS, Observation, Stage, Symptom
 from seedzer.kernel.graph.case import MUTATION_PREFIX, RANDOM_INPUTS, WELL_FORMED, GraphCase, GraphPass, ModelMutation
 from seedzer.oracles.preconditions import is_precondition_error
 from seedzer.oracles.signature import component_key, root_key
@@ -72,7 +72,7 @@ def invalid_reason(observation: Observation) -> str | None:
     if observation.pass_name == "import" and any(text in message for text in INVALID_MODEL):
         return f"invalid model: {message}"
     if observation.pass_name == "import" and any(text.lower() in message.lower() for text in IMPORTER_LIMITS):
-        return f"unsupported by TVM's importer: {message}"
+        return f"{IMPORTER_LIMIT}: {message}"
     if observation.symptom is Symptom.EXCEPTION and is_precondition_error(message):
         return f"{PRECONDITION}: {message}"
     return None

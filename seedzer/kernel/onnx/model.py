@@ -28,7 +28,7 @@ import tvm
 from tvm import relax
 from tvm.relax.frontend.onnx import from_onnx
 
-from seedzer.kernel.common import IMPORTER_LIMITS, Observation, Stage, Symptom, error_text, tvm_frames
+from seedzer.kernel.common import IMPORTER_LIMIT, IMPORTER_LIMITS, Observation, Stage, Symptom, error_text, tvm_frames
 from seedzer.kernel.comparison import compare
 from seedzer.kernel.messages import is_out_of_memory, key_line
 from seedzer.kernel.onnx.inputs import UnsupportedInput, check_input_types
@@ -185,9 +185,11 @@ class Trace:
             value = fn(*args)
         except Exception as exc:  # TVM and the engines raise many types
             self.tracebacks[step] = traceback.format_exc()[-4000:]
-            invalid = (step == "import" and is_unsupported(exc)) or is_out_of_memory(exc)
-            symptom = Symptom.INVALID if invalid else Symptom.EXCEPTION
-            return Observation(symptom, stage, step, error_text(exc)[:4000], frames=tvm_frames(exc))
+            limit = step == "import" and is_unsupported(exc)
+            symptom = Symptom.INVALID if limit or is_out_of_memory(exc) else Symptom.EXCEPTION
+            text = f"{IMPORTER_LIMIT}: {error_text(exc)}" if limit and not isinstance(exc, UnsupportedInput) \
+                else error_text(exc)
+            return Observation(symptom, stage, step, text[:4000], frames=tvm_frames(exc))
         finally:
             self.timings[step] = self.timings.get(step, 0.0) + time.perf_counter() - start
         self.reached.append(step)
