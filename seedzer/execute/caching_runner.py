@@ -34,19 +34,8 @@ from seedzer.coverage.triggers import PassTriggers, module_changed
 from seedzer.execute.lru import LRU
 from seedzer.kernel.common import Observation, Stage, Symptom, error_text, tvm_frames
 from seedzer.kernel.tir.case import FUZZED, Step
-from seedzer.kernel.tir.observe import (
-    FUNCTION_NAMES,
-    OPT,
-    Built,
-    Case,
-    OnStep,
-    Runner,
-    StepFailure,
-    call,
-    codegen,
-    lower,
-    watch_from,
-)
+from seedzer.kernel.tir.lowering import FUNCTION_NAMES, OnStep, StepFailure, call, codegen, lower
+from seedzer.kernel.tir.observe import OPT, Built, Case, Runner, watch_from
 
 
 @dataclass

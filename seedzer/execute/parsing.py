@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from seedzer.kernel.tir.observe import parse_func
+from seedzer.kernel.tir.lowering import parse_func
 
 DIALECT_NAMES = ("T", "tir")
 """The global names under which TVMScript offers the TIR dialect module."""

@@ -11,7 +11,7 @@ tvm = pytest.importorskip("tvm")
 import tvm_ffi  # noqa: E402
 
 from seedzer.execute.parsing import parser_names, quick_parser  # noqa: E402
-from seedzer.kernel.tir.observe import parse_func  # noqa: E402
+from seedzer.kernel.tir.lowering import parse_func  # noqa: E402
 from seedzer.mutate import default_ir_mutators, mutate_ir  # noqa: E402
 from seedzer.tvmio import script_of  # noqa: E402
 

@@ -19,21 +19,17 @@ from seedzer.finding.registry import kind  # noqa: E402
 from seedzer.finding.store import FindingStore  # noqa: E402
 from seedzer.kernel.common import REFERENCE_VS_MINIMAL, Stage, Symptom  # noqa: E402
 from seedzer.kernel.tir.case import FUZZED, Case, Checks, Step, minimal_steps  # noqa: E402
-from seedzer.kernel.tir.observe import (  # noqa: E402
-    MINIMAL,
-    OPT,
-    REFERENCE,
-    Runner,
+from seedzer.kernel.tir.lowering import (  # noqa: E402
     call,
     codegen,
     lower,
     make_inputs,
     make_target,
-    observe,
     parse_func,
     slowdown,
     well_formed_error,
 )
+from seedzer.kernel.tir.observe import MINIMAL, OPT, REFERENCE, Runner, observe  # noqa: E402
 from seedzer.passes.contracts import PIPELINE_PASSES, pipeline_steps, plan  # noqa: E402
 from seedzer.seed import PassSpec, input_seed  # noqa: E402
 from seedzer.store.db import CampaignDB  # noqa: E402

@@ -43,7 +43,8 @@ def _runner() -> Any:
     inherited by its children).
 
     The kernel imports TVM: it is imported here, in the gate's own process, never by the campaign."""
-    from seedzer.kernel.tir.observe import Built, Runner, parse_func
+    from seedzer.kernel.tir.lowering import parse_func
+    from seedzer.kernel.tir.observe import Built, Runner
 
     class GateRunner(Runner):
         def __init__(self) -> None:

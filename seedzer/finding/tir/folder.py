@@ -30,7 +30,7 @@ from seedzer.passes.contracts import pipeline_steps, plan
 from seedzer.seed import input_seed, passes_from_json
 from seedzer.store.atomic import write_atomic
 
-KERNEL, NEEDS = "tir.case+tir.observe", "numpy"
+KERNEL, NEEDS = "tir.case+tir.lowering+tir.observe", "numpy"
 """The kernel modules a TIR ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""
 KIND_NAME = "tir"
 """The ``kind`` of a TIR finding's ``meta.json`` (its level's name)."""

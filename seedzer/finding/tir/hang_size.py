@@ -94,7 +94,7 @@ def lowered_size(case: Case, program: str, before: str | None = None, statements
     """The :func:`ir_size` of ``program`` of ``case`` lowered: the code generator's input once all its
     steps ran, or with ``before`` the input of its first step of that name (:func:`program_steps`).
     Runs TVM (call it in a forked child)."""
-    from seedzer.kernel.tir.observe import lower, make_target, parse_func
+    from seedzer.kernel.tir.lowering import lower, make_target, parse_func
 
     steps = program_steps(case, program, before)
     return ir_size(lower(parse_func(case.script), steps, make_target(case.target), program=program), statements,

@@ -113,7 +113,7 @@ def _shrunk(job: TirMinimalJob, script: str, render: Callable[[str], MinimalProg
 
 
 def _params(script: str) -> list[Param]:
-    from seedzer.kernel.tir.observe import parse_func
+    from seedzer.kernel.tir.lowering import parse_func
 
     return [Param(tuple(int(d) for d in p.ty.shape), str(p.ty.dtype)) for p in parse_func(script).params]
 

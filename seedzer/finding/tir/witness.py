@@ -62,7 +62,7 @@ def ir_before(case: Case, index: int) -> WitnessIR:
     Runs TVM: call it in a forked child."""
     import tvm
 
-    from seedzer.kernel.tir.observe import lower, make_target, parse_func, well_formed_error
+    from seedzer.kernel.tir.lowering import lower, make_target, parse_func, well_formed_error
     from seedzer.tvmio import script_of
 
     module = lower(parse_func(case.script), case.steps[:index], make_target(case.target))

@@ -65,13 +65,13 @@ def reference_gap(node: onnx.NodeProto, values: dict[str, np.ndarray]) -> bool:
     return gap is not None and gap(node, values)
 
 
-def _attribute(node: onnx.NodeProto, name: str) -> Any:
+def _node_attribute(node: onnx.NodeProto, name: str) -> Any:
     attr = next((a for a in node.attribute if a.name == name), None)
     return None if attr is None else helper.get_attribute_value(attr)
 
 
 def _roi_align_max(node: onnx.NodeProto) -> str | None:
-    mode = _attribute(node, "mode")
+    mode = _node_attribute(node, "mode")
     if mode not in (b"max", "max"):
         return None
     return ("RoiAlign mode=max: onnx.reference and onnxruntime take the largest weighted corner, the "

@@ -41,7 +41,7 @@ def test_repro_is_valid_python_that_imports_only_tvm_numpy_and_the_stdlib() -> N
 
 def test_repro_code_is_the_kernel_verbatim_and_its_data_round_trips() -> None:
     text = render_tir_repro(CASE, META)
-    _imports, code = kernel_code("tir.case+tir.observe")
+    _imports, code = kernel_code("tir.case+tir.lowering+tir.observe")
     assert code in text  # the kernel's own code, copied verbatim
     data = text[text.index("SCRIPT = "): text.index(code)]
     namespace: dict[str, object] = {}

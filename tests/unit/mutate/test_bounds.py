@@ -115,7 +115,7 @@ def test_the_printed_tvmscript_of_an_unrolled_nest_is_measured(extents: tuple[in
     import tvm_ffi
     from tvm import tirx
 
-    from seedzer.kernel.tir.observe import parse_func
+    from seedzer.kernel.tir.lowering import parse_func
     from seedzer.tir.ir import replace_fields
     from seedzer.tvmio import script_of
 

@@ -12,7 +12,7 @@ import tvm_ffi  # noqa: E402
 from tvm import s_tir, tirx  # noqa: E402
 
 from seedzer.kernel.tir.case import O0  # noqa: E402
-from seedzer.kernel.tir.observe import apply_steps, make_target  # noqa: E402
+from seedzer.kernel.tir.lowering import apply_steps, make_target  # noqa: E402
 from seedzer.mutate import (  # noqa: E402
     IR_MUTATOR_NAMES,
     MutationStats,

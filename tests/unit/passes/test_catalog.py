@@ -16,7 +16,8 @@ from tvm import s_tir, tirx  # noqa: E402
 
 from seedzer.kernel.common import Stage, Symptom  # noqa: E402
 from seedzer.kernel.tir.case import FUZZED, O0, Case, Step  # noqa: E402
-from seedzer.kernel.tir.observe import StepFailure, apply_steps, make_pass, make_target, observe  # noqa: E402
+from seedzer.kernel.tir.lowering import StepFailure, apply_steps, make_pass, make_target  # noqa: E402
+from seedzer.kernel.tir.observe import observe  # noqa: E402
 from seedzer.oracles.preconditions import is_precondition_error  # noqa: E402
 from seedzer.passes.catalog import CATALOG, EXCLUDED, PASS_NAMES, random_sequence, sample_pass  # noqa: E402
 from seedzer.passes.contracts import PIPELINE_PASSES, SPLIT_AT, pipeline_steps, plan, step_of  # noqa: E402
