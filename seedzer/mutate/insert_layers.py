@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from seedzer.mutate.insert_roles import TENSOR_ROLES, Role, add_node, const, fill, index_tensor, values_like
+from seedzer.mutate.insert_roles import TENSOR_ROLES
+from seedzer.mutate.insert_values import Role, add_node, const, fill, index_tensor, values_like
 from seedzer.mutate.op_schema import OPTIONAL, Formal
 from seedzer.mutate.schema_draw import Draw, elements
 

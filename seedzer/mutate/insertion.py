@@ -32,7 +32,8 @@ from seedzer.kernel.graph.mutant import apply_model_mutations
 from seedzer.kernel.onnx.runtime import onnxruntime_max_opset, onnxruntime_outputs
 from seedzer.kernel.onnx.validity import first_line
 from seedzer.mutate.insert_layers import ROLES
-from seedzer.mutate.insert_roles import add_node, const, operand, sanitize
+from seedzer.mutate.insert_roles import operand, sanitize
+from seedzer.mutate.insert_values import add_node, const
 from seedzer.mutate.model_mutators import mutation_refusal, random_feeds
 from seedzer.mutate.op_schema import (
     DEFAULT_DOMAIN,
