@@ -4,7 +4,8 @@ operators never exercised, and bugs (root causes) by operator (TVM-free, read-on
 An operator is exercised when a model holding it was handed to TVM's importer: a pool model the
 campaign loaded (campaign.db's ``models``, read from the pool recorded in its meta) or a graph test
 case's model (its ``onnx-op/<type>`` coverage features). A bug is counted under the operators its
-root names: an insertion's or a spec-edge change's (culprit ``insert:TopK``, ``edge:Resize``).
+root names: an insertion's or a spec-edge change's (culprit ``insert:TopK``, ``edge:Resize``), or the
+operator whose output differed on special values (``inputs:special:Relu``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from seedzer.store.readonly import read_meta
 
 NAMING_MUTATIONS = ("insert:", "edge:")
 """Culprit prefixes that name an operator (an insertion's, a spec-edge change's)."""
+INPUT_MODE = "inputs:"
+"""The prefix of an input mode's culprit, ``inputs:special:Relu`` naming the operator whose output differed."""
 
 
 class CulpritLine(Protocol):
@@ -64,7 +67,9 @@ def exercised_operators(conn: sqlite3.Connection) -> set[str]:
 def bug_operators(lines: Sequence[CulpritLine]) -> list[str]:
     """The operators a root names (its first finding's culprit), sorted."""
     first = lines[0] if lines else None
-    named = {c.split(":", 1)[1] for c in (first.culprit if first else []) if c.startswith(NAMING_MUTATIONS)}
+    culprits = first.culprit if first else []
+    named = {c.split(":", 1)[1] for c in culprits if c.startswith(NAMING_MUTATIONS)}
+    named |= {c.split(":", 2)[2] for c in culprits if c.startswith(INPUT_MODE) and c.count(":") == 2}
     return sorted(named - {"", "-", "?"})
 
 

@@ -21,7 +21,9 @@ class Difference:
     """The first disagreement between an expected and an actual list of output buffers.
 
     ``nonfinite_reference`` is True when every differing element has a NaN or an infinity in the
-    expected (reference) output: such a difference says nothing about the compiler.
+    expected (reference) output (and not the opposite infinity in the actual one, a sign lost): such a
+    difference says nothing about the compiler. ``operator`` names the operator computing the output
+    where the kernel knows it (a special-values case: the root it is filed under).
     """
 
     output: int
@@ -35,6 +37,7 @@ class Difference:
     rtol: float = 0.0
     atol: float = 0.0
     nonfinite_reference: bool = False
+    operator: str | None = None
 
     def describe(self) -> str:
         """One line, e.g. ``output 1: 3/16 elements differ (values, rtol=1e-4, atol=1e-5); ...``."""
@@ -50,6 +53,8 @@ class Difference:
         """JSON-friendly form."""
         data = dataclasses.asdict(self)
         data["at"] = list(self.at) if self.at is not None else None
+        if data["operator"] is None:  # as before operators were named
+            del data["operator"]
         return data
 
     @staticmethod
@@ -91,7 +96,8 @@ def _difference(i: int, e: Any, a: Any, rtol: float, atol: float) -> Difference 
     if not bad.any():
         return None
     reason = "nan positions" if nan_bad.any() else "inf positions" if inf_bad.any() else "values"
-    nonfinite_ref = bool(np.all((e_nan | e_inf)[bad]))
+    flipped = e_inf & a_inf & (np.sign(e64) != np.sign(a64))  # an infinity of the wrong sign is no overflow noise
+    nonfinite_ref = bool(np.all(((e_nan | e_inf) & ~flipped)[bad]))
     at = _first_index(val_bad if val_bad.any() else bad, e.shape)
     worst = float(err.max()) if val_bad.any() else None
     return Difference(i, reason, int(bad.sum()), size, worst, at, float(e64[at]), float(a64[at]), rtol, atol,

@@ -196,6 +196,14 @@ class Contract:
                                f"its contract: {why}", context.seen)
 
 
+def input_culprit(mode: str, observed: Observation) -> str:
+    """The culprit an input mode adds (``inputs:special``), with the operator computing the output that
+    differs where the kernel names it (``inputs:special:Relu``): a NaN lost by Relu and one lost by Sign
+    are two bugs, not one root of every special-values mismatch."""
+    operator = observed.difference.operator if observed.difference is not None else None
+    return f"inputs:{mode}:{operator}" if operator else f"inputs:{mode}"
+
+
 class Parent:
     """The seed model with no Relax step and no model mutation (TVM's default pipeline alone, on the
     random inputs the load kind runs) failing the same way is the load kind's finding, not the case's:
@@ -281,7 +289,7 @@ class Culprit:
                                    f"{', '.join(p.label() for p in minimal)} has no Relax pass): "
                                    f"{observed.headline()[:200]}", observed)
         if not culprit[0]:
-            special = [f"inputs:{case.input_mode}"] if case.input_mode != RANDOM_INPUTS else []
+            special = [input_culprit(case.input_mode, observed)] if case.input_mode != RANDOM_INPUTS else []
             culprit = sorted({mutation_culprit(m) for m in case.model_mutations}) + special or \
                 [observed.pass_name or "build"]
         fault = graph_fault(observed, culprit, minimal)

@@ -36,6 +36,22 @@ def test_a_difference_only_where_the_reference_is_nonfinite_is_flagged_and_repor
     assert finite_ref_nan_out is not None and not finite_ref_nan_out.nonfinite_reference
 
 
+def test_an_infinity_of_the_wrong_sign_is_never_excused_as_a_nonfinite_reference() -> None:
+    # campF's filtered 1a2216f33dd-13841: x * 0.0 folded to +0.0, so 1/x gave +inf where both engines give -inf
+    ref = np.array([-np.inf, 2.0], dtype="float32")
+    flipped = compare([ref], [np.array([np.inf, 2.0], "float32")], TOL)
+    assert flipped is not None and flipped.reason == "inf positions" and not flipped.nonfinite_reference
+    overflow = compare([ref], [np.array([-3.4e38, 2.0], "float32")], TOL)  # a finite value where -inf: noise
+    assert overflow is not None and overflow.nonfinite_reference
+
+
+def test_a_difference_names_its_operator_only_when_known() -> None:
+    diff = compare([np.zeros(2, "float32")], [np.ones(2, "float32")], TOL)
+    assert diff is not None and "operator" not in diff.to_json()
+    named = Difference.from_json({**diff.to_json(), "operator": "Relu"})
+    assert named.operator == "Relu" and named.to_json()["operator"] == "Relu"
+
+
 def test_tolerances_are_per_dtype_and_integers_are_exact() -> None:
     loose = {"float32": (1e-2, 1e-3)}
     assert compare([np.float32([1.0])], [np.float32([1.005])], loose) is None

@@ -22,7 +22,8 @@ from seedzer.finding.graph.rules import (
     mutation_culprit,
 )
 from seedzer.finding.meta import BUG, NOT_A_BUG
-from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.common import SPECIAL_VALUES, Observation, Stage, Symptom
+from seedzer.kernel.comparison import Difference
 from seedzer.kernel.graph.case import GraphCase, GraphPass, ModelMutation
 from seedzer.oracles.signature import root_key
 from seedzer.seed import PassSpec
@@ -165,6 +166,19 @@ def test_culprit_of_a_special_case_without_passes_or_mutations_is_its_input_mode
     special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
     verdict = Culprit().judge(_context(crash, lambda p: crash, got=crash, case=special))
     assert verdict.verdict == BUG and verdict.culprit == ["inputs:special"]
+
+
+def test_a_special_values_mismatch_is_rooted_at_the_operator_whose_output_differed() -> None:
+    def mismatch(operator: str) -> Observation:
+        diff = Difference(0, "nan positions", 1, 6, operator=operator)
+        return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "output 0: nan lost", comparison=SPECIAL_VALUES,
+                           difference=diff)
+
+    special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
+    relu, sign = (Culprit().judge(_context(m, lambda p, m=m: m, got=m, case=special))
+                  for m in (mismatch("Relu"), mismatch("Sign")))
+    assert relu.culprit == ["inputs:special:Relu"] and sign.culprit == ["inputs:special:Sign"]
+    assert relu.root != sign.root  # two NaN bugs, two roots
 
 
 def test_parent_does_not_run_for_a_failure_in_a_pass() -> None:

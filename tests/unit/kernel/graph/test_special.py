@@ -108,3 +108,45 @@ def test_a_disputed_operator_setting_is_never_a_mismatch_and_the_rest_of_the_ope
     assert got.symptom is Symptom.INVALID and "onnx/onnx#4764" in got.message
     wrong = [np.full((3, 1, 4, 2), 5.0, np.float32)]
     assert _judge(_roi_align("avg"), feeds, wrong).symptom is Symptom.MISMATCH
+
+
+def _two_outputs(side: str) -> onnx.ModelProto:
+    """y = Relu(x), and a side output z = ``side``(x) (of 6 float elements or, for ArgMax, 1 int64)."""
+    z_type = TensorProto.INT64 if side == "ArgMax" else TensorProto.FLOAT
+    z_shape = [1] if side == "ArgMax" else [6]
+    attrs = {"keepdims": 1} if side == "ArgMax" else {}
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"]), helper.make_node(side, ["x"], ["z"], **attrs)],
+                              "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6]),
+                               helper.make_tensor_value_info("z", z_type, z_shape)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def test_an_undefined_side_output_leaves_the_other_outputs_judged_and_names_the_operator() -> None:
+    # campF's filtered 1a2213d783c-361: Relu(NaN) = 0 in TVM, dropped because an ArgMax beside it is undefined on NaN
+    model, feeds = _two_outputs("ArgMax"), {"x": SPECIAL}
+    relu_nan_lost = np.maximum(np.nan_to_num(SPECIAL, nan=0.0), 0.0).astype(np.float32)
+    got = _judge(model, feeds, [relu_nan_lost, np.array([1], np.int64)])
+    assert got.symptom is Symptom.MISMATCH and got.comparison == SPECIAL_VALUES
+    assert got.difference is not None and got.difference.output == 0 and got.difference.operator == "Relu"
+    right_relu = onnxruntime_outputs(model, feeds)[0]
+    got = _judge(model, feeds, [right_relu, np.array([4], np.int64)])  # differs only on the undefined output
+    assert got.symptom is Symptom.INVALID and "orders or ranges over NaN" in got.message
+
+
+def test_engines_disagreeing_on_one_output_leave_the_others_judged() -> None:
+    model, feeds = _two_outputs("Neg"), {"x": SPECIAL}
+    ort = onnxruntime_outputs(model, feeds)
+    disputed_side = [ort[0], ort[1] + 1.0]  # the "reference" disagrees with onnxruntime on output 1 only
+
+    def reference(_model: onnx.ModelProto, _feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        return disputed_side
+
+    wrong = ort[0].copy()
+    wrong[0] = 0.0  # NaN lost on output 0
+    got = _judge(model, feeds, [wrong, ort[1]], engines=(onnxruntime_outputs, reference))
+    assert got.symptom is Symptom.MISMATCH and got.difference is not None and got.difference.output == 0
+    got = _judge(model, feeds, [ort[0], ort[1] + 2.0], engines=(onnxruntime_outputs, reference))
+    assert got.symptom is Symptom.INVALID and "disagree on output 1" in got.message
