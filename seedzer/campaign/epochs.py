@@ -1,16 +1,18 @@
 """Generation epochs of a running campaign (``fuzz --epochs N``): schedule, generator process, intake.
 
 The budget is split into ``N`` epochs of equal length; epoch 0 fuzzes the pool given with ``--pool``.
-Half-way through epoch ``k - 1`` (:data:`LAUNCH_AT`) the campaign computes every model's reward so far
+Once the pool is loaded, the campaign starts one generator process
+(:mod:`seedzer.campaign.epoch_generator`), which imports NNSmith and waits. Half-way through epoch
+``k - 1`` (:data:`LAUNCH_AT`) the campaign computes every model's reward so far
 (:mod:`seedzer.campaign.epoch_rewards`), the bandit's posterior and one Thompson draw of operator weights
-(:mod:`seedzer.generate.bandit`), writes them to ``epochs/epoch-<k>/weights.json`` and the ``epochs``
-table, and starts the generator process (:mod:`seedzer.campaign.epoch_generator`) on them. From the
-start of epoch ``k`` on, every model the generator has loaded is taken in (its seeds join the corpus,
-its load failures are filed) once per poll, without waiting: the loop only adds entries.
+(:mod:`seedzer.generate.bandit`), and writes them to ``epochs/epoch-<k>/weights.json`` and the ``epochs``
+table; the generator then makes and loads epoch ``k``'s models. From the start of epoch ``k`` on,
+every model the generator has loaded is taken in (its seeds join the corpus, its load failures are
+filed) once per poll, without waiting: the loop only adds entries.
 
 A campaign stopped mid-epoch resumes there: the weights of an epoch are drawn once (``weights.json``
-is reused), the generator skips the attempts its pool's manifest records and the models it has
-loaded, and the campaign skips the models its ``models`` table has.
+is reused), the generator skips the epochs it finished, the attempts its pools' manifests record and
+the models it has loaded, and the campaign skips the models its ``models`` table has.
 """
 
 from __future__ import annotations
@@ -28,7 +30,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from seedzer.campaign.epoch_generator import DONE_FILE, EpochJob, loaded_path, write_job
+from seedzer.campaign.epoch_generator import (
+    DONE_FILE,
+    INDEX_STRIDE,
+    WEIGHTS_FILE,
+    GeneratorJob,
+    epoch_folder,
+    loaded_path,
+    write_job,
+)
 from seedzer.campaign.epoch_rewards import ModelInfo, finding_origins, models_of_manifest, rewards
 from seedzer.campaign.loading import Loading, take_model
 from seedzer.config import to_dict
@@ -49,15 +59,12 @@ class EpochHost(Loading, Protocol):
     coverage: CoverageBackend
 
 EPOCHS_DIR = "epochs"
-WEIGHTS_FILE = "weights.json"
-INDEX_STRIDE = 100_000
-"""Epoch ``k``'s attempts are numbered from ``k * INDEX_STRIDE``: its models' names are its own."""
 LAUNCH_AT = 0.5
 """The share of epoch ``k - 1`` after which epoch ``k``'s models are made (learned from what came before)."""
 POLL_SECONDS = 1.0
 """Seconds between two looks at the generator and its results."""
 RELAUNCHES = 2
-"""Times a generator that failed is started again for the same epoch in one session."""
+"""Times a generator that stopped before its work was done is started again in one session."""
 
 
 @dataclass(frozen=True)
@@ -81,13 +88,13 @@ class EpochSchedule:
         return min(self.count - 1, max(0, math.floor(elapsed / self.length)))
 
     def launch_at(self, epoch: int) -> float:
-        """Campaign seconds at which ``epoch``'s models are made (epoch >= 1)."""
+        """Campaign seconds at which ``epoch``'s weights are drawn and its models made (epoch >= 1)."""
         return self.start(epoch - 1) + LAUNCH_AT * self.length
 
 
 def epoch_dir(out: Path, epoch: int) -> Path:
     """The pool directory of ``epoch`` (>= 1) in campaign ``out``."""
-    return Path(out) / EPOCHS_DIR / f"epoch-{epoch}"
+    return epoch_folder(Path(out) / EPOCHS_DIR, epoch)
 
 
 def check_epoch_pool(pool: Path) -> dict[str, Any]:
@@ -98,7 +105,10 @@ def check_epoch_pool(pool: Path) -> dict[str, Any]:
                         "the generation options the epochs continue)")
     manifest = read_manifest(Path(pool))
     generation = manifest.get("generation")
-    if not isinstance(generation, dict) or generation.get("source", "nnsmith") != "nnsmith":
+    if not isinstance(generation, dict):
+        raise PoolError(f"{pool}: --epochs needs a pool made by `seedzer generate` (its manifest.json names no "
+                        "generation options)")
+    if generation.get("source", "nnsmith") != "nnsmith":
         raise PoolError(f"{pool}: --epochs needs an NNSmith pool (this one's models come from the model zoo)")
     if any(int(e.get("index", 0)) >= INDEX_STRIDE for e in manifest.get("models") or []):
         raise PoolError(f"{pool}: --epochs needs a pool whose attempts are numbered below {INDEX_STRIDE}")
@@ -134,8 +144,8 @@ class Epochs:
         self.infos: dict[str, ModelInfo] = {m.name: m for m in models_of_manifest(self.base, 0)}
         self.rows = {row.epoch: row for row in epoch_rows(campaign.db.conn)}
         self.proc: subprocess.Popen[bytes] | None = None
-        self.running: int | None = None
-        self.failures: dict[int, int] = {}
+        self.failures = 0
+        """Times the generator stopped before its work was done in this session."""
         self.next_poll = 0.0
         self.current = self.schedule.epoch_at(campaign.stats.elapsed)
         for k in range(1, cfg.epochs.count):
@@ -159,8 +169,6 @@ class Epochs:
             return
         self.next_poll = now + POLL_SECONDS
         self._reap()
-        if self.running is not None and (epoch_dir(self.c.out, self.running) / MANIFEST).is_file():
-            self._made(self.running)
         epoch = self.schedule.epoch_at(elapsed)
         while self.current < epoch:
             self._boundary(self.current, elapsed)
@@ -168,10 +176,13 @@ class Epochs:
         for k in range(1, self.current + 1):
             self._intake(k)
         following = self.current + 1
-        if self.proc is None and following < self.schedule.count and elapsed >= self.schedule.launch_at(following):
-            self._launch(following)
-        elif self.proc is None and not self._complete(self.current) and self.current >= 1:
-            self._launch(self.current)  # a resumed campaign whose epoch was not finished
+        if following < self.schedule.count and elapsed >= self.schedule.launch_at(following):
+            self._weights(following)
+        for k in (self.current, following):
+            if 1 <= k < self.schedule.count:
+                self._made(k)
+        if self.proc is None and not self._complete() and self.failures <= RELAUNCHES:
+            self._launch()
 
     def close(self, elapsed: float) -> None:
         """Stop the generator (it resumes with the campaign) and record the current epoch's end so far
@@ -183,9 +194,9 @@ class Epochs:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.running is not None:
-            self._made(self.running)
-        self.proc, self.running = None, None
+        self.proc = None
+        for k in range(1, self.schedule.count):
+            self._made(k)
         self._end_row(self.current, elapsed)
         outcomes = self._outcomes()
         won = successes(outcomes)
@@ -221,7 +232,8 @@ class Epochs:
         return rewards(models, self.c.corpus.entries, roots)
 
     def _weights(self, epoch: int) -> dict[str, Any]:
-        """The epoch's learned weights: drawn now and written to ``weights.json``, or read back from it."""
+        """The epoch's learned weights: drawn now, written to ``weights.json`` (where the generator finds
+        them) and the ``epochs`` table, or read back from ``weights.json`` (drawn once)."""
         path = epoch_dir(self.c.out, epoch) / WEIGHTS_FILE
         with contextlib.suppress(OSError, ValueError):
             data = json.loads(path.read_text())
@@ -237,24 +249,21 @@ class Epochs:
                 "onnx_posterior": {op: [p.alpha, p.beta] for op, p in onnx_post.items()},
                 "outcomes": [{"model": o.model, "epoch": o.epoch, "reward": o.reward, "success": won[o.model]}
                              for o in outcomes], "models": []}
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(data, indent=1))
-        return data
-
-    def _launch(self, epoch: int) -> None:
-        if self.failures.get(epoch, 0) > RELAUNCHES:
-            return
-        data = self._weights(epoch)
         row = self.rows.get(epoch) or EpochRow(epoch)
         row.weights, row.onnx_weights = dict(data["weights"]), dict(data["onnx_weights"])
         row.posterior, row.outcomes = dict(data["posterior"]), list(data["outcomes"])
         self._save(row)
-        folder = epoch_dir(self.c.out, epoch)
-        job = EpochJob(str(folder), epoch, self.cfg.models, int(self.base.get("seed", 0) or 0) + epoch,
-                       epoch * INDEX_STRIDE, str(self.base.get("heuristic", "epochs")),
-                       dict(self.base["generation"]), row.weights, row.onnx_weights,
-                       self.cfg.cpu_share, str(Path(self.c.out) / EPOCHS_DIR / ".nnsmith-cache"),
-                       to_dict(self.c.cfg))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(data, indent=1))
+        self.c.db.add_event("epoch_weights", {"epoch": epoch, "models": len(outcomes)})
+        return data
+
+    def _launch(self) -> None:
+        """Start the generator process (once per campaign session, again after it stopped early)."""
+        job = GeneratorJob(str(Path(self.c.out) / EPOCHS_DIR), self.schedule.count, self.cfg.models,
+                           int(self.base.get("seed", 0) or 0), str(self.base.get("heuristic", "epochs")),
+                           dict(self.base["generation"]), self.cfg.cpu_share,
+                           str(Path(self.c.out) / EPOCHS_DIR / ".nnsmith-cache"), to_dict(self.c.cfg))
         path = write_job(job)
         log = open(Path(self.c.out) / "logs" / "epoch-generator.log", "ab")  # noqa: SIM115 (the child keeps it)
         try:
@@ -262,27 +271,22 @@ class Epochs:
                                          stdin=subprocess.DEVNULL)
         finally:
             log.close()
-        self.running = epoch
-        self.c.db.add_event("epoch_generator", {"epoch": epoch, "pid": self.proc.pid})
+        self.c.db.add_event("epoch_generator", {"pid": self.proc.pid})
 
     def _reap(self) -> None:
         if self.proc is None or self.proc.poll() is None:
             return
-        epoch, code = self.running, self.proc.returncode
-        self.proc, self.running = None, None
-        if epoch is None:
-            return
-        folder = epoch_dir(self.c.out, epoch)
-        if code != 0 or not (folder / DONE_FILE).is_file():  # started again up to RELAUNCHES times
-            self.failures[epoch] = self.failures.get(epoch, 0) + 1
-        if code != 0:
-            self.c.monitor.message(f"warning: the generator of epoch {epoch} exited with status {code} "
-                                   f"(see logs/epoch-generator.log)")
-        self._made(epoch)
+        code, self.proc = self.proc.returncode, None
+        if not self._complete():  # started again, up to RELAUNCHES times
+            self.failures += 1
+            self.c.monitor.message(f"warning: the epochs' generator stopped with status {code} before its work "
+                                   "was done (see logs/epoch-generator.log)")
 
     def _made(self, epoch: int) -> None:
-        """Record the models the generator of ``epoch`` has made (its pool's manifest)."""
+        """Record the models the generator has made for ``epoch`` (its pool's manifest)."""
         folder = epoch_dir(self.c.out, epoch)
+        if not (folder / MANIFEST).is_file():
+            return
         with contextlib.suppress(PoolError):
             made = models_of_manifest(read_manifest(folder), epoch)
             self.infos.update({m.name: m for m in made})
@@ -296,8 +300,9 @@ class Epochs:
                 data["models"] = [m.name for m in made]
                 write_atomic(folder / WEIGHTS_FILE, json.dumps(data, indent=1))
 
-    def _complete(self, epoch: int) -> bool:
-        return (epoch_dir(self.c.out, epoch) / DONE_FILE).is_file() or self.failures.get(epoch, 0) > RELAUNCHES
+    def _complete(self) -> bool:
+        """True once every later epoch's generation is done."""
+        return all((epoch_dir(self.c.out, k) / DONE_FILE).is_file() for k in range(1, self.schedule.count))
 
     def _intake(self, epoch: int) -> None:
         """Take in every model of ``epoch`` the generator has loaded and the campaign has not."""

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from seedzer.campaign.epoch_generator import DONE_FILE, loaded_path
+from seedzer.campaign.epoch_generator import DONE_FILE, INDEX_STRIDE, WEIGHTS_FILE, loaded_path
 from seedzer.campaign.epochs import (
-    INDEX_STRIDE,
+    EPOCHS_DIR,
     LAUNCH_AT,
-    WEIGHTS_FILE,
+    RELAUNCHES,
     Epochs,
     EpochSchedule,
     check_epoch_pool,
@@ -133,35 +133,54 @@ def test_a_pool_without_manifest_or_from_the_zoo_is_refused_in_one_line(tmp_path
         check_epoch_pool(tmp_path / "zoo")
 
 
-def test_the_generator_is_launched_half_way_with_recorded_weights(tmp_path: Path) -> None:
+def idle(job: Path) -> list[str]:
+    """A generator process that does nothing (and is done at once)."""
+    return [sys.executable, "-c", "pass"]
+
+
+def test_weights_are_drawn_half_way_from_the_rewards_so_far_and_recorded(tmp_path: Path) -> None:
     h = host(tmp_path)
     h.corpus.add(CorpusEntry("s0", "x0", "[]", "model_000000.onnx", level="tir"), 0)
     h.corpus.add(CorpusEntry("m0", "x0'", "[]", "model_000000.onnx", "s0", level="tir"), 3)
-    epochs = Epochs(h, generator=lambda job: [sys.executable, "-c", "pass"])
+    launched: list[Path] = []
+    epochs = Epochs(h, generator=lambda job: launched.append(job) or idle(job))
     epochs.poll(LAUNCH_AT * 60 - 1)
+    assert len(launched) == 1  # the generator starts at once (it imports NNSmith while it waits)
     assert not (epoch_dir(h.out, 1) / WEIGHTS_FILE).exists()
     epochs.next_poll = 0.0
     epochs.poll(LAUNCH_AT * 60 + 1)
     data = json.loads((epoch_dir(h.out, 1) / WEIGHTS_FILE).read_text())
     # model 0 kept a mutant (reward 1), model 1 nothing: Conv2d and Relu were in a success, Add in a failure
     assert data["posterior"] == {"Add": [1.0, 2.0], "Conv2d": [2.0, 1.0], "Relu": [2.0, 1.0]}
-    assert set(data["weights"]) == {"Add", "Conv2d", "Relu"}
+    assert set(data["weights"]) == {"Add", "Conv2d", "Relu"} and data["onnx_weights"] == {}
     assert [(o["model"], o["reward"], o["success"]) for o in data["outcomes"]] == [
         ("model_000000.onnx", 1.0, True), ("model_000001.onnx", 0.0, False)]
-    job = json.loads((epoch_dir(h.out, 1) / "job.json").read_text())
-    assert job["op_weights"] == data["weights"] and job["first_index"] == INDEX_STRIDE
+    job = json.loads(launched[0].read_text())
+    assert job["count"] == 3 and job["models"] == 2 and job["generation"] == GENERATION
     row = {r.epoch: r for r in epoch_rows(h.db.conn)}[1]
     assert row.weights == data["weights"] and row.posterior == data["posterior"]
-    assert epochs.proc is not None
-    epochs.proc.wait()
     epochs.close(LAUNCH_AT * 60 + 2)
-    assert json.loads((h.out / "epochs" / "rewards.json").read_text())[0]["success"] is True
+    assert json.loads((h.out / EPOCHS_DIR / "rewards.json").read_text())[0]["success"] is True
+
+
+def test_a_generator_that_stops_early_is_started_again_a_bounded_number_of_times(tmp_path: Path) -> None:
+    h = host(tmp_path)
+    launched: list[Path] = []
+    epochs = Epochs(h, generator=lambda job: launched.append(job) or idle(job))
+    deadline = time.monotonic() + 20
+    while epochs.failures <= RELAUNCHES and time.monotonic() < deadline:
+        if epochs.proc is not None:
+            epochs.proc.wait()
+        epochs.next_poll = 0.0
+        epochs.poll(1.0)
+    assert len(launched) == RELAUNCHES + 1 and epochs.proc is None
 
 
 def test_models_are_taken_in_only_once_their_epoch_started(tmp_path: Path) -> None:
     h = host(tmp_path)
-    epochs = Epochs(h, generator=lambda job: [sys.executable, "-c", "pass"])
     models = write_epoch(h.out, 1, ["a", "b"], done=True)
+    write_epoch(h.out, 2, [], done=True)
+    epochs = Epochs(h, generator=idle)
     epochs.poll(59.0)
     assert not h.corpus.entries
     epochs.next_poll = 0.0
@@ -169,7 +188,8 @@ def test_models_are_taken_in_only_once_their_epoch_started(tmp_path: Path) -> No
     assert {e.origin for e in h.corpus.entries} == {m.name for m in models}
     assert [e.script for e in h.pending] == ["a", "b"] and h.models == models
     rows = {r.epoch: r for r in epoch_rows(h.db.conn)}
-    assert rows[0].ended == 61.0 and rows[1].started == 61.0 and rows[1].loaded == 2
+    assert rows[0].ended == 61.0 and rows[1].started == 61.0 and rows[1].loaded == 2 and rows[1].made == 2
+    assert epochs.proc is None  # every epoch done: no generator
 
 
 def test_a_campaign_resumed_mid_epoch_takes_in_the_rest_and_generates_nothing_twice(tmp_path: Path) -> None:
@@ -181,24 +201,16 @@ def test_a_campaign_resumed_mid_epoch_takes_in_the_rest_and_generates_nothing_tw
     (epoch_dir(h.out, 1) / WEIGHTS_FILE).write_text(json.dumps(weights))
     h.db.set_model(models[0].name, "ok", 1, {})  # taken in before the kill
     launched: list[Path] = []
-
-    def generator(job: Path) -> list[str]:
-        launched.append(job)
-        return [sys.executable, "-c", "pass"]
-
-    epochs = Epochs(h, generator=generator)
+    epochs = Epochs(h, generator=lambda job: launched.append(job) or idle(job))
     assert epochs.current == 1
     epochs.poll(70.0)
     assert [e.script for e in h.corpus.entries] == ["b"]  # the first was taken in already, the third not loaded
-    assert len(launched) == 1  # the unfinished epoch's generator again, with the weights drawn before
-    assert json.loads(launched[0].read_text())["op_weights"] == {"Relu": 1.7}
+    assert len(launched) == 1  # the generator again: it finishes epoch 1 with the weights drawn before
     assert json.loads((epoch_dir(h.out, 1) / WEIGHTS_FILE).read_text())["weights"] == {"Relu": 1.7}
     assert epoch_models(h.out) == models
-    assert epochs.proc is not None
-    epochs.proc.wait()
-    deadline = time.monotonic() + 5
-    while epochs.proc is not None and time.monotonic() < deadline:
-        epochs.next_poll = 0.0
-        epochs.poll(71.0)
-    rows = {r.epoch: r for r in epoch_rows(h.db.conn)}
-    assert rows[1].made == 3
+    assert {r.epoch: r for r in epoch_rows(h.db.conn)}[1].made == 3
+    # the generator loads the third model: the next poll takes it in
+    loaded_path(epoch_dir(h.out, 1), models[2]).write_bytes(pickle.dumps(loaded(models[2], "c")))
+    epochs.next_poll = 0.0
+    epochs.poll(71.0)
+    assert [e.script for e in h.corpus.entries] == ["b", "c"]
