@@ -11,8 +11,8 @@ loads each model as a campaign does (each attempt in a child forked from the zyg
 loading gave to ``loaded/<model>.pickle`` (written atomically, read only by the campaign that wrote the
 job). It exits when every epoch is done, or when the campaign that started it is gone. A
 :class:`~seedzer.generate.cpu_share.CpuGovernor` sleeps between models so that its CPU seconds
-stay within the job's share of its wall seconds; the zygote's children are not its children, so a
-load's wall seconds are charged as CPU seconds (an upper bound). ``done.json`` holds the measured
+stay within the job's share of its wall seconds (the zygote's fork server and the load attempts it
+forks included, read from ``/proc``). ``done.json`` holds the measured
 figures (``governor.json`` the figures so far). It makes and loads one model at a time, so the first
 ones are ready early. Killed at any moment, it is started again and skips what exists: attempts recorded in the
 pool's manifest, models with a ``loaded/`` file.
@@ -154,10 +154,8 @@ class Generator:
                 if target.exists():
                     continue
                 governor.pace()
-                start = time.monotonic()
                 got = load_for_campaign(model, cfg.fuzz.differential_load, cfg.timeouts.load,
                                         cfg.fuzz.max_seeds_per_model, cfg.limits.limits())
-                governor.charge(time.monotonic() - start)  # the zygote's child worked: its wall seconds, as CPU
                 write_atomic(target, pickle.dumps(got))
             write_atomic(out / PROGRESS_FILE, json.dumps(self.figures(), indent=1))
         governor.pace()

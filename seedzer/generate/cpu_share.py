@@ -1,10 +1,10 @@
 """Keep a process within a share of one core: the CPU-share governor of the epoch generator.
 
-The governor compares the CPU seconds the process has used (its own, its reaped children's, and
-seconds *charged* for work done in processes that are not its children, e.g. loads run in children of
-the zygote's fork server) with ``share`` times the wall seconds since it started, and sleeps until the
-ratio is back under the share. Called between units of work (a model generated, a model loaded), it
-bounds the average, not every instant: one unit may run at a full core.
+The governor compares the CPU seconds the process tree has used (:func:`process_cpu`: its own, its
+children's, and what their children used once reaped, e.g. the load attempts a zygote's fork server
+forks) with ``share`` times the wall seconds since it started, and sleeps until the ratio is back
+under the share. Called between units of work (a model generated, a model loaded), it bounds the
+average, not every instant: one unit may run at a full core.
 """
 
 from __future__ import annotations
@@ -13,15 +13,37 @@ import os
 import resource
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 Clock = Callable[[], float]
 
 
+def _children_cpu(pid: int) -> float:
+    """CPU seconds of the live children of ``pid`` and of the descendants they have reaped (fields
+    utime, stime, cutime and cstime of ``/proc/<child>/stat``); 0 where there is no ``/proc``."""
+    total, tick = 0, os.sysconf("SC_CLK_TCK")
+    try:
+        entries = list(Path("/proc").iterdir())
+    except OSError:
+        return 0.0
+    for entry in entries:
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if int(fields[1]) == pid:
+            total += sum(int(f) for f in fields[11:15])
+    return total / tick
+
+
 def process_cpu() -> float:
-    """CPU seconds (user + system) of this process and of its reaped children."""
+    """CPU seconds (user + system) of this process, of its reaped children and of its live children
+    with what they reaped (a fork server's children)."""
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime + _children_cpu(os.getpid())
 
 
 class CpuGovernor:
@@ -33,16 +55,11 @@ class CpuGovernor:
             raise ValueError(f"cpu share must be in (0, 1], got {share}")
         self.share, self._cpu, self._wall, self._sleep = share, cpu, wall, sleep
         self._cpu0, self._wall0 = cpu(), wall()
-        self.charged = 0.0
         self.slept = 0.0
 
-    def charge(self, seconds: float) -> None:
-        """Count ``seconds`` of CPU used outside this process's accounting (a fork server's child)."""
-        self.charged += max(0.0, seconds)
-
     def used(self) -> float:
-        """CPU seconds used since the governor started (charged ones included)."""
-        return self._cpu() - self._cpu0 + self.charged
+        """CPU seconds used since the governor started."""
+        return self._cpu() - self._cpu0
 
     def elapsed(self) -> float:
         """Wall seconds since the governor started."""

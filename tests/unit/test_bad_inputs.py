@@ -391,8 +391,8 @@ CASES: list[Case] = [
     Case("generate-seed-huge", ["generate", "-H", "basic", "-n", "1", "-o", "dst", "-s", str(2**70)],
          rf"--seed: {2**70} {RANGE}{N}"),
     Case("generate-unknown-heuristic", ["generate", "-H", "nope", "-n", "1", "-o", "dst"],
-         r"unknown heuristic 'nope' \(known: adaptive, basic, big, conv1, conv3, conv5, edge, reach, small, zoo; or pass a "
-         r"path to a \.yaml/\.py file\)"),
+         r"unknown heuristic 'nope' \(known: adaptive, basic, big, conv1, conv3, conv5, edge, reach, small, zoo; "
+         r"or pass a path to a \.yaml/\.py file\)"),
     Case("generate-heuristic-file-missing", ["generate", "-H", "missing/h.yaml", "-n", "1", "-o", "dst"],
          r"heuristic file missing/h\.yaml: not found"),
     Case("generate-heuristic-not-utf8", ["generate", "-H", "h.yaml", "-n", "1", "-o", "dst"],

@@ -38,13 +38,22 @@ def test_paced_work_keeps_its_cpu_within_the_share_of_wall_time(share: float) ->
     assert gov.ratio() == pytest.approx(share, rel=1e-6)
 
 
-def test_charged_seconds_count_as_cpu() -> None:
-    clocks = Clocks()
-    gov = CpuGovernor(0.5, clocks.cpu, clocks.wall, clocks.sleep)
-    clocks.sleep(1.0)  # a child of another process worked for 1 s of wall time
-    gov.charge(1.0)
-    assert gov.pace() == pytest.approx(1.0)
-    assert gov.ratio() == pytest.approx(0.5)
+def test_the_cpu_of_a_child_and_of_what_it_reaped_counts() -> None:
+    import subprocess
+    import sys
+
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    # a child that forks a grandchild, reaps it, then lives on: the grandchild's CPU is the child's cutime
+    code = ("import os, time\npid = os.fork()\nif pid == 0:\n    exec(" + repr(burn) + ")\n    os._exit(0)\n"
+            "os.waitpid(pid, 0)\nprint('reaped', flush=True)\ntime.sleep(30)\n")
+    before = process_cpu()
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "reaped"
+        assert process_cpu() - before >= 0.25
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_no_sleep_while_under_the_share() -> None:
