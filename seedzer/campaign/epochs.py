@@ -201,7 +201,7 @@ class Epochs:
         outcomes = self._outcomes()
         won = successes(outcomes)
         write_atomic(Path(self.c.out) / EPOCHS_DIR / "rewards.json",
-                     json.dumps([{"model": o.model, "epoch": o.epoch, "reward": o.reward, "success": won[o.model]}
+                     json.dumps([{"model": o.model, "epoch": o.epoch, "reward": o.reward, "success": won.get(o.model)}
                                  for o in outcomes], indent=1))
 
     # --- the parts -------------------------------------------------------------------------------
@@ -247,7 +247,7 @@ class Epochs:
                 "onnx_weights": thompson(onnx_post, rng) if self.inserts else {},
                 "posterior": {op: [p.alpha, p.beta] for op, p in post.items()},
                 "onnx_posterior": {op: [p.alpha, p.beta] for op, p in onnx_post.items()},
-                "outcomes": [{"model": o.model, "epoch": o.epoch, "reward": o.reward, "success": won[o.model]}
+                "outcomes": [{"model": o.model, "epoch": o.epoch, "reward": o.reward, "success": won.get(o.model)}
                              for o in outcomes], "models": []}
         row = self.rows.get(epoch) or EpochRow(epoch)
         row.weights, row.onnx_weights = dict(data["weights"]), dict(data["onnx_weights"])

@@ -5,7 +5,9 @@ Every model a campaign fuzzed has a *reward* (what its lineage yielded: :mod:`se
 and the *operators* it contains (its pool manifest's ``nnsmith_ops`` for NNSmith's operator choice,
 ``ops`` for the importer operators a ``reach``-like heuristic inserts). A model is a *success* when its
 reward is above the median reward of the models of its own epoch (so half of an epoch's models at most
-succeed, whatever the scale of the rewards; an epoch whose models all tie teaches nothing but trials).
+succeed, whatever the scale of the rewards, and a model that had less time, of a later epoch, is
+compared with its peers only; an epoch whose models all tie teaches nothing but trials; a model alone
+in its epoch so far has no peer and teaches nothing yet).
 Each success adds 1 to ``alpha``, each failure 1 to ``beta``, of every distinct operator the model
 contains, from the prior Beta(1, 1). The posterior is a pure function of the outcomes, so a resumed
 campaign recomputes it instead of storing a running state.
@@ -51,12 +53,13 @@ class Posterior:
 
 
 def successes(outcomes: list[ModelOutcome]) -> dict[str, bool]:
-    """Each model's success: its reward above the median reward of its epoch's models."""
+    """Each model's success: its reward above the median reward of its epoch's models (models alone in
+    their epoch are left out)."""
     by_epoch: dict[int, list[float]] = {}
     for o in outcomes:
         by_epoch.setdefault(o.epoch, []).append(o.reward)
-    medians = {epoch: statistics.median(rewards) for epoch, rewards in by_epoch.items()}
-    return {o.model: o.reward > medians[o.epoch] for o in outcomes}
+    medians = {epoch: statistics.median(rewards) for epoch, rewards in by_epoch.items() if len(rewards) > 1}
+    return {o.model: o.reward > medians[o.epoch] for o in outcomes if o.epoch in medians}
 
 
 def posterior(outcomes: list[ModelOutcome], onnx: bool = False) -> dict[str, Posterior]:
@@ -65,6 +68,8 @@ def posterior(outcomes: list[ModelOutcome], onnx: bool = False) -> dict[str, Pos
     won = successes(outcomes)
     counts: dict[str, list[float]] = {}
     for o in outcomes:
+        if o.model not in won:
+            continue
         for op in set(o.onnx_ops if onnx else o.nnsmith_ops):
             a, b = counts.setdefault(op, list(PRIOR))
             counts[op] = [a + 1, b] if won[o.model] else [a, b + 1]

@@ -46,3 +46,10 @@ def test_the_thompson_draw_is_the_seeds_alone_and_scaled_around_one() -> None:
 
 def test_top_weights_heaviest_first_ties_by_name() -> None:
     assert top_weights({"b": 1.0, "a": 1.0, "c": 2.0, "d": 0.1}, 3) == [("c", 2.0), ("a", 1.0), ("b", 1.0)]
+
+
+def test_a_model_alone_in_its_epoch_teaches_nothing_yet() -> None:
+    outcomes = [_o("a", 3, ("Relu",)), _o("b", 0, ("Add",)), _o("c", 9, ("Relu", "Mul"), epoch=1)]
+    assert successes(outcomes) == {"a": True, "b": False}
+    post = posterior(outcomes)
+    assert post == {"Add": Posterior(1, 2), "Relu": Posterior(2, 1)}
