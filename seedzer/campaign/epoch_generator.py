@@ -9,7 +9,9 @@ the epoch before), generates the epoch's pool
 heuristic inserts: :func:`seedzer.generate.driver.generate_epoch_pool`) into the job's directory, then
 loads each model as a campaign does (each attempt in a child forked from the zygote) and writes what
 loading gave to ``loaded/<model>.pickle`` (written atomically, read only by the campaign that wrote the
-job). It exits when every epoch is done, or when the campaign that started it is gone. A
+job). It exits when every epoch is done, or, at the next model, when the campaign that started it is
+gone; it holds a lock on the epochs directory, so a generator of a resumed campaign waits for one a
+killed campaign left behind to finish its model. A
 :class:`~seedzer.generate.cpu_share.CpuGovernor` sleeps between models so that its CPU seconds
 stay within the job's share of its wall seconds (the zygote's fork server and the load attempts it
 forks included, read from ``/proc``). ``done.json`` holds the measured
@@ -104,15 +106,29 @@ def _wait_for(path: Path, parent: int) -> bool:
     return True
 
 
-class Generator:
-    """The generator process's work (see the module docstring)."""
+def _lock(out: Path, parent: int) -> Any:
+    """The lock of the epochs directory, waited for while another generator holds it (one a killed
+    campaign left, finishing its model); None when the campaign that started this one is gone first."""
+    from seedzer.store.lock import DirLock, LockError
 
-    def __init__(self, job: GeneratorJob) -> None:
+    while True:
+        try:
+            return DirLock(out, what="epoch generator").acquire()
+        except LockError:
+            if os.getppid() != parent:
+                return None
+            time.sleep(WAIT_SECONDS)
+
+
+class Generator:
+    """The generator process's work (see the module docstring) for the campaign process ``parent``."""
+
+    def __init__(self, job: GeneratorJob, parent: int) -> None:
         from seedzer.config import config_from_dict
         from seedzer.generate.cpu_share import CpuGovernor, lower_priority
 
         lower_priority()
-        self.job = job
+        self.job, self.parent = job, parent
         self.governor = CpuGovernor(job.cpu_share)
         self.cfg = config_from_dict(job.config, str(Path(job.out) / JOB_FILE))
         self.generated = 0.0
@@ -130,8 +146,9 @@ class Generator:
                 "cpu_share": round(g.ratio(), 4), "generation_cpu_seconds": round(self.generated, 2),
                 "slept_seconds": round(g.slept, 2), "limit": self.job.cpu_share}
 
-    def epoch(self, epoch: int, weights: dict[str, Any]) -> None:
-        """Make and load epoch ``epoch``'s models, one model at a time (the first ones are ready early)."""
+    def epoch(self, epoch: int, weights: dict[str, Any]) -> bool:
+        """Make and load epoch ``epoch``'s models, one model at a time (the first ones are ready early);
+        False when the campaign went away meanwhile (its next session makes the rest)."""
         from seedzer.campaign.seeds import load_for_campaign
         from seedzer.generate.driver import generate_epoch_pool
         from seedzer.generate.heuristics import YamlHeuristic
@@ -144,6 +161,8 @@ class Generator:
         opts = _options(job, weights)
         h = YamlHeuristic(job.heuristic, Path(job.out) / JOB_FILE, opts, SelectionOptions())
         for made in range(1, job.models + 1):
+            if os.getppid() != self.parent:
+                return False
             before = governor.used()
             generate_epoch_pool(h, opts, out, made, seed=job.seed + epoch, first_index=epoch * INDEX_STRIDE,
                                 cache_dir=Path(job.cache_dir), pace=governor.pace)
@@ -160,20 +179,25 @@ class Generator:
             write_atomic(out / PROGRESS_FILE, json.dumps(self.figures(), indent=1))
         governor.pace()
         write_atomic(out / DONE_FILE, json.dumps(self.figures(), indent=1))
+        return True
 
 
 def run(job: GeneratorJob, parent: int) -> int:
     """Make every epoch not done yet, each once the campaign has drawn its weights; returns the exit
     status (0: every epoch done; 1: the campaign went away first)."""
-    gen = Generator(job)
+    lock = _lock(Path(job.out), parent)
+    if lock is None:
+        return 1
+    gen = Generator(job, parent)
     gen.warm_up()
     for epoch in range(1, job.count):
         folder = epoch_folder(Path(job.out), epoch)
         if (folder / DONE_FILE).is_file():
             continue
-        if not _wait_for(folder / WEIGHTS_FILE, parent):
+        if not _wait_for(folder / WEIGHTS_FILE, parent) or \
+                not gen.epoch(epoch, json.loads((folder / WEIGHTS_FILE).read_text())):
             return 1
-        gen.epoch(epoch, json.loads((folder / WEIGHTS_FILE).read_text()))
+    lock.release()
     return 0
 
 
