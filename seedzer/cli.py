@@ -146,6 +146,10 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
 
     check_campaign_paths(pool, out)
     list_pool(pool)  # a missing, empty or corrupt pool fails here, before anything is created
+    if cfg.epochs.count > 1:
+        from seedzer.campaign.epochs import check_epoch_pool
+
+        check_epoch_pool(pool)
     check_campaign_state(pool, out, resume)
     with DirLock(out, what="campaign"):
         check_campaign_state(pool, out, resume)  # again: another process may have been quicker
@@ -181,10 +185,14 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
                    "must be at the same path on every node.")
 @click.option("--recorded-as", "recorded_as", type=click.Choice(["campaign", "trial"]), default="campaign",
               show_default=True, help="What the ledger of bug roots records this campaign as (experiments: trial).")
+@click.option("--epochs", type=int, default=None, metavar="N",
+              help="Split the budget into N generation epochs: after the first (the --pool), each fuzzes models a "
+                   "niced generator process makes, operators weighted by what earlier models yielded (epochs.*).")
 @CONFIG_OPTION
 @MONITOR_OPTION
 def fuzz(pool: Path, out: Path, minutes: float | None, jobs: int | None, seed: int | None, resume: bool,
-         levels: str | None, ray: str | None, recorded_as: str, config_path: Path | None, monitor: str) -> None:
+         levels: str | None, ray: str | None, recorded_as: str, epochs: int | None, config_path: Path | None,
+         monitor: str) -> None:
     """Fuzz TVM with the models of a seed pool; results go to a campaign directory.
 
     Example: seedzer fuzz --pool seedpools/basic --out campaigns/basic-1 --minutes 10 --levels tir,graph
@@ -193,6 +201,9 @@ def fuzz(pool: Path, out: Path, minutes: float | None, jobs: int | None, seed: i
     cfg = _apply_overrides(load_config(config_path), minutes, jobs, seed)
     if levels is not None:
         cfg.levels = parse_levels(levels, cfg.levels)
+    if epochs is not None:
+        check_value("epochs.count", epochs, "--epochs")
+        cfg.epochs.count = epochs
     _fuzz(pool, out, cfg, resume, monitor, ray, recorded_as)
 
 

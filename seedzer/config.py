@@ -146,6 +146,17 @@ class FuzzConfig:
                      "prefer inserting passes the entry has not triggered; needs scheduler cost).")
 
 
+@dataclass
+class EpochsConfig:
+    """Generation epochs (``fuzz --epochs``): the budget split into epochs, each but the first fuzzing
+    models a generator process made, weighted by what earlier models yielded."""
+
+    count: int = _f(0, "Epochs the budget is split into (0 or 1: none; epoch 0 is the --pool given; at most 9).")
+    models: int = _f(10, "Models generated for each epoch after the first.")
+    cpu_share: float = _f(0.25, "Share of one core the generator process may use on average (it is niced "
+                          "and sleeps to keep its CPU seconds within this share of its wall seconds).")
+
+
 class LevelsConfig:
     """The levels a campaign fuzzes (docs/design.md §11) and how often the schedule picks each: a weight per
     registered level (:mod:`seedzer.level_table`), 0 turns it off; a level not given keeps its default.
@@ -332,6 +343,7 @@ class Config:
     reproducers: ReproducersConfig = field(default_factory=ReproducersConfig,
                                            metadata={"doc": "Plain reproducers and the TVM versions they run on."})
     ledger: LedgerConfig = field(default_factory=LedgerConfig, metadata={"doc": "The ledger of bug roots."})
+    epochs: EpochsConfig = field(default_factory=EpochsConfig, metadata={"doc": "Generation epochs."})
 
 
 
@@ -369,6 +381,9 @@ _CHECKS: dict[str, tuple[str, Any]] = {
     "fuzz.block_cache": ("must be a directory name", lambda v: bool(v.strip()) and "\0" not in v),
     "fuzz.scheduler": (f"must be one of: {', '.join(SCHEDULER_NAMES)}", lambda v: v in SCHEDULER_NAMES),
     "fuzz.energy": (f"must be one of: {', '.join(ENERGY_NAMES)}", lambda v: v in ENERGY_NAMES),
+    "epochs.count": ("must be between 0 (none) and 9", lambda v: 0 <= v <= 9),
+    "epochs.models": ("must be between 1 and 1000", lambda v: 1 <= v <= 1000),
+    "epochs.cpu_share": ("must be a share above 0 and at most 1", lambda v: _finite(v) and 0 < v <= 1),
     "generate.heuristic": ("must name a shipped heuristic (see `seedzer pool heuristics`) or an existing "
                            ".yaml/.py heuristic file", _known_heuristic),
     "generate.count": (f"must be >= 1 and <= {MAX_POOL}", lambda v: 1 <= v <= MAX_POOL),

@@ -61,26 +61,34 @@ def load_seeds(campaign: Loading, loader: SeedLoader | None = None) -> None:
             continue
         got = load(model, cfg.fuzz.differential_load, cfg.timeouts.load, cfg.fuzz.max_seeds_per_model,
                    cfg.limits.limits())
-        for failure in got.failures:
-            campaign.filing.loaded(model, failure)
-        added = 0
-        entries = [entry for name in cfg.levels.weights() for entry in level(name).seeds(got)]
-        for entry in entries:
-            if campaign.corpus.add(entry, 0, ["initial"]):
-                campaign.pending.append(entry)
-                added += 1
-        detail = {"observations": [o.to_json() for o in got.observations]}
-        campaign.db.set_model(model.name, "ok" if got.seeds else "failed", added, detail)
-        if got.seeds:
-            campaign.stats.loaded_models += 1
-        else:
-            campaign.stats.failed_models += 1
-            first = next((o.headline() for o in got.observations), "no seeds")
-            campaign.monitor.message(f"warning: {model}: skipped, cannot be loaded ({first[:160]})")
-        campaign.stats.corpus = len(campaign.corpus)
-        campaign.monitor.update(campaign.stats)
+        take_model(campaign, model, got)
     if not campaign.corpus.entries:
         raise PoolError(f"{campaign.pool}: no usable seeds ({len(campaign.models)} models, none could be loaded)")
+
+
+def take_model(campaign: Loading, model: Path, got: ModelSeeds) -> int:
+    """Take in what loading ``model`` gave: its failures are filed, the seeds of every level fuzzed join
+    the corpus (and the line of seeds to run first), the model is recorded as loaded; returns the
+    number of entries added."""
+    for failure in got.failures:
+        campaign.filing.loaded(model, failure)
+    added = 0
+    entries = [entry for name in campaign.cfg.levels.weights() for entry in level(name).seeds(got)]
+    for entry in entries:
+        if campaign.corpus.add(entry, 0, ["initial"]):
+            campaign.pending.append(entry)
+            added += 1
+    detail = {"observations": [o.to_json() for o in got.observations]}
+    campaign.db.set_model(model.name, "ok" if got.seeds else "failed", added, detail)
+    if got.seeds:
+        campaign.stats.loaded_models += 1
+    else:
+        campaign.stats.failed_models += 1
+        first = next((o.headline() for o in got.observations), "no seeds")
+        campaign.monitor.message(f"warning: {model}: skipped, cannot be loaded ({first[:160]})")
+    campaign.stats.corpus = len(campaign.corpus)
+    campaign.monitor.update(campaign.stats)
+    return added
 
 
 def import_seeds(campaign: Loading, entries: Sequence[CorpusEntry]) -> None:

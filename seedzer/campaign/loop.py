@@ -16,9 +16,10 @@ from pathlib import Path
 from types import FrameType
 
 from seedzer import __version__
+from seedzer.campaign.deaths import on_death
 from seedzer.campaign.directory import discard_new, prepare_dir
+from seedzer.campaign.epochs import Epochs, epoch_models
 from seedzer.campaign.filing import Filing, FilingSettings, GateRunner
-from seedzer.campaign.filtered import slow_observation
 from seedzer.campaign.keep import KeepRule
 from seedzer.campaign.ledger_roots import LEDGER_META, CampaignLedger
 from seedzer.campaign.loading import SeedLoader, import_seeds, load_seeds
@@ -30,11 +31,11 @@ from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import parse_timings, stage_totals
 from seedzer.campaign.triggers import PassCount, TriggerCounts, snapshot_column
 from seedzer.campaign.worker_limits import exec_settings, stage_limits
-from seedzer.config import Config, to_dict
+from seedzer.config import Config, config_from_dict, to_dict
 from seedzer.coverage import make_backend
 from seedzer.coverage.native import prepare_collector
 from seedzer.execute.executor import Executor, WorkerSlot
-from seedzer.execute.records import Death, ExecTask, FuzzTask, TestCaseInfo, WorkerEvent
+from seedzer.execute.records import ExecTask, FuzzTask, TestCaseInfo, WorkerEvent
 from seedzer.execute.settings import WorkerSettings
 from seedzer.execute.worker_pool import WorkerPool
 from seedzer.finding.repro import TVM_VERSION
@@ -111,6 +112,8 @@ class Campaign:
         self.tc_counter = 0
         self._stop = False
         self._executor: Executor | None = None
+        self.epochs: Epochs | None = None
+        """The generation epochs (``--epochs``), made once the pool is loaded."""
 
     # --- set-up -------------------------------------------------------------------------
     def _restore(self) -> None:
@@ -123,6 +126,11 @@ class Campaign:
         self.stats.timings = parse_timings(snapshots[-1].get("timings")) if snapshots else {}
         self.coverage.restore(self.db.features())
         self.triggers.restore({key: PassCount(*counts) for key, counts in self.db.pass_triggers().items()})
+        recorded = self.db.get_meta("config") or {}
+        if self.cfg.epochs.count == 0 and isinstance(recorded.get("epochs"), dict):  # resumed without --epochs
+            self.cfg.epochs = config_from_dict({"epochs": recorded["epochs"]}, "campaign.db").epochs
+        loaded = self.db.loaded_models()  # the epochs' models taken in so far: resumed entries may name them
+        self.models.extend(m for m in epoch_models(self.out) if m.name in loaded)
         skipped: dict[str, str] = {}  # entries read back that cannot be fuzzed (an edited file)
         self.corpus.restore(self.quarantine.entry_check(self.models) if self.imported is None else None, skipped)
         self.quarantine.restored(skipped)
@@ -175,6 +183,8 @@ class Campaign:
             load_seeds(self, self.seed_loader)
         self.pending.extend(e for e in self.corpus.entries if not e.executed and e not in self.pending)
         self.quarantine.check_left()
+        if self.cfg.epochs.count > 1 and self.imported is None:
+            self.epochs = Epochs(self)
         self.stats.phase = "fuzzing"
         executor = self.executor_factory(self.cfg.fuzz.jobs, settings, self.limits)
         self._executor = executor
@@ -195,6 +205,8 @@ class Campaign:
                     if store is not None:
                         store()
                 self.filing.poll()
+                if self.epochs is not None:
+                    self.epochs.poll(self.stats.elapsed)
                 now = time.monotonic()
                 self.stats.session_seconds = now - start
                 self.stats.elapsed = base_elapsed + self.stats.session_seconds
@@ -211,6 +223,8 @@ class Campaign:
             self.filing.drain(60.0)
             self.snapshot()
             self.monitor.update(self.stats)
+            if self.epochs is not None:
+                self.epochs.close(self.stats.elapsed)
             self.db.close()
             self.ledger.record(self.out)
             self.monitor.close()
@@ -276,49 +290,6 @@ class Campaign:
         entry.chosen += 1
         return entry
 
-    def _on_death(self, ev: WorkerEvent, death: Death) -> None:
-        tc = ev.tc
-        parent = self.corpus.by_id.get(tc.parent or "") if tc is not None else None
-        if parent is not None and death.seconds is not None:  # what choosing it cost: the time it ran
-            record_cost(parent, death.seconds)
-        detail = {"worker": ev.worker, "kind": death.kind, "stage": death.stage.value, "pass": death.pass_name,
-                  "message": death.message, "signal": death.signal, "exitcode": death.exitcode,
-                  "rss_mb": death.rss_mb, "available_mb": death.available_mb, "during_setup": death.during_setup,
-                  "testcase": tc.tc_id if tc else None}
-        self.db.add_event("worker_killed" if death.kind == "killed" else "worker_restart", detail)
-        if death.kind == "slow" and tc is not None:  # an execution (counted, shown in status and the report)
-            self.stats.slow += 1
-            self._count("slow", death.stage.value, tc.level)
-            self.filing.filtered(slow_observation(death.stage, death.pass_name, death.message), tc, ev.worker)
-        elif death.kind == "killed":
-            if tc is not None and tc.announced:  # the OOM killer's, most likely: re-run alone at the full limits
-                self.filing.filtered(Observation(Symptom.INVALID, death.stage, death.pass_name,
-                                                 f"out of memory: its worker was killed by SIGKILL ({death.message})"),
-                                     tc, ev.worker)
-            memory = (f"; available memory {death.available_mb:.0f} MiB, worker peak {death.rss_mb:.0f} MiB"
-                      if death.available_mb is not None and death.rss_mb is not None else "")
-            self.monitor.message(f"worker {ev.worker} was killed by SIGKILL (the OOM killer or an operator, "
-                                 f"not a TVM bug{memory}); restarted")
-        else:
-            where = "while setting up" if death.during_setup else f"during {death.stage.value}"
-            self.monitor.message(f"worker {ev.worker} {death.message} {where}; restarted")
-        self.db.add_event("workers", {"pids": self._executor.pids() if self._executor else []})
-        if parent is not None and death.kind == "exit" and not death.during_setup \
-                and self.quarantine.death(parent, death.message):  # Seedzer cannot run it: no restart loop
-            self.pending = deque(e for e in self.pending if e.seed_id != parent.seed_id)
-            self.quarantine.check_left()
-        for info in ev.dropped:  # a seed waiting to be executed goes back in line; a mutation is just not made
-            entry = self.corpus.by_id.get(info.parent or "") if info.kind == "exec" else None
-            if entry is not None and not entry.executed and entry not in self.pending and entry.seed_id \
-                    not in self.quarantine:
-                self.pending.appendleft(entry)
-        obs = death.observation()
-        if obs is None or tc is None or not tc.announced:
-            return
-        judged = self._judged(obs, tc.level)
-        if judged.symptom.is_bug:
-            self.filing.candidate(judged, tc, ev.worker, [], death.log_tail)
-
     def _on_event(self, ev: WorkerEvent) -> Callable[[], None] | None:
         """Take in one event: judge a result, merge its coverage, decide whether it is kept and
         update its parent's failure counter. Writing what must be stored (a corpus entry, a
@@ -327,7 +298,7 @@ class Campaign:
             return None
         if ev.kind == "death":
             assert ev.death is not None
-            self._on_death(ev, ev.death)
+            on_death(self, ev, ev.death)
             return None
         assert ev.tc is not None and ev.result is not None
         result, tc, worker = ev.result, ev.tc, ev.worker

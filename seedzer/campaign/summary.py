@@ -13,7 +13,8 @@ totals (see :mod:`seedzer.campaign.throughput`). Every summary says how many of 
 operators the campaign exercised, which it never did, and its bugs by operator
 (:mod:`seedzer.campaign.operators`), and the optimizations it triggered: per level, passes triggered
 by at least 1 and 10 test cases of the passes run, and the same over time
-(:mod:`seedzer.campaign.trigger_tables`).
+(:mod:`seedzer.campaign.trigger_tables`); a campaign run with ``--epochs`` adds its epochs
+(:mod:`seedzer.campaign.epoch_table`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from rich.console import Group
 from rich.table import Table
 
 from seedzer.campaign.breakdown import level_table, mutants_by_mutation, mutation_table, oracle_table
+from seedzer.campaign.epoch_table import epoch_table
 from seedzer.campaign.invalid import invalid_table, rerun_table, unloaded_models_table
 from seedzer.campaign.monitor import summary_table
 from seedzer.campaign.operators import exercised_operators, operator_bug_table, reach_table
@@ -43,6 +45,7 @@ from seedzer.finding.store import finding_folder
 from seedzer.finding.verdict import reason_code
 from seedzer.ledger.records import LedgerRoot
 from seedzer.load.importer_ops import operator_reach
+from seedzer.store.epoch_rows import epoch_rows
 from seedzer.store.readonly import corpus_by_level, open_campaign, read_meta
 
 
@@ -216,6 +219,7 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
                               if t is not None] if show_all or show_invalid else []
             operators = exercised_operators(conn)
             pass_counts, trigger_points = read_pass_counts(conn), read_trigger_points(conn)
+            epochs = epoch_table(epoch_rows(conn))
         except (sqlite3.Error, ValueError, TypeError) as exc:
             raise CampaignError(f"{path}: unreadable campaign database ({exc})") from None
     finally:
@@ -249,6 +253,8 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
         parts.append(operator_bug_table(view.bugs))
     parts.extend(t for t in (triggers_table(pass_counts), triggers_over_time_table(trigger_points, window_minutes))
                  if t is not None)
+    if epochs is not None:
+        parts.append(epochs)
     parts.extend(_throughput(points, window_minutes, st.jobs))
     if view.bugs:
         parts.append(_bug_table(view, seen, str(Path(campaign).resolve())))

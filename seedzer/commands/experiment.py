@@ -108,7 +108,7 @@ def check_cmd(file: Path) -> None:
 
     Example: seedzer experiment check experiments/seedzer-paper.yaml
     """
-    from seedzer.experiment.spec import load_spec
+    from seedzer.experiment.spec import heuristic_epochs, load_spec
 
     spec = load_spec(file)
     arms = spec.arms()
@@ -119,4 +119,8 @@ def check_cmd(file: Path) -> None:
                f"{trials * spec.minutes * spec.jobs:g} core-minutes)")
     for arm in arms:
         levels = f", levels {arm.levels}" if arm.levels else ""
-        click.echo(f"  {arm.name if spec.levels else arm.heuristic}: pool {spec.pool_path(arm.heuristic)}{levels}")
+        plan = heuristic_epochs(arm.heuristic)
+        epochs = (f" ({spec.pool_size(arm.heuristic)} models, grown in {plan.count} epochs of {plan.models})"
+                  if plan is not None else "")
+        click.echo(f"  {arm.name if spec.levels else arm.heuristic}: pool {spec.pool_path(arm.heuristic)}{epochs}"
+                   f"{levels}")

@@ -18,6 +18,7 @@ from typing import Any
 from seedzer import config as _config
 from seedzer.config import Config, config_from_dict, read_yaml, to_dict
 from seedzer.errors import ConfigError, SeedzerError, UsageError
+from seedzer.generate.epoch_plan import EpochPlan
 from seedzer.level_table import level_names
 from seedzer.oracles.registry import ORACLES
 
@@ -108,12 +109,22 @@ class ExperimentSpec:
         return [Arm(pool_name(h) if len(settings) == 1 else f"{pool_name(h)}@{level_label(lv)}", h, lv)
                 for h in self.heuristics for lv in settings]
 
-    def trial_config(self, trial: int, levels: str = "") -> Config:
+    def pool_size(self, heuristic: str) -> int:
+        """The size of ``heuristic``'s pool: its ``epochs.pool`` (a starting pool that grows while it is
+        fuzzed), else the experiment's ``pool.size``."""
+        plan = heuristic_epochs(heuristic)
+        return plan.pool if plan is not None and plan.pool is not None else self.pool.size
+
+    def trial_config(self, trial: int, levels: str = "", heuristic: str = "") -> Config:
         """The campaign configuration of trial number ``trial`` (1-based) of the arm fuzzing at ``levels``
-        (a ``--levels`` string; empty: the campaign section's levels)."""
+        (a ``--levels`` string; empty: the campaign section's levels) the pool of ``heuristic``: with the
+        generation epochs the heuristic declares (``epochs:``, :mod:`seedzer.generate.epoch_plan`)."""
         cfg = config_from_dict(self.campaign, f"{self.source or '<experiment>'}: campaign")
         if levels:
             cfg.levels = parse_levels(levels, cfg.levels)
+        plan = heuristic_epochs(heuristic) if heuristic else None
+        if plan is not None:
+            cfg.epochs.count, cfg.epochs.models = plan.count, plan.models
         cfg.fuzz.minutes = self.minutes
         cfg.fuzz.jobs = self.jobs
         cfg.fuzz.snapshot_period = self.snapshot_period
@@ -136,6 +147,17 @@ class ExperimentSpec:
         if not data.get("levels"):
             data.pop("levels", None)
         return data
+
+
+def heuristic_epochs(heuristic: str) -> EpochPlan | None:
+    """The generation epochs ``heuristic`` declares (None: none, or a heuristic that cannot be loaded
+    here, e.g. one whose pool was made elsewhere)."""
+    from seedzer.generate.heuristics import load_heuristic
+
+    try:
+        return load_heuristic(heuristic).epochs
+    except ConfigError:
+        return None
 
 
 def pool_name(heuristic: str) -> str:

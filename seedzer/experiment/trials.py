@@ -195,7 +195,7 @@ class ExperimentRunner:
     def ensure_pools(self) -> None:
         """Generate every missing pool; existing pools are reused as they are."""
         for h in self.spec.heuristics:
-            path, size = self.spec.pool_path(h), self.spec.pool.size
+            path, size = self.spec.pool_path(h), self.spec.pool_size(h)
             have = pool_models(path)
             if have >= size:
                 self.echo(f"pool {path}: reusing {have} models")
@@ -231,7 +231,7 @@ class ExperimentRunner:
         trial.dir.mkdir(parents=True, exist_ok=True)
         lock = self._lock_trial(trial)
         config = trial.dir / "config.yaml"
-        cfg = self.spec.trial_config(trial.number, trial.levels)
+        cfg = self.spec.trial_config(trial.number, trial.levels, trial.heuristic)
         write_atomic(config, yaml.safe_dump(to_dict(cfg), sort_keys=False))
         resume = (trial.dir / "campaign.db").exists()
         argv = self.command(trial, config, resume)

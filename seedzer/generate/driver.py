@@ -124,8 +124,11 @@ def _parallel(
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _serial(produce: Callable[[int], GeneratedModel], todo: Iterator[int], seed: int) -> Iterator[AttemptResult]:
+def _serial(produce: Callable[[int], GeneratedModel], todo: Iterator[int], seed: int,
+            pace: Callable[[], object] | None = None) -> Iterator[AttemptResult]:
     for index in todo:
+        if pace is not None:  # a CPU-share governor: sleeps between attempts
+            pace()
         yield run_attempt(produce, index, derive_seed(seed, index))
 
 
@@ -181,7 +184,8 @@ def _tools() -> dict[str, str]:
 
 
 def _results(
-    opts: GenerationOptions, writer: PoolWriter, *, jobs: int, seed: int, cache_dir: Path, source: str
+    opts: GenerationOptions, writer: PoolWriter, *, jobs: int, seed: int, cache_dir: Path, source: str,
+    first_index: int = 0, pace: Callable[[], object] | None = None,
 ) -> Iterator[AttemptResult]:
     """The attempts not yet in the pool, as results in attempt order (zoo, serial or parallel)."""
     if opts.source == "zoo":
@@ -195,12 +199,12 @@ def _results(
         )
     from seedzer.generate.nnsmith_adapter import NNSmithGenerator, build_opset, prepare_nnsmith
 
-    todo = (i for i in itertools.count() if i not in writer.tried)
+    todo = (i for i in itertools.count(first_index) if i not in writer.tried)
     try:  # fail fast, on one line naming the heuristic, when the options leave no op to use
         if jobs > 1:
             build_opset(prepare_nnsmith(cache_dir), opts)
             return _parallel(jobs, opts, cache_dir, todo, seed)
-        return _serial(NNSmithGenerator(opts, cache_dir).generate, todo, seed)
+        return _serial(NNSmithGenerator(opts, cache_dir).generate, todo, seed, pace)
     except Rejected as exc:
         raise ConfigError(f"{source}: generation: {exc.detail}") from None
 
@@ -216,6 +220,8 @@ def _generate_into(
     progress: bool,
     cache_dir: Path,
     limit: int | None,
+    first_index: int = 0,
+    pace: Callable[[], object] | None = None,
 ) -> GenerateSummary:
     start = time.monotonic()
     header = {
@@ -241,7 +247,8 @@ def _generate_into(
         if missing:
             with ProgressBar(f"{h.name} → {pool_dir}", target, enabled=progress) as bar:
                 bar.update(writer.count, 0)
-                results = _results(opts, writer, jobs=jobs, seed=seed, cache_dir=cache_dir, source=str(h.path))
+                results = _results(opts, writer, jobs=jobs, seed=seed, cache_dir=cache_dir, source=str(h.path),
+                                   first_index=first_index, pace=pace)
                 cap = limit if limit is not None else max(GIVE_UP_AFTER, ATTEMPTS_PER_MODEL * missing)
                 made, rejected, attempts = _fill(writer, target, results, bar, h.name, cap)
         total = writer.count
@@ -311,3 +318,17 @@ def generate_pool(
         summary.requested = count
         summary.out = out
         return summary
+
+
+def generate_epoch_pool(h: Heuristic, opts: GenerationOptions, out: Path, count: int, *, seed: int, first_index: int,
+                        cache_dir: Path, pace: Callable[[], object]) -> GenerateSummary:
+    """Generate (or resume) a campaign epoch's pool ``out``: ``count`` models of ``opts`` (the heuristic's
+    options with the epoch's learned weights), serially, ``pace`` called before every attempt (a CPU-share
+    governor). Attempt indices start at ``first_index``, so the models of every epoch have names of their
+    own (``model_<index>.onnx``). The heuristic's selection is not applied (every model made is kept)."""
+    from seedzer.generate.nnsmith_adapter import NNSmithGenerator  # noqa: F401  (fails early without NNSmith)
+
+    out = Path(out)
+    with DirLock(out, what="pool"):
+        return _generate_into(h, opts, out, count, jobs=1, seed=seed, progress=False, cache_dir=cache_dir,
+                              limit=None, first_index=first_index, pace=pace)

@@ -1,6 +1,7 @@
 """Heuristics: find them by name (repo checkout or installed wheel) or path, validate, select.
 
-A heuristic is a YAML file with a ``generation:`` and a ``selection:`` part, or a Python file
+A heuristic is a YAML file with a ``generation:`` and a ``selection:`` part (and optionally an ``epochs:``
+part, :mod:`seedzer.generate.epoch_plan`), or a Python file
 exposing ``generation_options() -> dict`` (same keys as the YAML ``generation:`` part) and
 ``select(entries, count) -> list``; it may also define ``OVERSAMPLE`` (a float >= 1, default 1) to
 generate that many times ``count`` candidates before selecting. Shipped heuristics live in the
@@ -23,6 +24,7 @@ import yaml
 
 import seedzer
 from seedzer.errors import ConfigError
+from seedzer.generate.epoch_plan import EpochPlan, parse_epoch_plan
 from seedzer.generate.options import (
     GenerationOptions,
     SelectionOptions,
@@ -72,6 +74,8 @@ class YamlHeuristic:
     generation: GenerationOptions
     selection: SelectionOptions
     description: str = ""
+    epochs: EpochPlan | None = None
+    """Its ``epochs:`` part: how a campaign grows its pool while fuzzing (:mod:`seedzer.generate.epoch_plan`)."""
 
     @property
     def oversample(self) -> float:
@@ -103,6 +107,8 @@ class PythonHeuristic:
     oversample: float = 1.0
     identity_selection: bool = field(default=False)
     description: str = ""
+    epochs: EpochPlan | None = None
+    """Python heuristics declare no epochs."""
 
     def generation_options(self) -> dict[str, Any]:
         """The module's generation options, validated."""
@@ -202,10 +208,11 @@ def _load_yaml(path: Path) -> YamlHeuristic:
         raise ConfigError(f"{path}: malformed YAML ({type(exc).__name__}: {exc})") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping with generation: and selection: parts")
-    unknown = set(data) - {"description", "generation", "selection"}
+    unknown = set(data) - {"description", "generation", "selection", "epochs"}
     if unknown:
         raise ConfigError(
-            f"{path}: {sorted(map(str, unknown))[0]}: unknown key (allowed: description, generation, selection)"
+            f"{path}: {sorted(map(str, unknown))[0]}: unknown key (allowed: description, generation, selection, "
+            "epochs)"
         )
     description = data.get("description", "")
     if not isinstance(description, str):
@@ -216,6 +223,7 @@ def _load_yaml(path: Path) -> YamlHeuristic:
         generation=parse_generation(data.get("generation"), str(path)),
         selection=parse_selection(data.get("selection"), str(path)),
         description=description.strip(),
+        epochs=parse_epoch_plan(data.get("epochs"), str(path)),
     )
 
 

@@ -4,7 +4,7 @@ generated model (:mod:`seedzer.generate.reach`), so a pool carries operators NNS
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
@@ -26,10 +26,13 @@ class InsertOptions:
     from its schema and validated by the specification's engines, those the model lacks first;
     ``old_opsets``: the share of models made instead from a one-operator model at an opset older than
     NNSmith's (9 to 13), where the operators the specification removed since (``Scatter``,
-    ``Upsample``) and the older versions of the others are reachable."""
+    ``Upsample``) and the older versions of the others are reachable; ``weights``: a relative weight per
+    importer operator (1 for one not named), set by a campaign's generation epochs
+    (:mod:`seedzer.generate.bandit`), never by a heuristic file."""
 
     operators: int = 0
     old_opsets: float = 0.0
+    weights: dict[str, float] = field(default_factory=dict)
 
     @property
     def active(self) -> bool:

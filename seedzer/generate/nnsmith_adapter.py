@@ -267,7 +267,8 @@ class NNSmithGenerator:
             negate_axes(proto, self.opts.edge.negative_axes, random.Random(seed))
         inputs = dict(oracle.input)
         if self.opts.insert.active:
-            proto = insert_operators(proto, inputs, self.opts.insert.operators, reach_rng)
+            proto = insert_operators(proto, inputs, self.opts.insert.operators, reach_rng,
+                                     learned=self.opts.insert.weights)
         nnsmith_ops = [type(i.iexpr.op).__name__ for i in ir.insts
                        if i.iexpr.op.__class__.__name__ not in ("Input", "Constant")]
         return self._checked(proto, inputs, {"nnsmith_seed": seed, "target_nodes": nodes, "nnsmith_ops": nnsmith_ops},

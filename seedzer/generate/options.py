@@ -101,13 +101,16 @@ class GenerationOptions:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (tuples become lists) for manifests and worker messages.
 
-        ``edge`` and ``insert`` are left out while off, so pools made before them keep their identity.
+        ``edge`` and ``insert`` are left out while off (and ``insert.weights`` while empty), so pools made
+        before them keep their identity.
         """
         data = dict(json.loads(json.dumps(asdict(self))))
         if not self.edge.active:
             del data["edge"]
         if not self.insert.active:
             del data["insert"]
+        elif not self.insert.weights:
+            del data["insert"]["weights"]
         return data
 
     def with_max_nodes(self, max_nodes: int | None) -> GenerationOptions:

@@ -36,17 +36,21 @@ PRESENT_WEIGHT = 0.1
 """Relative weight of an operator the model already has."""
 
 
-def _weights(model: onnx.ModelProto, operators: list[str]) -> dict[str, float]:
+def _weights(model: onnx.ModelProto, operators: list[str], learned: dict[str, float] | None = None) -> dict[str, float]:
+    """Each operator's weight: :data:`PRESENT_WEIGHT` when the model has it, else 1, times its learned
+    weight (``learned``, a campaign's epochs: 1 for an operator it does not name)."""
     present = {n.op_type for n in model.graph.node}
-    return {op: PRESENT_WEIGHT if op in present else 1.0 for op in operators}
+    learned = learned or {}
+    return {op: (PRESENT_WEIGHT if op in present else 1.0) * learned.get(op, 1.0) for op in operators}
 
 
 def insert_operators(model: onnx.ModelProto, feeds: dict[str, np.ndarray], count: int, rng: random.Random,
-                     top: int | None = None) -> onnx.ModelProto:
-    """``model`` with up to ``count`` validated insertions (fewer when none fits), opsets up to ``top``."""
+                     top: int | None = None, learned: dict[str, float] | None = None) -> onnx.ModelProto:
+    """``model`` with up to ``count`` validated insertions (fewer when none fits), opsets up to ``top``,
+    operators weighted by ``learned`` (see :func:`_weights`)."""
     operators = list(importer_operators())
     for _ in range(count):
-        record = sample_insertion(model, operators, rng, _weights(model, operators), feeds, top=top,
+        record = sample_insertion(model, operators, rng, _weights(model, operators, learned), feeds, top=top,
                                   isolate=True, index_inputs=False)
         if record is None:
             continue
@@ -78,7 +82,8 @@ def old_opset_pool_model(options: InsertOptions, rng: random.Random) -> tuple[on
         record = sample_insertion(model, [op], rng, None, feeds, top=opset, isolate=True, index_inputs=False)
         if record is not None:
             model = apply_model_mutations(model, [record], feeds)
-    return insert_operators(model, feeds, options.operators - len(first), rng, top=opset), feeds
+    return insert_operators(model, feeds, options.operators - len(first), rng, top=opset,
+                            learned=options.weights), feeds
 
 
 def wants_old_opset(options: InsertOptions, seed: int) -> tuple[bool, random.Random]:

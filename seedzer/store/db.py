@@ -60,6 +60,11 @@ CREATE TABLE IF NOT EXISTS coverage_features (feature TEXT PRIMARY KEY, first_se
 CREATE TABLE IF NOT EXISTS pass_triggers (
     level TEXT NOT NULL, pass TEXT NOT NULL, ran INTEGER NOT NULL, triggered INTEGER NOT NULL,
     PRIMARY KEY (level, pass));
+CREATE TABLE IF NOT EXISTS epochs (
+    epoch INTEGER PRIMARY KEY, started REAL, weights TEXT NOT NULL DEFAULT '{}',
+    onnx_weights TEXT NOT NULL DEFAULT '{}', posterior TEXT NOT NULL DEFAULT '{}',
+    outcomes TEXT NOT NULL DEFAULT '[]', made INTEGER NOT NULL DEFAULT 0, loaded INTEGER NOT NULL DEFAULT 0,
+    coverage INTEGER, roots INTEGER, ended REAL);
 """
 
 

@@ -391,8 +391,8 @@ CASES: list[Case] = [
     Case("generate-seed-huge", ["generate", "-H", "basic", "-n", "1", "-o", "dst", "-s", str(2**70)],
          rf"--seed: {2**70} {RANGE}{N}"),
     Case("generate-unknown-heuristic", ["generate", "-H", "nope", "-n", "1", "-o", "dst"],
-         r"unknown heuristic 'nope' \(known: basic, big, conv1, conv3, conv5, edge, reach, small, zoo; or pass a "
-         r"path to a \.yaml/\.py file\)"),
+         r"unknown heuristic 'nope' \(known: adaptive, basic, big, conv1, conv3, conv5, edge, reach, small, zoo; "
+         r"or pass a path to a \.yaml/\.py file\)"),
     Case("generate-heuristic-file-missing", ["generate", "-H", "missing/h.yaml", "-n", "1", "-o", "dst"],
          r"heuristic file missing/h\.yaml: not found"),
     Case("generate-heuristic-not-utf8", ["generate", "-H", "h.yaml", "-n", "1", "-o", "dst"],
@@ -824,6 +824,13 @@ CASES: list[Case] = [
          lambda r: _set_manifest(r / "sel", {"selected_from": "../pool", "models": []})),
     Case("fuzz-out-is-file", ["fuzz", "--pool", "pool", "--out", "notes.txt"]
          , r"--out notes\.txt: exists and is not a directory"),
+    Case("fuzz-epochs-out-of-range", ["fuzz", "--pool", "pool", "--out", "c", "--epochs", "10"],
+         r"--epochs: must be between 0 \(none\) and 9 \(got 10\)"),
+    Case("fuzz-epochs-pool-not-generated", ["fuzz", "--pool", "nogen", "--out", "c", "--epochs", "3"],
+         r"nogen: --epochs needs a pool made by `seedzer generate` \(its manifest\.json names no generation "
+         r"options\)",
+         lambda r: (_write(r / "nogen" / "a.onnx", _model_bytes()), _set_manifest(r / "nogen", {"models": [
+             {"file": "a.onnx"}]}))),
     Case("fuzz-minutes-nan", ["fuzz", "--pool", "pool", "--out", "c", "--minutes", "nan"],
          r"--minutes: must be a finite number > 0 and <= 527040 minutes \(a year\) \(got nan\)"),
     Case("fuzz-minutes-inf", ["fuzz", "--pool", "pool", "--out", "c", "--minutes", "inf"],

@@ -27,10 +27,13 @@ def test_shipped_experiments_validate(name: str) -> None:
     assert spec.trials >= 2 and spec.minutes > 0 and spec.heuristics
 
 
-def test_paper_experiment_compares_the_heuristics_with_the_zoo() -> None:
+def test_paper_experiment_compares_the_heuristics_with_the_zoo_and_the_adaptive_pool() -> None:
     spec = load_spec(ROOT / "experiments" / "seedzer-paper.yaml")
-    assert set(spec.heuristics) == {"basic", "conv1", "conv3", "conv5", "small", "big", "zoo"}
-    assert spec.minutes == 10
+    assert set(spec.heuristics) == {"basic", "conv1", "conv3", "conv5", "small", "big", "zoo", "adaptive"}
+    assert spec.minutes == 10 and spec.trials >= 5
+    assert [a.name for a in spec.arms()] == spec.heuristics  # one level setting: arms keep the pools' names
+    assert spec.trial_config(1, spec.arms()[0].levels).levels.weights() == {"tir": 3.0, "graph": 1.0}
+    assert spec.trial_config(1, "", "adaptive").epochs.count == 3
 
 
 def test_quick_experiment_is_about_two_minutes_on_two_cores() -> None:

@@ -252,3 +252,14 @@ def test_results_from_before_levels_resume_unchanged_and_refuse_new_levels(tmp_p
     spec.levels = ["tir", "graph"]
     with pytest.raises(ExperimentError, match=r"cannot resume, 'levels' changed from \[\] to"):
         _runner(spec, script, record, results, resume=True).run()
+
+
+def test_a_heuristic_with_epochs_gives_its_trials_epochs_and_its_own_pool_size(tmp_path: Path) -> None:
+    grow = tmp_path / "grow.yaml"
+    grow.write_text("generation: {max_nodes: 5}\nepochs: {count: 3, models: 7, pool: 4}\n")
+    spec = spec_from_dict({"name": "exp", "heuristics": ["basic", str(grow)], "trials": 1, "minutes": 1,
+                           "pool": {"dir": str(tmp_path / "pools"), "size": 9}}, "e.yaml")
+    assert (spec.pool_size("basic"), spec.pool_size(str(grow))) == (9, 4)
+    cfg = spec.trial_config(1, "", str(grow))
+    assert (cfg.epochs.count, cfg.epochs.models) == (3, 7)
+    assert spec.trial_config(1, "", "basic").epochs.count == 0

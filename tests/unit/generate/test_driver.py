@@ -25,12 +25,15 @@ def _fake(reject_every: int = 4, stop_after: int | None = None, kernel: int = 3,
     """A stand-in for driver._results: tiny models, every ``reject_every``-th attempt rejected."""
 
     def results(
-        opts: Any, writer: PoolWriter, *, jobs: int, seed: int, cache_dir: Path, source: str
+        opts: Any, writer: PoolWriter, *, jobs: int, seed: int, cache_dir: Path, source: str, first_index: int = 0,
+        pace: Any = None,
     ) -> Iterator[AttemptResult]:
         produced = 0
-        for i in itertools.count():
+        for i in itertools.count(first_index):
             if i in writer.tried:
                 continue
+            if pace is not None:
+                pace()
             if stop_after is not None and produced >= stop_after:
                 raise KeyboardInterrupt
             s = derive_seed(seed, i)
@@ -159,3 +162,23 @@ def test_selection_does_not_depend_on_earlier_larger_runs(tmp_path: Path, monkey
     assert _hashes(tmp_path / "grown") == _hashes(tmp_path / "fresh")
     assert [e["index"] for e in read_manifest(tmp_path / "fresh")["models"]] == [7, 6]
     assert len(read_manifest(tmp_path / "grown" / "candidates")["models"]) == 12
+
+
+def test_an_epoch_pool_numbers_its_models_from_its_first_index_and_paces_every_attempt(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from seedzer.generate.driver import generate_epoch_pool
+    from seedzer.generate.heuristics import load_heuristic
+
+    monkeypatch.setattr(driver_mod, "_results", _fake(reject_every=3))
+    h = load_heuristic("basic")
+    paced: list[int] = []
+    out = tmp_path / "epoch-1"
+    made = generate_epoch_pool(h, h.generation, out, 2, seed=5, first_index=200_000, cache_dir=tmp_path,
+                               pace=lambda: paced.append(1))
+    # attempt 200000 is rejected (every third attempt is, counting from 0)
+    assert [e["file"] for e in read_manifest(out)["models"]] == ["model_200001.onnx", "model_200002.onnx"]
+    assert made.made == 2 and len(paced) == 3
+    generate_epoch_pool(h, h.generation, out, 3, seed=5, first_index=200_000, cache_dir=tmp_path,
+                        pace=lambda: paced.append(1))  # resumed: the rejected attempt is not made again
+    assert [e["index"] for e in read_manifest(out)["models"]] == [200_001, 200_002, 200_004]
+    assert len(paced) == 5

@@ -42,3 +42,21 @@ def test_the_insertions_are_the_seeds_alone_whatever_was_made_before() -> None:
     first = insert_operators(model, feeds, 2, random.Random(3))
     insert_operators(model, feeds, 3, random.Random(4))  # another attempt in the same worker
     assert insert_operators(model, feeds, 2, random.Random(3)).SerializeToString() == first.SerializeToString()
+
+
+def test_learned_weights_scale_the_insertion_draw() -> None:
+    from seedzer.generate.reach import PRESENT_WEIGHT, _weights
+
+    model = conv_model()
+    present = model.graph.node[0].op_type
+    weights = _weights(model, [present, "Gelu", "Erf"], {"Gelu": 1.8, present: 0.5})
+    assert weights == {present: PRESENT_WEIGHT * 0.5, "Gelu": 1.8, "Erf": 1.0}
+
+
+def test_insert_weights_stay_out_of_a_pools_identity_while_empty() -> None:
+    from seedzer.generate.options import GenerationOptions, generation_from_dict
+
+    plain = GenerationOptions(insert=InsertOptions(2))
+    assert "weights" not in plain.to_dict()["insert"]
+    learned = GenerationOptions(insert=InsertOptions(2, 0.0, {"Gelu": 1.5}))
+    assert generation_from_dict(learned.to_dict()) == learned
