@@ -153,8 +153,8 @@ class EpochsConfig:
 
     count: int = _f(0, "Epochs the budget is split into (0 or 1: none; epoch 0 is the --pool given; at most 9).")
     models: int = _f(10, "Models generated for each epoch after the first.")
-    cpu_share: float = _f(0.25, "Share of one core the generator process may use on average (it is niced "
-                          "and sleeps to keep its CPU seconds within this share of its wall seconds).")
+    cpu_share: float = _f(0.25, "Share of one core the generator process may use on average (it sleeps to "
+                          "keep its CPU seconds within this share of its wall seconds).")
 
 
 class LevelsConfig:

@@ -80,6 +80,13 @@ class CpuGovernor:
         return 0.0
 
 
-def lower_priority(increment: int = 10) -> None:
-    """Lower this process's scheduling priority (``nice``) so the fuzzing workers come first."""
+PRIORITY_STEP = 2
+"""How far the generator lowers its priority (``nice``): a little, so a worker wins a tie. Its share of
+the processor is the governor's to keep; at nice 10, six busy workers on two cores starved it, and a
+campaign's later epochs got none of their models."""
+
+
+def lower_priority(increment: int = PRIORITY_STEP) -> None:
+    """Lower this process's scheduling priority (``nice``) a little, so the fuzzing workers come first
+    in a tie (the governor, not the priority, keeps it within its share)."""
     os.nice(increment)
