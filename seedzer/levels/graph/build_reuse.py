@@ -14,7 +14,9 @@ compilation is skipped, and what it would have reported is kept:
   the same passes ran and triggered;
 - native coverage reports only what this process reaches first, and it reached the build's at the
   first build;
-- a build that raises is never remembered: the failure is observed again each time.
+- a build that raises is never remembered: the failure is observed again each time;
+- a module the structural hash cannot walk (runtime modules in its attributes, which ``RunCodegen``
+  attaches) is built every time.
 
 Modules are matched by ``structural_hash`` and confirmed with ``structural_equal`` (as the TIR level's
 caching runner matches lowered programs; names of Relax variables take no part in either).
@@ -51,6 +53,14 @@ def target_key(target: Any) -> str:
     return target if isinstance(target, str) else json.dumps(target, sort_keys=True)
 
 
+def equal(a: Any, b: Any) -> bool:
+    """Whether two modules are structurally equal (False when they cannot be compared)."""
+    try:
+        return bool(tvm_ffi.structural_equal(a, b))
+    except Exception:  # a node structural equality does not support
+        return False
+
+
 class ReusingMemo(GraphMemo):
     """The worker's :class:`GraphMemo` whose builds reuse an equal module's (see the module docstring).
 
@@ -66,10 +76,13 @@ class ReusingMemo(GraphMemo):
     def build(self, mod: Any, target: Any) -> Any:
         """The executable of ``mod`` for ``target``: an equal module's, with its build's triggered
         passes replayed, else ``tvm.compile``'s (remembered with the passes it ran)."""
-        key = (tvm_ffi.structural_hash(mod), target_key(target))
+        try:
+            key = (tvm_ffi.structural_hash(mod), target_key(target))
+        except Exception:  # e.g. runtime modules in its attributes (after RunCodegen): built, never reused
+            return build(mod, target)
         known = self.builds.get(key) or []
         for earlier in known:
-            if tvm_ffi.structural_equal(earlier.module, mod):
+            if equal(earlier.module, mod):
                 self.reused += 1
                 self._replay(earlier.triggers)
                 return earlier.executable

@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tvm
+import tvm_ffi
 from tvm import relax
 
 from seedzer.coverage.triggers import PassTriggers, TriggerInstrument
-from seedzer.kernel.onnx.model import run
+from seedzer.kernel.onnx.model import build, run
 from seedzer.levels.graph.build_reuse import ReusingMemo
 
 SPECS = (("x", "float32", (2, 3)),)
@@ -67,3 +68,20 @@ def test_a_build_that_fails_is_not_remembered_and_its_passes_are_kept() -> None:
     with pytest.raises(ValueError):
         memo.build(module(), "no-such-target")
     assert memo.reused == 0
+
+
+def test_a_module_the_hash_cannot_walk_is_built_as_without_the_memo() -> None:
+    source = tvm.get_global_func("runtime.SourceModuleCreate")
+    mod = module().with_attr("external_mods", [source("int x;", "c")])  # what RunCodegen attaches
+    with pytest.raises(TypeError):
+        tvm_ffi.structural_hash(mod)
+    memo = ReusingMemo(PassTriggers())
+    try:
+        expected: object = build(mod, "llvm")
+    except Exception as exc:  # whatever tvm.compile says of it, the memo must say the same
+        expected = exc
+    try:
+        got: object = memo.build(mod, "llvm")
+    except Exception as exc:
+        got = exc
+    assert type(got) is type(expected) and len(memo.builds) == 0 and memo.reused == 0
