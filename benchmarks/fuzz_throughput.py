@@ -25,7 +25,8 @@ and reached dearer ones; with the same number of test cases both stand at the sa
 
 ``--level graph`` fuzzes the graph level only (a pool model with a Relax pass sequence, built whole
 and compared with TVM's default pipeline; ``import`` is the ONNX import, ``reference`` the default
-pipeline's build and run, both cached per model by the worker), ``--level both`` the two levels at
+pipeline's build and run, both cached per model by the worker; a fuzzed module equal to one the worker
+built before reuses that build, counted in "programs not generated again"), ``--level both`` the two levels at
 the configured weights; the default is the TIR level alone, as the figures of earlier runs were.
 ``--mutation KIND`` makes the graph level mutate by one kind only (``passes``, ``uoc``, ``pioc``,
 ``edge``, ``insert``: an importer operator inserted, ``special``: special input values): the cost

@@ -70,3 +70,17 @@ def test_a_graph_case_reports_the_passes_it_ran_and_triggered_without_the_defaul
     ran, triggered = set(result.passes_ran), set(result.passes_triggered)
     assert {"FoldConstant", "LegalizeOps", "tirx.MakePackedAPI"} <= ran  # the fuzzed pass and tvm.compile's
     assert "LegalizeOps" in triggered and triggered < ran and "_pipeline" not in ran
+
+
+def test_a_case_run_again_reuses_its_build_and_reports_the_same(tmp_path: Path) -> None:
+    """The second run of a case builds nothing (its module equals the first's) and reports the same
+    observation, features, passes ran and triggered (the build's replayed)."""
+    fuzzer = _fuzzer(passes=1.0)
+    task = _task(tmp_path)
+    case = fuzzer.case(task.script, FOLD)
+    first, second = fuzzer.execute(case, FOLD), fuzzer.execute(case, FOLD)
+    assert "reused_builds" not in first.timings and second.timings["reused_builds"] == 1.0
+    assert second.observation == first.observation and second.observation.symptom is Symptom.OK
+    assert (second.features, second.passes_ran, second.passes_triggered) == (
+        first.features, first.passes_ran, first.passes_triggered)
+    assert "tirx.MakePackedAPI" in second.passes_ran  # a pass of tvm.compile's, which did not run again

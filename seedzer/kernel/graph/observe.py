@@ -36,7 +36,8 @@ compared with TVM's default pipeline (and onnxruntime).
    onnx.reference agree and TVM does not; where the reference rejects the input, only a crash or a
    hang of TVM counts (an error TVM raises on it is ``invalid`` too).
 
-A :class:`GraphMemo` keeps a worker's imported modules and default outputs across cases of one model.
+A :class:`~seedzer.kernel.graph.memo.GraphMemo` keeps a worker's imported modules and default outputs
+across cases of one model, and builds the fuzzed module (a worker's may reuse an equal module's build).
 Made of the ONNX plumbing (:mod:`seedzer.kernel.onnx.model`); depends on tvm, onnx, onnxruntime, numpy
 and the kernel modules only (copied verbatim into repro.py after the ONNX plumbing, the graph case, the
 model mutations and the Relax mutations).
@@ -48,7 +49,6 @@ import dataclasses
 import hashlib
 import json
 import time
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -82,6 +82,7 @@ from seedzer.kernel.graph.case import (
 )
 from seedzer.kernel.graph.feeds import case_inputs, fed_inputs, input_specs
 from seedzer.kernel.graph.inputs import SPECIAL_INPUTS
+from seedzer.kernel.graph.memo import GraphMemo
 from seedzer.kernel.graph.mutant import apply_model_mutations
 from seedzer.kernel.graph.relax_mutations import apply_mutation
 from seedzer.kernel.graph.special import judge_special, rejected_input
@@ -122,34 +123,6 @@ def apply_pass(mod: Any, step: GraphPass, target: Any) -> Any:
 def well_formed(mod: Any) -> None:
     """Raise TVM's own error when ``mod`` is not well-formed Relax (``relax.analysis.well_formed``)."""
     relax.analysis.well_formed(mod)
-
-
-class GraphMemo:
-    """A worker's memory across graph cases: imported modules by model, TVM's default outputs by
-    model, input seed and target, mutants' validity by model and input seed, and onnxruntime's
-    refusal of a model (the oldest are forgotten beyond ``size`` of each)."""
-
-    def __init__(self, size: int = 16) -> None:
-        self.size = size
-        self.imported: OrderedDict[str, Any] = OrderedDict()
-        self.defaults: OrderedDict[str, list[np.ndarray]] = OrderedDict()
-        self.valid: OrderedDict[str, Validity] = OrderedDict()
-        """The specification's verdict on each mutant and input seed."""
-        self.refusals: OrderedDict[str, str] = OrderedDict()
-        """Why onnxruntime refuses each model ("": it runs it)."""
-
-    def get(self, table: OrderedDict[str, Any], key: str) -> Any:
-        """The remembered value of ``key`` (None if forgotten)."""
-        if key in table:
-            table.move_to_end(key)
-            return table[key]
-        return None
-
-    def put(self, table: OrderedDict[str, Any], key: str, value: Any) -> None:
-        """Remember ``value`` under ``key``."""
-        table[key] = value
-        while len(table) > self.size:
-            table.popitem(last=False)
 
 
 def tolerances(case: GraphCase) -> dict[str, tuple[float, float]]:
@@ -351,7 +324,7 @@ def _run_case(case: GraphCase, models: tuple[onnx.ModelProto, onnx.ModelProto], 
     mod = _lower(case, model, specs, trace, memo, key)
     if isinstance(mod, Observation):
         return mod
-    executable = trace.call("build", build, mod, case.target, stage=Stage.BUILD)
+    executable = trace.call("build", memo.build if memo is not None else build, mod, case.target, stage=Stage.BUILD)
     if isinstance(executable, Observation):
         return executable
     actual = trace.call("run", run, executable, specs, fed, stage=Stage.RUN)

@@ -14,7 +14,8 @@ It plans the sequence under the Relax pass contracts (:func:`seedzer.passes.rela
 a pass is only run where its contract allows), makes the kernel's
 :class:`~seedzer.kernel.graph.case.GraphCase` and runs it with
 :func:`~seedzer.kernel.graph.observe.observe_graph`, keeping imported modules and TVM's default outputs per
-model across cases (:class:`~seedzer.kernel.graph.observe.GraphMemo`). Imports TVM and onnx: only workers
+model across cases, and the build of a module equal to one built before
+(:class:`~seedzer.levels.graph.build_reuse.ReusingMemo`). Imports TVM and onnx: only workers
 import this module.
 """
 
@@ -36,9 +37,10 @@ from seedzer.kernel.graph.case import SPECIAL_INPUTS, WELL_FORMED, GraphCase, Gr
 from seedzer.kernel.graph.inputs import bounded_inputs
 from seedzer.kernel.graph.insertion import added_inputs
 from seedzer.kernel.graph.mutant import apply_model_mutations
-from seedzer.kernel.graph.observe import GraphMemo, observe_graph
+from seedzer.kernel.graph.observe import observe_graph
 from seedzer.kernel.messages import normalize
 from seedzer.kernel.onnx.model import Trace, random_inputs
+from seedzer.levels.graph.build_reuse import ReusingMemo
 from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed, model_mutation_name
 from seedzer.load.importer_ops import OPERATOR_FEATURE, importer_operators
 from seedzer.mutate.insertion import sample_insertion
@@ -73,12 +75,13 @@ class GraphFuzzer:
         self.progress = progress
         self.collector = collector
         self.config = config or GraphConfig()
-        self.memo = GraphMemo()
         self.mutators = default_relax_pass_mutators()
         self.models: dict[str, onnx.ModelProto] = {}
         """Seed models by path (a pool has tens of them)."""
         self.triggers = PassTriggers()
         """The passes the current test case ran and triggered (TVM's default build, cached per model, apart)."""
+        self.memo = ReusingMemo(self.triggers)
+        """What depends on the model alone, and the builds of fuzzed modules (reused for an equal module)."""
         self.exercised: Counter[str] = Counter()
         """Operator types of the models this worker handed to TVM's importer, by test case."""
         self.entry_mutations: dict[str, EntryMutation] = {
@@ -149,6 +152,7 @@ class GraphFuzzer:
 
         trace = Trace(on_stage=on_stage)
         self.triggers.clear()
+        reused = self.memo.reused
         recorder = TriggerInstrument(self.triggers, lambda: not current[0].startswith("<"))
         with tvm.transform.PassContext(instruments=[recorder]):  # the default context's options, observed
             observation = observe_graph(case, trace, self.memo)
@@ -163,7 +167,10 @@ class GraphFuzzer:
             features.update(self.collector.take())
         kept = {i for i, _ in placeable_relax(passes_from_json(passes_json))}
         dropped = sorted(set(range(len(passes_from_json(passes_json)))) - kept)
-        return ExecResult(observation, sorted(features), dropped, graph_timings(trace.timings, stages),
+        timings = graph_timings(trace.timings, stages)
+        if self.memo.reused > reused:
+            timings["reused_builds"] = float(self.memo.reused - reused)
+        return ExecResult(observation, sorted(features), dropped, timings,
                           passes_ran=sorted(self.triggers.ran), passes_triggered=self.triggers.triggered())
 
 
