@@ -37,6 +37,10 @@ from seedzer.kernel.onnx.validity import EngineCrash, disputed, first_line, isol
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 NAN_ORDER = frozenset({"ArgMax", "ArgMin", "TopK", "Unique", "DynamicQuantizeLinear", "NonMaxSuppression"})
 """Operators whose result on NaN the specification does not define (an order or a range over NaN)."""
+INTERPOLATING = frozenset({"Resize", "Upsample", "GridSample", "RoiAlign", "AffineGrid"})
+"""Operators that weigh neighbouring elements: the specification does not say which taps are read, so a
+NaN or an infinity beside a tap of weight 0 gives NaN in one implementation (IEEE ``0 * NaN``) and not in
+another (onnxruntime and the reference skip the tap): undefined on non-finite values."""
 INTEGER_TYPES = frozenset({TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64,
                            TensorProto.UINT8, TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64})
 
@@ -67,6 +71,9 @@ def undefined_on_specials(model: onnx.ModelProto, nodes: list[onnx.NodeProto] | 
     for node in model.graph.node if nodes is None else nodes:
         if node.op_type in NAN_ORDER:
             return f"{node.op_type} orders or ranges over NaN, which the specification leaves undefined"
+        if node.op_type in INTERPOLATING:
+            return (f"{node.op_type} interpolates between elements; which taps it reads beside a NaN or an "
+                    "infinity the specification leaves undefined")
         if node.op_type in ("Cast", "CastLike") and node.input and types.get(node.input[0]) in FLOAT_TYPES:
             target = next((a.i for a in node.attribute if a.name == "to"), None) if node.op_type == "Cast" \
                 else types.get(node.input[1]) if len(node.input) > 1 else None
