@@ -336,7 +336,8 @@ def _run_case(case: GraphCase, models: tuple[onnx.ModelProto, onnx.ModelProto], 
     if isinstance(actual, Observation):
         return actual
     if case.input_mode == SPECIAL_INPUTS:
-        return judge_special(model, fed, actual, lambda: run(executable, specs, fed), tolerances(case), trace)
+        return judge_special(model, fed, actual, lambda: run(executable, specs, fed), tolerances(case), trace,
+                             tvm_outputs=lambda probe: run(build(import_model(probe, specs), case.target), specs, fed))
     if case.differential:
         return _judge_differential(case, model, feeds, executable, actual, trace, specs, known)
     reference_key = f"{seed_key}/{case.input_seed}/{json.dumps(case.target, sort_keys=True)}"

@@ -107,11 +107,12 @@ def _engine(step: str, fn: Callable[..., Any], model: onnx.ModelProto, feeds: di
 
 def judge_special(model: onnx.ModelProto, feeds: dict[str, np.ndarray], actual: list[np.ndarray],
                   rerun: Callable[[], list[np.ndarray]], limits: dict[str, Any], trace: Any,
-                  engines: tuple[Callable[..., Any], Callable[..., Any]] = (onnxruntime_outputs, reference_run)
-                  ) -> Observation:
+                  engines: tuple[Callable[..., Any], Callable[..., Any]] = (onnxruntime_outputs, reference_run),
+                  tvm_outputs: TvmOutputs | None = None) -> Observation:
     """TVM's ``actual`` outputs on special inputs, judged by the specification (see the module
     docstring); ``rerun`` runs TVM's build again (a nondeterministic build is not judged); ``engines``
-    are onnxruntime's and the reference's runs."""
+    are onnxruntime's and the reference's runs; ``tvm_outputs`` builds and runs a model with TVM on the
+    same inputs (to name the operator at fault, :func:`locate_operator`)."""
 
     def invalid(why: str) -> Observation:
         return Observation(Symptom.INVALID, Stage.COMPARE, "compare", f"special values: {why}")
@@ -135,7 +136,8 @@ def judge_special(model: onnx.ModelProto, feeds: dict[str, np.ndarray], actual: 
     if isinstance(ort, Observation):
         return invalid("onnxruntime rejects the input that the ONNX reference runs: "
                        f"{ort.message.splitlines()[0][:200]}")
-    return _judge_outputs(model, spec, ort, actual, rerun, limits, invalid)
+    locate = (lambda: locate_operator(model, feeds, limits, tvm_outputs)) if tvm_outputs is not None else None
+    return _judge_outputs(model, spec, ort, actual, rerun, limits, invalid, locate)
 
 
 def _unjudged(model: onnx.ModelProto, index: int, spec: list[np.ndarray], ort: list[np.ndarray],
@@ -158,7 +160,8 @@ def _with_nodes(nodes: list[onnx.NodeProto]) -> onnx.ModelProto:
 
 def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.ndarray], actual: list[np.ndarray],
                    rerun: Callable[[], list[np.ndarray]], limits: dict[str, Any],
-                   invalid: Callable[[str], Observation]) -> Observation:
+                   invalid: Callable[[str], Observation], locate: Callable[[], str | None] | None = None
+                   ) -> Observation:
     """Output by output: TVM against the specification where both engines agree on that output and
     nothing it depends on is undefined on special values (one output the engines disagree on, or an
     undefined operator on a side branch, leaves the others judged)."""
@@ -174,10 +177,56 @@ def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.
         if _differ(actual, rerun(), {}) is not None:
             return invalid("the TVM build is nondeterministic")
         producer = next((n.op_type for n in model.graph.node if model.graph.output[index].name in n.output), None)
-        diff = dataclasses.replace(diff, output=index, operator=producer)
+        diff = dataclasses.replace(diff, output=index, operator=(locate() if locate is not None else None) or producer)
         return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; onnxruntime and the ONNX "
                            "reference agree with each other, not with TVM", comparison=SPECIAL_VALUES, difference=diff)
     return invalid(reasons[0]) if reasons else Observation.ok()
+
+
+TvmOutputs = Callable[[onnx.ModelProto], list[np.ndarray]]
+"""TVM's outputs of a model, built and run on a case's inputs (:func:`locate_operator` probes with it)."""
+
+
+def probe_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
+    """``model`` with every floating-point tensor its nodes compute (typed by shape inference) as a
+    graph output too, or None when shape inference fails or there is none to add."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # shape inference raises several types
+        return None
+    typed = {vi.name: vi for vi in inferred.graph.value_info}
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    present = {o.name for o in model.graph.output}
+    for node in model.graph.node:
+        for name in node.output:
+            info = typed.get(name)
+            if info is not None and name not in present and info.type.tensor_type.elem_type in FLOAT_TYPES \
+                    and info.type.tensor_type.HasField("shape"):
+                probe.graph.output.append(info)
+                present.add(name)
+    return probe if len(probe.graph.output) > len(model.graph.output) else None
+
+
+def locate_operator(model: onnx.ModelProto, feeds: dict[str, np.ndarray], limits: dict[str, Any],
+                    tvm_outputs: TvmOutputs) -> str | None:
+    """The operator of the first node (in graph order) whose floating-point output TVM computes
+    differently from onnxruntime on ``feeds`` while every input it reads agrees: where a NaN or an
+    infinity is lost, not where the difference surfaces. Both runs are of :func:`probe_model`, each
+    in a forked child (a crash names nothing); None when nothing is located that way."""
+    probe = probe_model(model)
+    if probe is None:
+        return None
+    try:
+        theirs, ours = guarded(onnxruntime_outputs, probe, feeds), isolated(tvm_outputs, probe)
+    except Exception:  # TVM or onnxruntime refusing the probe, or TVM's child dying: nothing located
+        return None
+    names = [o.name for o in probe.graph.output]
+    if isinstance(theirs, EngineCrash) or len(theirs) != len(names) or len(ours) != len(names):
+        return None
+    differs = {name for name, e, a in zip(names, theirs, ours, strict=True) if _differ([e], [a], limits) is not None}
+    first = next((n for n in model.graph.node if differs & set(n.output) and not differs & set(n.input)), None)
+    return first.op_type if first is not None else None
 
 
 def rejected_input(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> str | None:
