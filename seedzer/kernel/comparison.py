@@ -21,9 +21,11 @@ class Difference:
     """The first disagreement between an expected and an actual list of output buffers.
 
     ``nonfinite_reference`` is True when every differing element has a NaN or an infinity in the
-    expected (reference) output (and not the opposite infinity in the actual one, a sign lost): such a
-    difference says nothing about the compiler. ``operator`` names the operator computing the output
-    where the kernel knows it (a special-values case: the root it is filed under).
+    expected (reference) output: between two TVM builds such a difference says nothing about the
+    compiler (TVM keeps no signed zeros, so a legal rewrite may flip an infinity too).
+    ``flipped_infinities``: an element is an infinity of the opposite sign on the two sides, which a
+    comparison with the specification's engines (IEEE semantics) does not excuse. ``operator`` names
+    the operator at fault where the kernel located it (a special-values case: the root it is filed under).
     """
 
     output: int
@@ -38,6 +40,7 @@ class Difference:
     atol: float = 0.0
     nonfinite_reference: bool = False
     operator: str | None = None
+    flipped_infinities: bool = False
 
     def describe(self) -> str:
         """One line, e.g. ``output 1: 3/16 elements differ (values, rtol=1e-4, atol=1e-5); ...``."""
@@ -53,8 +56,9 @@ class Difference:
         """JSON-friendly form."""
         data = dataclasses.asdict(self)
         data["at"] = list(self.at) if self.at is not None else None
-        if data["operator"] is None:  # as before operators were named
-            del data["operator"]
+        for name, unset in (("operator", None), ("flipped_infinities", False)):
+            if data[name] == unset:  # as before these were recorded
+                del data[name]
         return data
 
     @staticmethod
@@ -96,12 +100,12 @@ def _difference(i: int, e: Any, a: Any, rtol: float, atol: float) -> Difference 
     if not bad.any():
         return None
     reason = "nan positions" if nan_bad.any() else "inf positions" if inf_bad.any() else "values"
-    flipped = e_inf & a_inf & (np.sign(e64) != np.sign(a64))  # an infinity of the wrong sign is no overflow noise
-    nonfinite_ref = bool(np.all(((e_nan | e_inf) & ~flipped)[bad]))
+    nonfinite_ref = bool(np.all((e_nan | e_inf)[bad]))
+    flipped = bool((e_inf & a_inf & (np.sign(e64) != np.sign(a64))).any())
     at = _first_index(val_bad if val_bad.any() else bad, e.shape)
     worst = float(err.max()) if val_bad.any() else None
     return Difference(i, reason, int(bad.sum()), size, worst, at, float(e64[at]), float(a64[at]), rtol, atol,
-                      nonfinite_ref)
+                      nonfinite_ref, flipped_infinities=flipped)
 
 
 def compare(expected: Sequence[Any], actual: Sequence[Any],

@@ -245,7 +245,7 @@ def _judge_differential(case: GraphCase, model: onnx.ModelProto, feeds: dict[str
     trace.matched = diff is None
     if diff is None or isinstance(diff, Observation):
         return diff if isinstance(diff, Observation) else Observation.ok()
-    if diff.nonfinite_reference:
+    if diff.nonfinite_reference and not diff.flipped_infinities:  # an infinity of the wrong sign is a lost sign
         return Observation(Symptom.INVALID, Stage.COMPARE, "compare",
                            f"outputs differ only where onnxruntime gives NaN/Inf: {diff.describe()}")
     if compare(actual, run(executable, specs, feeds), {}) is not None:
