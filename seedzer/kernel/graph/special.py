@@ -148,14 +148,7 @@ def _unjudged(model: onnx.ModelProto, index: int, spec: list[np.ndarray], ort: l
     if disagree is not None:
         return f"onnxruntime and the ONNX reference disagree on output {index} ({disagree.describe()}): not judged"
     nodes = upstream(model, model.graph.output[index].name)
-    return undefined_on_specials(model, nodes) or disputed(_with_nodes(nodes))
-
-
-def _with_nodes(nodes: list[onnx.NodeProto]) -> onnx.ModelProto:
-    """A model whose graph holds ``nodes`` only (for the checks that read a model's nodes)."""
-    out = onnx.ModelProto()
-    out.graph.node.extend(nodes)
-    return out
+    return undefined_on_specials(model, nodes) or disputed(model, nodes)
 
 
 def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.ndarray], actual: list[np.ndarray],

@@ -84,10 +84,10 @@ open dispute upstream): a model with one is never judged by comparing values wit
 crash or a hang still counts). By operator: why the node is disputed, or None."""
 
 
-def disputed(model: onnx.ModelProto) -> str | None:
-    """Why ``model``'s values cannot be judged against the specification's engines (a node of
-    :data:`DISPUTED`), or None."""
-    for node in model.graph.node:
+def disputed(model: onnx.ModelProto, nodes: Sequence[onnx.NodeProto] | None = None) -> str | None:
+    """Why ``model``'s values (computed by ``nodes``, default all) cannot be judged against the
+    specification's engines (a node of :data:`DISPUTED`), or None."""
+    for node in model.graph.node if nodes is None else nodes:
         rule = DISPUTED.get(node.op_type)
         why = rule(node) if rule is not None else None
         if why is not None:
