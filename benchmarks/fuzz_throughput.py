@@ -26,7 +26,8 @@ and reached dearer ones; with the same number of test cases both stand at the sa
 ``--level graph`` fuzzes the graph level only (a pool model with a Relax pass sequence, built whole
 and compared with TVM's default pipeline; ``import`` is the ONNX import, ``reference`` the default
 pipeline's build and run, both cached per model by the worker; a fuzzed module equal to one the worker
-built before reuses that build, counted in "programs not generated again"), ``--level both`` the two levels at
+built before reuses that build, counted in "programs not generated again", and ``FoldConstant``'s build of
+a PrimFunc the worker built before reuses it, counted in "FoldConstant builds reused"), ``--level both`` the two levels at
 the configured weights; the default is the TIR level alone, as the figures of earlier runs were.
 ``--mutation KIND`` makes the graph level mutate by one kind only (``passes``, ``uoc``, ``pioc``,
 ``edge``, ``insert``: an importer operator inserted, ``special``: special input values): the cost
@@ -187,8 +188,10 @@ def main(pool: Path | None, models: int, seconds: float, testcases: int, coverag
     console.print(split_table(dict(stats.timings), execs, fuzz_wall, jobs))
     console.print(processor_table(dict(stats.timings), monitor.cpu_seconds, execs, fuzz_wall, jobs))
     cached = stats.timings.get("reused_builds", 0.0)
+    folds = stats.timings.get("reused_folds", 0.0)
     console.print(f"programs not generated again (identical lowered IR seen before): {int(cached)} "
-                  f"({100 * cached / max(execs, 1):.0f}% of test cases); coverage {stats.coverage} ({coverage}); "
+                  f"({100 * cached / max(execs, 1):.0f}% of test cases); FoldConstant builds reused: {int(folds)} "
+                  f"({folds / max(execs, 1):.1f} per test case); coverage {stats.coverage} ({coverage}); "
                   f"bugs {dict(stats.unique)}, not bugs {dict(stats.not_a_bug)}, pending {stats.pending}")
 
 

@@ -11,7 +11,9 @@ cost of any window of campaign time is the difference of two snapshots. Stages:
   ``cpu`` how much of it they had a processor;
 * campaign side: ``bookkeeping`` (judging, coverage merge, corpus and findings I/O, snapshots) and
   ``gate`` (the filing gate's processor time in its children);
-* counts, not seconds: ``reused_builds``. Keys not known here keep their own name.
+* counts, not seconds: ``reused_builds`` (builds of a program equal to one a worker built before)
+  and ``reused_folds`` (``FoldConstant``'s builds of a PrimFunc a graph worker built before). Keys
+  not known here keep their own name.
 
 A window's shares are of the workers' capacity (window seconds x jobs); ``idle`` is what the
 workers did not spend on test cases (waiting for the campaign, restarts).
@@ -34,7 +36,9 @@ WORKER_STAGES = ("mutate", "passes", "reference", "build", "run", "perf")
 """Worker-side stages in the order a test case spends them."""
 CAMPAIGN_STAGES = ("bookkeeping", "gate")
 """Stages spent outside the workers (the campaign process, the filing gate's children)."""
-NOT_STAGES = frozenset({"busy", "cpu", "other", "reused_builds"})
+COUNTS = frozenset({"reused_builds", "reused_folds"})
+"""Keys that count events rather than seconds."""
+NOT_STAGES = frozenset({"busy", "cpu", "other"}) | COUNTS
 """Keys that are totals, derived values or counts rather than a stage's own seconds."""
 
 
@@ -98,7 +102,7 @@ class Window:
         cap = self.capacity
         if cap <= 0 or not self.timed:
             return {}
-        out = {k: v / cap for k, v in self.seconds.items() if k not in ("cpu", "reused_builds")}
+        out = {k: v / cap for k, v in self.seconds.items() if k != "cpu" and k not in COUNTS}
         if "busy" in self.seconds:
             out["idle"] = max(0.0, 1.0 - self.seconds["busy"] / cap)
         return out

@@ -18,6 +18,8 @@ comparison is the cheaper). Measured: docs/measurements.md, 'Optimizations trigg
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import tvm
@@ -56,6 +58,23 @@ class PassTriggers:
     def clear(self) -> None:
         """Forget the test case (the next one starts)."""
         self.ran = {}
+
+    def replay(self, passes: dict[str, bool]) -> None:
+        """Record again the runs ``passes`` holds (a reused build's, :meth:`captured`)."""
+        for name, changed in passes.items():
+            self.record(name, changed)
+
+    @contextmanager
+    def captured(self) -> Iterator[dict[str, bool]]:
+        """Record the runs inside the block in a dict of their own (yielded), also counted for the
+        test case: what a build ran, kept to be replayed when its result is reused."""
+        outer, self.ran = self.ran, {}
+        own = self.ran
+        try:
+            yield own
+        finally:
+            self.ran = outer
+            self.replay(own)
 
     def triggered(self) -> list[str]:
         """The passes that changed the module at least once, sorted."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 
@@ -84,3 +85,42 @@ def test_a_case_run_again_reuses_its_build_and_reports_the_same(tmp_path: Path) 
     assert (second.features, second.passes_ran, second.passes_triggered) == (
         first.features, first.passes_ran, first.passes_triggered)
     assert "tirx.MakePackedAPI" in second.passes_ran  # a pass of tvm.compile's, which did not run again
+
+
+def _constant_task(tmp_path: Path) -> FuzzTask:
+    """A model ``x + sigmoid(c)`` (``c`` an initializer, which the importer leaves as a call): the
+    sigmoid is a call FoldConstant compiles and folds."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    c = numpy_helper.from_array(np.full((2, 3), 1.5, dtype="float32"), "c")
+    graph = helper.make_graph([helper.make_node("Sigmoid", ["c"], ["cc"]), helper.make_node("Add", ["x", "cc"], ["y"])],
+                              "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], [c])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = tmp_path / "const.onnx"
+    onnx.save(model, path)
+    return FuzzTask(1, "graph", GraphSeed(str(path), (("x", "float32", (2, 3)),)).to_text(), "[]", 0, None, 5)
+
+
+def test_a_worker_s_fold_builds_are_reused_and_the_case_reports_the_same(tmp_path: Path) -> None:
+    """A worker's graph fuzzer answers FoldConstant's ``tirx.build``: the second run of a case folds
+    with the first's builds and reports the same observation, features, passes ran and triggered."""
+    from seedzer.execute.settings import WorkerSettings
+    from seedzer.levels.graph.fold_builds import FoldBuilds
+    from seedzer.levels.graph.level import graph_fuzzer
+
+    fuzzer = graph_fuzzer(WorkerSettings(), lambda stage, step, program: None, None)
+    try:
+        assert isinstance(fuzzer, GraphFuzzer)
+        steps = passes_to_json([PassSpec("relax.LegalizeOps", ()), PassSpec("relax.FoldConstant", ())])
+        case = fuzzer.case(_constant_task(tmp_path).script, steps)
+        first, second = fuzzer.execute(case, steps), fuzzer.execute(case, steps)
+        assert first.observation.symptom is Symptom.OK and fuzzer.folds.misses >= 1
+        assert "reused_folds" not in first.timings and second.timings["reused_folds"] >= 1.0
+        assert second.observation == first.observation
+        assert (second.features, second.passes_ran, second.passes_triggered) == (
+            first.features, first.passes_ran, first.passes_triggered)
+        assert "FoldConstant" in second.passes_triggered and any(p.startswith("s_tir.") for p in second.passes_ran)
+    finally:
+        FoldBuilds.uninstall()

@@ -84,17 +84,9 @@ class ReusingMemo(GraphMemo):
         for earlier in known:
             if equal(earlier.module, mod):
                 self.reused += 1
-                self._replay(earlier.triggers)
+                self.triggers.replay(earlier.triggers)
                 return earlier.executable
-        outer, self.triggers.ran = self.triggers.ran, {}
-        try:
+        with self.triggers.captured() as own:
             executable = build(mod, target)
-        finally:
-            own, self.triggers.ran = self.triggers.ran, outer
-            self._replay(own)
         self.builds.put(key, [*known, KnownBuild(mod, executable, own)])
         return executable
-
-    def _replay(self, passes: dict[str, bool]) -> None:
-        for name, changed in passes.items():
-            self.triggers.record(name, changed)

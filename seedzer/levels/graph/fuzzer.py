@@ -42,6 +42,7 @@ from seedzer.kernel.messages import normalize
 from seedzer.kernel.onnx.model import Trace, random_inputs
 from seedzer.levels.graph.build_reuse import ReusingMemo
 from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed, model_mutation_name
+from seedzer.levels.graph.fold_builds import FoldBuilds
 from seedzer.load.importer_ops import OPERATOR_FEATURE, importer_operators
 from seedzer.mutate.insertion import sample_insertion
 from seedzer.mutate.model_mutators import sample_model_mutation
@@ -82,12 +83,21 @@ class GraphFuzzer:
         """The passes the current test case ran and triggered (TVM's default build, cached per model, apart)."""
         self.memo = ReusingMemo(self.triggers)
         """What depends on the model alone, and the builds of fuzzed modules (reused for an equal module)."""
+        self.step = ""
+        """The step running (TVM's default build's are labelled ``<default>:...``)."""
+        self.folds = FoldBuilds(self.triggers, self.in_case)
+        """``FoldConstant``'s builds, reused for an equal PrimFunc once installed (a worker's are)."""
         self.exercised: Counter[str] = Counter()
         """Operator types of the models this worker handed to TVM's importer, by test case."""
         self.entry_mutations: dict[str, EntryMutation] = {
             "uoc": self._model_mutation, "pioc": self._model_mutation, "edge": self._model_mutation,
             "insert": self._model_mutation, "special": self._special_inputs}
         """The mutations of an entry itself (not its steps), by the kind ``graph``'s weights name."""
+
+    def in_case(self) -> bool:
+        """Whether the step running belongs to the test case (TVM's default build of the seed, the
+        reference cached per model, does not): its passes are recorded."""
+        return not self.step.startswith("<")
 
     def mutate(self, task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
         """One mutation, its kind drawn by the configured weights: a weighted Relax step mutator on the
@@ -143,17 +153,17 @@ class GraphFuzzer:
         """Run one graph case: its observation, coverage features (the native collector's, one per
         pass run and one per kind of error) and timings by stage."""
         stages: dict[str, Stage] = {}
-        current = [""]  # the step running: TVM's default build's are labelled "<default>:..."
 
         def on_stage(stage: Stage, step: str) -> None:
             stages[step] = stage
-            current[0] = step
+            self.step = step
             self.progress(stage, step, OPT)
 
         trace = Trace(on_stage=on_stage)
         self.triggers.clear()
-        reused = self.memo.reused
-        recorder = TriggerInstrument(self.triggers, lambda: not current[0].startswith("<"))
+        self.step = ""
+        reused, folds = self.memo.reused, self.folds.hits
+        recorder = TriggerInstrument(self.triggers, self.in_case)
         with tvm.transform.PassContext(instruments=[recorder]):  # the default context's options, observed
             observation = observe_graph(case, trace, self.memo)
         features = {f"graph/{step}" for step in trace.reached if step.startswith("relax.")
@@ -170,6 +180,8 @@ class GraphFuzzer:
         timings = graph_timings(trace.timings, stages)
         if self.memo.reused > reused:
             timings["reused_builds"] = float(self.memo.reused - reused)
+        if self.folds.hits > folds:
+            timings["reused_folds"] = float(self.folds.hits - folds)
         return ExecResult(observation, sorted(features), dropped, timings,
                           passes_ran=sorted(self.triggers.ran), passes_triggered=self.triggers.triggered())
 

@@ -25,10 +25,13 @@ GRAPH_OP = "graph"
 
 
 def graph_fuzzer(settings: WorkerSettings, progress: SlotProgress, collector: Collector | None) -> LevelFuzzer:
-    """The graph fuzzer of a worker (imports TVM and onnx: called in workers only)."""
+    """The graph fuzzer of a worker (imports TVM and onnx: called in workers only), its cache of
+    ``FoldConstant``'s builds answering ``tirx.build`` in the worker's process."""
     from seedzer.levels.graph.fuzzer import GraphFuzzer
 
-    return GraphFuzzer(progress, collector, settings.graph)
+    fuzzer = GraphFuzzer(progress, collector, settings.graph)
+    fuzzer.folds.install()
+    return fuzzer
 
 
 def graph_entries(model: Path, orders: dict[str, list[PassSpec]] | None = None) -> list[CorpusEntry]:
