@@ -27,8 +27,8 @@ and reached dearer ones; with the same number of test cases both stand at the sa
 and compared with TVM's default pipeline; ``import`` is the ONNX import, ``reference`` the default
 pipeline's build and run, both cached per model by the worker; a fuzzed module equal to one the worker
 built before reuses that build, counted in "programs not generated again", and ``FoldConstant``'s build of
-a PrimFunc the worker built before reuses it, counted in "FoldConstant builds reused"), ``--level both`` the two levels at
-the configured weights; the default is the TIR level alone, as the figures of earlier runs were.
+a PrimFunc the worker built before reuses it, counted in "FoldConstant builds reused"), ``--level both``
+the two levels at the configured weights; the default is the TIR level alone, as the figures of earlier runs were.
 ``--mutation KIND`` makes the graph level mutate by one kind only (``passes``, ``uoc``, ``pioc``,
 ``edge``, ``insert``: an importer operator inserted, ``special``: special input values): the cost
 of a test case of that kind, which with a campaign's yield per mutant gives the kinds'
