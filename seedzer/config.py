@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import re
 import types
 import typing
@@ -17,9 +16,16 @@ from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from seedzer.environments.wheels import VERSION
-from seedzer.errors import ConfigError, UsageError
-from seedzer.level_table import LEVELS, level_entry
+from seedzer.config_checks import (  # noqa: F401 - re-exported: the names and checks fields are validated by
+    CHECKS,
+    ENERGY_NAMES,
+    SCHEDULER_NAMES,
+    check_value,
+    convert_scalar,
+)
+from seedzer.config_levels import LevelsConfig, parse_levels  # noqa: F401 - re-exported: the levels section
+from seedzer.errors import ConfigError
+from seedzer.level_table import LEVELS
 from seedzer.load.bounds import (
     DEFAULT_MAX_MODEL_BYTES,
     DEFAULT_MAX_TENSOR_BYTES,
@@ -48,10 +54,6 @@ def _f(default: Any, doc: str) -> Any:
     return field(default=default, metadata={"doc": doc})
 
 
-SCHEDULER_NAMES = ("cost", "uniform")
-"""The seed schedulers ``fuzz.scheduler`` may name (:data:`seedzer.campaign.scheduler.SCHEDULERS` implements them)."""
-ENERGY_NAMES = ("coverage", "rarity")
-"""The energies ``fuzz.energy`` may name (:data:`seedzer.campaign.scheduler.ENERGIES`)."""
 
 
 @dataclass
@@ -157,57 +159,6 @@ class EpochsConfig:
                           "keep its CPU seconds within this share of its wall seconds).")
 
 
-class LevelsConfig:
-    """The levels a campaign fuzzes (docs/design.md §11) and how often the schedule picks each: a weight per
-    registered level (:mod:`seedzer.level_table`), 0 turns it off; a level not given keeps its default.
-    A graph test case costs a whole-model build (several TIR cases' time). In YAML a mapping
-    ``{tir: 3, graph: 1}``."""
-
-    def __init__(self, weights: dict[str, float] | None = None) -> None:
-        self.by_level = {name: entry.weight for name, entry in LEVELS.items()}
-        for name, weight in (weights or {}).items():
-            level_entry(name)  # an unknown level is a one-line error
-            self.by_level[name] = float(weight)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, LevelsConfig) and self.by_level == other.by_level
-
-    def __repr__(self) -> str:
-        return f"LevelsConfig({self.by_level!r})"
-
-    def weight(self, name: str) -> float:
-        """The weight of level ``name`` (0: off)."""
-        return self.by_level.get(name, 0.0)
-
-    def weights(self) -> dict[str, float]:
-        """Level -> weight, of the levels turned on, in table order."""
-        return {name: w for name, w in self.by_level.items() if w > 0}
-
-    @staticmethod
-    def from_mapping(data: Any, where: str, source: str) -> LevelsConfig:
-        """The section ``where`` of a configuration file: a mapping of registered level names to weights
-        (one-line :class:`ConfigError` naming the field otherwise)."""
-        if not isinstance(data, dict):
-            raise ConfigError(f"{source}: field '{where}' must be a mapping, got {type(data).__name__}")
-        weights: dict[str, float] = {}
-        for key, value in data.items():
-            dotted = f"{where}.{key}"
-            if key not in LEVELS:
-                close = difflib.get_close_matches(str(key), list(LEVELS), n=1)
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
-                raise ConfigError(f"{source}: unknown field '{dotted}'{hint}")
-            weight = _convert(value, float, dotted, source)
-            if not _between(0, 1000)(weight):
-                raise ConfigError(f"{source}: field '{dotted}' must be between 0 (off) and 1000 (got {value!r})")
-            weights[str(key)] = weight
-        return LevelsConfig(weights)
-
-    def reference(self, prefix: str) -> list[tuple[str, str, str]]:
-        """Rows (dotted field, default, doc) of the configuration reference, one per level."""
-        return [(f"{prefix}{name}", json.dumps(entry.weight), f"Weight of the {name} level: {entry.doc}")
-                for name, entry in LEVELS.items()]
-
-
 @dataclass
 class GraphConfig:
     """How the graph level mutates a test case: the weight of each kind of mutation (0 turns it off)
@@ -231,28 +182,6 @@ class GraphConfig:
         """Mutation kind -> weight, of the kinds turned on."""
         return {k: w for k, w in (("passes", self.passes), ("uoc", self.uoc), ("pioc", self.pioc),
                                   ("edge", self.edge), ("insert", self.insert), ("special", self.special)) if w > 0}
-
-
-def parse_levels(text: str, current: LevelsConfig, option: str = "--levels") -> LevelsConfig:
-    """``tir,graph`` (the levels on, at their configured weight, 1 where it was 0) or ``tir=3,graph=1``
-    (explicit weights); the levels not named are turned off. A typo is a one-line error naming ``option``."""
-    weights = dict.fromkeys(LEVELS, 0.0)
-    names = ", ".join(LEVELS)
-    for item in (part.strip() for part in text.split(",") if part.strip()):
-        name, _, value = item.partition("=")
-        name = name.strip()
-        if name not in weights:
-            raise UsageError(f"{option}: unknown level {name!r} (levels: {names})")
-        try:
-            weight = float(value) if value else (current.weight(name) or 1.0)
-        except ValueError:
-            raise UsageError(f"{option}: the weight of {name} must be a number, got {value!r}") from None
-        if not _finite(weight) or not 0 < weight <= 1000:
-            raise UsageError(f"{option}: the weight of {name} must be > 0 and <= 1000 (got {value})")
-        weights[name] = weight
-    if not any(weights.values()):
-        raise UsageError(f"{option}: name at least one level ({names})")
-    return LevelsConfig(weights)
 
 
 @dataclass
@@ -348,113 +277,6 @@ class Config:
 
 
 
-def _finite(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _between(low: float, high: float) -> Any:
-    return lambda v: _finite(v) and low <= v <= high
-
-
-def _known_heuristic(name: str) -> bool:
-    from seedzer.generate.heuristics import heuristic_known  # lazy: config must not import the generator
-
-    return heuristic_known(name)
-
-
-_TIMEOUT = (f"must be a finite number of seconds between {MIN_TIMEOUT:g} and {MAX_TIMEOUT:g} (a day)",
-            _between(MIN_TIMEOUT, MAX_TIMEOUT))
-_SEED = (f"must be an integer between {-INT64 - 1} and {INT64}", lambda v: -INT64 - 1 <= v <= INT64)
-
-_CHECKS: dict[str, tuple[str, Any]] = {
-    "fuzz.jobs": (f"must be >= 1 and <= {MAX_JOBS}", lambda v: 1 <= v <= MAX_JOBS),
-    "fuzz.minutes": (f"must be > 0 and <= {MAX_MINUTES:g} (a year), a finite number",
-                     lambda v: _finite(v) and 0 < v <= MAX_MINUTES),
-    "fuzz.seed": _SEED,
-    "fuzz.snapshot_period": ("must be between 0.5 and 10 seconds", _between(0.5, 10)),
-    "fuzz.tolerance": ("must be >= 1 and <= 1000000", lambda v: 1 <= v <= 1_000_000),
-    "fuzz.max_passes": ("must be between 1 and 50", lambda v: 1 <= v <= 50),
-    "fuzz.max_seeds_per_model": ("must be between 0 (all) and 1000000", lambda v: 0 <= v <= 1_000_000),
-    "fuzz.coverage": ("must be one of: breakpoints, passes, sancov",
-                      lambda v: v in ("breakpoints", "passes", "sancov")),
-    "fuzz.block_granularity": ("must be one of: blocks, functions", lambda v: v in ("blocks", "functions")),
-    "fuzz.block_cache": ("must be a directory name", lambda v: bool(v.strip()) and "\0" not in v),
-    "fuzz.scheduler": (f"must be one of: {', '.join(SCHEDULER_NAMES)}", lambda v: v in SCHEDULER_NAMES),
-    "fuzz.energy": (f"must be one of: {', '.join(ENERGY_NAMES)}", lambda v: v in ENERGY_NAMES),
-    "epochs.count": ("must be between 0 (none) and 9", lambda v: 0 <= v <= 9),
-    "epochs.models": ("must be between 1 and 1000", lambda v: 1 <= v <= 1000),
-    "epochs.cpu_share": ("must be a share above 0 and at most 1", lambda v: _finite(v) and 0 < v <= 1),
-    "generate.heuristic": ("must name a shipped heuristic (see `seedzer pool heuristics`) or an existing "
-                           ".yaml/.py heuristic file", _known_heuristic),
-    "generate.count": (f"must be >= 1 and <= {MAX_POOL}", lambda v: 1 <= v <= MAX_POOL),
-    "generate.seed": _SEED,
-    "generate.max_nodes": ("must be between 1 and 100", lambda v: 1 <= v <= 100),
-    "generate.pool_dir": ("must be a directory name", lambda v: bool(v.strip()) and "\0" not in v),
-    "timeouts.load": _TIMEOUT,
-    "timeouts.mutate": _TIMEOUT,
-    "timeouts.passes": _TIMEOUT,
-    "timeouts.build": _TIMEOUT,
-    "timeouts.run": _TIMEOUT,
-    "timeouts.compare": _TIMEOUT,
-    "timeouts.relative": ("must be between 0 (fixed limits only) and 1000", _between(0, 1000)),
-    "timeouts.floor": _TIMEOUT,
-    "timeouts.hang_share": ("must be a share between 0 and 1", _between(0, 1)),
-    "bounds.max_growth": ("must be between 1 and 1000", _between(1, 1000)),
-    "bounds.max_script_bytes": ("must be between 1024 and 2**30 bytes", lambda v: 1024 <= v <= 1 << 30),
-    "bounds.max_unroll": ("must be between 1 and 2**20 iterations", lambda v: 1 <= v <= 1 << 20),
-    "bounds.max_passes_growth": ("must be between 0 and 50", lambda v: 0 <= v <= 50),
-    "bounds.perf_max_script_bytes": ("must be between 0 and 2**30 bytes", lambda v: 0 <= v <= 1 << 30),
-    "graph.passes": ("must be between 0 (off) and 1000", _between(0, 1000)),
-    "graph.uoc": ("must be between 0 (off) and 1000", _between(0, 1000)),
-    "graph.pioc": ("must be between 0 (off) and 1000", _between(0, 1000)),
-    "graph.edge": ("must be between 0 (off) and 1000", _between(0, 1000)),
-    "graph.insert": ("must be between 0 (off) and 1000", _between(0, 1000)),
-    "graph.special": ("must be between 0 (off) and 1000", _between(0, 1000)),
-    "graph.max_model_mutations": ("must be between 0 and 100", lambda v: 0 <= v <= 100),
-    "oracles.gate_share": ("must be a share between 0 (no limit) and 1", _between(0, 1)),
-    "limits.max_tensor_bytes": ("must be between 0 (no bound) and 2**62 bytes", lambda v: 0 <= v <= 1 << 62),
-    "limits.max_model_bytes": ("must be between 0 (no bound) and 2**62 bytes", lambda v: 0 <= v <= 1 << 62),
-    "limits.max_testcase_memory": ("must be 0 (no bound) or between 256 MiB and 2**62 bytes",
-                                   lambda v: v == 0 or 256 << 20 <= v <= 1 << 62),
-    "known_issues[].pattern": ("must be a valid regular expression", lambda v: _is_regex(v)),
-    "oracles.enabled": (f"entries must be among {', '.join(ORACLES)}", lambda v: set(v) <= set(ORACLES)),
-    "oracles.rtol": ("must be a finite number >= 0", lambda v: _finite(v) and v >= 0),
-    "oracles.atol": ("must be a finite number >= 0", lambda v: _finite(v) and v >= 0),
-    "oracles.perf_rate": ("must be between 0 and 1", _between(0, 1)),
-    "oracles.perf_factor": ("must be a finite number > 1 and <= 1000", lambda v: _finite(v) and 1 < v <= 1000),
-    "oracles.perf_repeats": ("must be >= 1 and <= 100", lambda v: 1 <= v <= 100),
-    "reproducers.minutes": ("must be > 0 and <= 600", lambda v: _finite(v) and 0 < v <= 600),
-    "reproducers.venvs": ("must be a directory name", lambda v: bool(v.strip()) and "\0" not in v),
-    "reproducers.versions": ("entries must be TVM release numbers (e.g. 0.26.0) or paths to .whl files",
-                             lambda v: all(isinstance(x, str) and (x.endswith(".whl") or VERSION.match(x)) for x in v)),
-    "reproducers.pip_args": ("entries must be pip arguments (strings)", lambda v: all(isinstance(x, str) for x in v)),
-    "ledger.path": ("must be a file name (empty: beside the seed pools)", lambda v: "\0" not in v),
-}
-
-
-def check_value(dotted: str, value: Any, culprit: str) -> None:
-    """Apply the configuration's check of field ``dotted`` to a value given elsewhere (a CLI option).
-
-    ``culprit`` names where the value came from (``--minutes``); raises a one-line
-    :class:`~seedzer.errors.UsageError` naming it.
-    """
-    check = _CHECKS.get(dotted)
-    if check and not check[1](value):
-        raise UsageError(f"{culprit}: {check[0]} (got {value!r})")
-
-
-def _is_regex(text: str) -> bool:
-    try:
-        re.compile(text)
-    except re.error:
-        return False
-    return True
-
-
-def _type_name(tp: Any) -> str:
-    return getattr(tp, "__name__", str(tp))
-
-
 def _convert(value: Any, tp: Any, where: str, source: str) -> Any:
     origin = typing.get_origin(tp)
     if tp is LevelsConfig:
@@ -468,19 +290,7 @@ def _convert(value: Any, tp: Any, where: str, source: str) -> Any:
         return [_convert(v, item_tp, f"{where}[{i}]", source) for i, v in enumerate(value)]
     if origin in (typing.Union, types.UnionType):
         return value
-    if tp is float and isinstance(value, int) and not isinstance(value, bool):
-        try:
-            return float(value)
-        except OverflowError:
-            raise ConfigError(f"{source}: field '{where}' must be a finite number (got {value})") from None
-    if tp is int and isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return int(value)  # 1e9 or 4.0 where a whole number is expected
-    if tp in (int, float, str, bool) and (not isinstance(value, tp) or (tp is int and isinstance(value, bool))):
-        raise ConfigError(
-            f"{source}: field '{where}' must be {_type_name(tp)}, got {type(value).__name__} {value!r}"
-        )
-    return value
-
+    return convert_scalar(value, tp, where, source)
 
 def _build(cls: Any, data: Any, where: str, source: str) -> Any:
     if data is None:
@@ -501,7 +311,7 @@ def _build(cls: Any, data: Any, where: str, source: str) -> Any:
         if f.name in data:
             dotted = f"{where}.{f.name}" if where else f.name
             value = _convert(data[f.name], hints[f.name], dotted, source)
-            check = _CHECKS.get(re.sub(r"\[\d+\]", "[]", dotted))
+            check = CHECKS.get(re.sub(r"\[\d+\]", "[]", dotted))
             if check and not check[1](value):
                 raise ConfigError(f"{source}: field '{dotted}' {check[0]} (got {value!r})")
             kwargs[f.name] = value

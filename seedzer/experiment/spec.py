@@ -197,7 +197,7 @@ def _fail(source: str, where: str, what: str, value: Any) -> ConfigError:
 
 def _check_with_config(source: str, where: str, dotted: str, value: Any) -> None:
     """Apply seedzer.config's own check for the matching campaign field (keeps both in step)."""
-    check = _config._CHECKS.get(dotted)
+    check = _config.CHECKS.get(dotted)
     if check and not check[1](value):
         raise _fail(source, where, check[0], value)
 

@@ -68,29 +68,6 @@ def test_reference_documents_every_field() -> None:
     assert all(doc for _, _, doc in rows)
 
 
-def test_levels_default_to_both_and_parse_from_the_command_line() -> None:
-    from seedzer.config import LevelsConfig, parse_levels
-
-    assert Config().levels.weights() == {"tir": 3.0, "graph": 1.0}
-    assert parse_levels("graph", LevelsConfig()).weights() == {"graph": 1.0}
-    assert parse_levels("tir=2, graph=0.5", LevelsConfig()).weights() == {"tir": 2.0, "graph": 0.5}
-    assert parse_levels("graph", LevelsConfig({"graph": 0.0})).weights() == {"graph": 1.0}  # named: on
-    assert config_from_dict({"levels": {"graph": 2}}).levels.weights() == {"tir": 3.0, "graph": 2.0}
-    with pytest.raises(ConfigError, match=r"unknown field 'levels\.grph' \(did you mean 'graph'\?\)"):
-        config_from_dict({"levels": {"grph": 2}})
-
-
-@pytest.mark.parametrize(("text", "needle"), [("tri", "unknown level 'tri'"), ("tir=x", "must be a number"),
-                                              ("graph=0", "must be > 0"), (",", "name at least one level")])
-def test_bad_levels_option_is_one_line_naming_it(text: str, needle: str) -> None:
-    from seedzer.config import LevelsConfig, parse_levels
-    from seedzer.errors import UsageError
-
-    with pytest.raises(UsageError, match="--levels") as err:
-        parse_levels(text, LevelsConfig())
-    assert needle in str(err.value) and "\n" not in str(err.value)
-
-
 def test_a_config_turning_every_level_off_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text("levels:\n  tir: 0\n  graph: 0\n")
