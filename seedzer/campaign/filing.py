@@ -175,12 +175,14 @@ class Filing:
         provenance = Provenance(tc.parent, parent.origin if parent else "", tuple(tc.mutators), worker, tc.tc_id)
         return Observed(obs, ran, provenance, tc.passes, tuple(unchanged), log)
 
-    def filtered(self, obs: Observation, tc: TestCaseInfo, worker: int) -> None:
+    def filtered(self, obs: Observation, tc: TestCaseInfo, worker: int, raw: Observation | None = None) -> None:
         """Count a test case the filters turned away (invalid, or slow) and keep a sample of it
         (:mod:`seedzer.campaign.filtered`); a slow or out-of-memory one waits for its re-run at the
-        full limits (:mod:`seedzer.campaign.reruns`). One that was never announced is only counted."""
+        full limits (:mod:`seedzer.campaign.reruns`). One that was never announced is only counted.
+        ``raw``: what the worker observed, when an oracle turned it invalid (a stated precondition):
+        the sample reproduces that failure."""
         ran = tc.ran()
-        observed = self._observed(obs, tc, ran, worker, []) if ran is not None else None
+        observed = self._observed(raw or obs, tc, ran, worker, []) if ran is not None else None
         sample = self.ledger.record(tc.level, obs, observed)
         if sample is not None and observed is not None and sample.rerun == WAITING:
             self.reruns.add(sample, observed)

@@ -8,6 +8,9 @@ was turned away at, in campaign.db's ``filter_summary``. The first :data:`SAMPLE
 (level, reason, pass) are kept as *samples*: ``filtered/<id>/`` holds its ``meta.json`` (the
 observation, ``filter_reason`` among its extras) and the case files its level's finding kind writes,
 without the reproducer (``seedzer replay CAMPAIGN/filtered/<id>`` writes one first, then runs it).
+A failure an oracle turned invalid (a pass stating a precondition) is kept as the worker observed
+it, its invalid verdict in ``filtered_as``: its reproducer, which applies no oracle, shows whether
+that failure still happens.
 
 Slow and out-of-memory test cases are all kept (up to :data:`RERUN_SAMPLES` per reason and pass) and
 re-run once at the full limits (:mod:`seedzer.campaign.reruns`); ``filter_samples.rerun`` says how
@@ -105,10 +108,10 @@ class FilterLedger:
         return invalid_class(observation.message)
 
     def record(self, level: str, obs: Observation, observed: Observed | None) -> Sample | None:
-        """Count one filtered test case of ``level`` that showed ``obs`` and keep it (``observed``: its
-        test case, None when unknown) as a sample while its (level, reason, pass) has fewer than its
-        share; the sample, or None (not kept: enough kept, no test case, too large, or its kind cannot
-        file it)."""
+        """Count one filtered test case of ``level`` judged ``obs`` and keep it (``observed``: its test
+        case with what the worker observed, None when unknown) as a sample while its (level, reason,
+        pass) has fewer than its share; the sample, or None (not kept: enough kept, no test case, too
+        large, or its kind cannot file it)."""
         reason, where = self.reason(obs), where_of(obs)
         key = (level, reason, where)
         self.counts[key] += 1
@@ -122,6 +125,8 @@ class FilterLedger:
                 return None
             meta = filed.meta
             meta.extra = {**meta.extra, "filter_reason": reason, "passes": observed.passes}
+            if observed.observation != obs:  # an oracle's verdict on what the worker observed
+                meta.extra["filtered_as"] = obs.message
             name = f"{int(time.time() * 1000):x}-{observed.provenance.testcase or 0}"
             folder = dump(self.root / name, _SampleFiles(meta, content))
         except (SeedzerError, OSError):  # a sample that cannot be written (its model gone, a full disk): counted

@@ -308,7 +308,7 @@ class Campaign:
         self.stats.coverage = self.coverage.total()
         obs = self._judged(result.observation, tc.level)
         if obs.symptom is Symptom.INVALID:
-            self.filing.filtered(obs, tc, worker)
+            self.filing.filtered(obs, tc, worker, result.observation)
         for mutator in tc.mutators:  # what each kind of mutation yields (status: by mutation)
             self.mutator_counts[(mutator, obs.symptom.value)] += 1
         bug = obs.symptom.is_bug

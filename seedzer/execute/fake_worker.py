@@ -2,7 +2,8 @@
 
 Scripts drive its behaviour: a line ``CRASH`` makes it die by SIGSEGV in the build stage (inside a
 pass named ``FakePass``), ``HANG`` makes it sleep in the run stage, ``ERROR`` yields a TVM-like
-error, ``MISMATCH`` a confirmed mismatch, ``INVALID`` an invalid test case, ``EXIT`` an uncaught
+error, ``PRECONDITION`` one stating a pass's precondition (the exception oracle turns it invalid),
+``MISMATCH`` a confirmed mismatch, ``INVALID`` an invalid test case, ``EXIT`` an uncaught
 exception that ends the worker (as Seedzer's own code failing on a test case would); anything else
 runs cleanly. Coverage features are the script's distinct lines, so new lines mean new coverage.
 """
@@ -45,6 +46,9 @@ def fake_execute(script: str, slot: ProgressSlot) -> ExecResult:
     if "ERROR" in lines:
         observation = Observation(Symptom.EXCEPTION, Stage.PASS, "FakePass",
                                   "InternalError: Check failed: (x_12 == y_3) is false")
+    elif "PRECONDITION" in lines:
+        observation = Observation(Symptom.EXCEPTION, Stage.PASS, "FakePass",
+                                  "InternalError: FakePass must be called after LowerOpaqueBlock")
     elif "MISMATCH" in lines:
         diff = Difference(1, "values", 3, 16, 0.5)
         observation = Observation(Symptom.MISMATCH, Stage.COMPARE, None, diff.describe(),

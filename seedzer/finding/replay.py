@@ -89,6 +89,9 @@ def replay_one(folder: Path, python: str = sys.executable, reduced: bool = False
     outcome, why = verdict(symptom, run.returncode, run.output)
     tail = [ln for ln in run.output.strip().splitlines() if ln.startswith(("observed", "broken", "reproduced"))]
     detail = why or (tail[-1] if tail else "")
+    reason = meta.extra.get("filter_reason")
+    if reason:  # a sample of what the filters turned away: the reproducer applies no filter
+        detail = f"filtered before the gate ({reason}){': ' + detail if detail else ''}"
     return ReplayResult(folder.name, symptom, outcome, run.returncode, run.seconds, detail[:200])
 
 

@@ -70,3 +70,19 @@ def test_invalid_test_cases_keep_at_most_three_samples_per_reason_and_pass(tmp_p
     for folder, _ in samples:
         meta = FindingMeta.load(out / FILTERED_DIR / folder)
         assert meta.observation.symptom is Symptom.INVALID and meta.extra["filter_reason"] == "unusable test case"
+
+
+def test_a_failure_an_oracle_turned_invalid_is_sampled_as_the_worker_observed_it(tmp_path: Path, pool: Path) -> None:
+    """A stated precondition is an invalid test case (the exception oracle's verdict), but its sample
+    keeps the exception, so its reproducer (which applies no oracle) shows whether it still happens."""
+    out = tmp_path / "camp"
+    c, _ = campaign(out, pool, ["a", "PRECONDITION"], FakeGate(by_symptom), lambda c: c.stats.invalid >= 2)
+    c.run()
+    samples = query(out / "campaign.db", "SELECT folder, reason FROM filter_samples")
+    assert samples and all(reason.startswith("precondition: must be called after") for _, reason in samples)
+    for folder, _ in samples:
+        meta = FindingMeta.load(out / FILTERED_DIR / folder)
+        assert meta.observation.symptom is Symptom.EXCEPTION and "must be called after" in meta.observation.message
+        assert meta.extra["filtered_as"].startswith("precondition: InternalError: FakePass must be called after")
+    ((findings,),) = query(out / "campaign.db", "SELECT COUNT(*) FROM findings")
+    assert findings == 0  # turned away, never filed
