@@ -5,8 +5,10 @@ only adds what it finds (:mod:`seedzer.campaign.epochs`). Started with the campa
 priority (``nice``) and imports NNSmith and torch while the first weights are not drawn yet; then,
 epoch after epoch, it waits for the epoch's ``weights.json`` (the campaign draws it half-way through
 the epoch before), generates the epoch's pool
-(NNSmith with the epoch's learned operator weights, and importer-operator insertions when the pool's
-heuristic inserts: :func:`seedzer.generate.driver.generate_epoch_pool`) into the job's directory, then
+(NNSmith with the epoch's learned operator weights, each model with its own attribute values drawn with
+the learned attribute weights (:mod:`seedzer.generate.attribute_arms`), and importer-operator insertions
+when the pool's heuristic inserts: :func:`seedzer.generate.driver.generate_epoch_pool`) into the job's
+directory, then
 loads each model as a campaign does (each attempt in a child forked from the zygote) and writes what
 loading gave to ``loaded/<model>.pickle`` (written atomically, read only by the campaign that wrote the
 job). It exits when every epoch is done, or, at the next model, when the campaign that started it is
@@ -97,6 +99,13 @@ def _options(job: GeneratorJob, weights: dict[str, Any]) -> Any:
     return dataclasses.replace(base, op_weights={**base.op_weights, **ops}, insert=insert)
 
 
+def _attributes(weights: dict[str, Any]) -> dict[str, float] | None:
+    """The epoch's learned attribute weights (each model draws its own attribute values with them), or
+    None for weights drawn before attributes were learned (a campaign resumed from then)."""
+    learned = weights.get("attribute_weights")
+    return {str(k): float(v) for k, v in learned.items()} if isinstance(learned, dict) else None
+
+
 def _wait_for(path: Path, parent: int) -> bool:
     """Wait until ``path`` exists (True), or until the campaign that started this process is gone (False)."""
     while not path.is_file():
@@ -165,7 +174,7 @@ class Generator:
                 return False
             before = governor.used()
             generate_epoch_pool(h, opts, out, made, seed=job.seed + epoch, first_index=epoch * INDEX_STRIDE,
-                                cache_dir=Path(job.cache_dir), pace=governor.pace)
+                                cache_dir=Path(job.cache_dir), pace=governor.pace, attributes=_attributes(weights))
             self.generated += governor.used() - before
             (out / LOADED_DIR).mkdir(exist_ok=True)
             for model in verified_models(out):

@@ -32,12 +32,14 @@ ROOT_WEIGHT = 5.0
 @dataclass(frozen=True)
 class ModelInfo:
     """A model a campaign fuzzes: its file name (corpus entries' ``origin``), its epoch (0: the pool
-    given) and its operators, NNSmith's (``nnsmith_ops`` of its manifest entry) and ONNX's (``ops``)."""
+    given) and its operators, NNSmith's (``nnsmith_ops`` of its manifest entry) and ONNX's (``ops``), and
+    the attribute values it was made with (``attributes``: :mod:`seedzer.generate.attribute_arms`)."""
 
     name: str
     epoch: int
     nnsmith_ops: tuple[str, ...]
     onnx_ops: tuple[str, ...]
+    attributes: tuple[str, ...] = ()
 
 
 def models_of_manifest(manifest: dict[str, Any], epoch: int) -> list[ModelInfo]:
@@ -46,7 +48,8 @@ def models_of_manifest(manifest: dict[str, Any], epoch: int) -> list[ModelInfo]:
     for entry in manifest.get("models") or []:
         if isinstance(entry, dict) and isinstance(entry.get("file"), str):
             out.append(ModelInfo(Path(entry["file"]).name, epoch, tuple(map(str, entry.get("nnsmith_ops") or ())),
-                                 tuple(map(str, entry.get("ops") or ()))))
+                                 tuple(map(str, entry.get("ops") or ())),
+                                 tuple(map(str, entry.get("attributes") or ()))))
     return out
 
 
@@ -77,5 +80,5 @@ def rewards(models: Iterable[ModelInfo], entries: Iterable[CorpusEntry],
     for m in models:
         rare = sum(1.0 / triggered_by[p] for p in lineage.get(m.name, ()))
         reward = kept[m.name] + rare + ROOT_WEIGHT * len(roots.get(m.name, ()))
-        out.append(ModelOutcome(m.name, m.epoch, m.nnsmith_ops, m.onnx_ops, round(reward, 6)))
+        out.append(ModelOutcome(m.name, m.epoch, m.nnsmith_ops, m.onnx_ops, round(reward, 6), m.attributes))
     return out

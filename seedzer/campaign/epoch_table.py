@@ -17,7 +17,8 @@ def _minutes(seconds: float | None) -> str:
 
 def epoch_table(rows: list[EpochRow]) -> Table | None:
     """One row per epoch: when it started and ended (campaign minutes), models made and loaded, its
-    most weighted NNSmith operators (and importer operators, when it inserted some) with their weights,
+    most weighted NNSmith operators (and importer operators, when it inserted some, and attribute values)
+with their weights,
     and coverage and bug roots at its end (so far, for the epoch running); None without epochs."""
     if not rows:
         return None
@@ -31,6 +32,9 @@ def epoch_table(rows: list[EpochRow]) -> Table | None:
         shown = tops if row.epoch else "(the pool given)"
         if inserted and row.epoch:
             shown += f"; inserted: {inserted}"
+        attributes = ", ".join(f"{a} {w:.2f}" for a, w in top_weights(row.attribute_weights, TOP))
+        if attributes and row.epoch:
+            shown += f"; attributes: {attributes}"
         span = f"{_minutes(row.started)}-{_minutes(row.ended)}" if row.started is not None else "not started"
         table.add_row(str(row.epoch), span, f"{row.made}/{row.loaded}", shown or "(uniform)",
                       "" if row.coverage is None else str(row.coverage), "" if row.roots is None else str(row.roots))

@@ -5,8 +5,9 @@ Once the pool is loaded, the campaign starts one generator process
 (:mod:`seedzer.campaign.epoch_generator`), which imports NNSmith and waits. Half-way through epoch
 ``k - 1`` (:data:`LAUNCH_AT`) the campaign computes every model's reward so far
 (:mod:`seedzer.campaign.epoch_rewards`), the bandit's posterior and one Thompson draw of operator weights
-(:mod:`seedzer.generate.bandit`), and writes them to ``epochs/epoch-<k>/weights.json`` and the ``epochs``
-table; the generator then makes and loads epoch ``k``'s models. From the start of epoch ``k`` on,
+and of attribute-value weights (:mod:`seedzer.generate.bandit`; the attributes:
+:mod:`seedzer.generate.attribute_arms`), and writes them to ``epochs/epoch-<k>/weights.json`` and the
+``epochs`` table; the generator then makes and loads epoch ``k``'s models. From the start of epoch ``k`` on,
 every model the generator has loaded is taken in (its seeds join the corpus, its load failures are
 filed) once per poll, without waiting: the loop only adds entries.
 
@@ -243,14 +244,18 @@ class Epochs:
         won = successes(outcomes)
         rng = random.Random(f"seedzer-epochs:{self.c.cfg.fuzz.seed}:{epoch}")
         post, onnx_post = posterior(outcomes), posterior(outcomes, onnx=True) if self.inserts else {}
+        attr_post = posterior(outcomes, arm="attributes")
         data = {"epoch": epoch, "weights": thompson(post, rng),
                 "onnx_weights": thompson(onnx_post, rng) if self.inserts else {},
+                "attribute_weights": thompson(attr_post, rng),
                 "posterior": {op: [p.alpha, p.beta] for op, p in post.items()},
                 "onnx_posterior": {op: [p.alpha, p.beta] for op, p in onnx_post.items()},
-                "outcomes": [{"model": o.model, "epoch": o.epoch, "reward": o.reward, "success": won.get(o.model)}
-                             for o in outcomes], "models": []}
+                "attribute_posterior": {a: [p.alpha, p.beta] for a, p in attr_post.items()},
+                "outcomes": [{"model": o.model, "epoch": o.epoch, "reward": o.reward, "success": won.get(o.model),
+                              "attributes": list(o.attributes)} for o in outcomes], "models": []}
         row = self.rows.get(epoch) or EpochRow(epoch)
         row.weights, row.onnx_weights = dict(data["weights"]), dict(data["onnx_weights"])
+        row.attribute_weights = dict(data["attribute_weights"])
         row.posterior, row.outcomes = dict(data["posterior"]), list(data["outcomes"])
         self._save(row)
         path.parent.mkdir(parents=True, exist_ok=True)

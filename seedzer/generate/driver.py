@@ -185,9 +185,11 @@ def _tools() -> dict[str, str]:
 
 def _results(
     opts: GenerationOptions, writer: PoolWriter, *, jobs: int, seed: int, cache_dir: Path, source: str,
-    first_index: int = 0, pace: Callable[[], object] | None = None,
+    first_index: int = 0, pace: Callable[[], object] | None = None, varied: dict[str, float] | None = None,
 ) -> Iterator[AttemptResult]:
-    """The attempts not yet in the pool, as results in attempt order (zoo, serial or parallel)."""
+    """The attempts not yet in the pool, as results in attempt order (zoo, serial or parallel; with
+    ``varied``, serial, each model with its own attribute values drawn with those weights:
+    :class:`~seedzer.generate.attribute_arms.VariedGenerator`)."""
     if opts.source == "zoo":
         from seedzer.generate.zoo import zoo_model, zoo_models
 
@@ -201,6 +203,11 @@ def _results(
 
     todo = (i for i in itertools.count(first_index) if i not in writer.tried)
     try:  # fail fast, on one line naming the heuristic, when the options leave no op to use
+        if varied is not None:
+            from seedzer.generate.attribute_arms import VariedGenerator
+
+            build_opset(prepare_nnsmith(cache_dir), opts)
+            return _serial(VariedGenerator(opts, varied, cache_dir).generate, todo, seed, pace)
         if jobs > 1:
             build_opset(prepare_nnsmith(cache_dir), opts)
             return _parallel(jobs, opts, cache_dir, todo, seed)
@@ -222,6 +229,7 @@ def _generate_into(
     limit: int | None,
     first_index: int = 0,
     pace: Callable[[], object] | None = None,
+    varied: dict[str, float] | None = None,
 ) -> GenerateSummary:
     start = time.monotonic()
     header = {
@@ -231,6 +239,7 @@ def _generate_into(
         "seed": seed,
         "tools": _tools(),
         "requested": requested,
+        **({"attribute_weights": varied} if varied is not None else {}),
     }
     notes: list[str] = []
     target = requested
@@ -248,7 +257,7 @@ def _generate_into(
             with ProgressBar(f"{h.name} → {pool_dir}", target, enabled=progress) as bar:
                 bar.update(writer.count, 0)
                 results = _results(opts, writer, jobs=jobs, seed=seed, cache_dir=cache_dir, source=str(h.path),
-                                   first_index=first_index, pace=pace)
+                                   first_index=first_index, pace=pace, varied=varied)
                 cap = limit if limit is not None else max(GIVE_UP_AFTER, ATTEMPTS_PER_MODEL * missing)
                 made, rejected, attempts = _fill(writer, target, results, bar, h.name, cap)
         total = writer.count
@@ -321,14 +330,17 @@ def generate_pool(
 
 
 def generate_epoch_pool(h: Heuristic, opts: GenerationOptions, out: Path, count: int, *, seed: int, first_index: int,
-                        cache_dir: Path, pace: Callable[[], object]) -> GenerateSummary:
+                        cache_dir: Path, pace: Callable[[], object],
+                        attributes: dict[str, float] | None = None) -> GenerateSummary:
     """Generate (or resume) a campaign epoch's pool ``out``: ``count`` models of ``opts`` (the heuristic's
     options with the epoch's learned weights), serially, ``pace`` called before every attempt (a CPU-share
     governor). Attempt indices start at ``first_index``, so the models of every epoch have names of their
-    own (``model_<index>.onnx``). The heuristic's selection is not applied (every model made is kept)."""
+    own (``model_<index>.onnx``). The heuristic's selection is not applied (every model made is kept).
+    ``attributes``: the epoch's learned weights of attribute values; each model is then made with its own
+    values (:mod:`seedzer.generate.attribute_arms`), recorded in its manifest entry."""
     from seedzer.generate.nnsmith_adapter import NNSmithGenerator  # noqa: F401  (fails early without NNSmith)
 
     out = Path(out)
     with DirLock(out, what="pool"):
         return _generate_into(h, opts, out, count, jobs=1, seed=seed, progress=False, cache_dir=cache_dir,
-                              limit=None, first_index=first_index, pace=pace)
+                              limit=None, first_index=first_index, pace=pace, varied=attributes)

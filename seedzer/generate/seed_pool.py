@@ -239,7 +239,7 @@ class PoolWriter:
     pool with a different header is refused, so a resumed pool stays one consistent sample.
     """
 
-    IDENTITY_KEYS = ("heuristic", "generation", "seed")
+    IDENTITY_KEYS = ("heuristic", "generation", "seed", "attribute_weights")
 
     def __init__(self, pool_dir: Path, header: dict[str, Any]) -> None:
         self.pool_dir = Path(pool_dir)

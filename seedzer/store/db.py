@@ -64,7 +64,7 @@ CREATE TABLE IF NOT EXISTS epochs (
     epoch INTEGER PRIMARY KEY, started REAL, weights TEXT NOT NULL DEFAULT '{}',
     onnx_weights TEXT NOT NULL DEFAULT '{}', posterior TEXT NOT NULL DEFAULT '{}',
     outcomes TEXT NOT NULL DEFAULT '[]', made INTEGER NOT NULL DEFAULT 0, loaded INTEGER NOT NULL DEFAULT 0,
-    coverage INTEGER, roots INTEGER, ended REAL);
+    coverage INTEGER, roots INTEGER, ended REAL, attribute_weights TEXT NOT NULL DEFAULT '{}');
 """
 
 
@@ -77,6 +77,7 @@ MIGRATIONS: tuple[tuple[str, str, str], ...] = (
     ("findings", "verdict_reason", "TEXT NOT NULL DEFAULT ''"),
     ("findings", "root", "TEXT"),
     ("corpus", "level", "TEXT NOT NULL DEFAULT ''"),
+    ("epochs", "attribute_weights", "TEXT NOT NULL DEFAULT '{}'"),
 )
 """Columns added since the first campaign.db format: (table, column, declaration)."""
 

@@ -32,11 +32,13 @@ class EpochRow:
     coverage: int | None = None
     roots: int | None = None
     ended: float | None = None
+    attribute_weights: dict[str, float] = field(default_factory=dict)
+    """The weights of the attribute values (``nodes=more``...) its models drew theirs with."""
 
 
 _COLUMNS = ("epoch", "started", "weights", "onnx_weights", "posterior", "outcomes", "made", "loaded", "coverage",
-            "roots", "ended")
-_JSON = {"weights", "onnx_weights", "posterior", "outcomes"}
+            "roots", "ended", "attribute_weights")
+_JSON = {"weights", "onnx_weights", "posterior", "outcomes", "attribute_weights"}
 
 
 def save_epoch(db: CampaignDB, row: EpochRow) -> None:
@@ -50,11 +52,10 @@ def save_epoch(db: CampaignDB, row: EpochRow) -> None:
 def epoch_rows(conn: sqlite3.Connection) -> list[EpochRow]:
     """Every epoch row, in epoch order (none for a campaign run without epochs, or one whose campaign.db
     predates the table and is read without being migrated, e.g. by ``status``)."""
-    try:
-        cur = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM epochs ORDER BY epoch").fetchall()
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
-            return []
-        raise
-    return [EpochRow(**{c: json.loads(v) if c in _JSON else v for c, v in zip(_COLUMNS, r, strict=True)})
+    present = {r[1] for r in conn.execute("PRAGMA table_info(epochs)")}
+    if not present:
+        return []
+    columns = [c for c in _COLUMNS if c in present]  # read without migration: a column added later is absent
+    cur = conn.execute(f"SELECT {', '.join(columns)} FROM epochs ORDER BY epoch").fetchall()
+    return [EpochRow(**{c: json.loads(v) if c in _JSON else v for c, v in zip(columns, r, strict=True)})
             for r in cur]

@@ -42,8 +42,10 @@ def test_a_reward_adds_kept_mutants_rare_triggers_and_roots(tmp_path: Path) -> N
     assert got["c.onnx"] == 0.0
 
 
-def test_models_of_a_manifest_carry_both_operator_lists() -> None:
-    manifest = {"models": [{"file": "model_100000.onnx", "nnsmith_ops": ["Conv2d"], "ops": ["Conv", "Shape"]},
+def test_models_of_a_manifest_carry_both_operator_lists_and_their_attributes() -> None:
+    manifest = {"models": [{"file": "model_100000.onnx", "nnsmith_ops": ["Conv2d"], "ops": ["Conv", "Shape"],
+                            "attributes": ["nodes=more", "kernel=3"]},
                            {"file": "zoo.onnx"}, "junk"]}
-    assert models_of_manifest(manifest, 1) == [ModelInfo("model_100000.onnx", 1, ("Conv2d",), ("Conv", "Shape")),
+    assert models_of_manifest(manifest, 1) == [ModelInfo("model_100000.onnx", 1, ("Conv2d",), ("Conv", "Shape"),
+                                                         ("nodes=more", "kernel=3")),
                                                ModelInfo("zoo.onnx", 1, (), ())]

@@ -153,12 +153,13 @@ def test_weights_are_drawn_half_way_from_the_rewards_so_far_and_recorded(tmp_pat
     # model 0 kept a mutant (reward 1), model 1 nothing: Conv2d and Relu were in a success, Add in a failure
     assert data["posterior"] == {"Add": [1.0, 2.0], "Conv2d": [2.0, 1.0], "Relu": [2.0, 1.0]}
     assert set(data["weights"]) == {"Add", "Conv2d", "Relu"} and data["onnx_weights"] == {}
+    assert data["attribute_weights"] == {}  # the pool given's models drew no attribute values: epoch 1 draws uniformly
     assert [(o["model"], o["reward"], o["success"]) for o in data["outcomes"]] == [
         ("model_000000.onnx", 1.0, True), ("model_000001.onnx", 0.0, False)]
     job = json.loads(launched[0].read_text())
     assert job["count"] == 3 and job["models"] == 2 and job["generation"] == GENERATION
     row = {r.epoch: r for r in epoch_rows(h.db.conn)}[1]
-    assert row.weights == data["weights"] and row.posterior == data["posterior"]
+    assert row.weights == data["weights"] and row.posterior == data["posterior"] and row.attribute_weights == {}
     epochs.close(LAUNCH_AT * 60 + 2)
     assert json.loads((h.out / EPOCHS_DIR / "rewards.json").read_text())[0]["success"] is True
 

@@ -53,3 +53,13 @@ def test_a_model_alone_in_its_epoch_teaches_nothing_yet() -> None:
     assert successes(outcomes) == {"a": True, "b": False}
     post = posterior(outcomes)
     assert post == {"Add": Posterior(1, 2), "Relu": Posterior(2, 1)}
+
+
+def test_the_attribute_posterior_credits_the_values_a_model_was_made_with() -> None:
+    outcomes = [ModelOutcome("a", 1, ("Relu",), (), 5.0, ("nodes=more", "kernel=3")),
+                ModelOutcome("b", 1, ("Relu",), (), 0.0, ("nodes=fewer",)),
+                ModelOutcome("c", 1, ("Add",), (), 1.0, ("nodes=more",))]
+    post = posterior(outcomes, arm="attributes")
+    # median 1: a succeeds, b and c fail
+    assert post == {"kernel=3": Posterior(2, 1), "nodes=fewer": Posterior(1, 2), "nodes=more": Posterior(2, 2)}
+    assert posterior([_o("x", 1, ("Relu",)), _o("y", 0, ("Add",))], arm="attributes") == {}  # a pool given's

@@ -26,7 +26,7 @@ def _fake(reject_every: int = 4, stop_after: int | None = None, kernel: int = 3,
 
     def results(
         opts: Any, writer: PoolWriter, *, jobs: int, seed: int, cache_dir: Path, source: str, first_index: int = 0,
-        pace: Any = None,
+        pace: Any = None, varied: Any = None,
     ) -> Iterator[AttemptResult]:
         produced = 0
         for i in itertools.count(first_index):
@@ -182,3 +182,32 @@ def test_an_epoch_pool_numbers_its_models_from_its_first_index_and_paces_every_a
                         pace=lambda: paced.append(1))  # resumed: the rejected attempt is not made again
     assert [e["index"] for e in read_manifest(out)["models"]] == [200_001, 200_002, 200_004]
     assert len(paced) == 5
+    assert "attribute_weights" not in read_manifest(out)  # no attribute weights given: one setting
+
+
+def test_an_epoch_pool_with_attribute_weights_records_them_and_is_resumed_only_with_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from seedzer.errors import PoolError
+    from seedzer.generate.driver import generate_epoch_pool
+    from seedzer.generate.heuristics import load_heuristic
+
+    seen: list[Any] = []
+    fake = _fake(reject_every=3)
+
+    def results(*args: Any, **kwargs: Any) -> Iterator[AttemptResult]:
+        seen.append(kwargs.get("varied"))
+        return fake(*args, **kwargs)
+
+    monkeypatch.setattr(driver_mod, "_results", results)
+    h = load_heuristic("basic")
+    out = tmp_path / "epoch-2"
+    weights = {"nodes=more": 1.7, "kernel=3": 0.2}
+    generate_epoch_pool(h, h.generation, out, 2, seed=5, first_index=200_000, cache_dir=tmp_path, pace=lambda: None,
+                        attributes=weights)
+    assert seen == [weights] and read_manifest(out)["attribute_weights"] == weights
+    generate_epoch_pool(h, h.generation, out, 3, seed=5, first_index=200_000, cache_dir=tmp_path, pace=lambda: None,
+                        attributes=weights)  # the epoch resumed with its weights (weights.json is drawn once)
+    assert len(read_manifest(out)["models"]) == 3
+    with pytest.raises(PoolError):
+        generate_epoch_pool(h, h.generation, out, 4, seed=5, first_index=200_000, cache_dir=tmp_path,
+                            pace=lambda: None, attributes={"nodes=more": 0.1})

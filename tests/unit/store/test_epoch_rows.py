@@ -31,3 +31,22 @@ def test_a_campaign_made_before_epochs_gains_the_table_and_status_reads_none(tmp
     db = CampaignDB(path)  # opened to resume: migrated
     save_epoch(db, EpochRow(0, 0.0))
     assert [r.epoch for r in epoch_rows(db.conn)] == [0]
+
+
+def test_an_epochs_table_without_attribute_weights_is_read_and_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "campaign.db"
+    CampaignDB(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE epochs")  # the table as campaigns made before attribute weights have it
+    conn.execute("CREATE TABLE epochs (epoch INTEGER PRIMARY KEY, started REAL, weights TEXT NOT NULL DEFAULT '{}', "
+                 "onnx_weights TEXT NOT NULL DEFAULT '{}', posterior TEXT NOT NULL DEFAULT '{}', "
+                 "outcomes TEXT NOT NULL DEFAULT '[]', made INTEGER NOT NULL DEFAULT 0, "
+                 "loaded INTEGER NOT NULL DEFAULT 0, coverage INTEGER, roots INTEGER, ended REAL)")
+    conn.execute("INSERT INTO epochs (epoch, started, weights) VALUES (1, 60.0, '{\"Relu\": 1.5}')")
+    conn.commit()
+    assert epoch_rows(conn) == [EpochRow(1, 60.0, {"Relu": 1.5})]  # read without migrating (status)
+    conn.close()
+    db = CampaignDB(path)  # opened to resume: migrated
+    row = EpochRow(2, 120.0, attribute_weights={"nodes=more": 1.2})
+    save_epoch(db, row)
+    assert epoch_rows(db.conn) == [EpochRow(1, 60.0, {"Relu": 1.5}), row]
