@@ -21,6 +21,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from seedzer.execute.death import describe_exit
+from seedzer.execute.orphans import die_with_parent
 from seedzer.execute.zygote import context
 from seedzer.logfiles import redirect_output
 
@@ -43,6 +44,7 @@ def _cpu() -> float:
 
 
 def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...], log_dir: str | None, name: str) -> None:
+    die_with_parent()  # never outlive the zygote that forked it (a campaign killed outright)
     redirect_output(os.path.join(log_dir, f"{name}.log") if log_dir else None)
     try:
         value = fn(*args)

@@ -2,8 +2,11 @@
 
 For helpers that already run in a process forked from the zygote (TVM imported): a plain
 ``os.fork`` is cheap (docs/measurements.md, 'Workers and isolation') and the child inherits
-everything already parsed. The child publishes its progress (stage, step) in shared memory, so a
-death or a timeout is attributed to the step it happened in, as the campaign attributes a worker's.
+everything already parsed. The child dies with the process that forked it
+(:func:`~seedzer.execute.orphans.die_with_parent`): a gate job killed when its campaign ends left
+its forked call building a model-zoo network for minutes, on a core the next campaign needed. The
+child publishes its progress (stage, step) in shared memory, so a death or a timeout is attributed
+to the step it happened in, as the campaign attributes a worker's.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from multiprocessing import sharedctypes
 from typing import Any
 
 from seedzer.execute.death import describe_exit
+from seedzer.execute.orphans import die_with_parent
 
 _NAME = 160
 
@@ -104,6 +108,7 @@ def call_forked(fn: Callable[..., Any], *args: Any, timeout: float, progress: Sh
     pid = os.fork()
     if pid == 0:  # the child: run, send the pickled outcome, leave without cleanup handlers
         os.close(read_fd)
+        die_with_parent()  # a gate job killed at the campaign's end must not leave its call running
         try:
             payload = pickle.dumps(("ok", fn(*args)))
         except BaseException as exc:  # reported to the parent, which decides what it means
