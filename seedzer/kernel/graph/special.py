@@ -31,6 +31,7 @@ from onnx import TensorProto
 from seedzer.kernel.common import SPECIAL_VALUES, Observation, Stage, Symptom
 from seedzer.kernel.comparison import Difference, compare, signed_zero_difference
 from seedzer.kernel.graph.model_mutations import FLOAT_TYPES
+from seedzer.kernel.onnx.model import upstream
 from seedzer.kernel.onnx.runtime import onnxruntime_outputs
 from seedzer.kernel.onnx.validity import EngineCrash, disputed, first_line, isolated, reference_run
 
@@ -43,21 +44,6 @@ NaN or an infinity beside a tap of weight 0 gives NaN in one implementation (IEE
 another (onnxruntime and the reference skip the tap): undefined on non-finite values."""
 INTEGER_TYPES = frozenset({TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64,
                            TensorProto.UINT8, TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64})
-
-
-def upstream(model: onnx.ModelProto, output: str) -> list[onnx.NodeProto]:
-    """The nodes ``output`` depends on (its producer and theirs, in graph order; control-flow
-    subgraphs' outer inputs not followed)."""
-    producer = {o: i for i, n in enumerate(model.graph.node) for o in n.output if o}
-    seen: set[int] = set()
-    todo = [output]
-    while todo:
-        index = producer.get(todo.pop())
-        if index is None or index in seen:
-            continue
-        seen.add(index)
-        todo.extend(name for name in model.graph.node[index].input if name)
-    return [n for i, n in enumerate(model.graph.node) if i in seen]
 
 
 def undefined_on_specials(model: onnx.ModelProto, nodes: list[onnx.NodeProto] | None = None) -> str | None:

@@ -7,9 +7,10 @@ how to check it. :func:`observe_all` runs its steps in order and returns every f
 backend), each followed by a TVMScript round trip of every new PrimFunc (the scripts that parse back
 are the fuzzer's seeds); then, for a differential case, ``build`` (``tvm.compile``; an error ends the
 case), ``run`` (Relax VM), ``reference`` (onnxruntime, else ``onnx.reference``, else stored outputs)
-and ``compare`` (:func:`seedzer.kernel.comparison.compare` with NNSmith's tolerances). TVM's failures
-on a model onnxruntime refuses to run (with the case's inputs) are ``invalid``
-(:func:`seedzer.kernel.onnx.runtime.refused`).
+and ``compare`` (:func:`seedzer.kernel.comparison.compare` with NNSmith's tolerances; a difference
+from onnxruntime is ``invalid`` where ``onnx.reference`` sides with TVM or with neither on the differing
+output, :func:`~seedzer.kernel.onnx.model.onnx_reference_verdict`). TVM's failures on a model onnxruntime
+refuses to run (with the case's inputs) are ``invalid`` (:func:`seedzer.kernel.onnx.runtime.refused`).
 
 The campaign's loading attempts, the load gate, the reducer and every ``load`` finding's ``repro.py``
 run these functions. Depends on tvm, onnx, onnxruntime, numpy, :mod:`seedzer.kernel.onnx.model` and
@@ -234,8 +235,9 @@ def _differential(case: LoadCase, model: onnx.ModelProto, mod: Any, trace: Trace
     if compare(actual, run(executable, case.specs, feeds), {}) is not None:
         return [Observation(Symptom.INVALID, Stage.COMPARE, "compare", "the TVM build is nondeterministic")]
     if engine == "onnxruntime":
-        departs, side = trace.call("onnx-reference", onnx_reference_verdict, model, feeds, actual, expected, TOLERANCES)
-        if departs:
+        sided, side = trace.call("onnx-reference", onnx_reference_verdict, model, feeds, actual, expected, TOLERANCES,
+                                 diff.output)
+        if sided in ("tvm", "neither"):  # onnxruntime departs, or no two engines agree there
             return [Observation(Symptom.INVALID, Stage.COMPARE, "compare", f"{side}: {diff.describe()}")]
         return [Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; {side}",
                             comparison=MODEL_VS_ONNXRUNTIME, difference=diff)]

@@ -3,6 +3,9 @@ counted under one class whatever exception type carried it; any other error stay
 
 from __future__ import annotations
 
+import numpy as np
+import onnx
+
 from seedzer.campaign.invalid import invalid_class
 from seedzer.kernel.common import IMPORTER_LIMIT, Symptom
 from seedzer.kernel.onnx.inputs import UnsupportedInput
@@ -31,3 +34,45 @@ def test_the_same_error_outside_import_and_other_errors_at_import_stay_exception
 def test_an_unsupported_input_type_keeps_its_own_reason() -> None:
     got = Trace().call("import", _raise, UnsupportedInput("unsupported input type: x is string"))
     assert got.symptom is Symptom.INVALID and not got.message.startswith(IMPORTER_LIMIT)
+
+
+def _two_identities() -> onnx.ModelProto:
+    """``y = x`` and ``z = x``: two outputs onnx.reference computes exactly."""
+    from onnx import TensorProto, helper
+
+    info = helper.make_tensor_value_info
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"]), helper.make_node("Identity", ["x"], ["z"])],
+                              "g", [info("x", TensorProto.FLOAT, [2])],
+                              [info("y", TensorProto.FLOAT, [2]), info("z", TensorProto.FLOAT, [2])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_the_reference_verdict_names_whom_it_sides_with_on_the_differing_output() -> None:
+    from seedzer.kernel.onnx.model import TOLERANCES, onnx_reference_verdict
+
+    model, x = _two_identities(), np.array([1.0, 2.0], np.float32)
+    feeds = {"x": x}
+    assert onnx_reference_verdict(model, feeds, [x, x], [x + 5, x], TOLERANCES)[0] == "tvm"
+    assert onnx_reference_verdict(model, feeds, [x + 5, x], [x, x], TOLERANCES)[0] == "onnxruntime"
+    assert onnx_reference_verdict(model, feeds, [x + 3, x], [x + 5, x], TOLERANCES)[0] == "neither"
+    # output 1 differs from the reference on both sides (ill-conditioned there): only output 0 decides
+    assert onnx_reference_verdict(model, feeds, [x, x + 9], [x + 5, x + 9], TOLERANCES)[0] == "neither"
+    assert onnx_reference_verdict(model, feeds, [x, x + 9], [x + 5, x + 9], TOLERANCES, output=0)[0] == "tvm"
+    broken = _two_identities()
+    broken.graph.node[0].op_type = "NoSuchOp"
+    assert onnx_reference_verdict(broken, feeds, [x, x], [x + 5, x], TOLERANCES)[0] == "none"
+
+
+def test_the_reference_judges_the_differing_output_by_its_own_nodes() -> None:
+    """An operator the reference does not implement, upstream of another output only, does not keep it
+    from judging (the study's audit: a Tan output filed on onnxruntime alone because of a MaxRoiPool
+    insertion on another output)."""
+    from seedzer.kernel.onnx.model import TOLERANCES, onnx_reference_verdict, output_model
+
+    model, x = _two_identities(), np.array([1.0, 2.0], np.float32)
+    model.graph.node[1].op_type = "NoSuchOp"  # z's producer: unknown to every engine
+    alone = output_model(model, 0)
+    assert [n.op_type for n in alone.graph.node] == ["Identity"] and [o.name for o in alone.graph.output] == ["y"]
+    assert onnx_reference_verdict(model, {"x": x}, [x, x], [x + 5, x], TOLERANCES)[0] == "none"
+    assert onnx_reference_verdict(model, {"x": x}, [x, x], [x + 5, x], TOLERANCES, output=0)[0] == "tvm"
+    assert onnx_reference_verdict(model, {"x": x}, [x + 3, x], [x + 5, x], TOLERANCES, output=0)[0] == "neither"
