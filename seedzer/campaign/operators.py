@@ -24,7 +24,8 @@ from seedzer.store.readonly import read_meta
 NAMING_MUTATIONS = ("insert:", "edge:")
 """Culprit prefixes that name an operator (an insertion's, a spec-edge change's)."""
 INPUT_MODE = "inputs:"
-"""The prefix of an input mode's culprit, ``inputs:special:Relu`` naming the operator whose output differed."""
+"""The prefix of an input mode's culprit, ``inputs:special:Relu:nan`` naming the operator whose output differed
+(and the kind of value it got wrong)."""
 
 
 class CulpritLine(Protocol):
@@ -69,7 +70,7 @@ def bug_operators(lines: Sequence[CulpritLine]) -> list[str]:
     first = lines[0] if lines else None
     culprits = first.culprit if first else []
     named = {c.split(":", 1)[1] for c in culprits if c.startswith(NAMING_MUTATIONS)}
-    named |= {c.split(":", 2)[2] for c in culprits if c.startswith(INPUT_MODE) and c.count(":") == 2}
+    named |= {c.split(":")[2] for c in culprits if c.startswith(INPUT_MODE) and c.count(":") >= 2}
     return sorted(named - {"", "-", "?"})
 
 

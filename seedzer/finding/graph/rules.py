@@ -196,12 +196,22 @@ class Contract:
                                f"its contract: {why}", context.seen)
 
 
+SPECIAL_KINDS = {"nan positions": "nan", "inf positions": "inf"}
+"""The kind of special value a difference is about (:func:`seedzer.kernel.comparison.compare`'s reasons)."""
+
+
 def input_culprit(mode: str, observed: Observation) -> str:
     """The culprit an input mode adds (``inputs:special``), with the operator computing the output that
-    differs where the kernel names it (``inputs:special:Relu``): a NaN lost by Relu and one lost by Sign
-    are two bugs, not one root of every special-values mismatch."""
-    operator = observed.difference.operator if observed.difference is not None else None
-    return f"inputs:{mode}:{operator}" if operator else f"inputs:{mode}"
+    differs where the kernel names it and the kind of value it gets wrong (``inputs:special:Relu:nan``):
+    a NaN lost by Relu and one lost by Sign are two bugs, not one root of every special-values
+    mismatch, and so are a NaN and an infinity one reduction gets wrong (the study's audit: ReduceMin's
+    lost NaN and its +inf turned into FLT_MAX, two defects, were one root)."""
+    diff = observed.difference
+    operator = diff.operator if diff is not None else None
+    if not operator:
+        return f"inputs:{mode}"
+    kind = SPECIAL_KINDS.get(diff.reason) if diff is not None else None
+    return f"inputs:{mode}:{operator}" + (f":{kind}" if kind else "")
 
 
 class Parent:

@@ -58,6 +58,7 @@ def test_bugs_count_under_the_operator_their_root_names() -> None:
     assert bug_operators([Line(["edge:Resize", "insert:-"])]) == ["Resize"]
     assert bug_operators([Line(["relax.ConvertLayout"])]) == []
     assert bug_operators([Line(["inputs:special:Sign"])]) == ["Sign"]  # the output that differed on special values
+    assert bug_operators([Line(["inputs:special:ReduceMin:inf"])]) == ["ReduceMin"]  # and the kind of value
     assert bug_operators([Line(["inputs:special"])]) == []
     console = Console(width=120, record=True)
     console.print(operator_bug_table({"a": [Line(["insert:TopK"])], "b": [Line(["insert:TopK"])],

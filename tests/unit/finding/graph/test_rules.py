@@ -177,8 +177,21 @@ def test_a_special_values_mismatch_is_rooted_at_the_operator_whose_output_differ
     special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
     relu, sign = (Culprit().judge(_context(m, lambda p, m=m: m, got=m, case=special))
                   for m in (mismatch("Relu"), mismatch("Sign")))
-    assert relu.culprit == ["inputs:special:Relu"] and sign.culprit == ["inputs:special:Sign"]
+    assert relu.culprit == ["inputs:special:Relu:nan"] and sign.culprit == ["inputs:special:Sign:nan"]
     assert relu.root != sign.root  # two NaN bugs, two roots
+
+
+def test_a_lost_nan_and_a_lost_infinity_of_one_operator_are_two_roots() -> None:
+    def mismatch(reason: str) -> Observation:
+        diff = Difference(0, reason, 1, 6, operator="ReduceMin")
+        return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"output 0: {reason}", comparison=SPECIAL_VALUES,
+                           difference=diff)
+
+    special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
+    nan, inf, values = (Culprit().judge(_context(m, lambda p, m=m: m, got=m, case=special))
+                        for m in (mismatch("nan positions"), mismatch("inf positions"), mismatch("values")))
+    assert nan.culprit == ["inputs:special:ReduceMin:nan"] and inf.culprit == ["inputs:special:ReduceMin:inf"]
+    assert values.culprit == ["inputs:special:ReduceMin"] and len({nan.root, inf.root, values.root}) == 3
 
 
 def test_parent_does_not_run_for_a_failure_in_a_pass() -> None:
