@@ -30,10 +30,15 @@ def test_an_epochs_campaign_generates_loads_and_records_epoch_one(tmp_path: Path
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert "Generation epochs" in run.stdout and "epoch 1 of 2 starts" in run.stderr
     folder = out / "epochs" / "epoch-1"
-    models = [e["file"] for e in json.loads((folder / "manifest.json").read_text())["models"]]
+    manifest = json.loads((folder / "manifest.json").read_text())
+    models = [e["file"] for e in manifest["models"]]
     assert models and all(m.startswith("model_1") for m in models)  # numbered from 100000: names of their own
+    # each model drew its own attribute values (uniformly: the pool given was made with one setting)
+    assert manifest["attribute_weights"] == {} and all(
+        any(a.startswith("nodes=") for a in e["attributes"]) for e in manifest["models"])
     weights = json.loads((folder / "weights.json").read_text())
     assert weights["weights"] and weights["posterior"] and weights["models"] == models
+    assert weights["attribute_weights"] == {} and weights["attribute_posterior"] == {}
     assert {o["model"] for o in weights["outcomes"]} <= {e["file"] for e in
                                                         json.loads((pool / "manifest.json").read_text())["models"]}
     con = sqlite3.connect(f"file:{out / 'campaign.db'}?mode=ro", uri=True)
