@@ -153,15 +153,20 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
     check_campaign_state(pool, out, resume)
     with DirLock(out, what="campaign"):
         check_campaign_state(pool, out, resume)  # again: another process may have been quicker
-        from seedzer.campaign.loop import Campaign
-
         if ray is None:
+            from seedzer.campaign.loop import Campaign
+
             Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), ledger_source=recorded_as).run()
         else:
-            from seedzer.execute.ray_cluster import disconnect
+            from seedzer.execute.ray_cluster import described, disconnect, signals_interrupt
 
             try:
-                executor = _ray_executor(ray, pool, cfg.fuzz.jobs)
+                # from the lock on: the imports and the join take seconds, and a SIGTERM then must still
+                # end the campaign with one line and free its lock (the join re-arms the same handler)
+                with signals_interrupt(f"--ray {described(None if ray == LOCAL_RAY else ray)}"):
+                    from seedzer.campaign.loop import Campaign
+
+                    executor = _ray_executor(ray, pool, cfg.fuzz.jobs)
                 Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), executor=executor,
                          ledger_source=recorded_as).run()
             finally:

@@ -19,6 +19,7 @@ import contextlib
 import logging
 import signal
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -124,6 +125,11 @@ def probe(address: str, seconds: float = PROBE_SECONDS) -> None:
                        "start one with `ray start --head` or check the address")
 
 
+def described(address: str | None) -> str:
+    """How messages name the cluster at ``address``: the address itself, or "a local cluster"."""
+    return "a local cluster" if address in LOCAL_ADDRESSES else str(address)
+
+
 @contextlib.contextmanager
 def signals_interrupt(what: str) -> Iterator[None]:
     """While the block runs (in the main thread), SIGINT and SIGTERM raise :class:`Interrupted` naming
@@ -159,7 +165,7 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, private:
                 kwargs["num_cpus"] = num_cpus
             if private:
                 address = "local"
-        where = "a local cluster" if address in LOCAL_ADDRESSES else address
+        where = described(address)
         with signals_interrupt(f"--ray {where}"):
             if address in LOCAL_ADDRESSES:
                 _init(ray, address, kwargs, where)
@@ -208,7 +214,9 @@ def _failed(where: str, exc: BaseException) -> SeedzerError:
 
 
 def disconnect() -> None:
-    """Leave the cluster (a private local one is shut down with it)."""
-    ray = import_ray()
-    if ray.is_initialized():
+    """Leave the cluster (a private local one is shut down with it). Without a finished ``import ray``
+    (none asked for, or a signal stopped it half-way, which leaves its submodules unusable) there is no
+    connection to leave, and Ray is not imported again."""
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
         ray.shutdown()

@@ -118,7 +118,7 @@ def test_join_that_never_completes_gives_up_at_its_limit(silent_port: int) -> No
     assert f"--ray 127.0.0.1:{silent_port}: the port answers but no Ray cluster joined within 3 s" in done.stderr
 
 
-@pytest.mark.parametrize("after", [0.5, 4.0])
+@pytest.mark.parametrize("after", [0.0, 0.5, 4.0])
 def test_sigterm_while_joining_ends_the_campaign_and_frees_its_lock(tiny_pool: Path, tmp_path: Path,
                                                                     silent_port: int, after: float) -> None:
     """Before: SIGTERM did nothing while Ray's client retried (only SIGKILL ended it). After: it ends
@@ -150,3 +150,13 @@ def test_auto_is_the_local_cluster_and_is_not_probed() -> None:
     assert done.returncode == 1
     assert "SeedzerError: --ray: cannot connect to a local cluster: Could not find any running Ray instance" \
         in done.stderr
+
+
+def test_disconnect_without_a_finished_import_of_ray_leaves_ray_unimported() -> None:
+    """A SIGTERM can stop ``import ray`` half-way (the campaign's signal handler is armed from its lock on);
+    the clean-up then must not import Ray again (its half-made submodules would fail with a traceback).
+    Run in a child: this process may have imported Ray already."""
+    code = ("import sys\nfrom seedzer.execute.ray_cluster import disconnect\ndisconnect()\n"
+            "assert 'ray' not in sys.modules, 'disconnect imported ray'\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
