@@ -184,7 +184,8 @@ def test_with_model_embeds_it() -> None:
 def test_the_rendered_repro_carries_the_kernels_own_code(tmp_path: Path) -> None:
     specs = (("x", "float32", (2, 3)), ("k", "int64", (4,)))
     case = LoadCase(specs, model="AA==", expected=_expected()).to_json()
-    text = render("onnx.inputs+onnx.runtime+onnx.model+load.observe", "numpy onnx onnxruntime", case, title="t")
+    text = render("onnx.inputs+onnx.runtime+onnx.conditioning+onnx.model+load.observe", "numpy onnx onnxruntime", case,
+                  title="t")
     assert "from seedzer" not in text and "import seedzer" not in text
     (tmp_path / "repro.py").write_text(text)
     ns = runpy.run_path(str(tmp_path / "repro.py"), run_name="repro_under_test")  # up to, not including, main()

@@ -1,0 +1,72 @@
+"""Kernel: whether an output is ill-conditioned where TVM and onnxruntime differ on it.
+
+Two correct engines round differently (another summation order, a fused multiply-add): a few units
+in the last place apart. Most outputs carry that along within the comparison's tolerance, but an
+output computed through a discontinuity (``Round`` of a sum at a ``.5`` tie, ``Floor``/``Ceil``, a
+cast to an integer) or a near-singularity (``Tan`` near its pole) turns it into a large difference,
+and ``onnx.reference``, summing in yet another order, may side with either engine by chance. The
+study's audit found such false alarms (a ``Cos(Round(Conv))`` output at a tie, ``Tan`` near its pole).
+
+The check asks the reference itself: moved by a relative :data:`PERTURBATION` (a few float32 units
+in the last place, far inside every tolerance), do the graph's floating inputs move the reference's
+output beyond the tolerance at the elements where TVM and onnxruntime differ? Then the difference
+says nothing about either engine. Integer and boolean inputs are left as they are; an output that
+the moved inputs give another shape or dtype (a size computed from values) is not called
+ill-conditioned. A TVM bug at an exact discontinuity (a rounding mode at a tie) is given up by
+this check: random inputs rarely sit there, and a false alarm costs a maintainer more.
+
+Depends on numpy and the standard library only (copied verbatim into repro.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+# --- kernel code (everything below is copied verbatim into repro.py) ---
+PERTURBATION = 2.0 ** -19
+"""Relative change of each floating input (about 4 float32 units in the last place)."""
+
+
+def _within(e: np.ndarray, a: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """Elementwise: ``a`` agrees with ``e`` (the same NaN and infinity positions, finite values
+    within ``atol + rtol * |e|``)."""
+    e64, a64 = e.astype(np.float64), a.astype(np.float64)
+    same_nan = np.isnan(e64) == np.isnan(a64)
+    both_inf = np.isinf(e64) & np.isinf(a64) & (np.sign(e64) == np.sign(a64))
+    finite = np.isfinite(e64) & np.isfinite(a64)
+    close = np.abs(np.where(finite, a64 - e64, 0.0)) <= atol + rtol * np.abs(np.where(finite, e64, 0.0))
+    return same_nan & ((finite & close) | both_inf | (np.isnan(e64) & np.isnan(a64)))
+
+
+def moved_inputs(feeds: dict[str, np.ndarray], sign: int) -> dict[str, np.ndarray]:
+    """``feeds`` with every floating input scaled by ``1 + sign * PERTURBATION`` (in its own dtype)."""
+    return {k: (v * (1 + sign * PERTURBATION)).astype(v.dtype) if v.dtype.kind == "f" else v
+            for k, v in feeds.items()}
+
+
+def ill_conditioned(reference: Callable[[dict[str, np.ndarray]], Any], feeds: dict[str, np.ndarray],
+                    spec: Any, actual: Any, expected: Any, limits: dict[str, tuple[float, float]]) -> bool:
+    """Whether ``spec`` (one output of the reference, run by ``reference`` on ``feeds``) moves beyond the
+    tolerance, under the inputs moved either way, at an element where ``actual`` (TVM) and ``expected``
+    (onnxruntime) differ. ``reference`` returns that one output for given inputs; its failure counts as
+    no evidence."""
+    s, a, e = np.asarray(spec), np.asarray(actual), np.asarray(expected)
+    if not (s.shape == a.shape == e.shape) or s.dtype.kind != "f" or a.dtype != e.dtype:
+        return False
+    if not any(v.dtype.kind == "f" for v in feeds.values()):
+        return False
+    rtol, atol = limits.get(str(e.dtype), (0.0, 0.0))
+    differing = ~_within(e, a, rtol, atol)
+    if not differing.any():
+        return False
+    for sign in (1, -1):
+        try:
+            moved = np.asarray(reference(moved_inputs(feeds, sign)))
+        except Exception:  # the reference implementation raises many types
+            continue
+        if moved.shape == s.shape and moved.dtype == s.dtype and (~_within(s, moved, rtol, atol))[differing].any():
+            return True
+    return False
