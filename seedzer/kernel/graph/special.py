@@ -9,9 +9,10 @@ own oracle, ``special-values`` in ``oracles.enabled``). Otherwise nothing is jud
 the reference rejecting the input (an out-of-range index) leaves only a crash or a hang of TVM to
 count; the engines disagreeing, or an operator whose result the specification leaves undefined on such
 values (:func:`undefined_on_specials`: a float-to-integer cast, NaN ordering), make the case
-``invalid``. Each output is judged on its own: the engines disagreeing on one output, or an undefined
-operator on which only other outputs depend, leaves the rest judged (an audit of campF found three
-NaN bugs of TVM's dropped because one side output was not judgeable). Both engines run in a forked
+``invalid``; so does a sum whose overflowed partial sums make it NaN in one engine and an infinity in
+another (:func:`overflowed_sum`). Each output is judged on its own: the engines disagreeing on one
+output, or an undefined operator on which only other outputs depend, leaves the rest judged (an audit
+of campF found three NaN bugs of TVM's dropped because one side output was not judgeable). Both engines run in a forked
 child (:func:`~seedzer.kernel.onnx.validity.isolated`): an engine that crashes on the input makes the
 case ``invalid``, never TVM's finding.
 
@@ -31,6 +32,7 @@ from onnx import TensorProto
 from seedzer.kernel.common import SPECIAL_VALUES, Observation, Stage, Symptom
 from seedzer.kernel.comparison import Difference, compare, signed_zero_difference
 from seedzer.kernel.graph.model_mutations import FLOAT_TYPES
+from seedzer.kernel.onnx.conditioning import agreeing
 from seedzer.kernel.onnx.model import upstream
 from seedzer.kernel.onnx.runtime import onnxruntime_outputs
 from seedzer.kernel.onnx.validity import EngineCrash, disputed, first_line, isolated, reference_run
@@ -42,6 +44,15 @@ INTERPOLATING = frozenset({"Resize", "Upsample", "GridSample", "RoiAlign", "Affi
 """Operators that weigh neighbouring elements: the specification does not say which taps are read, so a
 NaN or an infinity beside a tap of weight 0 gives NaN in one implementation (IEEE ``0 * NaN``) and not in
 another (onnxruntime and the reference skip the tap): undefined on non-finite values."""
+ACCUMULATING = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum", "ReduceSum", "ReduceMean",
+                          "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceProd",
+                          "CumSum", "AveragePool", "GlobalAveragePool", "LpPool", "GlobalLpPool", "LpNormalization",
+                          "MeanVarianceNormalization", "InstanceNormalization", "LayerNormalization",
+                          "GroupNormalization"})
+"""Operators that sum many terms: IEEE 754 leaves the order of the sum to the implementation, and once
+finite terms overflow (extremes multiplied by weights) a partial sum becomes +inf or -inf depending on
+that order, so the result is NaN in one engine and an infinity in another (the study's audit: a 1x1 Conv
+of +FLT_MAX and -FLT_MAX channels, -inf in onnxruntime and the reference, NaN in TVM, +inf exactly)."""
 INTEGER_TYPES = frozenset({TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64,
                            TensorProto.UINT8, TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64})
 
@@ -156,10 +167,28 @@ def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.
         if _differ(actual, rerun(), {}) is not None:
             return invalid("the TVM build is nondeterministic")
         producer = next((n.op_type for n in model.graph.node if model.graph.output[index].name in n.output), None)
-        diff = dataclasses.replace(diff, output=index, operator=(locate() if locate is not None else None) or producer)
+        operator = (locate() if locate is not None else None) or producer
+        if overflowed_sum(operator, expected, got, limits):
+            reasons.append(f"{operator} sums terms in an order IEEE 754 leaves open, and output {index} differs only "
+                           "between NaN and infinities (an overflowed partial sum): not judged")
+            continue
+        diff = dataclasses.replace(diff, output=index, operator=operator)
         return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; onnxruntime and the ONNX "
                            "reference agree with each other, not with TVM", comparison=SPECIAL_VALUES, difference=diff)
     return invalid(reasons[0]) if reasons else Observation.ok()
+
+
+def overflowed_sum(operator: str | None, expected: np.ndarray, got: np.ndarray, limits: dict[str, Any]) -> bool:
+    """Whether the difference of ``got`` (TVM) from ``expected`` is one the order of a sum decides:
+    ``operator`` (the one located at fault) is :data:`ACCUMULATING` and every differing element is
+    non-finite on both sides (NaN against an infinity, or infinities of opposite signs). A NaN lost to a
+    finite value, or a finite value wrong, is still judged."""
+    e, a = np.asarray(expected), np.asarray(got)
+    if operator not in ACCUMULATING or e.shape != a.shape or e.dtype.kind != "f" or a.dtype.kind != "f":
+        return False
+    rtol, atol = limits.get(str(e.dtype), (0.0, 0.0))
+    differing = ~agreeing(e, a, rtol, atol)
+    return bool(differing.any()) and bool(np.all(~np.isfinite(e[differing]) & ~np.isfinite(a[differing])))
 
 
 TvmOutputs = Callable[[onnx.ModelProto], list[np.ndarray]]

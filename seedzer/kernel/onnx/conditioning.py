@@ -30,9 +30,9 @@ PERTURBATION = 2.0 ** -19
 """Relative change of each floating input (about 4 float32 units in the last place)."""
 
 
-def _within(e: np.ndarray, a: np.ndarray, rtol: float, atol: float) -> np.ndarray:
-    """Elementwise: ``a`` agrees with ``e`` (the same NaN and infinity positions, finite values
-    within ``atol + rtol * |e|``)."""
+def agreeing(e: np.ndarray, a: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """Elementwise: ``a`` agrees with ``e`` (the same NaN and infinity positions and signs, finite
+    values within ``atol + rtol * |e|``)."""
     e64, a64 = e.astype(np.float64), a.astype(np.float64)
     same_nan = np.isnan(e64) == np.isnan(a64)
     both_inf = np.isinf(e64) & np.isinf(a64) & (np.sign(e64) == np.sign(a64))
@@ -59,7 +59,7 @@ def ill_conditioned(reference: Callable[[dict[str, np.ndarray]], Any], feeds: di
     if not any(v.dtype.kind == "f" for v in feeds.values()):
         return False
     rtol, atol = limits.get(str(e.dtype), (0.0, 0.0))
-    differing = ~_within(e, a, rtol, atol)
+    differing = ~agreeing(e, a, rtol, atol)
     if not differing.any():
         return False
     for sign in (1, -1):
@@ -67,6 +67,6 @@ def ill_conditioned(reference: Callable[[dict[str, np.ndarray]], Any], feeds: di
             moved = np.asarray(reference(moved_inputs(feeds, sign)))
         except Exception:  # the reference implementation raises many types
             continue
-        if moved.shape == s.shape and moved.dtype == s.dtype and (~_within(s, moved, rtol, atol))[differing].any():
+        if moved.shape == s.shape and moved.dtype == s.dtype and (~agreeing(s, moved, rtol, atol))[differing].any():
             return True
     return False

@@ -162,3 +162,38 @@ def test_an_interpolating_operator_is_undefined_on_special_values() -> None:
     model.ir_version = 8
     assert "interpolates" in str(undefined_on_specials(model))
     assert _judge(model, {"x": SPECIAL}, [np.full(12, np.nan, np.float32)]).symptom is Symptom.INVALID
+
+
+def _one_by_one_conv() -> onnx.ModelProto:
+    """A 1x1 Conv of two channels with weights 3 and 7: +FLT_MAX and -FLT_MAX inputs overflow its products."""
+    weight = numpy_helper.from_array(np.array([3.0, 7.0], np.float32).reshape(1, 2, 1, 1), "w")
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 1, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 1, 2])], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def test_a_sum_that_overflows_is_not_judged_between_nan_and_infinities() -> None:
+    """The study's audit (bc33d6a66288): 3 * FLT_MAX + 7 * -FLT_MAX is -inf summed one way, NaN another
+    (+inf - inf), and +4e38 exactly: TVM's NaN against the engines' -inf says nothing."""
+    big = np.finfo(np.float32).max
+    x = np.array([big, 1.0, -big, 1.0], np.float32).reshape(1, 2, 1, 2)
+    model, feeds = _one_by_one_conv(), {"x": x}
+    expected = onnxruntime_outputs(model, feeds)[0]
+    assert not np.isfinite(expected[0, 0, 0, 0]) and expected[0, 0, 0, 1] == 10.0
+    other = expected.copy()  # the other way of summing: NaN against an infinity, or -inf against NaN
+    other[0, 0, 0, 0] = -np.inf if np.isnan(expected[0, 0, 0, 0]) else np.nan
+    got = _judge(model, feeds, [other])
+    assert got.symptom is Symptom.INVALID and "Conv sums terms in an order IEEE 754 leaves open" in got.message
+    finite = other.copy()
+    finite[0, 0, 0, 1] = 11.0  # a finite value wrong beside it: judged
+    assert _judge(model, feeds, [finite]).symptom is Symptom.MISMATCH
+
+
+def test_a_nan_lost_by_a_non_accumulating_operator_is_still_judged() -> None:
+    model, feeds = _model("Relu"), {"x": SPECIAL}
+    wrong = onnxruntime_outputs(model, feeds)[0].copy()
+    wrong[1] = np.nan  # +inf became NaN in an element-wise operator: no order excuses it
+    assert _judge(model, feeds, [wrong]).symptom is Symptom.MISMATCH
