@@ -15,7 +15,7 @@ the moved inputs give another shape or dtype (a size computed from values) is no
 ill-conditioned. A TVM bug at an exact discontinuity (a rounding mode at a tie) is given up by
 this check: random inputs rarely sit there, and a false alarm costs a maintainer more.
 
-Depends on numpy and the standard library only (copied verbatim into repro.py).
+Depends on numpy, onnx and the standard library only (copied verbatim into repro.py).
 """
 
 from __future__ import annotations
@@ -24,10 +24,15 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import onnx
+from onnx import numpy_helper
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 PERTURBATION = 2.0 ** -19
 """Relative change of each floating input (about 4 float32 units in the last place)."""
+LOSSY_PERTURBATION = 2.0 ** -11
+"""Relative change of inputs and constants after a lossy pass (``ToMixedPrecision``: a float16 unit in
+the last place), which rounds both."""
 
 
 def agreeing(e: np.ndarray, a: np.ndarray, rtol: float, atol: float) -> np.ndarray:
@@ -41,22 +46,33 @@ def agreeing(e: np.ndarray, a: np.ndarray, rtol: float, atol: float) -> np.ndarr
     return same_nan & ((finite & close) | both_inf | (np.isnan(e64) & np.isnan(a64)))
 
 
-def moved_inputs(feeds: dict[str, np.ndarray], sign: int) -> dict[str, np.ndarray]:
-    """``feeds`` with every floating input scaled by ``1 + sign * PERTURBATION`` (in its own dtype)."""
-    return {k: (v * (1 + sign * PERTURBATION)).astype(v.dtype) if v.dtype.kind == "f" else v
-            for k, v in feeds.items()}
+def moved_inputs(feeds: dict[str, np.ndarray], sign: int, relative: float = PERTURBATION) -> dict[str, np.ndarray]:
+    """``feeds`` with every floating input scaled by ``1 + sign * relative`` (in its own dtype)."""
+    return {k: (v * (1 + sign * relative)).astype(v.dtype) if v.dtype.kind == "f" else v for k, v in feeds.items()}
 
 
-def ill_conditioned(reference: Callable[[dict[str, np.ndarray]], Any], feeds: dict[str, np.ndarray],
-                    spec: Any, actual: Any, expected: Any, limits: dict[str, tuple[float, float]]) -> bool:
-    """Whether ``spec`` (one output of the reference, run by ``reference`` on ``feeds``) moves beyond the
-    tolerance, under the inputs moved either way, at an element where ``actual`` (TVM) and ``expected``
-    (onnxruntime) differ. ``reference`` returns that one output for given inputs; its failure counts as
-    no evidence."""
+def moved_constants(model: onnx.ModelProto, sign: int, relative: float) -> onnx.ModelProto:
+    """``model`` with every floating initializer and ``Constant`` value scaled by ``1 + sign * relative``
+    (what a lossy pass, casting constants to float16, does to them)."""
+    moved = onnx.ModelProto()
+    moved.CopyFrom(model)
+    tensors = list(moved.graph.initializer) + [a.t for n in moved.graph.node if n.op_type == "Constant"
+                                               for a in n.attribute if a.name == "value"]
+    for tensor in tensors:
+        value = numpy_helper.to_array(tensor)
+        if value.dtype.kind == "f":
+            tensor.CopyFrom(numpy_helper.from_array((value * (1 + sign * relative)).astype(value.dtype), tensor.name))
+    return moved
+
+
+def ill_conditioned(moved_output: Callable[[int], Any], spec: Any, actual: Any, expected: Any,
+                    limits: dict[str, tuple[float, float]]) -> bool:
+    """Whether ``spec`` (one output of the reference) moves beyond the tolerance, when what it is computed
+    from is moved either way (``moved_output(+1)``, ``moved_output(-1)``: the reference's output then), at
+    an element where ``actual`` (TVM's) and ``expected`` (the other side's) differ. A failure of
+    ``moved_output``, or an output of another shape or dtype, counts as no evidence."""
     s, a, e = np.asarray(spec), np.asarray(actual), np.asarray(expected)
     if not (s.shape == a.shape == e.shape) or s.dtype.kind != "f" or a.dtype != e.dtype:
-        return False
-    if not any(v.dtype.kind == "f" for v in feeds.values()):
         return False
     rtol, atol = limits.get(str(e.dtype), (0.0, 0.0))
     differing = ~agreeing(e, a, rtol, atol)
@@ -64,9 +80,14 @@ def ill_conditioned(reference: Callable[[dict[str, np.ndarray]], Any], feeds: di
         return False
     for sign in (1, -1):
         try:
-            moved = np.asarray(reference(moved_inputs(feeds, sign)))
+            moved = np.asarray(moved_output(sign))
         except Exception:  # the reference implementation raises many types
             continue
         if moved.shape == s.shape and moved.dtype == s.dtype and (~agreeing(s, moved, rtol, atol))[differing].any():
             return True
     return False
+
+
+def has_floating_input(feeds: dict[str, np.ndarray]) -> bool:
+    """Whether any of ``feeds`` is floating (else moving the inputs changes nothing)."""
+    return any(v.dtype.kind == "f" for v in feeds.values())

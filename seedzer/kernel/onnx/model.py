@@ -32,7 +32,14 @@ from tvm.relax.frontend.onnx import from_onnx
 from seedzer.kernel.common import IMPORTER_LIMIT, IMPORTER_LIMITS, Observation, Stage, Symptom, error_text, tvm_frames
 from seedzer.kernel.comparison import compare
 from seedzer.kernel.messages import is_out_of_memory, key_line
-from seedzer.kernel.onnx.conditioning import PERTURBATION, ill_conditioned
+from seedzer.kernel.onnx.conditioning import (
+    LOSSY_PERTURBATION,
+    PERTURBATION,
+    has_floating_input,
+    ill_conditioned,
+    moved_constants,
+    moved_inputs,
+)
 from seedzer.kernel.onnx.inputs import UnsupportedInput, check_input_types
 from seedzer.kernel.onnx.runtime import onnxruntime_outputs
 
@@ -188,12 +195,33 @@ def onnx_reference_verdict(model: onnx.ModelProto, feeds: dict[str, np.ndarray],
     if compare(spec, expected, limits) is None:
         if index is not None:
             position = 0 if judged is not model else index
-            if ill_conditioned(lambda moved: onnx_reference_outputs(judged, moved)[position], feeds,
-                               spec[0], actual[0], expected[0], limits):
+            if has_floating_input(feeds) and ill_conditioned(
+                    lambda sign: onnx_reference_outputs(judged, moved_inputs(feeds, sign))[position],
+                    spec[0], actual[0], expected[0], limits):
                 return "neither", ("the output is ill-conditioned there: inputs moved by a relative "
                                    f"{PERTURBATION:.2g} move the ONNX reference implementation beyond the tolerance")
         return "onnxruntime", "the ONNX reference implementation agrees with onnxruntime"
     return "neither", "the ONNX reference implementation agrees with neither"
+
+
+def ill_conditioned_for_lossy_pass(model: onnx.ModelProto, feeds: dict[str, np.ndarray], index: int,
+                                   actual: list[np.ndarray], expected: list[np.ndarray],
+                                   limits: dict[str, Any]) -> bool:
+    """After a lossy pass (``ToMixedPrecision`` rounds inputs and constants to float16), whether output
+    ``index``, where the fuzzed build's ``actual`` and the default pipeline's ``expected`` differ, is
+    ill-conditioned: inputs and constants moved by a float16 ulp (:data:`LOSSY_PERTURBATION`) move
+    ``onnx.reference``'s output beyond the tolerance there (``Round`` of a constant near a ``.5`` tie).
+    False when the reference cannot compute it."""
+    if not (0 <= index < min(len(model.graph.output), len(actual), len(expected))):
+        return False
+    try:
+        alone = output_model(model, index)
+        spec = onnx_reference_outputs(alone, feeds)[0]
+    except Exception:  # the reference implementation raises many types
+        return False
+    return ill_conditioned(lambda sign: onnx_reference_outputs(moved_constants(alone, sign, LOSSY_PERTURBATION),
+                                                               moved_inputs(feeds, sign, LOSSY_PERTURBATION))[0],
+                           spec, actual[index], expected[index], limits)
 
 
 def reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray], stored: dict[str, np.ndarray] | None = None

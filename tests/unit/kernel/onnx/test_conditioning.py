@@ -7,10 +7,17 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
-from seedzer.kernel.onnx.conditioning import PERTURBATION, ill_conditioned, moved_inputs
-from seedzer.kernel.onnx.model import TOLERANCES, onnx_reference_verdict
+from seedzer.kernel.onnx.conditioning import (
+    LOSSY_PERTURBATION,
+    PERTURBATION,
+    has_floating_input,
+    ill_conditioned,
+    moved_constants,
+    moved_inputs,
+)
+from seedzer.kernel.onnx.model import TOLERANCES, ill_conditioned_for_lossy_pass, onnx_reference_verdict
 
 
 def _scaled(op: str | None) -> onnx.ModelProto:
@@ -57,21 +64,51 @@ def test_only_the_differing_elements_are_asked() -> None:
 def test_tan_next_to_its_pole_is_ill_conditioned() -> None:
     x = {"x": np.array([np.float32(np.pi / 2) - np.float32(2e-6)], np.float32)}
     spec = np.tan(x["x"])
-
-    def reference(feeds: dict[str, np.ndarray]) -> np.ndarray:
-        return np.tan(feeds["x"])
-
-    assert ill_conditioned(reference, x, spec, spec * 1.2, spec, TOLERANCES)
+    assert ill_conditioned(lambda sign: np.tan(moved_inputs(x, sign)["x"]), spec, spec * 1.2, spec, TOLERANCES)
     far = {"x": np.array([0.3], np.float32)}
-    assert not ill_conditioned(reference, far, np.tan(far["x"]), np.tan(far["x"]) + 1, np.tan(far["x"]), TOLERANCES)
+    near = np.tan(far["x"])
+    assert not ill_conditioned(lambda sign: np.tan(moved_inputs(far, sign)["x"]), near, near + 1, near, TOLERANCES)
 
 
-def test_no_floating_input_no_evidence_and_a_failing_reference_is_no_evidence() -> None:
-    ints = {"k": np.array([3], np.int64)}
+def test_a_failing_reference_or_another_shape_is_no_evidence() -> None:
     spec = np.array([1.0], np.float32)
-    assert not ill_conditioned(lambda f: spec, ints, spec, spec + 1, spec, TOLERANCES)
 
-    def broken(feeds: dict[str, np.ndarray]) -> np.ndarray:
+    def broken(sign: int) -> np.ndarray:
         raise RuntimeError("the reference cannot run it")
 
-    assert not ill_conditioned(broken, {"x": np.array([0.5], np.float32)}, spec, spec + 1, spec, TOLERANCES)
+    assert not ill_conditioned(broken, spec, spec + 1, spec, TOLERANCES)
+    assert not ill_conditioned(lambda sign: np.array([1.0, 5.0], np.float32), spec, spec + 1, spec, TOLERANCES)
+    assert not has_floating_input({"k": np.array([3], np.int64)})
+
+
+def _round_of_a_constant() -> onnx.ModelProto:
+    """``y = Round(x + c)`` with the constant ``c = 6.5001``: float16 rounds it to 6.5, a tie."""
+    info = helper.make_tensor_value_info
+    c = helper.make_tensor("c", TensorProto.FLOAT, [1], [6.5001])
+    graph = helper.make_graph([helper.make_node("Add", ["x", "c"], ["s"]), helper.make_node("Round", ["s"], ["y"])],
+                              "g", [info("x", TensorProto.FLOAT, [1])], [info("y", TensorProto.FLOAT, [1])], [c])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_moved_constants_scale_floating_initializers_and_constant_nodes_only() -> None:
+    model = _round_of_a_constant()
+    model.graph.initializer.append(helper.make_tensor("k", TensorProto.INT64, [1], [3]))
+    model.graph.node.append(helper.make_node("Constant", [], ["z"], value=helper.make_tensor("v", TensorProto.FLOAT,
+                                                                                              [1], [2.0])))
+    moved = moved_constants(model, -1, LOSSY_PERTURBATION)
+    values = {t.name: numpy_helper.to_array(t) for t in moved.graph.initializer}
+    assert values["c"][0] == np.float32(6.5001 * (1 - LOSSY_PERTURBATION)) and values["k"][0] == 3
+    assert numpy_helper.to_array(moved.graph.node[-1].attribute[0].t)[0] == np.float32(2.0 * (1 - LOSSY_PERTURBATION))
+    assert numpy_helper.to_array(model.graph.initializer[0])[0] == np.float32(6.5001)  # the original untouched
+
+
+def test_after_a_lossy_pass_a_round_of_a_constant_near_a_tie_is_ill_conditioned() -> None:
+    """The study's audit (105906596216): ToMixedPrecision computes 6.5001 as 6.5 and Round gives 6, not 7."""
+    model, feeds = _round_of_a_constant(), {"x": np.zeros(1, np.float32)}
+    seven, six = [np.array([7.0], np.float32)], [np.array([6.0], np.float32)]
+    assert ill_conditioned_for_lossy_pass(model, feeds, 0, six, seven, TOLERANCES)
+    added = _round_of_a_constant()
+    added.graph.node[1].op_type = "Identity"  # x + c: well-conditioned, a wrong value is the pass's
+    assert not ill_conditioned_for_lossy_pass(added, feeds, 0, [np.array([5.5], np.float32)],
+                                              [np.array([6.5001], np.float32)], TOLERANCES)
+    assert not ill_conditioned_for_lossy_pass(model, feeds, 3, six, seven, TOLERANCES)  # no such output
