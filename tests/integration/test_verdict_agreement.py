@@ -43,6 +43,9 @@ CASES: dict[Symptom, tuple[Path, str]] = {
 RUN_LIMIT = 4.0
 PERF_FACTOR = 1.4
 """The slowdown the perf case must show (it measures about 2x; timings on a busy machine vary)."""
+MEASUREMENTS = 3
+"""How often the perf case's slowdown is measured again before the check or the reproducer is called
+wrong (timings on a busy machine vary: the brief's rule, ratios within one run, still noisy)."""
 LIMITS = {stage: 120.0 for stage in Stage} | {Stage.RUN: RUN_LIMIT}
 
 
@@ -83,14 +86,24 @@ def test_worker_repro_and_reducer_check_agree(symptom: Symptom, tmp_path: Path) 
     case = new_case(script, passes, seen, settings, perf_factor=PERF_FACTOR)
     meta = FindingMeta("0123456789ab", "lowlevel", seen, settings=settings)
 
+    # A slowdown is measured again, up to MEASUREMENTS times (a busy machine can hide one measurement's
+    # ratio); every other symptom must reproduce the first time.
+    attempts = MEASUREMENTS if symptom is Symptom.PERF else 1
+
     # The reducer's check (and the gate): the kernel in a child forked from a TVM process.
-    again = Tester().observe(case, case.timeout + 60 if symptom is not Symptom.HANG else 2 * RUN_LIMIT)
+    for _ in range(attempts):
+        again = Tester().observe(case, case.timeout + 60 if symptom is not Symptom.HANG else 2 * RUN_LIMIT)
+        if reproduces(seen, again, ir_names(script)):
+            break
     assert reproduces(seen, again, ir_names(script)), again.headline()
 
     # The standalone reproducer in a clean interpreter without Seedzer.
     (tmp_path / "repro.py").write_text(render_tir_repro(case, meta))
-    proc = subprocess.run([sys.executable, "-I", "repro.py"], cwd=tmp_path, capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin"}, timeout=600, check=False)
+    for _ in range(attempts):
+        proc = subprocess.run([sys.executable, "-I", "repro.py"], cwd=tmp_path, capture_output=True, text=True,
+                              env={"PATH": "/usr/bin:/bin"}, timeout=600, check=False)
+        if proc.returncode == 1:
+            break
     if symptom is Symptom.CRASH:
         assert proc.returncode < 0, proc.stdout + proc.stderr
     else:
