@@ -34,7 +34,8 @@ compared with TVM's default pipeline (and onnxruntime).
    differing output: when it agrees with TVM, onnxruntime departs from the specification; when it
    agrees with neither, no two engines agree there, and when inputs moved a few ulps move the
    reference beyond the tolerance, the output is ill-conditioned there (Tan a few ulps from its
-   pole, Round of a sum at a tie: :mod:`seedzer.kernel.onnx.conditioning`); all are ``invalid`` (a mismatch needs onnxruntime, or it alone where the reference
+   pole, Round of a sum at a tie: :mod:`seedzer.kernel.onnx.conditioning`); all are ``invalid`` (a
+   mismatch needs onnxruntime, or it alone where the reference
    cannot run the model).
    Differences only where the reference is NaN/Inf, or a build that disagrees with itself, are
    ``invalid``. A case of ``special`` inputs (:mod:`seedzer.kernel.graph.inputs`: NaN, infinities,
