@@ -78,6 +78,27 @@ def _first_index(mask: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(int(i) for i in np.unravel_index(int(np.argmax(mask)), shape)) if shape else ()
 
 
+def _float_masks(e64: Any, a64: Any, rtol: float, atol: float) -> tuple[Any, Any, Any, Any]:
+    """Elementwise, for two float64 buffers of one shape: where NaN positions differ, where infinity
+    positions or signs differ, where finite values differ beyond ``atol + rtol * |e|``, and the
+    absolute error of the finite ones (0 elsewhere)."""
+    e_nan, a_nan, e_inf, a_inf = np.isnan(e64), np.isnan(a64), np.isinf(e64), np.isinf(a64)
+    nan_bad = e_nan != a_nan
+    inf_bad = (e_inf != a_inf) | (e_inf & a_inf & (np.sign(e64) != np.sign(a64)))
+    finite = ~(e_nan | e_inf | a_nan | a_inf)
+    err = np.where(finite, np.abs(a64 - np.where(finite, e64, 0.0)), 0.0)
+    val_bad = finite & (err > atol + rtol * np.abs(np.where(finite, e64, 0.0)))
+    return nan_bad, inf_bad, val_bad, err
+
+
+def differing(expected: Any, actual: Any, rtol: float, atol: float) -> Any:
+    """Elementwise, for two float buffers of one shape: where they differ as :func:`compare` judges
+    (NaN positions, infinity positions and signs, finite values beyond ``atol + rtol * |e|``)."""
+    nan_bad, inf_bad, val_bad, _ = _float_masks(np.asarray(expected).astype(np.float64),
+                                                np.asarray(actual).astype(np.float64), rtol, atol)
+    return nan_bad | inf_bad | val_bad
+
+
 def _difference(i: int, e: Any, a: Any, rtol: float, atol: float) -> Difference | None:
     """The difference between one expected and one actual buffer, or None when they agree."""
     if e.shape != a.shape or e.dtype != a.dtype:
@@ -90,18 +111,13 @@ def _difference(i: int, e: Any, a: Any, rtol: float, atol: float) -> Difference 
         at = _first_index(bad, e.shape)
         return Difference(i, "values", int(bad.sum()), size, None, at, float(e[at]), float(a[at]))
     e64, a64 = e.astype(np.float64), a.astype(np.float64)
-    e_nan, a_nan, e_inf, a_inf = np.isnan(e64), np.isnan(a64), np.isinf(e64), np.isinf(a64)
-    nan_bad = e_nan != a_nan
-    inf_bad = (e_inf != a_inf) | (e_inf & a_inf & (np.sign(e64) != np.sign(a64)))
-    finite = ~(e_nan | e_inf | a_nan | a_inf)
-    err = np.where(finite, np.abs(a64 - np.where(finite, e64, 0.0)), 0.0)
-    val_bad = finite & (err > atol + rtol * np.abs(np.where(finite, e64, 0.0)))
+    nan_bad, inf_bad, val_bad, err = _float_masks(e64, a64, rtol, atol)
     bad = nan_bad | inf_bad | val_bad
     if not bad.any():
         return None
     reason = "nan positions" if nan_bad.any() else "inf positions" if inf_bad.any() else "values"
-    nonfinite_ref = bool(np.all((e_nan | e_inf)[bad]))
-    flipped = bool((e_inf & a_inf & (np.sign(e64) != np.sign(a64))).any())
+    nonfinite_ref = bool(np.all((np.isnan(e64) | np.isinf(e64))[bad]))
+    flipped = bool((np.isinf(e64) & np.isinf(a64) & (np.sign(e64) != np.sign(a64))).any())
     at = _first_index(val_bad if val_bad.any() else bad, e.shape)
     worst = float(err.max()) if val_bad.any() else None
     return Difference(i, reason, int(bad.sum()), size, worst, at, float(e64[at]), float(a64[at]), rtol, atol,

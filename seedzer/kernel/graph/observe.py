@@ -24,19 +24,16 @@ compared with TVM's default pipeline (and onnxruntime).
    results by design); the UOC/PIOC relations keep the seed's outputs, so this is both the pipeline
    and the metamorphic oracle. On a difference, onnxruntime is asked: the relations must hold there
    (the mutant's outputs equal the seed's, else ``invalid``); when it agrees with the fuzzed build,
-   the default pipeline is the wrong one (a load finding: ``invalid``); after a lossy pass
-   (``ToMixedPrecision``), an output that inputs and constants moved by a float16 ulp carry beyond the
-   tolerance under onnx.reference is ill-conditioned there (``Round`` of a constant at a tie:
-   ``invalid``); else the case is a
-   ``mismatch`` (comparison ``mutant-vs-seed`` for a mutated model, ``opt-vs-reference`` otherwise).
+   the default pipeline is the wrong one (a load finding: ``invalid``); after a lossy pass, an output
+   ill-conditioned under a float16 ulp is ``invalid`` too (``ill_conditioned_for_lossy_pass``); else
+   the case is a ``mismatch`` (comparison ``mutant-vs-seed`` for a mutated model, ``opt-vs-reference`` otherwise).
    A spec-edge change makes a new model: its reference is onnxruntime on it (``model-vs-onnxruntime``);
    on a difference ONNX's own reference implementation (``onnx.reference``) breaks the tie on the
    differing output: when it agrees with TVM, onnxruntime departs from the specification; when it
    agrees with neither, no two engines agree there, and when inputs moved a few ulps move the
    reference beyond the tolerance, the output is ill-conditioned there (Tan a few ulps from its
    pole, Round of a sum at a tie: :mod:`seedzer.kernel.onnx.conditioning`); all are ``invalid`` (a
-   mismatch needs onnxruntime, or it alone where the reference
-   cannot run the model).
+   mismatch needs onnxruntime, or it alone where the reference cannot run the model).
    Differences only where the reference is NaN/Inf, or a build that disagrees with itself, are
    ``invalid``. A case of ``special`` inputs (:mod:`seedzer.kernel.graph.inputs`: NaN, infinities,
    signed zeros, extremes, out-of-range indices) is judged by the specification instead

@@ -30,9 +30,8 @@ import onnx
 from onnx import TensorProto
 
 from seedzer.kernel.common import SPECIAL_VALUES, Observation, Stage, Symptom
-from seedzer.kernel.comparison import Difference, compare, signed_zero_difference
+from seedzer.kernel.comparison import Difference, compare, differing, signed_zero_difference
 from seedzer.kernel.graph.model_mutations import FLOAT_TYPES
-from seedzer.kernel.onnx.conditioning import agreeing
 from seedzer.kernel.onnx.model import upstream
 from seedzer.kernel.onnx.runtime import onnxruntime_outputs
 from seedzer.kernel.onnx.validity import EngineCrash, disputed, first_line, isolated, reference_run
@@ -187,8 +186,8 @@ def overflowed_sum(operator: str | None, expected: np.ndarray, got: np.ndarray, 
     if operator not in ACCUMULATING or e.shape != a.shape or e.dtype.kind != "f" or a.dtype.kind != "f":
         return False
     rtol, atol = limits.get(str(e.dtype), (0.0, 0.0))
-    differing = ~agreeing(e, a, rtol, atol)
-    return bool(differing.any()) and bool(np.all(~np.isfinite(e[differing]) & ~np.isfinite(a[differing])))
+    bad = differing(e, a, rtol, atol)
+    return bool(bad.any()) and bool(np.all(~np.isfinite(e[bad]) & ~np.isfinite(a[bad])))
 
 
 TvmOutputs = Callable[[onnx.ModelProto], list[np.ndarray]]

@@ -15,7 +15,7 @@ the moved inputs give another shape or dtype (a size computed from values) is no
 ill-conditioned. A TVM bug at an exact discontinuity (a rounding mode at a tie) is given up by
 this check: random inputs rarely sit there, and a false alarm costs a maintainer more.
 
-Depends on numpy, onnx and the standard library only (copied verbatim into repro.py).
+Depends on numpy, onnx and :mod:`seedzer.kernel.comparison` only (copied verbatim into repro.py).
 """
 
 from __future__ import annotations
@@ -27,23 +27,14 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from seedzer.kernel.comparison import differing
+
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 PERTURBATION = 2.0 ** -19
 """Relative change of each floating input (about 4 float32 units in the last place)."""
 LOSSY_PERTURBATION = 2.0 ** -11
 """Relative change of inputs and constants after a lossy pass (``ToMixedPrecision``: a float16 unit in
 the last place), which rounds both."""
-
-
-def agreeing(e: np.ndarray, a: np.ndarray, rtol: float, atol: float) -> np.ndarray:
-    """Elementwise: ``a`` agrees with ``e`` (the same NaN and infinity positions and signs, finite
-    values within ``atol + rtol * |e|``)."""
-    e64, a64 = e.astype(np.float64), a.astype(np.float64)
-    same_nan = np.isnan(e64) == np.isnan(a64)
-    both_inf = np.isinf(e64) & np.isinf(a64) & (np.sign(e64) == np.sign(a64))
-    finite = np.isfinite(e64) & np.isfinite(a64)
-    close = np.abs(np.where(finite, a64 - e64, 0.0)) <= atol + rtol * np.abs(np.where(finite, e64, 0.0))
-    return same_nan & ((finite & close) | both_inf | (np.isnan(e64) & np.isnan(a64)))
 
 
 def moved_inputs(feeds: dict[str, np.ndarray], sign: int, relative: float = PERTURBATION) -> dict[str, np.ndarray]:
@@ -75,15 +66,15 @@ def ill_conditioned(moved_output: Callable[[int], Any], spec: Any, actual: Any, 
     if not (s.shape == a.shape == e.shape) or s.dtype.kind != "f" or a.dtype != e.dtype:
         return False
     rtol, atol = limits.get(str(e.dtype), (0.0, 0.0))
-    differing = ~agreeing(e, a, rtol, atol)
-    if not differing.any():
+    differing_now = differing(e, a, rtol, atol)
+    if not differing_now.any():
         return False
     for sign in (1, -1):
         try:
             moved = np.asarray(moved_output(sign))
         except Exception:  # the reference implementation raises many types
             continue
-        if moved.shape == s.shape and moved.dtype == s.dtype and (~agreeing(s, moved, rtol, atol))[differing].any():
+        if moved.shape == s.shape and moved.dtype == s.dtype and differing(s, moved, rtol, atol)[differing_now].any():
             return True
     return False
 
