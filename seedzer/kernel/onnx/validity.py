@@ -19,6 +19,8 @@ only (copied verbatim into repro.py).
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import dataclasses
 import hashlib
 import os
@@ -123,13 +125,27 @@ def first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"[:300]
 
 
+def bound_child(timeout: float) -> None:
+    """In a forked engine child: end it by SIGALRM once it outlives ``timeout`` (plus a margin) and,
+    on Linux, with its parent, so that it cannot run on when the caller that would stop it is gone (a
+    worker killed at a campaign's end left its children running the ONNX reference for minutes)."""
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.alarm(int(timeout) + 5)
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
 def isolated(fn: Callable[..., Any], *args: Any, timeout: float = ENGINE_TIMEOUT) -> Any:
     """``fn(*args)`` in a child forked for the purpose: its value, or its exception re-raised here;
     :class:`EngineCrash` when the child dies by a signal or outlives ``timeout``."""
     read_fd, write_fd = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: run, send the pickled outcome, leave without cleanup
         os.close(read_fd)
+        bound_child(timeout)
+        if os.getppid() != parent:  # the caller was gone before the child could ask to die with it
+            os._exit(1)
         try:
             try:
                 outcome: tuple[bool, Any] = (True, fn(*args))

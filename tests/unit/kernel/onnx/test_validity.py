@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import time
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -110,6 +112,45 @@ def test_an_engine_that_crashes_in_its_child_is_reported_not_fatal() -> None:
     assert isolated(sum, [1, 2]) == 3
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         isolated(divmod, 1, 0)
+
+
+def _note_pid_and_hang(path: str) -> None:
+    """An engine run that never ends: note this child's pid in ``path``, then sleep."""
+    Path(path).write_text(str(os.getpid()))
+    time.sleep(120)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting to be reaped does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="Linux's parent-death signal")
+def test_an_engine_child_dies_with_the_caller_that_would_have_stopped_it(tmp_path: Path) -> None:
+    noted = tmp_path / "pid"
+    caller = os.fork()
+    if caller == 0:  # a worker running an engine in a child of its own, then killed (a campaign's end)
+        try:
+            isolated(_note_pid_and_hang, str(noted), timeout=100.0)
+        finally:
+            os._exit(0)
+    deadline = time.monotonic() + 30
+    while not noted.exists() or not noted.read_text():
+        assert time.monotonic() < deadline, "the engine child never started"
+        time.sleep(0.05)
+    engine = int(noted.read_text())
+    os.kill(caller, signal.SIGKILL)
+    os.waitpid(caller, 0)
+    deadline = time.monotonic() + 10
+    while _alive(engine) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if _alive(engine):  # the test's own cleanup before it fails
+        os.kill(engine, signal.SIGKILL)
+    assert not _alive(engine), "the engine child outlived the caller that was to stop it"
 
 
 def test_verdicts_are_remembered_and_isolated_checks_agree() -> None:
