@@ -189,9 +189,11 @@ def main(pool: Path | None, models: int, seconds: float, testcases: int, coverag
     console.print(processor_table(dict(stats.timings), monitor.cpu_seconds, execs, fuzz_wall, jobs))
     cached = stats.timings.get("reused_builds", 0.0)
     folds = stats.timings.get("reused_folds", 0.0)
+    codegen = stats.timings.get("reused_codegen", 0.0)
     console.print(f"programs not generated again (identical lowered IR seen before): {int(cached)} "
                   f"({100 * cached / max(execs, 1):.0f}% of test cases); FoldConstant builds reused: {int(folds)} "
-                  f"({folds / max(execs, 1):.1f} per test case); coverage {stats.coverage} ({coverage}); "
+                  f"({folds / max(execs, 1):.1f} per test case); LLVM code reused: {int(codegen)} "
+                  f"({codegen / max(execs, 1):.1f} per test case); coverage {stats.coverage} ({coverage}); "
                   f"bugs {dict(stats.unique)}, not bugs {dict(stats.not_a_bug)}, pending {stats.pending}")
 
 

@@ -11,9 +11,10 @@ cost of any window of campaign time is the difference of two snapshots. Stages:
   ``cpu`` how much of it they had a processor;
 * campaign side: ``bookkeeping`` (judging, coverage merge, corpus and findings I/O, snapshots) and
   ``gate`` (the filing gate's processor time in its children);
-* counts, not seconds: ``reused_builds`` (builds of a program equal to one a worker built before)
-  and ``reused_folds`` (``FoldConstant``'s builds of a PrimFunc a graph worker built before). Keys
-  not known here keep their own name.
+* counts, not seconds: ``reused_builds`` (builds of a program equal to one a worker built before),
+  ``reused_folds`` (``FoldConstant``'s builds of a PrimFunc a graph worker built before) and
+  ``reused_codegen`` (LLVM code of a host module a graph worker generated before). Keys not known
+  here keep their own name.
 
 A window's shares are of the workers' capacity (window seconds x jobs); ``idle`` is what the
 workers did not spend on test cases (waiting for the campaign, restarts).
@@ -36,7 +37,7 @@ WORKER_STAGES = ("mutate", "passes", "reference", "build", "run", "perf")
 """Worker-side stages in the order a test case spends them."""
 CAMPAIGN_STAGES = ("bookkeeping", "gate")
 """Stages spent outside the workers (the campaign process, the filing gate's children)."""
-COUNTS = frozenset({"reused_builds", "reused_folds"})
+COUNTS = frozenset({"reused_builds", "reused_folds", "reused_codegen"})
 """Keys that count events rather than seconds."""
 NOT_STAGES = frozenset({"busy", "cpu", "other"}) | COUNTS
 """Keys that are totals, derived values or counts rather than a stage's own seconds."""

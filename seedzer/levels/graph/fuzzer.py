@@ -41,6 +41,7 @@ from seedzer.kernel.graph.observe import observe_graph
 from seedzer.kernel.messages import normalize
 from seedzer.kernel.onnx.model import Trace, random_inputs
 from seedzer.levels.graph.build_reuse import ReusingMemo
+from seedzer.levels.graph.codegen_reuse import CodegenReuse
 from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed, model_mutation_name
 from seedzer.levels.graph.fold_builds import FoldBuilds
 from seedzer.load.importer_ops import OPERATOR_FEATURE, importer_operators
@@ -87,6 +88,8 @@ class GraphFuzzer:
         """The step running (TVM's default build's are labelled ``<default>:...``)."""
         self.folds = FoldBuilds(self.triggers, self.in_case)
         """``FoldConstant``'s builds, reused for an equal PrimFunc once installed (a worker's are)."""
+        self.codegen = CodegenReuse()
+        """LLVM's code of host modules, reused for an equal module once installed (a worker's is)."""
         self.exercised: Counter[str] = Counter()
         """Operator types of the models this worker handed to TVM's importer, by test case."""
         self.entry_mutations: dict[str, EntryMutation] = {
@@ -162,7 +165,7 @@ class GraphFuzzer:
         trace = Trace(on_stage=on_stage)
         self.triggers.clear()
         self.step = ""
-        reused, folds = self.memo.reused, self.folds.hits
+        reused, folds, codegen = self.memo.reused, self.folds.hits, self.codegen.hits
         recorder = TriggerInstrument(self.triggers, self.in_case)
         with tvm.transform.PassContext(instruments=[recorder]):  # the default context's options, observed
             observation = observe_graph(case, trace, self.memo)
@@ -182,6 +185,8 @@ class GraphFuzzer:
             timings["reused_builds"] = float(self.memo.reused - reused)
         if self.folds.hits > folds:
             timings["reused_folds"] = float(self.folds.hits - folds)
+        if self.codegen.hits > codegen:
+            timings["reused_codegen"] = float(self.codegen.hits - codegen)
         return ExecResult(observation, sorted(features), dropped, timings,
                           passes_ran=sorted(self.triggers.ran), passes_triggered=self.triggers.triggered())
 

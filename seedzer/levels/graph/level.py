@@ -26,11 +26,13 @@ GRAPH_OP = "graph"
 
 def graph_fuzzer(settings: WorkerSettings, progress: SlotProgress, collector: Collector | None) -> LevelFuzzer:
     """The graph fuzzer of a worker (imports TVM and onnx: called in workers only), its cache of
-    ``FoldConstant``'s builds answering ``tirx.build`` in the worker's process."""
+    ``FoldConstant``'s builds answering ``tirx.build`` and its cache of LLVM's code answering
+    ``target.build.llvm`` in the worker's process."""
     from seedzer.levels.graph.fuzzer import GraphFuzzer
 
     fuzzer = GraphFuzzer(progress, collector, settings.graph)
     fuzzer.folds.install()
+    fuzzer.codegen.install()
     return fuzzer
 
 
