@@ -107,4 +107,7 @@ class TriggerInstrument:
         name = str(info.name)
         if before is None or name in SKIPPED_PASSES or (self.active is not None and not self.active()):
             return
+        if self.triggers.ran.get(name):  # triggered already in this case: another run adds nothing
+            self.triggers.record(name, True)
+            return
         self.triggers.record(name, module_changed(before, mod))
