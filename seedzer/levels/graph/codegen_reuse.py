@@ -44,6 +44,8 @@ from seedzer.levels.graph.fold_builds import context_key
 
 CODEGEN_FUNCTION = "target.build.llvm"
 """The global function ``tvm.tirx.build`` generates a CPU host module's code with."""
+TVM_CODEGEN = tvm.get_global_func(CODEGEN_FUNCTION)
+"""TVM's own ``target.build.llvm`` (taken at import, before any cache answers it)."""
 CODEGEN_CACHE = 128
 """How many runtime modules a worker keeps (each holds its JIT'd code once run)."""
 
@@ -83,19 +85,17 @@ class CodegenReuse:
         self.builds: LRU[tuple[int, str], list[GeneratedCode]] = LRU(size)
         self.hits = 0
         self.misses = 0
-        self.generate: Any = None
-        """TVM's own ``target.build.llvm``, asked on a miss (set by :meth:`install`)."""
+        self.generate: Any = TVM_CODEGEN
+        """TVM's own ``target.build.llvm``, asked on a miss (never another cache's)."""
 
     def install(self) -> None:
         """Answer ``target.build.llvm`` from now on in this process (TVM's own answers the misses)."""
-        if self.generate is None:
-            self.generate = tvm.get_global_func(CODEGEN_FUNCTION)
         tvm.register_global_func(CODEGEN_FUNCTION, self.build, override=True)
 
-    def uninstall(self) -> None:
+    @staticmethod
+    def uninstall() -> None:
         """Give ``target.build.llvm`` back to TVM's own."""
-        if self.generate is not None:
-            tvm.register_global_func(CODEGEN_FUNCTION, self.generate, override=True)
+        tvm.register_global_func(CODEGEN_FUNCTION, TVM_CODEGEN, override=True)
 
     def build(self, mod: Any, target: Any) -> Any:
         """The runtime module of ``mod`` for ``target``: an equal module's, else LLVM's (remembered)."""

@@ -185,11 +185,13 @@ def test_a_sum_that_overflows_is_not_judged_between_nan_and_infinities() -> None
     assert not np.isfinite(expected[0, 0, 0, 0]) and expected[0, 0, 0, 1] == 10.0
     other = expected.copy()  # the other way of summing: NaN against an infinity, or -inf against NaN
     other[0, 0, 0, 0] = -np.inf if np.isnan(expected[0, 0, 0, 0]) else np.nan
-    got = _judge(model, feeds, [other])
+    agreeing = (onnxruntime_outputs, onnxruntime_outputs)  # the engines agree (on some processors the
+    # reference's sum and onnxruntime's differ themselves there, and the case is not judged for that)
+    got = _judge(model, feeds, [other], engines=agreeing)
     assert got.symptom is Symptom.INVALID and "Conv sums terms in an order IEEE 754 leaves open" in got.message
     finite = other.copy()
     finite[0, 0, 0, 1] = 11.0  # a finite value wrong beside it: judged
-    assert _judge(model, feeds, [finite]).symptom is Symptom.MISMATCH
+    assert _judge(model, feeds, [finite], engines=agreeing).symptom is Symptom.MISMATCH
 
 
 def test_a_nan_lost_by_a_non_accumulating_operator_is_still_judged() -> None:
