@@ -53,10 +53,11 @@ def target_key(target: Any) -> str:
     return target if isinstance(target, str) else json.dumps(target, sort_keys=True)
 
 
-def equal(a: Any, b: Any) -> bool:
-    """Whether two modules are structurally equal (False when they cannot be compared)."""
+def equal(a: Any, b: Any, map_free_vars: bool = False) -> bool:
+    """Whether two modules are structurally equal, free variables mapped when asked (False when they
+    cannot be compared)."""
     try:
-        return bool(tvm_ffi.structural_equal(a, b))
+        return bool(tvm_ffi.structural_equal(a, b, map_free_vars=map_free_vars))
     except Exception:  # a node structural equality does not support
         return False
 

@@ -40,6 +40,7 @@ import tvm
 import tvm_ffi
 
 from seedzer.execute.lru import LRU
+from seedzer.levels.graph.build_reuse import equal
 from seedzer.levels.graph.fold_builds import context_key
 
 CODEGEN_FUNCTION = "target.build.llvm"
@@ -57,15 +58,6 @@ class GeneratedCode:
     module: Any
     runtime: Any
     names: tuple[str, ...]
-
-
-def same_code(a: Any, b: Any) -> bool:
-    """Whether two host modules are structurally equal, free variables mapped (False when they cannot
-    be compared)."""
-    try:
-        return bool(tvm_ffi.structural_equal(a, b, map_free_vars=True))
-    except Exception:  # a node structural equality does not support
-        return False
 
 
 def exported_names(mod: Any) -> tuple[str, ...]:
@@ -100,13 +92,13 @@ class CodegenReuse:
     def build(self, mod: Any, target: Any) -> Any:
         """The runtime module of ``mod`` for ``target``: an equal module's, else LLVM's (remembered)."""
         try:
-            key = (tvm_ffi.structural_hash(mod, map_free_vars=True), f"{target}|{context_key(target, None)}")
+            key = (tvm_ffi.structural_hash(mod, map_free_vars=True), context_key(target, None))
             names = exported_names(mod)
         except Exception:  # a node the hash cannot walk: generated, never reused
             return self.generate(mod, target)
         known = [earlier for earlier in self.builds.get(key) or [] if not earlier.runtime.imports]
         for earlier in known:
-            if earlier.names == names and same_code(earlier.module, mod):
+            if earlier.names == names and equal(earlier.module, mod, map_free_vars=True):
                 self.hits += 1
                 return earlier.runtime
         self.misses += 1
