@@ -8,6 +8,9 @@ was meant to do that once, but on Python before 3.13 the forkserver never receiv
 confirmation, loader attempt and worker restart (the cost: docs/measurements.md, 'Workers and
 isolation'). The zygote's children run Seedzer's own module-level functions only, never one of the
 parent's ``__main__``, so they skip it.
+
+It makes ``onnx.reference`` ready too (:func:`~seedzer.kernel.onnx.validity.warm_reference`): the
+engine children a worker forks to check a mutated model then start with its operators loaded.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import tvm.relax
 import tvm.s_tir
 import tvm.tirx  # noqa: F401
 
+from seedzer.kernel.onnx.validity import warm_reference
+
 
 def _parent_main_not_needed(main: str) -> None:
     """Stands in for multiprocessing's re-run of the parent's main script (by path or by module
@@ -27,3 +32,4 @@ def _parent_main_not_needed(main: str) -> None:
 
 spawn._fixup_main_from_path = _parent_main_not_needed  # type: ignore[attr-defined]
 spawn._fixup_main_from_name = _parent_main_not_needed  # type: ignore[attr-defined]
+warm_reference()
