@@ -3,7 +3,9 @@
 The filing gate (and anything else that runs TVM for the campaign besides the workers) runs here:
 one job at a time, each in its own child of the zygote, so TVM is already imported (no interpreter
 start-up) and a crash takes only the job down. A job running longer than ``timeout`` seconds is
-killed. :meth:`Background.poll` returns finished jobs; each reports its CPU seconds, which count in
+killed. A job runs at a slightly lower priority than the workers (``nice``, as the epoch generator: a
+worker wins a tie for a processor; the gate's share of the processor is ``oracles.gate_share``'s to keep,
+not the priority's). :meth:`Background.poll` returns finished jobs; each reports its CPU seconds, which count in
 the campaign's time accounting (a job that died or was killed cannot say: it is charged its wall
 seconds).
 """
@@ -23,6 +25,7 @@ from typing import Any
 from seedzer.execute.death import describe_exit
 from seedzer.execute.orphans import die_with_parent
 from seedzer.execute.zygote import context
+from seedzer.generate.cpu_share import lower_priority
 from seedzer.logfiles import redirect_output
 
 
@@ -45,6 +48,7 @@ def _cpu() -> float:
 
 def _child(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...], log_dir: str | None, name: str) -> None:
     die_with_parent()  # never outlive the zygote that forked it (a campaign killed outright)
+    lower_priority()  # a worker busy with a test case comes first
     redirect_output(os.path.join(log_dir, f"{name}.log") if log_dir else None)
     try:
         value = fn(*args)
