@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/fuzz_throughput.py [--pool DIR] [--seconds 60] [--testcases N] [--coverage passes] [--jobs 1]
     python benchmarks/fuzz_throughput.py --from-campaign DIR [--late-share 0.5] [--seconds 60]
-    python benchmarks/fuzz_throughput.py --level graph [--pool DIR] [--seconds 60] [--mutation uoc|insert|special]
+    python benchmarks/fuzz_throughput.py --level graph [--pool DIR] [--seconds 60] [--mutation uoc|insert|special] [--config FILE]
 
 Without ``--pool`` it generates a pool of 10-node models (the 'basic' heuristic) in a temporary
 directory. It then runs a real campaign (forked workers, real TVM, the configured oracles) for
@@ -58,7 +58,7 @@ from seedzer.campaign.loop import Campaign
 from seedzer.campaign.monitor import QuietMonitor
 from seedzer.campaign.seeds import imported_entries
 from seedzer.campaign.stats import CampaignStats
-from seedzer.config import Config, parse_levels
+from seedzer.config import load_config, parse_levels
 from seedzer.generate import generate_pool
 
 GRAPH_KINDS = ("passes", "uoc", "pioc", "edge", "insert", "special")
@@ -143,8 +143,11 @@ def processor_table(timings: dict[str, float], campaign_cpu: float, execs: int, 
               help="The levels fuzzed: TIR only, graph only, or both at the configured weights.")
 @click.option("--mutation", type=click.Choice(list(GRAPH_KINDS)), default=None,
               help="The graph level mutates by this kind only (the other weights 0): its cost per test case.")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A campaign configuration file (before/after figures of a setting, e.g. graph.llvm_opt_level).")
 def main(pool: Path | None, models: int, seconds: float, testcases: int, coverage: str, jobs: int,
-         source: Path | None, late_share: float, execute_imported: bool, level: str, mutation: str | None) -> None:
+         source: Path | None, late_share: float, execute_imported: bool, level: str, mutation: str | None,
+         config_path: Path | None) -> None:
     """Run a timed campaign and print test cases/s per worker with the split of an iteration."""
     console = Console(width=120)
     imported = imported_entries(source, late_share) if source is not None else None
@@ -160,7 +163,7 @@ def main(pool: Path | None, models: int, seconds: float, testcases: int, coverag
             t = time.perf_counter()
             generate_pool("basic", models, pool, seed=0, max_nodes=10, progress=False)
             console.print(f"generated {models} ten-node models in {time.perf_counter() - t:.1f} s")
-        cfg = Config()
+        cfg = load_config(config_path)
         cfg.fuzz.minutes = seconds / 60.0
         cfg.fuzz.jobs = jobs
         cfg.fuzz.coverage = coverage

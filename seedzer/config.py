@@ -177,6 +177,10 @@ class GraphConfig:
     special: float = _f(1.0, "Weight of switching a test case to special input values (NaN, +-Inf, -0, denormals, "
                         "extremes, out-of-range indices), judged by the specification (oracle special-values).")
     max_model_mutations: int = _f(8, "Most model mutations one test case carries (a mutant with more is not made).")
+    llvm_opt_level: int = _f(0, "LLVM opt-level of a test case's builds, fuzzed and reference alike (0-3). 0, as the "
+                             "TIR level's result oracle: LLVM's own IR optimization, no TVM code, is ~80% of a fresh "
+                             "tvm.compile (why this default: docs/measurements.md); 3 builds as tvm.compile's default "
+                             "does. A finding's reproducer uses tvm.compile's default target when it fails there too.")
 
     def weights(self) -> dict[str, float]:
         """Mutation kind -> weight, of the kinds turned on."""

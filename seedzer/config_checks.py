@@ -83,6 +83,7 @@ CHECKS: dict[str, tuple[str, Any]] = {
     "graph.insert": ("must be between 0 (off) and 1000", between(0, 1000)),
     "graph.special": ("must be between 0 (off) and 1000", between(0, 1000)),
     "graph.max_model_mutations": ("must be between 0 and 100", lambda v: 0 <= v <= 100),
+    "graph.llvm_opt_level": ("must be 0, 1, 2 or 3", lambda v: 0 <= v <= 3),
     "oracles.gate_share": ("must be a share between 0 (no limit) and 1", between(0, 1)),
     "limits.max_tensor_bytes": ("must be between 0 (no bound) and 2**62 bytes", lambda v: 0 <= v <= 1 << 62),
     "limits.max_model_bytes": ("must be between 0 (no bound) and 2**62 bytes", lambda v: 0 <= v <= 1 << 62),

@@ -3,12 +3,14 @@ operators, special input values, and the operators each imported model exercised
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
+import tvm
 
 from seedzer.config import GraphConfig
 from seedzer.execute.records import FuzzTask
@@ -124,3 +126,13 @@ def test_a_worker_s_fold_builds_are_reused_and_the_case_reports_the_same(tmp_pat
         assert "FoldConstant" in second.passes_triggered and any(p.startswith("s_tir.") for p in second.passes_ran)
     finally:
         FoldBuilds.uninstall()
+
+
+def test_a_case_builds_at_the_configured_llvm_opt_level_with_the_same_verdict(tmp_path: Path) -> None:
+    task = _task(tmp_path)
+    default = _fuzzer(passes=1.0).case(task.script, FOLD)
+    assert json.loads(default.target) == {"kind": "llvm", "opt-level": 0}  # graph.llvm_opt_level's default
+    levels = {0: default, 3: _fuzzer(passes=1.0, llvm_opt_level=3).case(task.script, FOLD)}
+    assert tvm.target.Target(levels[3].target).attrs["opt-level"] == 3
+    for case in levels.values():
+        assert _fuzzer(passes=1.0).execute(case, FOLD).observation.symptom is Symptom.OK

@@ -34,6 +34,7 @@ def test_partial_file_keeps_other_defaults(tmp_path: Path) -> None:
         ("timeouts:\n  hang_share: 2\n", "field 'timeouts.hang_share' must be a share between 0 and 1"),
         ("bounds:\n  max_growth: 0.5\n", "field 'bounds.max_growth' must be between 1 and 1000"),
         ("oracles:\n  gate_share: -1\n", "field 'oracles.gate_share' must be a share between 0 (no limit) and 1"),
+        ("graph:\n  llvm_opt_level: 4\n", "field 'graph.llvm_opt_level' must be 0, 1, 2 or 3"),
         ("oracles:\n  enabled: [crash, telepathy]\n", "field 'oracles.enabled'"),
         ("known_issues:\n  - pattern: 'a('\n", "known_issues[0].pattern' must be a valid regular expression"),
         ("fuzz:\n  jobs: [\n", "invalid YAML at line"),

@@ -44,6 +44,14 @@ from seedzer.kernel.onnx.model import import_model, model_bytes
 
 RUN_TIMEOUT = 120.0
 """Seconds one candidate may run."""
+DEFAULT_TARGET = "llvm"
+"""``tvm.compile``'s target as a maintainer writes it (LLVM at its default opt-level, 3)."""
+
+
+def build_targets(case: GraphCase) -> tuple[str, ...]:
+    """The targets a reproducer is tried with, in order: a maintainer's default first, then the case's
+    own (a campaign builds at ``graph.llvm_opt_level``, 0 by default) when it is another."""
+    return tuple(dict.fromkeys((DEFAULT_TARGET, str(case.target))))
 
 
 @dataclass(frozen=True)
@@ -118,7 +126,7 @@ def _pass_failure(job: GraphMinimalJob, expected: Observation, index: int) -> Ma
     for n, k in enumerate(cuts):
         relax_steps = steps[k:index + 1]
         share = time.monotonic() + (deadline - time.monotonic()) / (len(cuts) - n)
-        for target in (None, str(case.target)):
+        for target in (None, *build_targets(case)):
             def render(mod: Any, target: str | None = target, relax_steps: Any = relax_steps) -> MinimalProgram | None:
                 text = module_text(mod)
                 if text is None:
@@ -169,15 +177,16 @@ def _wrong_result(job: GraphMinimalJob, expected: Observation) -> Made | str:
     if not relax_steps:
         return "no Relax pass to build without"
     mod = _before(import_model(model, input_specs(case, model)), mutations, case.target)[-1]
-    for exact in (False, True):
-        text = module_text(mod, exact=exact)
-        if text is None:
-            return "the imported module's TVMScript does not parse back"
-        program = wrong_result(job.docs, text, relax_steps, str(case.target), case.specs, case.input_seed,
-                               (rtol, atol))
-        if fails_as(expected, run_minimal(program.text, RUN_TIMEOUT), frozenset()):
-            how = "constants exact" if exact else "big constants drawn from a fixed seed"
-            return Made(dataclasses.replace(program, notes=(f"the imported model's module, {how}",)))
+    for target in build_targets(case):
+        for exact in (False, True):
+            text = module_text(mod, exact=exact)
+            if text is None:
+                return "the imported module's TVMScript does not parse back"
+            program = wrong_result(job.docs, text, relax_steps, target, case.specs, case.input_seed, (rtol, atol))
+            if fails_as(expected, run_minimal(program.text, RUN_TIMEOUT), frozenset()):
+                how = "constants exact" if exact else "big constants drawn from a fixed seed"
+                where = "" if target == DEFAULT_TARGET else f", built for {target} (not at tvm.compile's default)"
+                return Made(dataclasses.replace(program, notes=(f"the imported model's module, {how}{where}",)))
     return "the module's outputs with and without the passes agree as plain TVM code"
 
 

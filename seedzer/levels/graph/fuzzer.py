@@ -21,6 +21,7 @@ import this module.
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 from collections.abc import Callable
@@ -68,6 +69,12 @@ def graph_timings(timings: dict[str, float], stages: dict[str, Stage]) -> dict[s
         key = "reference" if step.startswith("<") else TIMING_KEYS.get(stages.get(step, Stage.LOAD), "import")
         out[key] = out.get(key, 0.0) + seconds
     return out
+
+
+def llvm_target(opt_level: int) -> str:
+    """The target a graph case builds for, as JSON text (what ``tvm.target.Target`` and a reproducer's
+    ``tvm.compile`` take): LLVM at ``opt_level`` (``graph.llvm_opt_level``)."""
+    return json.dumps({"kind": "llvm", "opt-level": int(opt_level)})
 
 
 class GraphFuzzer:
@@ -150,7 +157,8 @@ class GraphFuzzer:
         planned = [spec for _, spec in placeable_relax(passes_from_json(passes_json))]
         passes = tuple(GraphPass(spec.name, dict(spec.args)) for spec in planned)
         return GraphCase(seed.specs, passes, seed.mutations, model_file=seed.model, input_seed=seed.input_seed,
-                         input_mode=seed.input_mode, exact=exact_sequence(planned))
+                         input_mode=seed.input_mode, target=llvm_target(self.config.llvm_opt_level),
+                         exact=exact_sequence(planned))
 
     def execute(self, case: GraphCase, passes_json: str) -> ExecResult:
         """Run one graph case: its observation, coverage features (the native collector's, one per
