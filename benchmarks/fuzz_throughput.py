@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/fuzz_throughput.py [--pool DIR] [--seconds 60] [--testcases N] [--coverage passes] [--jobs 1]
     python benchmarks/fuzz_throughput.py --from-campaign DIR [--late-share 0.5] [--seconds 60]
-    python benchmarks/fuzz_throughput.py --level graph [--pool DIR] [--seconds 60] [--mutation uoc|insert|special] [--config FILE]
+    python benchmarks/fuzz_throughput.py --level graph [--pool DIR] [--seconds 60] [--mutation KIND] [--config FILE]
 
 Without ``--pool`` it generates a pool of 10-node models (the 'basic' heuristic) in a temporary
 directory. It then runs a real campaign (forked workers, real TVM, the configured oracles) for
