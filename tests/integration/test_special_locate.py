@@ -42,3 +42,49 @@ def test_the_lost_nan_is_located_at_the_relu_not_at_the_neg_output() -> None:
     got = judge_special(model, FEEDS, actual, lambda: _tvm(model), TOLERANCES, Trace(), tvm_outputs=_tvm)
     assert got.symptom is Symptom.MISMATCH and got.comparison == SPECIAL_VALUES
     assert got.difference is not None and got.difference.operator == "Relu"
+
+
+def test_a_difference_on_a_side_branch_is_not_the_located_operator() -> None:
+    """The audited case (finding b30548c34bf9 of 2026-12-02): a ReduceSum on another output, earlier in
+    graph order, turns a sum of -0.0 into +0.0; the judged output's NaN is lost at its Relu."""
+    specs = (("x", "float32", (2, 1)),)
+    feeds = {"x": np.array([[-0.0], [np.nan]], np.float32)}
+    nodes = [helper.make_node("ReduceSum", ["x", "axes"], ["s"], keepdims=0), helper.make_node("Neg", ["s"], ["n"]),
+             helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Neg", ["r"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 1])],
+                              [helper.make_tensor_value_info("n", TensorProto.FLOAT, [2]),
+                               helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 1])],
+                              [helper.make_tensor("axes", TensorProto.INT64, [1], [1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+
+    def tvm(probe: onnx.ModelProto) -> list[np.ndarray]:
+        return run(build(import_model(probe, specs)), specs, feeds)
+
+    actual = tvm(model)
+    if np.isnan(actual[1][1, 0]) or not np.signbit(actual[0][0]):  # Neg of a sum that kept -0.0 is +0.0
+        pytest.skip("this TVM keeps the NaN through Relu or the sign of a sum of -0.0")
+    assert locate_operator(model, feeds, TOLERANCES, tvm) == "ReduceSum"  # first in graph order over all outputs
+    assert locate_operator(model, feeds, TOLERANCES, tvm, "y") == "Relu"
+
+
+
+def test_the_operator_that_loses_the_nan_is_located_past_a_signed_zero_upstream() -> None:
+    """The audited case, on the judged output's own path: a sum of -0.0 comes out +0.0 (a signed
+    zero), then the Relu after it loses the NaN the output is judged on."""
+    specs = (("x", "float32", (2, 1)),)
+    feeds = {"x": np.array([[-0.0], [np.nan]], np.float32)}
+    nodes = [helper.make_node("ReduceSum", ["x", "axes"], ["s"], keepdims=1), helper.make_node("Relu", ["s"], ["r"]),
+             helper.make_node("Neg", ["r"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 1])],
+                              [helper.make_tensor("axes", TensorProto.INT64, [1], [1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+
+    def tvm(probe: onnx.ModelProto) -> list[np.ndarray]:
+        return run(build(import_model(probe, specs)), specs, feeds)
+
+    if locate_operator(model, feeds, TOLERANCES, tvm, "y") != "ReduceSum":
+        pytest.skip("this TVM keeps the sign of a sum of -0.0")
+    assert locate_operator(model, feeds, TOLERANCES, tvm, "y", "nan positions") == "Relu"

@@ -132,7 +132,8 @@ def judge_special(model: onnx.ModelProto, feeds: dict[str, np.ndarray], actual: 
     if isinstance(ort, Observation):
         return invalid("onnxruntime rejects the input that the ONNX reference runs: "
                        f"{ort.message.splitlines()[0][:200]}")
-    locate = (lambda: locate_operator(model, feeds, limits, tvm_outputs)) if tvm_outputs is not None else None
+    locate = (lambda output, reason: locate_operator(model, feeds, limits, tvm_outputs, output, reason)) \
+        if tvm_outputs is not None else None
     return _judge_outputs(model, spec, ort, actual, rerun, limits, invalid, locate)
 
 
@@ -149,7 +150,7 @@ def _unjudged(model: onnx.ModelProto, index: int, spec: list[np.ndarray], ort: l
 
 def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.ndarray], actual: list[np.ndarray],
                    rerun: Callable[[], list[np.ndarray]], limits: dict[str, Any],
-                   invalid: Callable[[str], Observation], locate: Callable[[], str | None] | None = None
+                   invalid: Callable[[str], Observation], locate: Callable[[str, str], str | None] | None = None
                    ) -> Observation:
     """Output by output: TVM against the specification where both engines agree on that output and
     nothing it depends on is undefined on special values (one output the engines disagree on, or an
@@ -165,8 +166,9 @@ def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.
             continue
         if _differ(actual, rerun(), {}) is not None:
             return invalid("the TVM build is nondeterministic")
-        producer = next((n.op_type for n in model.graph.node if model.graph.output[index].name in n.output), None)
-        operator = (locate() if locate is not None else None) or producer
+        name = model.graph.output[index].name
+        producer = next((n.op_type for n in model.graph.node if name in n.output), None)
+        operator = (locate(name, diff.reason) if locate is not None else None) or producer
         if overflowed_sum(operator, expected, got, limits):
             reasons.append(f"{operator} sums terms in an order IEEE 754 leaves open, and output {index} differs only "
                            "between NaN and infinities (an overflowed partial sum): not judged")
@@ -216,11 +218,15 @@ def probe_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
 
 
 def locate_operator(model: onnx.ModelProto, feeds: dict[str, np.ndarray], limits: dict[str, Any],
-                    tvm_outputs: TvmOutputs) -> str | None:
+                    tvm_outputs: TvmOutputs, output: str | None = None, reason: str | None = None) -> str | None:
     """The operator of the first node (in graph order) whose floating-point output TVM computes
     differently from onnxruntime on ``feeds`` while every input it reads agrees: where a NaN or an
-    infinity is lost, not where the difference surfaces. Both runs are of :func:`probe_model`, each
-    in a forked child (a crash names nothing); None when nothing is located that way."""
+    infinity is lost, not where the difference surfaces. With ``output``, only the nodes that output
+    depends on (a difference on a side branch is another output's); with ``reason`` (a
+    :class:`~seedzer.kernel.comparison.Difference`'s, e.g. ``nan positions``), a node that differs that
+    way first, its inputs not that way (a product's signed zero upstream of a lost NaN is not where
+    the NaN was lost), else any difference. Both runs are of :func:`probe_model`, each in a forked
+    child (a crash names nothing); None when nothing is located that way."""
     probe = probe_model(model)
     if probe is None:
         return None
@@ -231,9 +237,14 @@ def locate_operator(model: onnx.ModelProto, feeds: dict[str, np.ndarray], limits
     names = [o.name for o in probe.graph.output]
     if isinstance(theirs, EngineCrash) or len(theirs) != len(names) or len(ours) != len(names):
         return None
-    differs = {name for name, e, a in zip(names, theirs, ours, strict=True) if _differ([e], [a], limits) is not None}
-    first = next((n for n in model.graph.node if differs & set(n.output) and not differs & set(n.input)), None)
-    return first.op_type if first is not None else None
+    found = {name: d for name, e, a in zip(names, theirs, ours, strict=True) if (d := _differ([e], [a], limits))}
+    nodes = upstream(model, output) if output is not None else list(model.graph.node)
+    for wanted in (reason, None) if reason else (None,):
+        differs = {name for name, d in found.items() if wanted is None or d.reason == wanted}
+        first = next((n for n in nodes if differs & set(n.output) and not differs & set(n.input)), None)
+        if first is not None:
+            return first.op_type
+    return None
 
 
 def rejected_input(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> str | None:
