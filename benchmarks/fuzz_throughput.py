@@ -144,7 +144,8 @@ def processor_table(timings: dict[str, float], campaign_cpu: float, execs: int, 
 @click.option("--mutation", type=click.Choice(list(GRAPH_KINDS)), default=None,
               help="The graph level mutates by this kind only (the other weights 0): its cost per test case.")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="A campaign configuration file (before/after figures of a setting, e.g. graph.llvm_opt_level).")
+              help="A campaign configuration file (before/after figures of a setting, e.g. graph.llvm_opt_level); "
+                   "--seconds, --jobs, --coverage, --level and --mutation still decide those.")
 def main(pool: Path | None, models: int, seconds: float, testcases: int, coverage: str, jobs: int,
          source: Path | None, late_share: float, execute_imported: bool, level: str, mutation: str | None,
          config_path: Path | None) -> None:

@@ -9,9 +9,9 @@ Each model of the pool that TVM's importer takes is imported once per level and 
 is LLVM's JIT of the executable), on the loader's random inputs and on special values (NaN, +-Inf,
 -0, denormals, extremes: the graph level's ``special`` input mode). Printed: per level the processor
 milliseconds of the builds and of the first runs, in all and per model, and per level how many
-models' outputs are bit-identical to the first level's (NaN positions and the signs of zeros
-included) on both kinds of input. Figures are printed, never asserted (``graph.llvm_opt_level``'s
-reasons are in docs/measurements.md).
+models' outputs are bit-identical to the first level's (``seedzer.kernel.comparison.compare``
+without tolerance, and the signs of zeros) on both kinds of input. Figures are printed, never
+asserted (``graph.llvm_opt_level``'s reasons are in docs/measurements.md).
 """
 
 from __future__ import annotations
@@ -26,24 +26,10 @@ import onnx
 from rich.console import Console
 from rich.table import Table
 
+from seedzer.kernel.comparison import compare, signed_zero_difference
 from seedzer.kernel.graph.inputs import special_values
 from seedzer.kernel.onnx.model import build, import_model, random_inputs, run
 from seedzer.load.onnx_import import input_specs
-
-
-def same_bits(a: list[np.ndarray], b: list[np.ndarray]) -> bool:
-    """Whether two runs' outputs are identical: shapes, dtypes, values, NaN positions, signs of zero."""
-    if len(a) != len(b):
-        return False
-    for x, y in zip(a, b, strict=True):
-        if x.shape != y.shape or x.dtype != y.dtype:
-            return False
-        if x.dtype.kind == "f":
-            if not (np.array_equal(x, y, equal_nan=True) and np.array_equal(np.signbit(x), np.signbit(y))):
-                return False
-        elif not np.array_equal(x, y):
-            return False
-    return True
 
 
 def outputs(executable: Any, specs: Any, feeds: dict[str, np.ndarray]) -> list[np.ndarray] | str:
@@ -55,10 +41,11 @@ def outputs(executable: Any, specs: Any, feeds: dict[str, np.ndarray]) -> list[n
 
 
 def agree(a: list[np.ndarray] | str, b: list[np.ndarray] | str) -> bool:
-    """Whether two observations (outputs or an error's type name) agree bit for bit."""
+    """Whether two observations (outputs or an error's type name) agree bit for bit: the project's one
+    comparison with no tolerance (shapes, dtypes, values, NaN and infinity positions), signs of zero too."""
     if isinstance(a, str) or isinstance(b, str):
         return a == b
-    return same_bits(a, b)
+    return compare(a, b, {}) is None and signed_zero_difference(a, b) is None
 
 
 @click.command()
@@ -77,7 +64,7 @@ def main(pool: Path, models: int, levels: str) -> None:
         found, _ = input_specs(model, path.name)
         specs = tuple(s.as_tuple() for s in found)
         try:
-            import_model(model, specs)
+            mod = import_model(model, specs)  # built at every level (tvm.compile leaves it as it is)
         except Exception:  # a model the importer refuses is the loader's finding
             continue
         used += 1
@@ -85,7 +72,6 @@ def main(pool: Path, models: int, levels: str) -> None:
         inputs = (feeds, special_values(feeds, 0, extremes=False))
         first: tuple[Any, ...] | None = None
         for level in order:
-            mod = import_model(model, specs)
             start = time.process_time()
             executable = build(mod, {"kind": "llvm", "opt-level": level})
             built = time.process_time()
