@@ -133,10 +133,12 @@ MODEL_VS_ONNXRUNTIME = "model-vs-onnxruntime"
 """A whole model built by TVM against onnxruntime."""
 IMPORTER_LIMITS = ("not supported", "not currently supported", "not yet supported", "only supports",
                    "currently unsupported", "is unsupported", "not implemented", "must be a constant",
-                   "for Relax frontend", "is deprecated in ONNX")
+                   "for Relax frontend", "is deprecated in ONNX", "cannot handle ShapeExpr inputs")
 """Fragments of the errors TVM's ONNX importer raises for what it says it does not support (an
-operator, an attribute value, an input that is not a constant): a documented limitation of the
-importer, an invalid test case, never a bug."""
+operator, an attribute value, an input that is not a constant, a shape value fed to an operator
+outside its list of shape-compatible ones: ``Node X cannot handle ShapeExpr inputs``, a deliberate
+refusal upstream extends operator by operator): a documented limitation of the importer, an invalid
+test case, never a bug."""
 IMPORTER_LIMIT = "unsupported by TVM's importer"
 """How the reason of a test case the importer refused by one of :data:`IMPORTER_LIMITS` starts (the class
 ``status --invalid`` counts it under, whatever exception type carried it)."""

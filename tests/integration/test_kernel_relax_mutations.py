@@ -15,7 +15,8 @@ import tvm_ffi
 from onnx import TensorProto, helper, numpy_helper
 from tvm import relax
 
-from seedzer.kernel.graph.case import GraphPass
+from seedzer.kernel.graph.case import GraphCase, GraphPass
+from seedzer.kernel.graph.relax_consistency import added_inconsistency, inconsistencies
 from seedzer.kernel.graph.relax_mutations import MUTATIONS, apply_mutation
 from seedzer.kernel.onnx.model import build, import_model, random_inputs, run
 from seedzer.passes.relax_catalog import RELAX_CATALOG
@@ -135,10 +136,11 @@ def subject(name: str) -> Subject:
 
 
 def check(s: Subject, step: GraphPass) -> Any:
-    """Apply ``step``: well-formed, deterministic, input untouched, builds, same outputs."""
+    """Apply ``step``: well-formed and consistent, deterministic, input untouched, builds, same outputs."""
     mutated = apply_mutation(s.mod, step)
     assert tvm_ffi.structural_equal(s.mod, s.pristine), "the mutation modified its input"
     relax.analysis.well_formed(mutated)
+    assert added_inconsistency(s.mod, mutated) is None
     assert tvm_ffi.structural_equal(mutated, apply_mutation(s.mod, step))
     got = run(build(mutated), s.specs, s.feeds)
     assert len(got) == len(s.expected)
@@ -269,3 +271,62 @@ def test_ill_formed_ir_out_of_a_relax_ir_mutation_is_invalid(monkeypatch: pytest
     assert observed.symptom is Symptom.INVALID and observed.pass_name == "mutate.SplitDataflow", observed
     assert observed.message.startswith("the Relax mutation made ill-formed IR (Seedzer's own rewrite, not TVM)")
     assert "dataflow" in observed.message and observed.step_index == 1
+
+
+LEGALIZED_PIPELINE = (GraphPass("relax.LegalizeOps"), GraphPass("mutate.SymbolicShapes", {"input": -1, "axes": 5}),
+                      GraphPass("relax.AnnotateTIROpPattern"), GraphPass("relax.FuseOps"), GraphPass("relax.FuseTIR"))
+"""Issue 53's false roots of mutate.SymbolicShapes: after LegalizeOps, main's inputs made symbolic while
+the call_tirs kept passing them to PrimFuncs of fixed buffer shapes; FuseTIR then refused the program
+("Parameter expression T.int64(2) expected an integer argument with value 2, but was provided with the
+argument n_x_0")."""
+
+
+def _case(model: onnx.ModelProto, passes: tuple[GraphPass, ...]) -> GraphCase:
+    import base64
+
+    return GraphCase(_specs(model), passes, model=base64.b64encode(model.SerializeToString()).decode())
+
+
+@pytest.mark.parametrize("model", sorted(SMALL))
+def test_symbolic_shapes_after_legalization_keeps_call_tir_arguments_static(model: str) -> None:
+    """Issue 53 (false-alarm class 1). Before: FuseTIR raised on every small model but nested_if (whose
+    program was inconsistent all the same). After: the operands of a call_tir whose types became
+    symbolic are ``R.match_cast`` back to their static types, the program is consistent, FuseTIR
+    accepts it, and it builds and computes the unmutated module's outputs."""
+    from seedzer.kernel.common import Symptom
+    from seedzer.kernel.graph.observe import observe_graph
+
+    s = subject(model)
+    legal = relax.transform.LegalizeOps()(s.mod)
+    mutated = check_legalized(s, legal, LEGALIZED_PIPELINE[1])
+    assert inconsistencies(mutated) == []
+    observed = observe_graph(_case(SMALL[model](), LEGALIZED_PIPELINE))
+    assert observed.symptom is Symptom.OK, observed.headline()
+
+
+def check_legalized(s: Subject, legal: Any, step: GraphPass) -> Any:
+    """``step`` on the legalized module: consistent, and the fused build computes the same outputs."""
+    mutated = apply_mutation(legal, step)
+    relax.analysis.well_formed(mutated)
+    assert added_inconsistency(legal, mutated) is None
+    fused = relax.transform.FuseTIR()(relax.transform.FuseOps()(relax.transform.AnnotateTIROpPattern()(mutated)))
+    for want, have in zip(s.expected, run(build(fused), s.specs, s.feeds), strict=True):
+        np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-5)
+    return mutated
+
+
+def test_an_inconsistent_relax_mutation_is_invalid(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 53: a Relax mutation whose output passes well_formed but is no consistent program is
+    Seedzer's rewrite, not TVM's: ``invalid`` at the mutation, with the problem named, before any pass
+    can trip on it. The rewrite is mutate.SymbolicShapes as it was (call_tir operands left symbolic),
+    on the minimal case of the false roots (a 2x3 Concat legalized)."""
+    from seedzer.kernel.common import Symptom
+    from seedzer.kernel.graph import relax_build
+    from seedzer.kernel.graph.observe import observe_graph
+
+    monkeypatch.setattr(relax_build, "declares_type", lambda value: False)
+    observed = observe_graph(_case(concat_reshape(), LEGALIZED_PIPELINE))
+    assert observed.symptom is Symptom.INVALID and observed.pass_name == "mutate.SymbolicShapes", observed.headline()
+    assert observed.message.startswith("the Relax mutation made an inconsistent program (Seedzer's own rewrite")
+    assert "relax.call_tir of concatenate: argument x has dimension n_x_0 on axis 0" in observed.message
+    assert observed.step_index == 1

@@ -29,6 +29,8 @@ MUTATION_PREFIX = "mutate."
 :mod:`seedzer.kernel.graph.relax_mutations`); a Relax pass's is ``relax.``."""
 WELL_FORMED = ":well-formed"
 """Suffix of the step that checks a pass's output (``relax.X:well-formed``)."""
+CONSISTENT = ":consistent"
+"""Suffix of the step that checks a Relax mutation's output is a consistent program (``mutate.X:consistent``)."""
 MUTANT_VS_SEED = "mutant-vs-seed"
 """A metamorphic mismatch: the model mutated by UOC/PIOC relations, built by TVM, against TVM's default
 pipeline on the seed model (the relations keep its outputs)."""

@@ -15,7 +15,9 @@ compared with TVM's default pipeline (and onnxruntime).
    target) or a Relax IR mutation ``mutate.X`` (:mod:`seedzer.kernel.graph.relax_mutations`), then
    ``relax.analysis.well_formed`` on its output: an error is an ``exception`` at that step, a
    violation ``illformed`` after it (in or after a Relax mutation, Seedzer's own rewrite of IR that
-   was well-formed, either is ``invalid``);
+   was well-formed, either is ``invalid``); after a Relax mutation also the consistency of the program
+   it made (:mod:`seedzer.kernel.graph.relax_consistency`: call_tir arguments that fit their
+   PrimFuncs, types TVM's inference derives), a problem it added making the case ``invalid``;
 3. ``build``: ``tvm.compile``, which runs the rest of TVM's default pipeline for the target;
 4. ``run`` on the Relax VM;
 5. the reference. Without a spec-edge change it is TVM's default pipeline alone on the *seed* model
@@ -77,6 +79,7 @@ from seedzer.kernel.common import (
 )
 from seedzer.kernel.comparison import compare
 from seedzer.kernel.graph.case import (
+    CONSISTENT,
     DEFAULT_BUILD,
     INEXACT_SLACK,
     MUTANT_VS_SEED,
@@ -89,6 +92,7 @@ from seedzer.kernel.graph.feeds import case_inputs, fed_inputs, input_specs
 from seedzer.kernel.graph.inputs import SPECIAL_INPUTS
 from seedzer.kernel.graph.memo import GraphMemo
 from seedzer.kernel.graph.mutant import apply_model_mutations
+from seedzer.kernel.graph.relax_consistency import added_inconsistency
 from seedzer.kernel.graph.relax_mutations import apply_mutation
 from seedzer.kernel.graph.special import judge_special, rejected_input
 from seedzer.kernel.messages import moved_failure, normalize, same_failure
@@ -165,6 +169,12 @@ def _lower(case: GraphCase, model: onnx.ModelProto, specs: tuple[Any, ...], trac
                                f"(Seedzer's own rewrite, not TVM): {bad.message}", step_index=index)
         if isinstance(bad, Observation):
             return Observation(Symptom.ILLFORMED, Stage.PASS, step.name, bad.message, step_index=index)
+        if step.name.startswith(MUTATION_PREFIX):  # a consistent program in, a consistent program out
+            wrong = trace.call(step.name + CONSISTENT, added_inconsistency, mod, got, stage=Stage.PASS)
+            if wrong is not None:
+                why = wrong.message if isinstance(wrong, Observation) else wrong
+                return Observation(Symptom.INVALID, Stage.PASS, step.name, "the Relax mutation made an inconsistent "
+                                   f"program (Seedzer's own rewrite, not TVM): {why}", step_index=index)
         mod = got
     return mod
 

@@ -80,14 +80,26 @@ def with_body(func: Any, body: Any, ret_ty: Any = None, params: Any = None) -> A
                           func.ret_ty if ret_ty is None else ret_ty, func.is_pure, func.attrs)
 
 
+DECLARED_TYPE = ("relax.call_", "relax.vm.", "relax.builtin.", "relax.memory.", "relax.dist.")
+"""Prefixes of operators whose result type the call declares (``call_tir``'s output type, a packed
+function's) instead of TVM inferring it from the operands: what they take is fixed by their callee."""
+
+
+def declares_type(value: Any) -> bool:
+    """Whether ``value`` is a call whose result type is declared rather than inferred (:data:`DECLARED_TYPE`)."""
+    return isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op) and value.op.name.startswith(DECLARED_TYPE)
+
+
 def emit_bindings(bb: Any, bindings: Any, mapping: dict[Any, Any], dataflow: bool,
                   fallback: bool = False) -> None:
     """Re-emit ``bindings`` into ``bb``'s current block, renaming through ``mapping`` (updated with
     each binding's new variable). Non-dataflow variables of a dataflow block stay block outputs.
 
     With ``fallback``, a binding whose value does not normalize (an operator rejecting the
-    re-derived operand types), or whose shape inference loses a shape the old binding had (LegalizeOps
-    leaves such calls alone, which VM codegen then rejects), is retried with those operands
+    re-derived operand types), whose shape inference loses a shape the old binding had (LegalizeOps
+    leaves such calls alone, which VM codegen then rejects), or whose call declares its type
+    (:func:`declares_type`: a ``call_tir`` of a PrimFunc whose buffers have fixed shapes, which a
+    symbolic argument no longer fits) is retried with the operands whose types changed
     ``R.match_cast`` to their old types.
     """
     for binding in bindings:
@@ -102,7 +114,7 @@ def emit_bindings(bb: Any, bindings: Any, mapping: dict[Any, Any], dataflow: boo
         else:
             try:
                 normalized = bb.normalize(value)
-                failed = fallback and lost_shape(old.ty, normalized.ty)
+                failed = fallback and (lost_shape(old.ty, normalized.ty) or declares_type(value))
             except Exception:  # an operator that cannot take the re-derived types
                 if not fallback:
                     raise
