@@ -206,3 +206,51 @@ def test_special_inputs_are_judged_by_the_specification() -> None:
     assert got.symptom is Symptom.OK, got.headline()  # TVM's Relu and Add handle NaN, Inf and -0 as specified
     assert trace.reference == "onnxruntime" and "<default>:build" not in trace.reached
     assert "onnx-reference" in trace.reached  # onnxruntime's Relu(-0.0) is +0.0: the reference was asked
+
+
+def scalar_model() -> onnx.ModelProto:
+    """``y = Relu(ReduceSum(x))``: a 0-d tensor ``s`` in the middle."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    nodes = [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0), helper.make_node("Relu", ["s"], ["y"])]
+    return helper.make_model(helper.make_graph(nodes, "scalar", [x], [helper.make_tensor_value_info(
+        "y", TensorProto.FLOAT, [])]), opset_imports=[helper.make_opsetid("", 16)])
+
+
+def test_a_mutation_the_specification_refuses_is_invalid_before_tvm_sees_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 53, false-alarm class 2: PRelu inserted on a 0-d tensor with a ``[1]``-shaped slope. onnx.checker
+    (full check), onnxruntime and onnx.reference all take it; the specification does not (the slope must
+    broadcast to X one way). Before: TVM's importer refused the PRelu and the case was filed as TVM's
+    exception. After: ``invalid`` at ``validate``, TVM never runs."""
+    from seedzer.kernel.onnx import validity
+
+    slope = {"value": [0.25], "dtype": "float32", "shape": [1]}
+    record = ModelMutation("insert", "s", params={"op": "PRelu", "domain": "", "exports": ["%0.0"],
+                                                  "nodes": [{"op": "PRelu", "inputs": ["$", slope]}]}, seed=1)
+    case = dataclasses.replace(_case(scalar_model()), model_mutations=(record,))
+    with monkeypatch.context() as patched:  # the validity check as it was
+        patched.setattr(validity, "specification_refusal", lambda model: None)
+        before = observe_graph(case)
+    validity._REMEMBERED.clear()  # the verdict the check as it was gave
+    assert (before.symptom, before.pass_name) == (Symptom.EXCEPTION, "import"), before.headline()
+    trace = Trace()
+    got = observe_graph(case, trace)
+    assert (got.symptom, got.stage, got.pass_name) == (Symptom.INVALID, Stage.MUTATE, "validate"), got.headline()
+    assert "PRelu" in got.message and "not unidirectionally broadcastable to []" in got.message
+    assert "import" not in trace.reached
+
+
+def test_an_importer_refusal_of_shape_values_is_unsupported_not_a_bug() -> None:
+    """Issue 53, false-alarm class 5: an operator outside the importer's shape-compatible list fed the
+    output of Shape (``Abs(Shape(x))``) is refused on purpose: ``Node ... cannot handle ShapeExpr
+    inputs``. Before: an exception of TVM's importer (a filed root). After: ``invalid``, an importer limit."""
+    from seedzer.kernel.common import IMPORTER_LIMIT
+    from seedzer.kernel.onnx.model import import_model
+
+    nodes = [helper.make_node("Shape", ["x"], ["shape"]), helper.make_node("Abs", ["shape"], ["y"])]
+    model = helper.make_model(helper.make_graph(nodes, "shape", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [2, 3])], [helper.make_tensor_value_info("y", TensorProto.INT64, [2])]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model, full_check=True)
+    got = Trace().call("import", import_model, model, (("x", "float32", (2, 3)),))
+    assert got.symptom is Symptom.INVALID and got.message.startswith(f"{IMPORTER_LIMIT}: ValueError"), got.headline()
+    assert "cannot handle ShapeExpr inputs" in got.message

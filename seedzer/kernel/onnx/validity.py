@@ -1,8 +1,9 @@
 """The one validity check of an ONNX model: the specification's (TVM-free).
 
 A generated or mutated model is valid when ``onnx.checker`` passes its full check (shape inference
-included), onnxruntime runs it, and ``onnx.reference`` (the specification's executable reference)
-runs the nodes under check where it implements their operators. :func:`model_validity` says which
+included) and the specification's rules it does not check hold (:data:`UNIDIRECTIONAL`), onnxruntime
+runs it, and ``onnx.reference`` (the specification's executable reference) runs the nodes under check
+where it implements their operators. :func:`model_validity` says which
 refused it, in one line, or gives onnxruntime's outputs (a caller compares with them). The
 reference runs only the nodes a mutation made or changed (:func:`changed_nodes`), on the values
 onnxruntime computes for their inputs: the rest of the model is the seed's, and the reference is
@@ -278,13 +279,79 @@ def reference_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[
     return [np.asarray(v) for v in evaluator.run(None, {k: v for k, v in feeds.items() if k in names})]
 
 
+Shape = tuple[int, ...]
+
+
+def _gemm_output(node: onnx.NodeProto, shapes: dict[str, Shape]) -> Shape | None:
+    """Gemm's output shape ``(M, N)`` from A, B and ``transA``/``transB`` (None: a shape unknown)."""
+    a, b = (shapes.get(name) for name in node.input[:2])
+    if a is None or b is None or len(a) != 2 or len(b) != 2:
+        return None
+    m = a[1] if _node_attribute(node, "transA") else a[0]
+    n = b[0] if _node_attribute(node, "transB") else b[1]
+    return (m, n)
+
+
+UNIDIRECTIONAL: dict[str, tuple[int, Callable[[onnx.NodeProto, dict[str, Shape]], Shape | None]]] = {
+    "PRelu": (1, lambda node, shapes: shapes.get(node.input[0])),
+    "Gemm": (2, _gemm_output),
+}
+"""Operators one of whose inputs the specification requires to be *unidirectionally* broadcastable
+(Broadcasting.md: of rank at most the target's, each dimension 1 or the target's) to a shape, by
+operator: that input's index and the shape (from the known static shapes): PRelu's ``slope`` to ``X``,
+Gemm's ``C`` to ``(M, N)``. Neither onnx.checker's shape inference (PRelu's copies X's shape) nor the
+engines check it (onnxruntime and onnx.reference broadcast both ways): a ``[1]``-shaped slope on a 0-d
+input ran everywhere and TVM's importer rejected it, a false alarm of the audit of issue 53."""
+
+
+def unidirectional(source: Shape, target: Shape) -> bool:
+    """Whether shape ``source`` is unidirectionally broadcastable to shape ``target`` (a dimension
+    not known, -1, fits anything)."""
+    if len(source) > len(target):
+        return False
+    return all(s in (1, t) or s < 0 or t < 0 for s, t in zip(reversed(source), reversed(target), strict=False))
+
+
+def static_shapes(model: onnx.ModelProto) -> dict[str, Shape]:
+    """The shape of every tensor of ``model`` that shape inference or the model itself states (an
+    unknown dimension is -1); empty when shape inference fails."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # shape inference raises several types
+        return {}
+    shapes: dict[str, Shape] = {}
+    for vi in [*inferred.graph.input, *inferred.graph.value_info, *inferred.graph.output]:
+        tensor = vi.type.tensor_type
+        if tensor.HasField("shape"):
+            shapes[vi.name] = tuple(d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim)
+    shapes.update({i.name: tuple(int(d) for d in i.dims) for i in model.graph.initializer})
+    return shapes
+
+
+def specification_refusal(model: onnx.ModelProto) -> str | None:
+    """Why a rule of the specification onnx.checker does not check (:data:`UNIDIRECTIONAL`) refuses a
+    node of ``model``'s main graph, or None."""
+    rules = [node for node in model.graph.node if node.op_type in UNIDIRECTIONAL and node.domain in ("", "ai.onnx")]
+    shapes = static_shapes(model) if rules else {}
+    for node in rules:
+        index, target_of = UNIDIRECTIONAL[node.op_type]
+        if len(node.input) <= index or not node.input[index]:
+            continue
+        source, target = shapes.get(node.input[index]), target_of(node, shapes)
+        if source is not None and target is not None and not unidirectional(source, target):
+            return (f"the specification refuses the model: {node.op_type} {node.name or node.output[0]!r} has input "
+                    f"{index} of shape {list(source)}, not unidirectionally broadcastable to {list(target)}")
+    return None
+
+
 def checker_refusal(model: onnx.ModelProto) -> str | None:
-    """Why ``onnx.checker``'s full check (shape inference included) refuses ``model``, or None."""
+    """Why ``onnx.checker``'s full check (shape inference included), or a rule of the specification it
+    does not check (:func:`specification_refusal`), refuses ``model``; or None."""
     try:
         onnx.checker.check_model(model, full_check=True)
     except Exception as exc:  # the checker and shape inference raise several types
         return f"onnx.checker refuses the model: {first_line(exc)}"
-    return None
+    return specification_refusal(model)
 
 
 @dataclasses.dataclass(frozen=True)

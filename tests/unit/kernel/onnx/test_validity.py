@@ -167,3 +167,42 @@ def test_disputed_settings_are_named_and_the_operators_other_settings_are_not() 
     model.graph.node[0].attribute[0].s = b"avg"
     assert disputed(model) is None
     assert disputed(_model([helper.make_node("Relu", ["x"], ["y"])], [1, 1, 4, 4])) is None
+
+
+def _prelu(x_shape: list[int], slope_shape: list[int]) -> onnx.ModelProto:
+    """PRelu of an input of ``x_shape`` with a constant slope of ``slope_shape`` (output typed as X)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)
+    slope = numpy_helper.from_array(np.full(slope_shape, 0.25, np.float32), "s")
+    graph = helper.make_graph([helper.make_node("PRelu", ["x", "s"], ["y"], name="p")], "g", [x],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, x_shape)], [slope])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+    model.ir_version = 8
+    return model
+
+
+def test_a_slope_not_unidirectionally_broadcastable_to_its_input_is_refused_by_the_specification() -> None:
+    """Issue 53 (false-alarm class 2): a ``[1]``-shaped PRelu slope on a 0-d input passes onnx.checker's
+    full check, onnxruntime and onnx.reference run it (both broadcast both ways, to shape [1]); the
+    specification requires the slope to broadcast to X one way only. Before: valid. After: refused."""
+    model, feeds = _prelu([], [1]), {"x": np.array(-2.0, np.float32)}
+    onnx.checker.check_model(model, full_check=True)  # what the check alone said
+    verdict = model_validity(model, feeds)
+    assert verdict.refusal == ("the specification refuses the model: PRelu 'p' has input 1 of shape [1], not "
+                               "unidirectionally broadcastable to []")
+    for x_shape, slope_shape in (([], []), ([3, 4], [1]), ([3, 4], [4]), ([2, 3, 4], [3, 1]), ([5], [])):
+        assert model_validity(_prelu(x_shape, slope_shape), {"x": np.ones(x_shape, np.float32)}).valid, slope_shape
+    assert not model_validity(_prelu([3, 4], [3]), {"x": np.ones((3, 4), np.float32)}).valid
+
+
+def test_gemm_s_c_must_broadcast_to_the_product_one_way() -> None:
+    from seedzer.kernel.onnx.validity import specification_refusal, unidirectional
+
+    a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [4, 2])
+    for c_shape, refused in (([3], False), ([1, 3], False), ([4, 3], False), ([2, 4, 3], True), ([4], True)):
+        inits = [numpy_helper.from_array(np.ones((3, 2), np.float32), "b"),
+                 numpy_helper.from_array(np.ones(c_shape, np.float32), "c")]
+        graph = helper.make_graph([helper.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1)], "g", [a],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3])], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        assert (specification_refusal(model) is not None) is refused, c_shape
+    assert unidirectional((1, -1), (4, 3)) and not unidirectional((2,), (4, 3))
