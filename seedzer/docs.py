@@ -4,7 +4,9 @@ Each :class:`Section` is a block of a page of ``docs/`` between two markers, wri
 the configuration reference (``docs/configuration.md``, from the configuration's dataclasses and
 the level table), the filing gate's rules and the reducer's passes of every registered finding kind
 (``docs/findings.md``, from each kind's :meth:`~seedzer.finding.kind.FindingKind.gate_rules` and
-:meth:`~seedzer.finding.kind.FindingKind.reduction_passes`: their docstrings). ``python -m
+:meth:`~seedzer.finding.kind.FindingKind.reduction_passes`: their docstrings), and the operators and values
+whose result the specification leaves undefined (``docs/findings.md``, from
+:data:`seedzer.kernel.onnx.undefined.UNDEFINED`). ``python -m
 seedzer.docs`` rewrites them all (run it from the repository root; ``PATH`` rewrites one page); a
 test fails when one is stale.
 """
@@ -21,6 +23,7 @@ from seedzer.config import reference
 from seedzer.finding.kind import Described
 from seedzer.finding.meta import KIND_ALIASES
 from seedzer.finding.registry import KINDS, kind
+from seedzer.kernel.onnx.undefined import UNDEFINED
 
 START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
 CONFIG_PAGE = "docs/configuration.md"
@@ -62,6 +65,21 @@ def reduction_passes_markdown() -> str:
     return _per_kind("pass", lambda name: kind(name).reduction_passes())
 
 
+def undefined_markdown() -> str:
+    """The operators and classes of values whose result the specification leaves undefined or disputes
+    (:data:`seedzer.kernel.onnx.undefined.UNDEFINED`), one row each, with its reference."""
+    lines = ["| operators | values | setting | why no result is judged | reference |",
+             "| --- | --- | --- | --- | --- |"]
+    for row in UNDEFINED:
+        url, _, note = row.reference.partition(" ")
+        page = re.search(r"onnx__(\w+)\.html$|github\.com/([\w-]+/[\w-]+)/issues/(\d+)$", url)
+        text = url if page is None else f"ONNX {page.group(1)}" if page.group(1) else f"{page.group(2)}#{page.group(3)}"
+        link = f"[{text}]({url})" + (f" {note}" if note else "")
+        lines.append(f"| {', '.join(f'`{op}`' for op in row.operators)} | {', '.join(row.values)} | "
+                     f"{row.condition or 'any'} | {row.why} | {link} |")
+    return "\n".join(lines)
+
+
 @dataclass(frozen=True)
 class Section:
     """A generated block of a page: its marker name and what writes it."""
@@ -85,6 +103,7 @@ SECTIONS = (
     Section(CONFIG_PAGE, "config-reference", config_reference_markdown),
     Section(FINDINGS_PAGE, "gate-rules", gate_rules_markdown),
     Section(FINDINGS_PAGE, "reduction-passes", reduction_passes_markdown),
+    Section(FINDINGS_PAGE, "undefined-values", undefined_markdown),
 )
 """Every generated block of the manual."""
 

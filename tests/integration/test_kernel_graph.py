@@ -254,3 +254,55 @@ def test_an_importer_refusal_of_shape_values_is_unsupported_not_a_bug() -> None:
     got = Trace().call("import", import_model, model, (("x", "float32", (2, 3)),))
     assert got.symptom is Symptom.INVALID and got.message.startswith(f"{IMPORTER_LIMIT}: ValueError"), got.headline()
     assert "cannot handle ShapeExpr inputs" in got.message
+
+
+def _without_row(operator: str) -> tuple[object, ...]:
+    """The table of undefined results without the rows of ``operator`` (the table as it was)."""
+    from seedzer.kernel.onnx.undefined import UNDEFINED
+
+    return tuple(row for row in UNDEFINED if operator not in row.operators)
+
+
+def test_a_dynamic_quantization_of_zeros_is_not_judged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 53, false-alarm class 3: DynamicQuantizeLinear inserted on an all-zero tensor. TVM quantizes
+    to 255 where onnxruntime and onnx.reference say 0 (its scale is 0, theirs 1 and 1/255: the formula's
+    0/0). Before: a ``model-vs-onnxruntime`` mismatch. After: ``invalid``, the specification defines
+    no result there."""
+    from seedzer.kernel.onnx import undefined
+
+    zeros = {"value": [0.0, -0.0, 0.0], "dtype": "float32", "shape": [3]}
+    record = ModelMutation("insert", "x", params={"op": "DynamicQuantizeLinear", "domain": "", "exports": ["%0.0"],
+                                                  "nodes": [{"op": "DynamicQuantizeLinear", "inputs": [zeros],
+                                                             "outputs": 3}]}, seed=1)
+    case = dataclasses.replace(_case(relu_add_model()), model_mutations=(record,))
+    with monkeypatch.context() as patched:
+        patched.setattr(undefined, "UNDEFINED", _without_row("DynamicQuantizeLinear"))
+        before = observe_graph(case)
+    assert before.symptom is Symptom.MISMATCH and before.comparison == "model-vs-onnxruntime", before.headline()
+    got = observe_graph(case)
+    assert got.symptom is Symptom.INVALID, got.headline()
+    assert got.message.startswith("the specification defines no result here: DynamicQuantizeLinear on all-zero")
+
+
+def test_a_quantization_of_nan_into_uint8_is_not_judged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 53, false-alarm class 3: QuantizeLinear of ``Sin`` of special inputs into uint8 (Sin makes the
+    infinities NaN, on which the engines would disagree). TVM gives 255 for NaN where onnxruntime and
+    onnx.reference agree on 0. Before: a ``special-values`` mismatch. After: ``invalid``, naming the row
+    (rounding NaN to an integer is not defined)."""
+    from seedzer.kernel.onnx import undefined
+
+    inits = [numpy_helper.from_array(np.array(0.1, np.float32), "sc"),
+             numpy_helper.from_array(np.array(128, np.uint8), "zp")]
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Sin", ["x"], ["s"]), helper.make_node("QuantizeLinear", ["s", "sc", "zp"], ["y"])], "q",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [64])], inits),
+        opset_imports=[helper.make_opsetid("", 17)])
+    case = dataclasses.replace(_case(model), input_mode="special", input_seed=1)
+    with monkeypatch.context() as patched:
+        patched.setattr(undefined, "UNDEFINED", _without_row("QuantizeLinear"))
+        before = observe_graph(case)
+    assert before.symptom is Symptom.MISMATCH and before.comparison == "special-values", before.headline()
+    got = observe_graph(case)
+    assert got.symptom is Symptom.INVALID, got.headline()
+    assert "QuantizeLinear (into an integer type) on nan values" in got.message

@@ -48,8 +48,8 @@ KIND_NAME = "graph"
 """The ``kind`` of a graph finding's ``meta.json``."""
 SALT = KIND_NAME
 """What graph signatures hash as their kind (its name, unchanged since its first findings)."""
-KERNEL = ("onnx.inputs+onnx.runtime+onnx.validity+onnx.conditioning+onnx.model+graph.case+graph.model_mutations"
-          "+graph.insertion+graph.mutant+graph.inputs+graph.feeds+graph.special+graph.relax_build"
+KERNEL = ("onnx.inputs+onnx.runtime+onnx.validity+onnx.conditioning+onnx.model+onnx.undefined+graph.case"
+          "+graph.model_mutations+graph.insertion+graph.mutant+graph.inputs+graph.feeds+graph.special+graph.relax_build"
           "+graph.relax_consistency+graph.relax_mutations+graph.memo+graph.observe")
 NEEDS = "onnx onnxruntime numpy"
 """The kernel modules a graph ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""

@@ -38,7 +38,8 @@ from seedzer.load.attempt import target_spec
 from seedzer.load.loader import MODEL_FILE, LoaderFailure
 from seedzer.oracles.signature import raw_key
 
-KERNEL, NEEDS = "onnx.inputs+onnx.runtime+onnx.conditioning+onnx.model+load.observe", "numpy onnx onnxruntime"
+KERNEL = "onnx.inputs+onnx.runtime+onnx.conditioning+onnx.model+onnx.undefined+load.observe"
+NEEDS = "numpy onnx onnxruntime"
 """The kernel modules a load ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""
 SALT = "loader"
 """What load signatures hash as their kind (the kind's name when its first findings were filed)."""

@@ -109,7 +109,8 @@ from seedzer.kernel.onnx.model import (
     run,
 )
 from seedzer.kernel.onnx.runtime import JUDGED_SYMPTOMS, onnxruntime_outputs, onnxruntime_refusal, refused
-from seedzer.kernel.onnx.validity import Validity, changed_nodes, disputed, model_validity
+from seedzer.kernel.onnx.undefined import UNDEFINED_HERE, undefined_on_values
+from seedzer.kernel.onnx.validity import Validity, changed_nodes, model_validity
 
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
@@ -273,9 +274,12 @@ def _judge_differential(case: GraphCase, model: onnx.ModelProto, feeds: dict[str
     verdict = trace.call("onnx-reference", onnx_reference_verdict, model, feeds, actual, expected, tolerances(case),
                          diff.output, stage=Stage.COMPARE)
     sided, side = verdict if isinstance(verdict, tuple) else ("none", "the ONNX reference implementation failed")
-    dispute = disputed(model)
-    if sided in ("tvm", "neither") or dispute is not None:  # onnxruntime departs, or no two engines agree there
-        return Observation(Symptom.INVALID, Stage.COMPARE, "compare", f"{dispute or side}: {diff.describe()}")
+    if sided in ("tvm", "neither"):  # onnxruntime departs, or no two engines agree there
+        return Observation(Symptom.INVALID, Stage.COMPARE, "compare", f"{side}: {diff.describe()}")
+    undefined = trace.call("undefined", undefined_on_values, model, feeds, diff.output, stage=Stage.COMPARE)
+    if isinstance(undefined, str):  # the specification defines no result for the values that reach it
+        return Observation(Symptom.INVALID, Stage.COMPARE, "compare",
+                           f"{UNDEFINED_HERE}: {undefined}: {diff.describe()}")
     return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; {side}",
                        comparison=MODEL_VS_ONNXRUNTIME, difference=diff)
 

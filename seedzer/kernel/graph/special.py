@@ -8,9 +8,10 @@ each other (on every NaN and infinity; a signed zero counts where both give it) 
 own oracle, ``special-values`` in ``oracles.enabled``). Otherwise nothing is judged:
 the reference rejecting the input (an out-of-range index) leaves only a crash or a hang of TVM to
 count; the engines disagreeing, or an operator whose result the specification leaves undefined on such
-values (:func:`undefined_on_specials`: a float-to-integer cast, NaN ordering), make the case
-``invalid``; so does a sum whose overflowed partial sums make it NaN in one engine and an infinity in
-another (:func:`overflowed_sum`). Each output is judged on its own: the engines disagreeing on one
+values or disputes (:data:`seedzer.kernel.onnx.undefined.UNDEFINED`: a float-to-integer cast, NaN
+ordering, NaN quantized into an integer, interpolation beside a NaN), make the case ``invalid``; so
+does a sum whose overflowed partial sums make it NaN in one engine and an infinity in another
+(:func:`overflowed_sum`). Each output is judged on its own: the engines disagreeing on one
 output, or an undefined operator on which only other outputs depend, leaves the rest judged (an audit
 of campF found three NaN bugs of TVM's dropped because one side output was not judgeable). Both engines run in a forked
 child (:func:`~seedzer.kernel.onnx.validity.isolated`): an engine that crashes on the input makes the
@@ -27,22 +28,16 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import TensorProto
 
 from seedzer.kernel.common import SPECIAL_VALUES, Observation, Stage, Symptom
 from seedzer.kernel.comparison import Difference, compare, differing, signed_zero_difference
 from seedzer.kernel.graph.model_mutations import FLOAT_TYPES
 from seedzer.kernel.onnx.model import upstream
 from seedzer.kernel.onnx.runtime import onnxruntime_outputs
-from seedzer.kernel.onnx.validity import EngineCrash, disputed, first_line, isolated, reference_run
+from seedzer.kernel.onnx.undefined import undefined_on_specials
+from seedzer.kernel.onnx.validity import EngineCrash, first_line, isolated, reference_run
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
-NAN_ORDER = frozenset({"ArgMax", "ArgMin", "TopK", "Unique", "DynamicQuantizeLinear", "NonMaxSuppression"})
-"""Operators whose result on NaN the specification does not define (an order or a range over NaN)."""
-INTERPOLATING = frozenset({"Resize", "Upsample", "GridSample", "RoiAlign", "AffineGrid"})
-"""Operators that weigh neighbouring elements: the specification does not say which taps are read, so a
-NaN or an infinity beside a tap of weight 0 gives NaN in one implementation (IEEE ``0 * NaN``) and not in
-another (onnxruntime and the reference skip the tap): undefined on non-finite values."""
 ACCUMULATING = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum", "ReduceSum", "ReduceMean",
                           "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceProd",
                           "CumSum", "AveragePool", "GlobalAveragePool", "LpPool", "GlobalLpPool", "LpNormalization",
@@ -52,33 +47,6 @@ ACCUMULATING = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum", "
 finite terms overflow (extremes multiplied by weights) a partial sum becomes +inf or -inf depending on
 that order, so the result is NaN in one engine and an infinity in another (the study's audit: a 1x1 Conv
 of +FLT_MAX and -FLT_MAX channels, -inf in onnxruntime and the reference, NaN in TVM, +inf exactly)."""
-INTEGER_TYPES = frozenset({TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64,
-                           TensorProto.UINT8, TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64})
-
-
-def undefined_on_specials(model: onnx.ModelProto, nodes: list[onnx.NodeProto] | None = None) -> str | None:
-    """Why special values make ``model``'s result (computed by ``nodes``, default all) undefined by the
-    specification, or None: a cast of a float to an integer (NaN, infinities and values out of range
-    convert to anything), or an operator that orders or ranges over NaN."""
-    inferred = onnx.shape_inference.infer_shapes(model)
-    types = {vi.name: vi.type.tensor_type.elem_type for vi in list(inferred.graph.input) +
-             list(inferred.graph.value_info) + list(inferred.graph.output)}
-    types.update({i.name: i.data_type for i in model.graph.initializer})
-    for node in model.graph.node if nodes is None else nodes:
-        if node.op_type in NAN_ORDER:
-            return f"{node.op_type} orders or ranges over NaN, which the specification leaves undefined"
-        if node.op_type in INTERPOLATING:
-            return (f"{node.op_type} interpolates between elements; which taps it reads beside a NaN or an "
-                    "infinity the specification leaves undefined")
-        if node.op_type in ("Cast", "CastLike") and node.input and types.get(node.input[0]) in FLOAT_TYPES:
-            target = next((a.i for a in node.attribute if a.name == "to"), None) if node.op_type == "Cast" \
-                else types.get(node.input[1]) if len(node.input) > 1 else None
-            if target in INTEGER_TYPES:
-                return (f"{node.op_type} converts floats to integers, undefined for NaN, infinities and values "
-                        "out of range")
-    return None
-
-
 def _differ(expected: list[np.ndarray], actual: list[np.ndarray], limits: dict[str, Any],
             witness: list[np.ndarray] | None = None) -> Difference | None:
     """NaN- and infinity-aware :func:`compare`, then signed zeros (only those ``witness`` confirms)."""
@@ -144,8 +112,7 @@ def _unjudged(model: onnx.ModelProto, index: int, spec: list[np.ndarray], ort: l
     disagree = compare([spec[index]], [ort[index]], limits)
     if disagree is not None:
         return f"onnxruntime and the ONNX reference disagree on output {index} ({disagree.describe()}): not judged"
-    nodes = upstream(model, model.graph.output[index].name)
-    return undefined_on_specials(model, nodes) or disputed(model, nodes)
+    return undefined_on_specials(model, upstream(model, model.graph.output[index].name))
 
 
 def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.ndarray], actual: list[np.ndarray],

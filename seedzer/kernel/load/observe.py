@@ -9,8 +9,10 @@ are the fuzzer's seeds); then, for a differential case, ``build`` (``tvm.compile
 case), ``run`` (Relax VM), ``reference`` (onnxruntime, else ``onnx.reference``, else stored outputs)
 and ``compare`` (:func:`seedzer.kernel.comparison.compare` with NNSmith's tolerances; a difference
 from onnxruntime is ``invalid`` where ``onnx.reference`` sides with TVM or with neither on the differing
-output, :func:`~seedzer.kernel.onnx.model.onnx_reference_verdict`). TVM's failures on a model onnxruntime
-refuses to run (with the case's inputs) are ``invalid`` (:func:`seedzer.kernel.onnx.runtime.refused`).
+output, :func:`~seedzer.kernel.onnx.model.onnx_reference_verdict`, and where the specification defines
+no result for the values reaching a node the output depends on, :mod:`seedzer.kernel.onnx.undefined`).
+TVM's failures on a model onnxruntime refuses to run (with the case's inputs) are ``invalid``
+(:func:`seedzer.kernel.onnx.runtime.refused`).
 
 The campaign's loading attempts, the load gate, the reducer and every ``load`` finding's ``repro.py``
 run these functions. Depends on tvm, onnx, onnxruntime, numpy, :mod:`seedzer.kernel.onnx.model` and
@@ -63,6 +65,7 @@ from seedzer.kernel.onnx.model import (
     run,
 )
 from seedzer.kernel.onnx.runtime import JUDGED_SYMPTOMS, onnxruntime_refusal, refused
+from seedzer.kernel.onnx.undefined import UNDEFINED_HERE, undefined_on_values
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 DIFFERENTIAL_STEPS = frozenset({"build", "run", "reference", "compare"})
@@ -239,6 +242,11 @@ def _differential(case: LoadCase, model: onnx.ModelProto, mod: Any, trace: Trace
                                  diff.output)
         if sided in ("tvm", "neither"):  # onnxruntime departs, or no two engines agree there
             return [Observation(Symptom.INVALID, Stage.COMPARE, "compare", f"{side}: {diff.describe()}")]
+    undefined = trace.call("undefined", undefined_on_values, model, feeds, diff.output, stage=Stage.COMPARE)
+    if isinstance(undefined, str):  # the specification defines no result for the values that reach it
+        return [Observation(Symptom.INVALID, Stage.COMPARE, "compare", f"{UNDEFINED_HERE}: {undefined}: "
+                            f"{diff.describe()}")]
+    if engine == "onnxruntime":
         return [Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; {side}",
                             comparison=MODEL_VS_ONNXRUNTIME, difference=diff)]
     return [Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", diff.describe(), comparison=MODEL_VS_ONNXRUNTIME,

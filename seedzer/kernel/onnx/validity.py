@@ -74,31 +74,6 @@ def _node_attribute(node: onnx.NodeProto, name: str) -> Any:
     return None if attr is None else helper.get_attribute_value(attr)
 
 
-def _roi_align_max(node: onnx.NodeProto) -> str | None:
-    mode = _node_attribute(node, "mode")
-    if mode not in (b"max", "max"):
-        return None
-    return ("RoiAlign mode=max: onnx.reference and onnxruntime take the largest weighted corner, the "
-            "specification's prose the interpolated value (onnx/onnx#4764, open; TVM follows the prose)")
-
-
-DISPUTED: dict[str, Callable[[onnx.NodeProto], str | None]] = {"RoiAlign": _roi_align_max}
-"""Operator settings whose result the specification's engines and its own text define differently (an
-open dispute upstream): a model with one is never judged by comparing values with the engines (a
-crash or a hang still counts). By operator: why the node is disputed, or None."""
-
-
-def disputed(model: onnx.ModelProto, nodes: Sequence[onnx.NodeProto] | None = None) -> str | None:
-    """Why ``model``'s values (computed by ``nodes``, default all) cannot be judged against the
-    specification's engines (a node of :data:`DISPUTED`), or None."""
-    for node in model.graph.node if nodes is None else nodes:
-        rule = DISPUTED.get(node.op_type)
-        why = rule(node) if rule is not None else None
-        if why is not None:
-            return why
-    return None
-
-
 class EngineCrash(RuntimeError):
     """An engine run in a forked child died by a signal (or outlived its limit)."""
 

@@ -150,8 +150,8 @@ def test_the_registry_s_graph_kind_writes_and_gates_from_the_folder(tmp_path: Pa
     folder, meta = _filed(tmp_path)
     found = kind("graph")
     assert (found.name, found.needs) == ("graph", "onnx onnxruntime numpy")
-    assert found.kernel == ("onnx.inputs+onnx.runtime+onnx.validity+onnx.conditioning+onnx.model+graph.case"
-                            "+graph.model_mutations+graph.insertion+graph.mutant+graph.inputs+graph.feeds+graph.special+graph.relax_build"
+    assert found.kernel == ("onnx.inputs+onnx.runtime+onnx.validity+onnx.conditioning+onnx.model+onnx.undefined"
+                            "+graph.case+graph.model_mutations+graph.insertion+graph.mutant+graph.inputs+graph.feeds+graph.special+graph.relax_build"
                             "+graph.relax_consistency+graph.relax_mutations+graph.memo+graph.observe")
     call = found.gate_call(folder, meta, GateContext(timeout=30.0))
     assert call.fn.__name__ == "run_graph_gate_on_folder" and call.args[:2] == (str(folder), 30.0)
