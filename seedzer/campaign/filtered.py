@@ -31,7 +31,7 @@ from seedzer.finding.layout import REPRO_FILE
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.registry import kind
 from seedzer.finding.store import dump
-from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.common import OUT_OF_MEMORY, Observation, Stage, Symptom
 from seedzer.store.db import CampaignDB
 
 FILTERED_DIR = "filtered"
@@ -44,8 +44,6 @@ SAMPLE_BYTES = 256 * 1024
 """Largest sample kept (its files together); a larger one is counted, not kept."""
 SLOW = "slow"
 """The reason of a test case stopped at its relative limit."""
-OUT_OF_MEMORY = "out of memory"
-"""The reason class of an allocation that failed (and of a worker the OOM killer took)."""
 RERUN_REASONS = frozenset({SLOW, OUT_OF_MEMORY})
 """The reasons whose test cases are re-run once at the full limits."""
 WAITING = "waiting"

@@ -22,14 +22,14 @@ import dataclasses
 from collections import deque
 from dataclasses import dataclass
 
-from seedzer.campaign.filtered import OUT_OF_MEMORY, SLOW, FilterLedger, Sample
+from seedzer.campaign.filtered import SLOW, FilterLedger, Sample
 from seedzer.errors import SeedzerError
 from seedzer.execute.background import JobResult
 from seedzer.finding.gate import GateSettings
 from seedzer.finding.kind import GateCall, Observed
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.registry import kind
-from seedzer.kernel.common import Observation, Symptom
+from seedzer.kernel.common import OUT_OF_MEMORY, Observation, Symptom
 
 RERUN_KEY = "rerun:"
 """How a re-run's background job key starts (the gate's jobs are keyed by signature)."""

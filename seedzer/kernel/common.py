@@ -142,6 +142,9 @@ test case, never a bug."""
 IMPORTER_LIMIT = "unsupported by TVM's importer"
 """How the reason of a test case the importer refused by one of :data:`IMPORTER_LIMITS` starts (the class
 ``status --invalid`` counts it under, whatever exception type carried it)."""
+OUT_OF_MEMORY = "out of memory"
+"""How the reason of a test case whose allocation failed because of the input's size starts (the class
+``status --invalid`` counts it under, whose samples are re-run at the full limits)."""
 SPECIAL_VALUES = "special-values"
 """A model built by TVM against onnxruntime and onnx.reference, which agree, on special input values
 (NaN, infinities, signed zeros, extremes): the comparison and the oracle of such a mismatch."""

@@ -306,3 +306,28 @@ def test_a_quantization_of_nan_into_uint8_is_not_judged(monkeypatch: pytest.Monk
     got = observe_graph(case)
     assert got.symptom is Symptom.INVALID, got.headline()
     assert "QuantizeLinear (into an integer type) on nan values" in got.message
+
+
+def squeeze_model() -> onnx.ModelProto:
+    """``Squeeze(Conv(x), axes=[-1])`` of a 1x3x4x1 input (torch's ``x.squeeze(-1)``): 224 bytes of tensors."""
+    inits = [numpy_helper.from_array(np.ones((2, 3, 1, 1), np.float32), "w"),
+             numpy_helper.from_array(np.array([-1], np.int64), "axes")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Squeeze", ["c", "axes"], ["y"])]
+    return helper.make_model(helper.make_graph(nodes, "squeeze", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [1, 3, 4, 1])], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 4])],
+        inits), opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_bad_alloc_on_a_small_model_is_tvm_s_exception() -> None:
+    """Issue 53 (nothing real dropped unseen): ConvertLayout to NHWC on Conv + Squeeze(axes=[-1]) throws
+    ``std::bad_alloc`` (InferLayoutSqueeze indexes the layout string at -1) on a model of 224 bytes.
+    Before: ``invalid``, "out of memory". After: an ``exception`` at the pass, judged like any error."""
+    from seedzer.kernel.onnx.model import tensor_bytes
+
+    model = squeeze_model()
+    onnx.checker.check_model(model, full_check=True)
+    assert tensor_bytes(model) is not None and tensor_bytes(model) < 1024
+    layout = GraphPass("relax.ConvertLayout", {"desired_layouts": {"relax.nn.conv2d": ["NHWC", "OHWI"]}})
+    got = observe_graph(_case(model, layout))
+    assert (got.symptom, got.pass_name) == (Symptom.EXCEPTION, "relax.ConvertLayout"), got.headline()
+    assert "std::bad_alloc" in got.message

@@ -183,6 +183,7 @@ def observe_all(case: LoadCase, on_scripts: OnScripts | None = None, trace: Trac
     """
     trace = trace if trace is not None else Trace()
     model = onnx.load_model_from_string(model_bytes(case))
+    trace.model = model
     failures = _observe(case, model, on_scripts, trace)
     if not any(f.symptom in JUDGED_SYMPTOMS for f in failures):
         return failures

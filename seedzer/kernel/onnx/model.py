@@ -29,7 +29,16 @@ import tvm
 from tvm import relax
 from tvm.relax.frontend.onnx import from_onnx
 
-from seedzer.kernel.common import IMPORTER_LIMIT, IMPORTER_LIMITS, Observation, Stage, Symptom, error_text, tvm_frames
+from seedzer.kernel.common import (
+    IMPORTER_LIMIT,
+    IMPORTER_LIMITS,
+    OUT_OF_MEMORY,
+    Observation,
+    Stage,
+    Symptom,
+    error_text,
+    tvm_frames,
+)
 from seedzer.kernel.comparison import compare
 from seedzer.kernel.messages import is_out_of_memory, key_line
 from seedzer.kernel.onnx.conditioning import (
@@ -240,6 +249,62 @@ def reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray], stor
     return None, None, errors
 
 
+SMALL_SHARE = 64
+"""A model is *small* when every tensor it has, together, takes at most this share of the address space
+(1/64: 128 MiB under the workers' 8 GiB): a TVM worker's own peak on kilobyte models is about 1.7 GiB,
+and TVM and onnxruntime each hold a few copies of a model's tensors, so such a model cannot exhaust the
+address space by its size. A failed allocation (``std::bad_alloc``, ``MemoryError``) on a small model is
+an allocation TVM asked for wrongly (ConvertLayout's InferLayoutSqueeze indexing a layout string at
+-1): TVM's failure, judged like any error."""
+
+
+def tensor_bytes(model: onnx.ModelProto) -> int | None:
+    """The bytes of every tensor of ``model``'s main graph together (inputs, initializers, outputs and
+    the intermediate tensors shape inference types), or None when one of them has no static shape."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # shape inference raises several types
+        return None
+    infos = {vi.name: vi for vi in [*inferred.graph.input, *inferred.graph.value_info, *inferred.graph.output]}
+    names = {o for n in model.graph.node for o in n.output if o} | {i.name for i in model.graph.input} | \
+        {o.name for o in model.graph.output}
+    typed: list[tuple[int, list[int]]] = [(i.data_type, list(i.dims)) for i in model.graph.initializer]
+    for name in names - {i.name for i in model.graph.initializer}:
+        tensor = infos[name].type.tensor_type if name in infos else None
+        if tensor is None or not tensor.HasField("shape") or not tensor.elem_type:
+            return None
+        typed.append((tensor.elem_type, [d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim]))
+    if any(d < 0 for _, dims in typed for d in dims):
+        return None
+    return sum(int(np.prod(dims, dtype=np.int64)) * onnx.helper.tensor_dtype_to_np_dtype(elem).itemsize
+               for elem, dims in typed)
+
+
+def address_space() -> int:
+    """This process's address-space limit (RLIMIT_AS), else the machine's physical memory."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft not in (resource.RLIM_INFINITY, -1) and soft > 0:
+        return int(soft)
+    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+
+
+def small_model(model: onnx.ModelProto | None) -> bool:
+    """Whether ``model``'s tensors together take at most 1/:data:`SMALL_SHARE` of the address space
+    (False when unknown: no model, or a tensor without a static shape)."""
+    size = tensor_bytes(model) if model is not None else None
+    return size is not None and size * SMALL_SHARE <= address_space()
+
+
+def out_of_memory_text(exc: BaseException, model: onnx.ModelProto | None) -> str:
+    """The reason of a failed allocation on a model that is not small (:func:`small_model`)."""
+    size = tensor_bytes(model) if model is not None else None
+    what = f"{size} bytes of tensors" if size is not None else "tensors of shapes not all static"
+    return (f"{OUT_OF_MEMORY} ({error_text(exc)[:300]}) on a model of {what}, under an address space of "
+            f"{address_space()} bytes: the input's size, not a TVM bug")
+
+
 @dataclasses.dataclass
 class Trace:
     """What :func:`observe_all` saw besides failures: the steps it completed, seconds per step, the
@@ -257,11 +322,13 @@ class Trace:
     tracebacks: dict[str, str] = dataclasses.field(default_factory=dict)
     operators: list[str] = dataclasses.field(default_factory=list)
     """The operator types of the model handed to TVM's importer (what the case exercised of it)."""
+    model: onnx.ModelProto | None = None
+    """The model the steps run (a failed allocation on a small one is TVM's failure, :func:`small_model`)."""
 
     def call(self, step: str, fn: Callable[..., Any], *args: Any, stage: Stage = Stage.LOAD) -> Any:
         """Announce, time and run step ``step`` of ``stage`` (``fn(*args)``): its value, or the
         :class:`Observation` of the error it raised (traceback kept; an unsupported operator at
-        import is ``invalid``)."""
+        import is ``invalid``, and so is a failed allocation on a model that is not small)."""
         if self.on_step is not None:
             self.on_step(step)
         if self.on_stage is not None:
@@ -272,9 +339,10 @@ class Trace:
         except Exception as exc:  # TVM and the engines raise many types
             self.tracebacks[step] = traceback.format_exc()[-4000:]
             limit = step == "import" and is_unsupported(exc)
-            symptom = Symptom.INVALID if limit or is_out_of_memory(exc) else Symptom.EXCEPTION
+            oversized = is_out_of_memory(exc) and not small_model(self.model)
+            symptom = Symptom.INVALID if limit or oversized else Symptom.EXCEPTION
             text = f"{IMPORTER_LIMIT}: {error_text(exc)}" if limit and not isinstance(exc, UnsupportedInput) \
-                else error_text(exc)
+                else out_of_memory_text(exc, self.model) if oversized else error_text(exc)
             return Observation(symptom, stage, step, text[:4000], frames=tvm_frames(exc))
         finally:
             self.timings[step] = self.timings.get(step, 0.0) + time.perf_counter() - start

@@ -22,6 +22,7 @@ from tvm.tirx.build import codegen_build
 from seedzer.kernel.common import (
     MINIMAL,
     OPT,
+    OUT_OF_MEMORY,
     REFERENCE,
     Observation,
     Slowdown,
@@ -165,7 +166,7 @@ def apply_steps(mod: Any, steps: Sequence[Step], *, program: str = OPT, on_step:
             with tvm.transform.PassContext(opt_level=3, config=step.config, instruments=list(instruments)):
                 mod = make_pass(step)(mod)
         except Exception as exc:  # TVM raises many types
-            raise StepFailure(Observation(symptom_of(exc), Stage.PASS, step.name, error_text(exc)[:4000],
+            raise StepFailure(Observation(symptom_of(exc), Stage.PASS, step.name, failure_text(exc),
                                           step_index=index, frames=tvm_frames(exc))) from exc
         if watch_from is not None and index >= watch_from and not mod.same_as(before):
             error = well_formed_error(mod, intended)
@@ -255,3 +256,10 @@ def symptom_of(exc: BaseException) -> Symptom:
     """An exception's symptom: ``invalid`` for a failed allocation (over the worker's memory limit),
     else ``exception``."""
     return Symptom.INVALID if is_out_of_memory(exc) else Symptom.EXCEPTION
+
+
+def failure_text(exc: BaseException) -> str:
+    """An exception's message as an observation holds it: a failed allocation's says so first (the
+    class a campaign counts it under and re-runs it at the full limits for)."""
+    text = error_text(exc)[:4000]
+    return f"{OUT_OF_MEMORY} ({text[:300]}): the input's size, not a TVM bug" if is_out_of_memory(exc) else text

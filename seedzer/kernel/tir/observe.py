@@ -63,6 +63,7 @@ from seedzer.kernel.tir.lowering import (
     StepFailure,
     call,
     codegen,
+    failure_text,
     lower,
     make_inputs,
     make_target,
@@ -125,7 +126,7 @@ class Runner:
             try:
                 out[program] = codegen([host], target)
             except Exception as exc:  # LLVM and TVM codegen raise many types
-                out[program] = Observation(symptom_of(exc), Stage.BUILD, "codegen", error_text(exc)[:4000],
+                out[program] = Observation(symptom_of(exc), Stage.BUILD, "codegen", failure_text(exc),
                                            frames=tvm_frames(exc))
         return out
 
@@ -147,8 +148,8 @@ class Runner:
             try:
                 results[program] = Built(call(executable, program, inputs), None, executable, program)
             except Exception as exc:  # a kernel that raises at run time (e.g. an assertion)
-                results[program] = Built(failure=Observation(symptom_of(exc), Stage.RUN, "run",
-                                                             error_text(exc)[:4000], frames=tvm_frames(exc)))
+                results[program] = Built(failure=Observation(symptom_of(exc), Stage.RUN, "run", failure_text(exc),
+                                                             frames=tvm_frames(exc)))
         return results
 
     def time(self, case: Case, func: Any, steps: Sequence[Step], inputs: list[np.ndarray]) -> Slowdown | None:

@@ -77,3 +77,34 @@ def test_the_reference_judges_the_differing_output_by_its_own_nodes() -> None:
     assert onnx_reference_verdict(model, {"x": x}, [x, x], [x + 5, x], TOLERANCES)[0] == "none"
     assert onnx_reference_verdict(model, {"x": x}, [x, x], [x + 5, x], TOLERANCES, output=0)[0] == "tvm"
     assert onnx_reference_verdict(model, {"x": x}, [x + 3, x], [x + 5, x], TOLERANCES, output=0)[0] == "neither"
+
+
+def _relu(shape: list[int | str]) -> onnx.ModelProto:
+    from onnx import TensorProto, helper
+
+    info = helper.make_tensor_value_info
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [info("x", TensorProto.FLOAT, shape)],
+                              [info("y", TensorProto.FLOAT, shape)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_failed_allocation_on_a_small_model_is_tvm_s_failure_else_the_input_s_size() -> None:
+    """Issue 53: ConvertLayout's ``std::bad_alloc`` on a kilobyte model was turned away as out of memory.
+    A failed allocation is the input's size only on a model whose tensors could fill the address space
+    (more than 1/SMALL_SHARE of it, or shapes not all static): then ``invalid``, its reason starting
+    "out of memory" (the class re-run at the full limits); on a small model it is TVM's ``exception``."""
+    from seedzer.kernel.common import OUT_OF_MEMORY
+    from seedzer.kernel.onnx.model import SMALL_SHARE, address_space, small_model, tensor_bytes
+
+    small, dynamic = _relu([2, 3]), _relu(["n", 3])
+    assert tensor_bytes(small) == 2 * 6 * 4 and tensor_bytes(dynamic) is None
+    assert small_model(small) and not small_model(dynamic) and not small_model(None)
+    huge = _relu([address_space() // (4 * SMALL_SHARE) + 1])  # x and y alone fill more than the share
+    assert not small_model(huge)
+    bad_alloc = RuntimeError("InternalError: std::bad_alloc")
+    got = Trace(model=small).call("relax.ConvertLayout", _raise, bad_alloc)
+    assert got.symptom is Symptom.EXCEPTION and got.message == "RuntimeError: InternalError: std::bad_alloc"
+    for model in (dynamic, huge, None):
+        got = Trace(model=model).call("build", _raise, MemoryError("no room"))
+        assert got.symptom is Symptom.INVALID and got.message.startswith(f"{OUT_OF_MEMORY} (MemoryError: no room)")
+        assert invalid_class(got.message) == OUT_OF_MEMORY
