@@ -300,3 +300,49 @@ def test_a_real_violation_next_to_an_intended_pragma_is_still_reported() -> None
     broken = tvm.IRModule({"main": func.with_body(body)})
     error = well_formed_error(broken, intended_pragmas=True)
     assert error is not None and "stray" in error
+
+
+CORPUS = Path(__file__).parent.parent / "fixtures" / "corpus"
+
+
+def _corpus_case(name: str) -> Case:
+    import json
+
+    data = json.loads((CORPUS / name / "case.json").read_text())
+    data.setdefault("script", (CORPUS / name / "ir.py").read_text())
+    return Case.from_json(data)
+
+
+def test_a_later_symptom_of_the_same_defect_is_the_bug_present(tmp_path: Path) -> None:
+    """Issue 53: VectorizeLoop's let scalarization, filed as ill-formed IR out of VectorizeLoop. Run without
+    the fuzzed pass that made the kernel verify there, the defect shows later: MakePackedAPI refuses the
+    variable VectorizeLoop left undefined. Before: repro.py said "a different failure" (exit 2). After: a
+    later symptom of the same defect (the case verified right after VectorizeLoop is ill-formed the same
+    way), exit 1; the gate and the reducer judge it so too (same_defect). A later failure whose
+    VectorizeLoop output is well-formed is not the defect."""
+    from seedzer.finding.repro import render, run_repro
+    from seedzer.finding.tir.folder import KERNEL
+    from seedzer.kernel.tir.observe import later_symptom, same_defect
+
+    filed = _corpus_case("new60-vectorize-let-binding-b")
+    expected = filed.expected
+    assert expected is not None and expected.symptom is Symptom.ILLFORMED and expected.pass_name == "tirx.VectorizeLoop"
+    plain = filed.with_steps([s for s in filed.steps if s.role != FUZZED])
+    at = next(i for i, s in enumerate(plain.steps) if s.name == "tirx.VectorizeLoop")
+    expected = dataclasses.replace(expected, step_index=at)
+    got = observe(plain)
+    assert (got.symptom, got.pass_name) == (Symptom.EXCEPTION, "tirx.MakePackedAPI"), got.headline()
+    assert "are used, but are not passed in as API arguments" in got.message
+    assert later_symptom(plain, expected, got) and same_defect(plain, expected, got, observe)
+
+    path = tmp_path / "repro.py"
+    path.write_text(render(KERNEL, "numpy", dataclasses.replace(plain, expected=expected).to_json(), title="test"))
+    ran = run_repro(path, timeout=300)
+    assert ran.returncode == 1 and "a later symptom of the same defect" in ran.output, ran.output
+
+    scalar = plain.with_steps([dataclasses.replace(s, args={"enable_vectorize": False})
+                               if s.name == "tirx.VectorizeLoop" else s for s in plain.steps])
+    later = dataclasses.replace(got, step_index=len(plain.steps) - 1)  # a later failure, whatever it is
+    assert not same_defect(scalar, expected, later, observe)  # VectorizeLoop's output is well-formed there
+    earlier = dataclasses.replace(got, step_index=at - 1)
+    assert not later_symptom(plain, expected, earlier)

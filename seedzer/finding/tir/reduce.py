@@ -26,7 +26,8 @@ from seedzer.finding.ddmin import ddmin
 from seedzer.finding.layout import REDUCED_DIR, STATE_FILE
 from seedzer.finding.reducer import Reducer, Trial, defines_pass, passes_of, stats_from_json, stats_to_json
 from seedzer.finding.tir.folder import CASE_FILE, IR_FILE
-from seedzer.kernel.messages import ir_names, same_failure
+from seedzer.kernel.common import Observation
+from seedzer.kernel.messages import ir_names
 from seedzer.kernel.tir.case import FUZZED, Case
 from seedzer.store.atomic import write_atomic
 
@@ -115,12 +116,17 @@ def reduce_in_child(folder_text: str, case_json: dict[str, Any], seconds: float,
     start = time.monotonic()
     names = ir_names(case.script)
 
+    from seedzer.kernel.tir.observe import same_defect  # imports TVM: the reducer's child only
+
+    def shows(candidate: Case, got: Observation) -> bool:  # as repro.py and the gate's re-run alone judge
+        return same_defect(candidate, target, got, lambda verified: tester.observe(verified, timeout), names)
+
     def holds(candidate: Case) -> bool:
-        return same_failure(target, tester.observe(candidate, timeout), names | ir_names(candidate.script))
+        return shows(candidate, tester.observe(candidate, timeout))
 
     if not state.get("confirmed"):
         got = tester.observe(case, timeout)
-        if not same_failure(target, got, names):
+        if not shows(case, got):
             return Reduction(case, False, False, tester.tests, time.monotonic() - start, got.headline())
         state["confirmed"] = True
 

@@ -153,8 +153,9 @@ class LegacyProgram:
 class Alone:
     """The case runs again alone and must fail the same way (a hang must outlive a generous limit; a
     crash must die by a signal, never SIGKILL). A slow compile or kernel the test case asks for is
-    answered before the long re-run; ill-formed IR that now shows as a wrong result is judged as that
-    wrong result."""
+    answered before the long re-run; ill-formed IR that now shows later (a later step's error, a wrong
+    result) is the same defect when the IR verified right after its step is ill-formed the same way
+    (same_defect, as repro.py judges), and a wrong result is judged as that wrong result."""
 
     name = "alone"
 
@@ -169,6 +170,12 @@ class Alone:
             context.got = context.observe(case)
         got = context.got
         if reproduces(expected, got, context.names):
+            return None
+        from seedzer.kernel.tir.observe import same_defect  # imports TVM: only the gate's process runs this
+
+        if same_defect(case, expected, got, context.observe, context.names):  # as repro.py and the reducer judge
+            context.notes.append(f"run alone the ill-formed IR shows later as: {got.headline()[:200]}; verified "
+                                 f"right after {expected.pass_name}, its output is ill-formed the same way")
             return None
         if not (expected.symptom is Symptom.ILLFORMED and got.symptom is Symptom.MISMATCH):
             return context.not_reproduced(case, expected, got)

@@ -108,6 +108,10 @@ class Checks:
     it is, not as an ``invalid`` test case: the fuzz workers set it (a mutant's parent lowered, so the
     mutant made the failure) and the filing gate judges it (a bug only on a well-formed program
     without undefined behaviour). Cases filed before it existed keep the old reading."""
+    verify_from: int | None = None
+    """Verify the opt program's IR from this step on as well (None: from the first fuzzed step only):
+    how a reproducer checks that the step a defect is filed at still leaves ill-formed IR, when the
+    case's own verification starts after it (:func:`seedzer.kernel.tir.observe.same_defect`)."""
 
     def strict_verifier(self) -> bool:
         """Whether the verifier reports everything it sees (see ``intended_pragmas``)."""

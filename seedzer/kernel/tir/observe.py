@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -52,6 +52,7 @@ from seedzer.kernel.common import (
     arm_watchdog,
     disarm_watchdog,
     error_text,
+    label_parts,
     step_label,
     tvm_frames,
 )
@@ -91,12 +92,15 @@ def watch_from(case: Case, program: str, steps: Sequence[Step]) -> int | None:
     """The first step of ``program`` after which the verifier runs (None: never). Only the opt
     program is verified, and only from its first fuzzed step on: ill-formed IR that TVM's pipeline
     makes before any fuzzed pass ran is what the default pipeline itself produces from the input (a
-    verifier issue, looked for only with ``checks.pipeline_illformed``, which verifies from step 0)."""
+    verifier issue, looked for only with ``checks.pipeline_illformed``, which verifies from step 0),
+    unless ``checks.verify_from`` asks for an earlier step (a defect's own step, :func:`same_defect`)."""
     if program != OPT or not case.checks.illformed:
         return None
     if case.checks.pipeline_illformed:
         return 0
-    return next((i for i, s in enumerate(steps) if s.role == FUZZED), None)
+    fuzzed = next((i for i, s in enumerate(steps) if s.role == FUZZED), None)
+    asked = case.checks.verify_from
+    return asked if fuzzed is None or (asked is not None and asked < fuzzed) else fuzzed
 
 
 class Runner:
@@ -232,6 +236,48 @@ def observe(case: Case, runner: Runner | None = None) -> Observation:
     return Observation.ok()
 
 
+def later_symptom(case: Case, expected: Observation, observed: Observation) -> bool:
+    """Whether ``observed`` surfaced later in the same lowering than the ill-formed IR ``expected``
+    describes (at step S of ``case``): an error, ill-formed IR or a crash at a step of the optimized
+    program after S, code generation or the run failing, or the wrong result of a build that ran S (the
+    optimized one against the reference; the reference against the minimal lowering when S is a step
+    of TVM's pipeline, which the reference runs too)."""
+    if expected.symptom is not Symptom.ILLFORMED or expected.step_index is None:
+        return False
+    if observed.symptom in (Symptom.EXCEPTION, Symptom.ILLFORMED, Symptom.CRASH) and observed.stage is Stage.PASS:
+        return observed.step_index is not None and observed.step_index > expected.step_index \
+            and label_parts(observed.pass_name or "")[0] == OPT
+    if observed.symptom is Symptom.MISMATCH:
+        in_pipeline = expected.step_index < len(case.steps) and case.steps[expected.step_index].role != FUZZED
+        return observed.comparison == OPT_VS_REFERENCE or (observed.comparison == REFERENCE_VS_MINIMAL and in_pipeline)
+    return observed.symptom in (Symptom.EXCEPTION, Symptom.CRASH) and observed.stage in (Stage.BUILD, Stage.RUN)
+
+
+def verifying(case: Case, expected: Observation) -> Case:
+    """``case`` with TIR's verifier run after the step ``expected`` names (its first occurrence) and every
+    step after it, in the optimized program."""
+    at = next((i for i, s in enumerate(case.steps) if s.name == expected.pass_name), expected.step_index)
+    return dataclasses.replace(case, checks=dataclasses.replace(case.checks, verify_from=at))
+
+
+def same_defect(case: Case, expected: Observation, observed: Observation,
+                observe_case: Callable[[Case], Observation], names: Iterable[str] = ()) -> bool:
+    """Whether ``observed`` (what ``case`` showed) shows the defect ``expected`` describes: the same
+    failure (:func:`~seedzer.kernel.messages.same_failure`), the same error or ill-formedness at another
+    step (:func:`~seedzer.kernel.messages.moved_failure`), or a *later symptom of the same defect*:
+    ``expected`` is ill-formed IR out of step S, ``observed`` surfaced after S in the same lowering
+    (:func:`later_symptom`: MakePackedAPI refusing a variable VectorizeLoop left undefined, the wrong
+    values its build computes), and ``case`` verified after S (:func:`verifying`, run by
+    ``observe_case``) shows S's output ill-formed the same way. What ``repro.py``, the gate's re-run
+    alone and the reducer count as the bug present (messages normalized with ``names`` and the IR's own)."""
+    names = set(names) | ir_names(case.script)
+    if same_failure(expected, observed, names) or moved_failure(expected, observed, names):
+        return True
+    if not later_symptom(case, expected, observed):
+        return False
+    return same_failure(expected, observe_case(verifying(case, expected)), names)
+
+
 def main(case_json: dict[str, Any]) -> int:
     """Reproduce a case: exit 1 while the expected failure happens (a crash dies by its signal, a
     hang exits 1 once it outlives ``timeout``; the same error surfacing at another step is present
@@ -255,6 +301,11 @@ def main(case_json: dict[str, Any]) -> int:
         return EXIT_PRESENT
     if moved_failure(expected, observed, ir_names(case.script)):
         print(f"the same failure now shows at {observed.pass_name} (expected at {expected.pass_name})")
+        print(PRESENT_LINE)
+        return EXIT_PRESENT
+    if same_defect(case, expected, observed, lambda verified: observe(verified, Runner(on_step))):
+        print(f"a later symptom of the same defect: verified right after {expected.pass_name}, its output is "
+              "ill-formed the same way")
         print(PRESENT_LINE)
         return EXIT_PRESENT
     if observed.symptom is Symptom.OK:

@@ -79,8 +79,8 @@ def test_repro_is_standalone_and_embeds_the_model(tmp_path: Path) -> None:
     imports = {n.names[0].name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)}
     imports |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert imports <= {"__future__", "base64", "contextlib", "dataclasses", "enum", "faulthandler", "io", "json",
-                       "os", "re", "sys", "time", "traceback", "collections", "typing", "numpy", "onnx", "tvm",
-                       "onnxruntime"}
+                       "os", "re", "resource", "sys", "time", "traceback", "collections", "typing", "numpy", "onnx",
+                       "tvm", "onnxruntime"}
     case = _case(script)
     embedded = onnx.load_model_from_string(base64.b64decode(str(case["model"])))
     assert len(embedded.graph.node) == 9 and case["model_file"] is None
