@@ -176,7 +176,20 @@ def _verdict(r: ReportInput) -> list[str]:
                      f"(status `{meta.status}`)")
     if meta.mutators:
         lines.append(f"- made by Seedzer's mutations {', '.join(meta.mutators)} of pool model `{meta.origin}`")
+    lines += _failing_model(meta)
     return lines
+
+
+def _failing_model(meta: FindingMeta) -> list[str]:
+    """The lines on the model that fails (``meta.failing_model``): what it is, its opset, what else is applied."""
+    record = meta.failing_model
+    if record is None:
+        return []
+    made = (f"the seed `{record.seed}` (pool model `{record.seed_origin or '?'}`) with the model mutations "
+            f"{', '.join(f'`{m}`' for m in record.mutations)} applied") if record.mutations else \
+        f"the seed `{record.seed}` itself (pool model `{record.seed_origin or '?'}`; no model mutation)"
+    return [f"- the model that fails: `{record.file}`, {made}; {record.opset_note()}",
+            *[f"- besides the model, the failure needs: {also}" for also in record.also]]
 
 
 def _validity(r: ReportInput) -> list[str]:

@@ -143,12 +143,14 @@ def new_meta(signature: str, kind: str, observed: Observed, settings: FindingSet
 
 
 def candidate_meta(signature: str, kind: str, salt: str, observed: Observed, settings: FindingSettings,
-                   names: Iterable[str], changed: Sequence[str]) -> FindingMeta:
+                   names: Iterable[str], changed: Sequence[str], predictable: bool = True) -> FindingMeta:
     """The record of a fuzzer's candidate: :func:`new_meta` with the prediction of its root
     (:func:`seedzer.finding.known.predict` under the kind's ``salt``, from the IR's own ``names`` and
-    the passes that ``changed`` the IR), so a known verdict can count it without a gate run."""
-    return new_meta(signature, kind, observed, settings,
-                    extra=predict(salt, observed.observation, names, changed))
+    the passes that ``changed`` the IR), so a known verdict can count it without a gate run. A failure no
+    pass of the case can be guessed at (``predictable`` False: a graph case's import, build or run) gets
+    none: a guess naming no pass would be no culprit."""
+    extra = predict(salt, observed.observation, names, changed) if predictable else {}
+    return new_meta(signature, kind, observed, settings, extra=extra)
 
 
 class Finding(Protocol):

@@ -43,6 +43,51 @@ class FindingSettings:
     timeouts: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ModelRecord:
+    """What an ONNX finding's failing model is (``meta.json``'s ``failing_model``): its file (the model that
+    fails, the seed's model mutations applied), the seed it was made from (its file in the folder, the
+    pool model's path and SHA-256), the failing model's SHA-256, the opset it declares and needs (by domain,
+    ``""`` the default one) against the seed's, the model mutations applied, and what else the failure
+    needs that the model does not hold (the Relax steps, Seedzer's own IR rewrites among them, the inputs,
+    the comparison)."""
+
+    file: str
+    seed: str
+    seed_origin: str = ""
+    seed_sha256: str = ""
+    sha256: str = ""
+    opset: dict[str, int] = field(default_factory=dict)
+    seed_opset: dict[str, int] = field(default_factory=dict)
+    mutations: tuple[str, ...] = ()
+    also: tuple[str, ...] = ()
+    """What the failure needs besides the model, one sentence each (Relax steps, inputs, comparison)."""
+
+    def opset_note(self) -> str:
+        """One sentence on the opset the failing model declares, and whether the model mutations raised it."""
+        mine = ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in sorted(self.opset.items())) or "none declared"
+        if self.opset == self.seed_opset:
+            return f"opset: {mine} (the seed's)"
+        seed = ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in sorted(self.seed_opset.items())) or "none"
+        return f"opset: {mine}, raised by the model mutations from the seed's {seed}: the model needs it"
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        data = asdict(self)
+        data["mutations"], data["also"] = list(self.mutations), list(self.also)
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> ModelRecord:
+        """Inverse of :meth:`to_json` (unknown keys are ignored)."""
+        return ModelRecord(str(data["file"]), str(data["seed"]), str(data.get("seed_origin") or ""),
+                           str(data.get("seed_sha256") or ""), str(data.get("sha256") or ""),
+                           {str(k): int(v) for k, v in (data.get("opset") or {}).items()},
+                           {str(k): int(v) for k, v in (data.get("seed_opset") or {}).items()},
+                           tuple(str(m) for m in data.get("mutations") or ()),
+                           tuple(str(a) for a in data.get("also") or ()))
+
+
 @dataclass
 class FindingMeta:
     """Everything known about one finding (one folder under ``findings/``).
@@ -74,6 +119,9 @@ class FindingMeta:
     gate_seconds: float | None = None
     at_fault: AtFault | None = None
     """A bug's code at fault, its evidence and the passes that only reached it (the gate's)."""
+    failing_model: ModelRecord | None = None
+    """An ONNX finding's failing model: what ``model.onnx`` is and what else the failure needs (None: not
+    known yet, e.g. a graph candidate with model mutations before its gate, or a folder of an older Seedzer)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -84,10 +132,12 @@ class FindingMeta:
     def to_json(self) -> dict[str, Any]:
         """JSON-friendly form (what ``meta.json`` holds)."""
         data = {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name not in ("extra", "observation", "at_fault")}
+                if f.name not in ("extra", "observation", "at_fault", "failing_model")}
         data["settings"] = asdict(self.settings)
         if self.at_fault is not None:
             data["at_fault"] = self.at_fault.to_json()
+        if self.failing_model is not None:
+            data["failing_model"] = self.failing_model.to_json()
         data["observation"] = self.observation.to_json()
         return {**self.extra, **data}
 
@@ -113,12 +163,17 @@ class FindingMeta:
             raise SeedzerError(f"{where}: unreadable observation ({exc})") from exc
         known = {f.name for f in fields(FindingMeta)}
         kwargs = {k: v for k, v in data.items()
-                  if k in known and k not in ("observation", "settings", "extra", "at_fault")}
+                  if k in known and k not in ("observation", "settings", "extra", "at_fault", "failing_model")}
         if isinstance(data.get("at_fault"), dict):
             try:
                 kwargs["at_fault"] = AtFault.from_json(data["at_fault"])
             except KeyError as exc:
                 raise SeedzerError(f"{where}: unreadable at_fault ({exc})") from exc
+        if isinstance(data.get("failing_model"), dict):
+            try:
+                kwargs["failing_model"] = ModelRecord.from_json(data["failing_model"])
+            except (KeyError, ValueError, TypeError, AttributeError) as exc:
+                raise SeedzerError(f"{where}: unreadable failing_model ({exc})") from exc
         extra = {k: v for k, v in data.items() if k not in known and k != "outcome"}
         settings: dict[str, Any] = data["settings"] if isinstance(data.get("settings"), dict) else {}
         kwargs["settings"] = FindingSettings(float(settings.get("rtol", 1e-4)), float(settings.get("atol", 1e-5)),

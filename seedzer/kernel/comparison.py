@@ -41,10 +41,14 @@ class Difference:
     nonfinite_reference: bool = False
     operator: str | None = None
     flipped_infinities: bool = False
+    name: str | None = None
+    """The output's name in the model, where the caller knows it (an index shifts with the outputs a
+    model mutation adds; a name does not)."""
 
     def describe(self) -> str:
-        """One line, e.g. ``output 1: 3/16 elements differ (values, rtol=1e-4, atol=1e-5); ...``."""
-        text = f"output {self.output}: {self.count}/{self.size} elements differ ({self.reason}"
+        """One line, e.g. ``output 1 'y': 3/16 elements differ (values, rtol=1e-4, atol=1e-5); ...``."""
+        named = f" {self.name!r}" if self.name else ""
+        text = f"output {self.output}{named}: {self.count}/{self.size} elements differ ({self.reason}"
         text += f", rtol={self.rtol:g}, atol={self.atol:g})" if self.reason == "values" else ")"
         if self.max_abs_err is not None:
             text += f"; max abs error {self.max_abs_err:.6g}"
@@ -56,7 +60,7 @@ class Difference:
         """JSON-friendly form."""
         data = dataclasses.asdict(self)
         data["at"] = list(self.at) if self.at is not None else None
-        for name, unset in (("operator", None), ("flipped_infinities", False)):
+        for name, unset in (("operator", None), ("flipped_infinities", False), ("name", None)):
             if data[name] == unset:  # as before these were recorded
                 del data[name]
         return data
@@ -67,6 +71,14 @@ class Difference:
         data = dict(data)
         data["at"] = tuple(data["at"]) if data.get("at") is not None else None
         return Difference(**data)
+
+
+def named(diff: Any, names: Sequence[str]) -> Any:
+    """``diff`` (a :class:`Difference`, or anything else, returned as it is) with its output's name from
+    ``names`` (the model's outputs, in order)."""
+    if isinstance(diff, Difference) and 0 <= diff.output < len(names) and not diff.name:
+        return dataclasses.replace(diff, name=names[diff.output])
+    return diff
 
 
 def uniform_tolerances(rtol: float, atol: float) -> dict[str, tuple[float, float]]:

@@ -19,8 +19,9 @@ is an observation). Its verdict is the first answer of :data:`RULES`
 5. **culprit.** Otherwise ``bug``: ddmin over the sequence to a minimal one that still fails the same
    way; the culprit is the failing pass for a failure in a pass, else the last pass of the minimal
    sequence; the root signature is ``root_key("graph", observation, [culprit])``, so one TVM bug
-   reached by many models and sequences is one root. The verdict carries the minimal case, which
-   the kind writes into the folder. Always answers.
+   reached by many models and sequences is one root. The verdict carries the minimal case and the
+   model it fails on (:mod:`seedzer.finding.graph.failing_model`: the seed with the minimal case's
+   model mutations applied), which the kind writes into the folder. Always answers.
 
 Importing this module imports no TVM: the campaign hands :func:`run_graph_gate_on_folder` to a
 forked process by reference.
@@ -39,6 +40,8 @@ from seedzer.finding.gate import GateRules, GateSettings, Rule
 from seedzer.finding.graph.check import preload
 from seedzer.finding.graph.folder import finding_case, model_of
 from seedzer.finding.graph.rules import Alone, Contract, Culprit, GraphContext, InvalidInput, Parent
+from seedzer.finding.layout import META_FILE
+from seedzer.finding.meta import BUG, FindingMeta
 from seedzer.finding.verdict import Verdict
 from seedzer.kernel.graph.case import GraphCase
 
@@ -60,6 +63,8 @@ class GraphGateJob:
     model: bytes
     timeout: float | None = None
     settings: GateSettings = field(default_factory=GateSettings)
+    origin: str = ""
+    """The pool model the case's seed came from (named in the failing model's record)."""
 
 
 def run_graph_gate(job: GraphGateJob) -> Verdict:
@@ -72,7 +77,14 @@ def run_graph_gate(job: GraphGateJob) -> Verdict:
         raise SeedzerError(f"{job.signature}: the case has no expected failure to confirm")
     timeout = job.timeout if job.timeout is not None else HANG_FACTOR * case.timeout
     context = GraphContext(job.signature, case, case.expected, timeout, job.settings, start)
-    return GateRules(RULES).first_answer(context)
+    verdict = GateRules(RULES).first_answer(context)
+    if verdict.verdict == BUG and isinstance(verdict.case, GraphCase):  # the model the minimal case fails on
+        from seedzer.finding.graph.failing_model import failing_model
+
+        made = failing_model(verdict.case.with_model(job.model), job.origin)
+        if made is not None:
+            verdict.case = made
+    return verdict
 
 
 def run_graph_gate_on_folder(folder: str, timeout: float | None = None, settings: GateSettings | None = None,
@@ -86,5 +98,6 @@ def run_graph_gate_on_folder(folder: str, timeout: float | None = None, settings
     elif case.expected is None:
         case = dataclasses.replace(case, expected=own.expected)
     model = model_of(case, where) if case.model is not None else model_of(own, where)
-    job = GraphGateJob(where.name, json.dumps(case.to_json()), model, timeout, settings or GateSettings())
+    origin = FindingMeta.load(where).origin if (where / META_FILE).is_file() else ""
+    job = GraphGateJob(where.name, json.dumps(case.to_json()), model, timeout, settings or GateSettings(), origin)
     return run_graph_gate(job)

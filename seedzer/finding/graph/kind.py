@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from seedzer.finding.graph.check import observe_folder
 from seedzer.finding.graph.gate import run_graph_gate_on_folder
 from seedzer.finding.layout import REPRO_FILE
 from seedzer.finding.meta import FindingMeta
+from seedzer.kernel.common import Stage, Symptom
 from seedzer.kernel.graph.case import GraphCase
 
 
@@ -42,8 +42,8 @@ class GraphKind(seam.DocumentedKind):
             raise SeedzerError(f"graph finding {self.signature(observed)}: cannot read its model "
                                f"({exc.strerror or exc})") from None
         meta = seam.candidate_meta(self.signature(observed), self.name, self.salt, observed, settings.finding, (),
-                                   names)
-        case = dataclasses.replace(ran, expected=obs, model=None, model_file=folder.MODEL_FILE)
+                                   names, predictable=obs.stage is Stage.PASS or obs.symptom is Symptom.MISMATCH)
+        case = folder.stored(ran, obs)
         return seam.Filed(folder.GraphFinding(meta, case, model, folder.graph_log(obs, observed.log or obs.message)))
 
     def gate_call(self, where: Path, meta: FindingMeta, context: seam.GateContext) -> seam.GateCall:
@@ -56,8 +56,11 @@ class GraphKind(seam.DocumentedKind):
         return seam.GateCall(observe_folder, (str(where), timeout, max_memory))
 
     def write_case(self, where: Path, meta: FindingMeta, case: Any) -> None:
-        """Rewrite ``case.json``, ``passes.json`` and ``repro.py`` from the gate's minimal case."""
-        if isinstance(case, GraphCase):
+        """Rewrite ``case.json``, ``passes.json`` and ``repro.py`` from the gate's minimal case, and
+        ``model.onnx`` with the model it fails on (a :class:`~seedzer.finding.graph.folder.FailingCase`)."""
+        if isinstance(case, folder.FailingCase):
+            folder.write_case(Path(where), meta, case.case, case)
+        elif isinstance(case, GraphCase):
             folder.write_case(Path(where), meta, case)
 
     def ensure_repro(self, where: Path, meta: FindingMeta) -> Path:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import onnx
 import onnx.printer
 
+from seedzer.finding.meta import ModelRecord
 from seedzer.finding.onnx_finding import environment, failure_text, op_types
 from seedzer.finding.reducer import PassStats, stats_table
 from seedzer.finding.repro import TVM_VERSION
@@ -46,6 +47,10 @@ class GraphReportInput:
     culprit: list[str] = field(default_factory=list)
     mutations: tuple[ModelMutation, ...] = ()
     """The recorded model mutations the reduced case applies to the model before importing it."""
+    failing: onnx.ModelProto | None = None
+    """The reduced model that fails (``reduced/model.onnx``: the reduced seed with the mutations applied)."""
+    record: ModelRecord | None = None
+    """What the failing model is (its opset against the seed's, what else the failure needs)."""
 
 
 def _mutations(r: GraphReportInput) -> str:
@@ -53,15 +58,26 @@ def _mutations(r: GraphReportInput) -> str:
     if not r.mutations:
         return ""
     lines = "\n".join(f"- `{m.label()}`" for m in r.mutations)
-    if any(m.kind == "edge" for m in r.mutations):
-        promise = ("A spec-edge change keeps the model valid (onnx's checker and onnxruntime run it): its "
-                   "reference is onnxruntime on the changed model.")
+    if any(m.kind in ("edge", "insert") for m in r.mutations):
+        promise = ("A spec-edge change or an inserted operator keeps the model valid (onnx's checker, the "
+                   "specification's rules, onnxruntime and onnx.reference take it): its reference is onnxruntime on "
+                   "the changed model.")
     else:
         promise = ("Each relation (MT-DLComp's UOC/PIOC) adds a term that is zero for the model's input, so "
                    "the mutant computes what the seed model does: TVM must give both the same outputs "
                    "(onnxruntime does).")
-    return (f"\nBefore import, `repro.py` applies these recorded model mutations to the model below (it "
-            f"carries the seed model and builds the mutant from it):\n\n{lines}\n\n{promise}\n")
+    shown = "the model below is the mutant (`reduced/model.onnx`)" if r.failing is not None else \
+        "the model below is the seed; `repro.py` builds the mutant from it"
+    return (f"\nThe model is the seed (`reduced/seed.onnx`) with these recorded model mutations applied "
+            f"({shown}):\n\n{lines}\n\n{promise}\n")
+
+
+def _opset(r: GraphReportInput) -> str:
+    """The opset the failing model declares and needs, and what else the failure needs besides it."""
+    if r.record is None:
+        return ""
+    also = "".join(f"\n- {a}" for a in r.record.also)
+    return f"\nThe model's {r.record.opset_note()}. Besides the model, the failure needs:{also}\n"
 
 
 def title(r: GraphReportInput) -> str:
@@ -74,7 +90,8 @@ def title(r: GraphReportInput) -> str:
         Symptom.MISMATCH: "results differ from TVM's default pipeline",
         Symptom.ILLFORMED: "emits ill-formed Relax",
     }.get(o.symptom, key_line(o.message))
-    text = f"[Bug][Relax] {where} on {', '.join(op_types(r.reduced)) or 'an empty graph'}: {what}"
+    model = r.failing if r.failing is not None else r.reduced
+    text = f"[Bug][Relax] {where} on {', '.join(op_types(model)) or 'an empty graph'}: {what}"
     return text if len(text) <= MAX_TITLE else text[: MAX_TITLE - 3] + "..."
 
 
@@ -99,7 +116,8 @@ def _args(p: GraphPass) -> str:
 def render_report(r: GraphReportInput) -> str:
     """The markdown draft."""
     o = r.observation
-    before, after = len(r.original.graph.node), len(r.reduced.graph.node)
+    shown = r.failing if r.failing is not None else r.reduced
+    before, after = len(r.original.graph.node), len(shown.graph.node)
     status = "finished" if r.complete else "stopped at its time limit (a smaller trigger may exist)"
     stats = ("\nWhich reduction passes paid off:\n\n" + stats_table(r.stats) + "\n") if r.stats else ""
     return f"""# {title(r)}
@@ -120,17 +138,18 @@ Relax passes, in order:
 
 {_sequence(r.passes)}
 {_mutations(r)}
-on {after} ONNX node(s) ({", ".join(op_types(r.reduced)) or "none"}):
+on {after} ONNX node(s) ({", ".join(op_types(shown)) or "none"}):
 
 ```
-{_trigger(r.reduced)}
+{_trigger(shown)}
 ```
+{_opset(r)}
 
 ## Steps to reproduce
 
 ```bash
 pip install apache-tvm=={TVM_VERSION} onnx onnxruntime numpy
-python repro.py   # the model is embedded (or model.onnx beside it); exit status 1 while the bug is present
+python repro.py   # the seed is embedded (or seed.onnx beside it); exit status 1 while the bug is present
 ```
 
 In a clean process the reduced `repro.py` {r.verified}.

@@ -229,8 +229,9 @@ class Parent:
             return None
         parent = context.parent = context.run(dataclasses.replace(case, passes=(), model_mutations=(),
                                                                   input_mode=RANDOM_INPUTS))
-        if not context.match(context.expected, parent):
-            context.notes.append(f"TVM's default pipeline alone: {parent.headline()[:200]}")
+        if not context.match(context.expected, parent):  # what the seed alone shows, said as such
+            context.notes.append("the seed model alone (no model mutation, no Relax step; TVM's default pipeline on "
+                                 f"random inputs) does not fail this way: {parent.headline()[:200]}")
             return None
         return context.verdict(NOT_A_BUG, f"{INVALID}: TVM's default pipeline alone (no Relax pass) fails the same "
                                "way: the load kind's finding, not the sequence's", parent)

@@ -5,9 +5,11 @@ Works on a graph finding folder (:mod:`seedzer.finding.graph.folder`). Files it 
 the folder (the house's layout, so ``seedzer replay --reduced`` finds them):
 
 =========================  ====================================================================
-``reduced/case.json``      best case so far (its sequence), with ``reduced/model.onnx`` its model
-``reduced/model.onnx``     and ``reduced/passes.json``; written at every improvement
+``reduced/case.json``      best case so far (its sequence), with ``reduced/seed.onnx`` its seed
+``reduced/seed.onnx``      and ``reduced/passes.json``; written at every improvement
 ``reduced/passes.json``
+``reduced/model.onnx``     the model the reduced case fails on (its seed with its model mutations
+                           applied), written with the reproducer
 ``reduced/state.json``     sizes, tests, seconds, finished or not, per-pass statistics, verification
 ``reduced/repro.py``       standalone reproducer of the reduced case (model embedded when small,
                            else ``model.onnx`` beside it): exit 1 while the bug is present
@@ -15,7 +17,8 @@ the folder (the house's layout, so ``seedzer replay --reduced`` finds them):
 =========================  ====================================================================
 
 A second run resumes from ``reduced/`` with the time it is given, unless the state says the
-reduction finished (``force`` starts again from the folder's own case).
+reduction finished (``force`` starts again from the folder's own case); a ``reduced/`` of an older
+Seedzer holds its seed as ``reduced/model.onnx``.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from seedzer.finding.graph.folder import (
     REDUCED_MODEL,
     REDUCED_PASSES,
     REDUCED_REPRO,
+    REDUCED_SEED,
     REDUCED_STATE,
     finding_case,
     model_of,
@@ -104,10 +108,11 @@ class GraphTriage:
 def _start(folder: Path, case: GraphCase, model: onnx.ModelProto,
            state: dict[str, Any] | None) -> tuple[Passes, Mutations, onnx.ModelProto]:
     """Where the reduction starts: the saved best case when resuming, else the folder's own."""
-    if state is None or not (folder / REDUCED_CASE).is_file() or not (folder / REDUCED_MODEL).is_file():
+    seed = folder / REDUCED_SEED if (folder / REDUCED_SEED).is_file() else folder / REDUCED_MODEL  # older: the seed
+    if state is None or not (folder / REDUCED_CASE).is_file() or not seed.is_file():
         return case.passes, case.model_mutations, model
     saved = read_case(folder / REDUCED_CASE)
-    return saved.passes, saved.model_mutations, parse_model((folder / REDUCED_MODEL).read_bytes(), folder)
+    return saved.passes, saved.model_mutations, parse_model(seed.read_bytes(), folder)
 
 
 def verify_repro(path: Path, symptom: str, timeout: float, python: str = sys.executable) -> tuple[bool, int | None]:
@@ -134,7 +139,7 @@ def triage_graph(folder: Path, opts: GraphTriageOptions | None = None) -> GraphT
     pred = GraphPredicate(expected, dataclasses.replace(case, model_mutations=mutations), opts.timeout)
 
     def save(best: Passes, reduced: onnx.ModelProto) -> None:
-        write_atomic(folder / REDUCED_MODEL, export(reduced))
+        write_atomic(folder / REDUCED_SEED, export(reduced))
         write_atomic(folder / REDUCED_PASSES, passes_text(best))
         write_atomic(folder / REDUCED_CASE, json.dumps(stored(pred.case_for(best, reduced)).to_json(), indent=1))
 
@@ -169,7 +174,12 @@ def _write_outputs(folder: Path, meta: FindingMeta, case: Any, original: onnx.Mo
     assert matched is not None
     if not (folder / REPRO_FILE).exists():
         write_case(folder, meta, case)
+    from seedzer.finding.graph.failing_model import failing_model  # the graph kernel: the reducer has it loaded
+
     reduced = stored(pred.case_for(passes, model), matched)
+    failing = failing_model(reduced.with_model(export(model)), meta.origin)
+    if failing is not None:  # the reduced model that fails, beside its seed
+        write_atomic(folder / REDUCED_MODEL, failing.model)
     path = folder / REDUCED_REPRO
     write_atomic(path, repro_text(reduced, export(model), meta.signature,
                                   f"Reduced from {meta.origin or 'the finding'}'s model; passes: "
@@ -182,9 +192,11 @@ def _write_outputs(folder: Path, meta: FindingMeta, case: Any, original: onnx.Mo
         out.verified, out.repro_exit = verify_repro(path, matched.symptom.value, opts.timeout, opts.python)
         verified_text = exit_text(out.repro_exit)
     log = (folder / LOG_FILE).read_text(errors="replace") if (folder / LOG_FILE).is_file() else ""
-    report = GraphReportInput(meta.signature, matched, meta.origin or "model.onnx", original, model,
+    report = GraphReportInput(meta.signature, matched, meta.origin or "seed.onnx", original, model,
                               case.passes, passes, out.complete, out.evaluations, out.seconds, verified_text, log,
-                              stats_from_json(out.pass_stats), list(meta.culprit), pred.mutations)
+                              stats_from_json(out.pass_stats), list(meta.culprit), pred.mutations,
+                              parse_model(failing.model, folder) if failing is not None else None,
+                              failing.record if failing is not None else None)
     if opts.plain is None:
         write_atomic(folder / REPORT_FILE, render_report(report))
         return

@@ -130,12 +130,26 @@ def finding_case(folder: Path, meta: FindingMeta) -> FindingCase:
     return FindingCase(current, legacy)
 
 
+def fuzzed_line(case: Case, meta: FindingMeta) -> str:
+    """The reproducer's line on the case's fuzzed passes: before the gate, those it runs; after it, only
+    those the bug needs (the culprit and the passes that only reach it), with how many more it runs."""
+    fuzzed = [s for s in case.steps if s.role == FUZZED]
+    if not fuzzed:
+        return "Fuzzed passes: none (TVM's default pipeline alone)"
+    if not meta.culprit:
+        return ("Fuzzed passes inserted into TVM's default pipeline (not bisected yet): "
+                + ", ".join(s.label() for s in fuzzed))
+    needed = set(meta.culprit) | set(meta.at_fault.reached if meta.at_fault is not None else ())
+    minimal = [s.label() for s in fuzzed if s.name in needed]
+    rest = len(fuzzed) - len(minimal)
+    more = f" (the case runs {rest} more it does not need)" if rest else ""
+    return f"Fuzzed passes the bug needs (the gate's bisection): {', '.join(minimal) or 'none'}{more}"
+
+
 def render_tir_repro(case: Case, meta: FindingMeta) -> str:
     """The standalone reproducer of a TIR finding's case."""
     obs = case.expected or meta.observation
-    fuzzed = [s.label() for s in case.steps if s.role == FUZZED]
-    about = (f"Expected: {obs.headline()[:300]}\n"
-             f"Fuzzed passes inserted into TVM's default pipeline: {', '.join(fuzzed) or 'none'}\n"
+    about = (f"Expected: {obs.headline()[:300]}\n{fuzzed_line(case, meta)}\n"
              + (f"Culprit (bisection): {' + '.join(meta.culprit)}\n" if meta.culprit else "")
              + "Programs: opt = every step; reference = the pipeline alone (what tvm.compile builds); minimal = the "
              "pipeline without its optional passes.")

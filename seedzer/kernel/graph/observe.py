@@ -77,7 +77,7 @@ from seedzer.kernel.common import (
     disarm_watchdog,
     step_label,
 )
-from seedzer.kernel.comparison import compare
+from seedzer.kernel.comparison import compare, named
 from seedzer.kernel.graph.case import (
     CONSISTENT,
     DEFAULT_BUILD,
@@ -106,6 +106,7 @@ from seedzer.kernel.onnx.model import (
     make_target,
     model_bytes,
     onnx_reference_verdict,
+    output_names,
     run,
 )
 from seedzer.kernel.onnx.runtime import JUDGED_SYMPTOMS, onnxruntime_outputs, onnxruntime_refusal, refused
@@ -216,7 +217,7 @@ def _judge(case: GraphCase, models: tuple[onnx.ModelProto, onnx.ModelProto], fee
     (see the module docstring); ``models[1]`` is the model the case built (the mutant)."""
     seed, model = models
     limits = tolerances(case)
-    diff = trace.call("compare", compare, expected, actual, limits, stage=Stage.COMPARE)
+    diff = named(trace.call("compare", compare, expected, actual, limits, stage=Stage.COMPARE), output_names(model))
     if isinstance(diff, Observation) or diff is None:
         trace.matched = diff is None
         return diff if isinstance(diff, Observation) else Observation.ok()
@@ -262,7 +263,8 @@ def _judge_differential(case: GraphCase, model: onnx.ModelProto, feeds: dict[str
         return Observation(Symptom.INVALID, Stage.COMPARE, "reference",
                            f"onnxruntime cannot run the mutated model: {expected.message}")
     trace.reference = "onnxruntime"
-    diff = trace.call("compare", compare, expected, actual, tolerances(case), stage=Stage.COMPARE)
+    diff = named(trace.call("compare", compare, expected, actual, tolerances(case), stage=Stage.COMPARE),
+                 output_names(model))
     trace.matched = diff is None
     if diff is None or isinstance(diff, Observation):
         return diff if isinstance(diff, Observation) else Observation.ok()

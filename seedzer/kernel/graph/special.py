@@ -140,7 +140,7 @@ def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.
             reasons.append(f"{operator} sums terms in an order IEEE 754 leaves open, and output {index} differs only "
                            "between NaN and infinities (an overflowed partial sum): not judged")
             continue
-        diff = dataclasses.replace(diff, output=index, operator=operator)
+        diff = dataclasses.replace(diff, output=index, operator=operator, name=name)
         return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; onnxruntime and the ONNX "
                            "reference agree with each other, not with TVM", comparison=SPECIAL_VALUES, difference=diff)
     return invalid(reasons[0]) if reasons else Observation.ok()

@@ -47,7 +47,7 @@ from seedzer.kernel.common import (
     disarm_watchdog,
     error_text,
 )
-from seedzer.kernel.comparison import compare
+from seedzer.kernel.comparison import compare, named
 from seedzer.kernel.messages import normalize, same_failure
 from seedzer.kernel.onnx.model import (
     INPUT_SEED,
@@ -60,6 +60,7 @@ from seedzer.kernel.onnx.model import (
     make_target,
     model_bytes,
     onnx_reference_verdict,
+    output_names,
     random_inputs,
     reference_outputs,
     run,
@@ -229,7 +230,7 @@ def _differential(case: LoadCase, model: onnx.ModelProto, mod: Any, trace: Trace
         trace.notes.append(Observation(Symptom.INVALID, Stage.LOAD, "reference", f"onnxruntime cannot run the "
                                        f"model ({errors['onnxruntime']}); the reference is {engine}"))
     trace.reference = engine
-    diff = trace.call("compare", compare, expected, actual, TOLERANCES)
+    diff = named(trace.call("compare", compare, expected, actual, TOLERANCES), output_names(model))
     trace.matched = diff is None
     if diff is None:
         return []

@@ -130,6 +130,11 @@ def run(executable: Any, specs: Sequence[Spec], feeds: dict[str, np.ndarray]) ->
     return flatten(vm["main"](*[tvm.runtime.tensor(np.asarray(feeds[n], order="C")) for n, _, _ in specs]))
 
 
+def output_names(model: onnx.ModelProto) -> list[str]:
+    """The names of ``model``'s outputs, in order (what a difference names its output by)."""
+    return [o.name for o in model.graph.output]
+
+
 def upstream(model: onnx.ModelProto, output: str) -> list[onnx.NodeProto]:
     """The nodes ``output`` depends on (its producer and theirs, in graph order; control-flow
     subgraphs' outer inputs not followed)."""

@@ -354,9 +354,10 @@ def test_a_graph_candidate_is_filed_with_its_model_and_steps_and_sent_to_the_gra
     folder = tmp_path / "findings" / sig
     meta = FindingMeta.load(folder)
     assert meta.kind == "graph" and meta.verdict == PENDING and meta.testcase == 3
-    assert (folder / "model.onnx").read_bytes() == b"onnx bytes"  # the pool's file, copied
+    assert (folder / "seed.onnx").read_bytes() == b"onnx bytes"  # the pool's file, copied
+    assert (folder / "model.onnx").read_bytes() == b"onnx bytes"  # no model mutation: the model that fails
     filed = GraphCase.from_json(json.loads((folder / "case.json").read_text()))
-    assert filed.passes == steps and filed.model_file == "model.onnx" and filed.expected == obs
+    assert filed.passes == steps and filed.model_file == "seed.onnx" and filed.expected == obs
     assert gate.calls == [(sig, run_graph_gate_on_folder)]
     filing.candidate(obs, tc, 1, [])  # the same failure again: counted, never filed or gated twice
     assert row_of(db, sig).count == 2 and len(gate.calls) == 1

@@ -20,6 +20,8 @@ from seedzer.finding.graph.folder import (
     LOG_FILE,
     MODEL_FILE,
     PASSES_FILE,
+    SEED_FILE,
+    FailingCase,
     GraphFinding,
     finding_case,
     graph_log,
@@ -30,7 +32,7 @@ from seedzer.finding.graph.folder import (
 )
 from seedzer.finding.kind import GateContext
 from seedzer.finding.layout import META_FILE, REPRO_FILE
-from seedzer.finding.meta import FindingMeta
+from seedzer.finding.meta import FindingMeta, ModelRecord
 from seedzer.finding.registry import kind
 from seedzer.finding.store import dump
 from seedzer.kernel.common import Observation, Stage, Symptom
@@ -70,10 +72,11 @@ def _repro_case(script: str) -> dict[str, object]:
 def test_a_filed_candidate_is_its_case_model_passes_repro_and_log(tmp_path: Path) -> None:
     folder, _ = _filed(tmp_path)
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        [CASE_FILE, MODEL_FILE, PASSES_FILE, REPRO_FILE, LOG_FILE, META_FILE])
+        [CASE_FILE, SEED_FILE, MODEL_FILE, PASSES_FILE, REPRO_FILE, LOG_FILE, META_FILE])
+    assert (folder / SEED_FILE).read_bytes() == MODEL  # no model mutation: the seed is the model that fails
     assert (folder / MODEL_FILE).read_bytes() == MODEL
     stored = json.loads((folder / CASE_FILE).read_text())
-    assert stored["model"] is None and stored["model_file"] == MODEL_FILE
+    assert stored["model"] is None and stored["model_file"] == SEED_FILE
     assert Observation.from_json(stored["expected"]) == ERROR
     assert (folder / LOG_FILE).read_text().startswith(ERROR.message + "\n\nTraceback ...")
     assert read_passes((folder / PASSES_FILE).read_text()) == CASE.passes
@@ -97,8 +100,8 @@ def test_a_case_without_expected_failure_takes_the_meta_s(tmp_path: Path) -> Non
 
 def test_a_missing_model_or_case_is_a_one_line_error(tmp_path: Path) -> None:
     folder, _ = _filed(tmp_path)
-    (folder / MODEL_FILE).unlink()
-    with pytest.raises(SeedzerError, match=r"model model\.onnx is missing"):
+    (folder / SEED_FILE).unlink()
+    with pytest.raises(SeedzerError, match=r"seed model seed\.onnx is missing"):
         finding_case(folder)
     (folder / CASE_FILE).unlink()
     with pytest.raises(SeedzerError, match="not a graph case"):
@@ -121,7 +124,7 @@ def test_large_models_are_read_from_beside_the_script(tmp_path: Path, monkeypatc
     monkeypatch.setattr(gf, "EMBED_LIMIT", 4)
     folder, _ = _filed(tmp_path)
     case = _repro_case((folder / REPRO_FILE).read_text())
-    assert case["model"] is None and case["model_file"] == MODEL_FILE
+    assert case["model"] is None and case["model_file"] == SEED_FILE
 
 
 def test_write_case_rewrites_case_passes_and_repro_from_the_minimal_case(tmp_path: Path) -> None:
@@ -132,6 +135,40 @@ def test_write_case_rewrites_case_passes_and_repro_from_the_minimal_case(tmp_pat
     assert finding_case(folder).passes == (LAYOUT,)
     assert "relax.FoldConstant" not in _repro_case((folder / REPRO_FILE).read_text())["passes"].__repr__()
     assert (folder / MODEL_FILE).read_bytes() == MODEL
+
+
+RECORD = ModelRecord(MODEL_FILE, SEED_FILE, "model_000007.onnx", "aa", "bb", {"": 18}, {"": 14}, ("insert@x[Abs]",),
+                     ("random inputs from input seed 7 (repro.py makes them)",))
+
+
+def test_a_bug_s_failing_model_and_its_record_are_written_beside_the_seed(tmp_path: Path) -> None:
+    """Issue 53: ``model.onnx`` is the model that fails (the gate's, the seed's model mutations applied),
+    the seed stays ``seed.onnx`` (what case.json and repro.py start from), and meta.json says what the
+    model is: its opset (raised by the mutations), the seed's origin and hash, what else is applied."""
+    folder, meta = _filed(tmp_path)
+    minimal = gf.stored(CASE.with_passes((LAYOUT,)), ERROR)
+    kind("graph").write_case(folder, meta, FailingCase(minimal, b"failing model bytes", RECORD))
+    assert (folder / MODEL_FILE).read_bytes() == b"failing model bytes" and (folder / SEED_FILE).read_bytes() == MODEL
+    assert finding_case(folder).model == base64.b64encode(MODEL).decode()  # the kernel starts from the seed
+    assert meta.failing_model == RECORD
+    again = FindingMeta.from_json(json.loads(meta.dump(folder / META_FILE)))
+    assert again.failing_model == RECORD
+    assert RECORD.opset_note() == ("opset: ai.onnx 18, raised by the model mutations from the seed's ai.onnx 14: the "
+                                   "model needs it")
+
+
+def test_a_folder_of_an_older_seedzer_keeps_its_seed_when_a_verdict_rewrites_it(tmp_path: Path) -> None:
+    """An older folder holds the seed as model.onnx (its case.json names it): it reads as it is, and the
+    failing model written into it first moves the seed to seed.onnx."""
+    folder, meta = _filed(tmp_path)
+    (folder / SEED_FILE).unlink()
+    data = json.loads((folder / CASE_FILE).read_text())
+    (folder / CASE_FILE).write_text(json.dumps({**data, "model_file": MODEL_FILE}))
+    assert base64.b64decode(str(finding_case(folder).model)) == MODEL
+    write_case(folder, meta, gf.stored(CASE.with_passes((LAYOUT,)), ERROR), FailingCase(CASE, b"mutant", RECORD))
+    assert (folder / SEED_FILE).read_bytes() == MODEL and (folder / MODEL_FILE).read_bytes() == b"mutant"
+    assert json.loads((folder / CASE_FILE).read_text())["model_file"] == SEED_FILE
+    assert base64.b64decode(str(finding_case(folder).model)) == MODEL
 
 
 def test_the_signature_separates_failures_and_mismatching_sequences() -> None:

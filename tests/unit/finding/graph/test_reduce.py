@@ -137,4 +137,21 @@ def test_report_lists_the_relations_and_what_they_promise() -> None:
                               True, 12, 3.0, "exits with status 1", mutations=(UOC_A, PIOC))
     text = render_report(report)
     assert f"- `{UOC_A.label()}`" in text and f"- `{PIOC.label()}`" in text
-    assert "carries the seed model and builds the mutant" in text and "TVM must give both the same outputs" in text
+    assert "the model below is the seed; `repro.py` builds the mutant from it" in text
+    assert "TVM must give both the same outputs" in text
+
+
+def test_report_shows_the_failing_model_its_opset_and_what_else_it_needs() -> None:
+    """Issue 53: the report's trigger is the model that fails (the mutant), with the opset the mutations
+    raised it to and what the failure needs besides the model."""
+    from seedzer.finding.meta import ModelRecord
+
+    model = _model()
+    record = ModelRecord("model.onnx", "seed.onnx", "model_000007.onnx", "a", "b", {"": 18}, {"": 14}, (UOC_A.label(),),
+                         ("after tvm.relax.frontend.onnx.from_onnx, the Relax steps relax.ConvertLayout (passes.json)",))
+    report = GraphReportInput("0123456789ab", MISMATCH, "model_000007.onnx", model, model, (LAYOUT,), (LAYOUT,),
+                              True, 12, 3.0, "exits with status 1", mutations=(UOC_A,), failing=model, record=record)
+    text = render_report(report)
+    assert "the model below is the mutant (`reduced/model.onnx`)" in text
+    assert "opset: ai.onnx 18, raised by the model mutations from the seed's ai.onnx 14: the model needs it" in text
+    assert "- after tvm.relax.frontend.onnx.from_onnx, the Relax steps relax.ConvertLayout" in text

@@ -151,7 +151,7 @@ def test_parent_dismisses_a_failure_of_the_default_pipeline_alone() -> None:
 def test_parent_passes_when_the_default_pipeline_alone_does_not_fail_so() -> None:
     context = _context(BUILD_ERROR, lambda p: BUILD_ERROR if p else Observation.ok(), got=BUILD_ERROR)
     assert Parent().judge(context) is None and context.parent == Observation.ok()
-    assert context.notes and "default pipeline alone" in context.notes[0]
+    assert context.notes and context.notes[0].startswith("the seed model alone (no model mutation, no Relax step")
 
 
 def test_parent_of_a_special_case_runs_the_load_kinds_random_inputs() -> None:
@@ -205,7 +205,7 @@ def test_culprit_minimizes_the_sequence_and_names_the_failing_pass() -> None:
     assert (verdict.verdict, verdict.culprit) == (BUG, ["relax.ConvertLayout"])
     assert verdict.root == root_key("graph", LAYOUT_ERROR, ["relax.ConvertLayout"]).digest()
     assert verdict.case is not None and verdict.case.passes == (LAYOUT,)
-    assert verdict.case.model is None and verdict.case.model_file == "model.onnx"
+    assert verdict.case.model is None and verdict.case.model_file == "seed.onnx"
     assert verdict.case.expected == LAYOUT_ERROR
     assert "minimal sequence: relax.ConvertLayout[" in verdict.notes[-1]
 
