@@ -7,15 +7,17 @@ element-wise ``Max`` of two 2-D tensors is in it: ``Invalid SLayout: can't find 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from seedzer.finding.graph.check import observe_forked, preload
 from seedzer.finding.graph.folder import (
@@ -121,3 +123,93 @@ def test_a_convert_layout_finding_is_filed_gated_triaged_and_reproduced(tmp_path
 
     again = kind("graph").triage(folder, meta, TriageOptions(minutes=4.0))  # finished: resumed, not redone
     assert (again.status, again.tests, again.size_after) == ("reduced", result.tests, result.size_after)
+
+
+SQUEEZE = GraphPass("relax.ConvertLayout", {"desired_layouts": {"relax.nn.conv2d": ["NHWC", "OHWI"]}})
+FRESH = """
+import json, sys
+import onnx, tvm
+from tvm import relax
+from tvm.relax.frontend.onnx import from_onnx
+model = onnx.load("model.onnx")
+onnx.checker.check_model(model, full_check=True)
+print("opset", {o.domain or "ai.onnx": o.version for o in model.opset_import})
+mod = from_onnx(model)
+with tvm.target.Target("llvm"):
+    for step in json.load(open("passes.json")):
+        try:
+            mod = getattr(relax.transform, step["pass"].removeprefix("relax."))(**step["args"])(mod)
+        except Exception as exc:
+            print("FAILS", step["pass"], str(exc).strip().splitlines()[-1])
+            sys.exit(1)
+print("no failure")
+"""
+"""A user's program in a fresh interpreter that knows no Seedzer: the folder's model.onnx through onnx's
+checker, TVM's importer and the finding's Relax passes (passes.json)."""
+
+
+def _seed() -> onnx.ModelProto:
+    """A 1x1 Conv of a 1x3x4x1 input at opset 14: TVM handles it, with or without ConvertLayout."""
+    weight = numpy_helper.from_array(np.ones((2, 3, 1, 1), np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["c"])], "conv",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 1])],
+                              [helper.make_tensor_value_info("c", TensorProto.FLOAT, [1, 2, 4, 1])], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    model.ir_version = 8
+    return model
+
+
+def test_a_mutated_graph_finding_s_model_onnx_fails_on_its_own(tmp_path: Path) -> None:
+    """Issue 53, deliverable 2: a graph finding reached through a model mutation (Squeeze(axes=[-1])
+    inserted after the seed's Conv, opset raised 14 -> 17) and ConvertLayout, which then throws
+    std::bad_alloc. Filed as the campaign files it, gated and settled: model.onnx is the mutant (not the
+    seed, which is seed.onnx), declares opset 17, and fails alone in a fresh interpreter with only onnx
+    and TVM (from_onnx + the finding's passes); meta.json and report.md say what it is."""
+    from seedzer.finding.kind import FileSettings, Observed, Provenance
+    from seedzer.kernel.graph.case import ModelMutation
+
+    seed = _seed()
+    pool = tmp_path / "pool" / "model_000003.onnx"
+    pool.parent.mkdir()
+    pool.write_bytes(seed.SerializeToString())
+    axes = {"value": [-1], "dtype": "int64", "shape": [1]}
+    squeeze = ModelMutation("insert", "c", params={"op": "Squeeze", "domain": "", "opset": 17, "exports": ["%0.0"],
+                                                   "nodes": [{"op": "Squeeze", "inputs": ["$", axes]}]}, seed=5)
+    case = GraphCase((("x", "float32", (1, 3, 4, 1)),), (GraphPass("relax.Normalize"), SQUEEZE),
+                     model_mutations=(squeeze,), timeout=120.0)
+    preload()
+    observed = observe_forked(case.with_model(pool.read_bytes()), 300.0)
+    assert (observed.symptom, observed.pass_name) == (Symptom.EXCEPTION, "relax.ConvertLayout"), observed.headline()
+    assert "bad_alloc" in observed.message
+    filed = kind("graph").file(Observed(observed, dataclasses.replace(case, model_file=str(pool)),
+                                        Provenance(origin=str(pool))), FileSettings())
+    folder = dump(tmp_path / "findings" / filed.meta.signature, filed.finding)
+    assert (folder / "seed.onnx").read_bytes() == pool.read_bytes() and not (folder / "model.onnx").exists()
+
+    verdict = run_graph_gate_on_folder(str(folder))
+    assert verdict.verdict == BUG, verdict.reason
+    meta = FindingMeta.load(folder)
+    apply_verdict(folder, meta, verdict)  # as the store settles it (and writes meta.json)
+    (folder / "meta.json").write_text(meta.dump(folder / "meta.json"))
+
+    failing = onnx.load(folder / "model.onnx")
+    assert "Squeeze" in [n.op_type for n in failing.graph.node]  # the mutant, not the seed
+    assert (folder / "seed.onnx").read_bytes() == pool.read_bytes()
+    record = FindingMeta.load(folder).failing_model
+    assert record is not None and record.seed_origin == str(pool) and record.mutations == (squeeze.label(),)
+    assert record.opset == {"": 17} and record.seed_opset == {"": 14}
+    assert any("relax.ConvertLayout" in also for also in record.also)
+    fresh = subprocess.run([sys.executable, "-I", "-c", FRESH], cwd=folder, capture_output=True, text=True,
+                           timeout=600)
+    assert fresh.returncode == 1, fresh.stdout + fresh.stderr
+    assert "opset {'ai.onnx': 17}" in fresh.stdout and "FAILS relax.ConvertLayout" in fresh.stdout
+    assert "bad_alloc" in fresh.stdout
+    assert _run_clean(folder).returncode == 1  # and repro.py, from the seed and the recorded mutation
+
+    result = kind("graph").triage(folder, FindingMeta.load(folder), TriageOptions(minutes=3.0))
+    assert result.status == "reduced", result
+    assert "Squeeze" in [n.op_type for n in onnx.load(folder / "reduced" / "model.onnx").graph.node]
+    assert "Squeeze" not in [n.op_type for n in onnx.load(folder / "reduced" / "seed.onnx").graph.node]
+    report = (folder / REPORT_FILE).read_text()
+    assert "the model that fails: `model.onnx`" in report
+    assert "opset: ai.onnx 17, raised by the model mutations from the seed's ai.onnx 14" in report

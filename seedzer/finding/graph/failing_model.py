@@ -18,7 +18,7 @@ import onnx
 
 from seedzer.finding.graph.folder import MODEL_FILE, SEED_FILE, FailingCase, stored
 from seedzer.finding.meta import ModelRecord
-from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, OPT_VS_REFERENCE, SPECIAL_VALUES, Symptom
+from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, OPT_VS_REFERENCE, SPECIAL_VALUES, Stage, Symptom
 from seedzer.kernel.graph.case import MUTANT_VS_SEED, MUTATION_PREFIX, SPECIAL_INPUTS, GraphCase
 from seedzer.kernel.graph.feeds import case_inputs
 from seedzer.kernel.graph.mutant import apply_model_mutations
@@ -50,12 +50,13 @@ def also_needed(case: GraphCase) -> tuple[str, ...]:
         out.append(f"after tvm.relax.frontend.onnx.from_onnx, the Relax steps {steps} (passes.json){note}")
     else:
         out.append("tvm.relax.frontend.onnx.from_onnx, then tvm.compile (TVM's default pipeline) alone")
-    if case.input_mode == SPECIAL_INPUTS:
+    expected = case.expected
+    ran = expected is None or expected.stage in (Stage.RUN, Stage.COMPARE)  # else no input value matters
+    if ran and case.input_mode == SPECIAL_INPUTS:
         out.append(f"special input values (NaN, infinities, signed zeros, extremes) drawn from input seed "
                    f"{case.input_seed} (repro.py makes them)")
-    else:
+    elif ran:
         out.append(f"random inputs from input seed {case.input_seed} (repro.py makes them)")
-    expected = case.expected
     if expected is not None and expected.symptom is Symptom.MISMATCH and expected.comparison in COMPARED_WITH:
         out.append(COMPARED_WITH[expected.comparison])
     return tuple(out)

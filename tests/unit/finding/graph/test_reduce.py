@@ -147,8 +147,9 @@ def test_report_shows_the_failing_model_its_opset_and_what_else_it_needs() -> No
     from seedzer.finding.meta import ModelRecord
 
     model = _model()
-    record = ModelRecord("model.onnx", "seed.onnx", "model_000007.onnx", "a", "b", {"": 18}, {"": 14}, (UOC_A.label(),),
-                         ("after tvm.relax.frontend.onnx.from_onnx, the Relax steps relax.ConvertLayout (passes.json)",))
+    record = ModelRecord("model.onnx", "seed.onnx", "model_000007.onnx", "a", "b", {"": 18}, {"": 14},
+                         (UOC_A.label(),), ("after tvm.relax.frontend.onnx.from_onnx, the Relax steps "
+                                            "relax.ConvertLayout (passes.json)",))
     report = GraphReportInput("0123456789ab", MISMATCH, "model_000007.onnx", model, model, (LAYOUT,), (LAYOUT,),
                               True, 12, 3.0, "exits with status 1", mutations=(UOC_A,), failing=model, record=record)
     text = render_report(report)
