@@ -44,6 +44,9 @@ class Difference:
     name: str | None = None
     """The output's name in the model, where the caller knows it (an index shifts with the outputs a
     model mutation adds; a name does not)."""
+    also: tuple[str, ...] = ()
+    """The other outputs that differ too (their indices, with their names where known): every output is
+    compared, the first difference is the one described."""
 
     def describe(self) -> str:
         """One line, e.g. ``output 1 'y': 3/16 elements differ (values, rtol=1e-4, atol=1e-5); ...``."""
@@ -54,13 +57,16 @@ class Difference:
             text += f"; max abs error {self.max_abs_err:.6g}"
         if self.at is not None and self.expected is not None:
             text += f" at {self.at}: expected {self.expected:.6g}, got {self.actual:.6g}"
+        if self.also:
+            text += f"; also differing: output {', '.join(self.also)}"
         return text
 
     def to_json(self) -> dict[str, Any]:
         """JSON-friendly form."""
         data = dataclasses.asdict(self)
         data["at"] = list(self.at) if self.at is not None else None
-        for name, unset in (("operator", None), ("flipped_infinities", False), ("name", None)):
+        data["also"] = list(self.also)
+        for name, unset in (("operator", None), ("flipped_infinities", False), ("name", None), ("also", [])):
             if data[name] == unset:  # as before these were recorded
                 del data[name]
         return data
@@ -70,15 +76,17 @@ class Difference:
         """Inverse of :meth:`to_json`."""
         data = dict(data)
         data["at"] = tuple(data["at"]) if data.get("at") is not None else None
+        data["also"] = tuple(str(a) for a in data.get("also") or ())
         return Difference(**data)
 
 
 def named(diff: Any, names: Sequence[str]) -> Any:
     """``diff`` (a :class:`Difference`, or anything else, returned as it is) with its output's name from
     ``names`` (the model's outputs, in order)."""
-    if isinstance(diff, Difference) and 0 <= diff.output < len(names) and not diff.name:
-        return dataclasses.replace(diff, name=names[diff.output])
-    return diff
+    if not isinstance(diff, Difference) or diff.name:
+        return diff
+    also = tuple(f"{a} {names[int(a)]!r}" if a.isdigit() and int(a) < len(names) else a for a in diff.also)
+    return dataclasses.replace(diff, name=names[diff.output] if 0 <= diff.output < len(names) else None, also=also)
 
 
 def uniform_tolerances(rtol: float, atol: float) -> dict[str, tuple[float, float]]:
@@ -142,23 +150,24 @@ def compare(expected: Sequence[Any], actual: Sequence[Any],
 
     Shapes and dtypes must agree; NaN positions must agree; infinities must agree in position and
     sign; finite floats must satisfy ``|a - e| <= atol + rtol * |e|`` with the dtype's tolerances
-    (a dtype missing from ``tolerances``, integers and booleans: exact). A difference whose every
-    differing element has a non-finite expected value is reported only when no other output differs
-    where the expected value is finite.
+    (a dtype missing from ``tolerances``, integers and booleans: exact). Every output is compared; the
+    first difference is reported, the other differing outputs listed with it (``also``). A difference
+    whose every differing element has a non-finite expected value is reported only when no other output
+    differs where the expected value is finite.
     """
     if len(expected) != len(actual):
         return Difference(-1, f"output count: expected {len(expected)}, got {len(actual)}", 1, 1)
-    fallback = None
+    found = []
     for i, (e_raw, a_raw) in enumerate(zip(expected, actual, strict=True)):
         e, a = np.asarray(e_raw), np.asarray(a_raw)
         rtol, atol = tolerances.get(str(e.dtype), (0.0, 0.0))
         diff = _difference(i, e, a, rtol, atol)
-        if diff is None:
-            continue
-        if not diff.nonfinite_reference:
-            return diff
-        fallback = fallback or diff
-    return fallback
+        if diff is not None:
+            found.append(diff)
+    if not found:
+        return None
+    first = next((d for d in found if not d.nonfinite_reference), found[0])
+    return dataclasses.replace(first, also=tuple(str(d.output) for d in found if d is not first))
 
 
 def signed_zero_difference(expected: Sequence[Any], actual: Sequence[Any],

@@ -331,3 +331,33 @@ def test_a_bad_alloc_on_a_small_model_is_tvm_s_exception() -> None:
     got = observe_graph(_case(model, layout))
     assert (got.symptom, got.pass_name) == (Symptom.EXCEPTION, "relax.ConvertLayout"), got.headline()
     assert "std::bad_alloc" in got.message
+
+
+def test_every_output_of_an_inserted_operator_is_compared() -> None:
+    """Issue 53: SkipLayerNormalization's Mean and InvStdDev, which TVM's importer makes scalar 0s, were
+    found only beside an output whose import failed. What the kernel does: with 4 outputs the importer
+    fails (an exception at import: nothing is built, nothing compared); with 3, every output is compared
+    and the wrong Mean is the mismatch, InvStdDev listed with it, each named as well as numbered."""
+    from seedzer.kernel.graph.feeds import case_inputs
+    from seedzer.mutate.insertion import declare_exports
+
+    relu = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["r"])], "g",
+                                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+                                               [helper.make_tensor_value_info("r", TensorProto.FLOAT, [2, 3, 4])]),
+                             opset_imports=[helper.make_opsetid("", 17)])
+    base = _case(relu)
+    vector = {"value": [1.0, 1.0, 1.0, 1.0], "dtype": "float32", "shape": [4]}
+    seen = {}
+    for count in (3, 4):
+        node = {"op": "SkipLayerNormalization", "domain": "com.microsoft", "outputs": count,
+                "inputs": ["$", "=x", vector, {**vector, "value": [0.0] * 4}, vector]}
+        record = ModelMutation("insert", "r", params={"op": "SkipLayerNormalization", "domain": "com.microsoft",
+                                                      "exports": [f"%0.{i}" for i in range(count)], "nodes": [node]})
+        assert declare_exports(relu, record, case_inputs(base)) is None  # a contrib operator: typed by onnxruntime
+        seen[count] = observe_graph(dataclasses.replace(base, model_mutations=(record,)))
+    assert (seen[4].symptom, seen[4].pass_name) == (Symptom.EXCEPTION, "import"), seen[4].headline()
+    got = seen[3]
+    assert got.symptom is Symptom.MISMATCH and got.difference is not None, got.headline()
+    assert got.difference.output == 2 and "expected (2, 3, 1) float32, got () float32" in got.message
+    assert got.difference.name is not None and got.difference.name.endswith("skiplayernormalization1")
+    assert len(got.difference.also) == 1 and got.difference.also[0].startswith("3 ")

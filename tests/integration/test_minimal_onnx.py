@@ -96,3 +96,59 @@ def test_a_pass_failure_no_printed_module_shows_is_the_model_built_in_code_with_
     assert made.program.component == "relax.LegalizeOps" and "relax.transform.LegalizeOps()(mod)" in made.program.text
     run = _runs(made.program.text, tmp_path)
     assert run.returncode == 1 and "reproduced: the bug is present" in run.stdout, run.stdout + run.stderr
+
+
+def _observed(case: GraphCase) -> Observation:
+    from seedzer.kernel.graph.observe import observe_graph
+
+    return observe_graph(case)
+
+
+def test_a_special_values_finding_gets_the_model_on_its_inputs_against_the_reference(tmp_path: Path) -> None:
+    """Issue 53: a special-values mismatch had no minimal.py ("no Relax pass to build without"). TVM's Max
+    loses a NaN that onnxruntime and onnx.reference keep: the model built in code, the special inputs
+    written out exactly, TVM's output against both engines' (which must agree)."""
+    import dataclasses
+
+    from seedzer.finding.minimal.program import WRONG_RESULT
+
+    graph = helper.make_graph([helper.make_node("Max", ["a", "b"], ["y"])], "g",
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, [16]) for n in ("a", "b")],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    case = GraphCase((("a", "float32", (16,)), ("b", "float32", (16,))), input_mode="special",
+                     input_seed=2).with_model(model.SerializeToString())
+    expected = _observed(case)
+    assert expected.symptom is Symptom.MISMATCH and expected.comparison == "special-values", expected.headline()
+    made = make_graph_minimal(GraphMinimalJob(dataclasses.replace(case, expected=expected), None, DOCS, 60))
+    assert isinstance(made, Made), made
+    program = made.program
+    assert program.form == WRONG_RESULT and "ReferenceEvaluator" in program.text and "float('nan')" in program.text
+    assert "seedzer" not in program.text
+    run = _runs(program.text, tmp_path)
+    assert run.returncode == 1 and "reproduced: the bug is present" in run.stdout, run.stdout + run.stderr
+
+
+def test_a_wrong_output_dtype_is_a_wrong_result_of_the_plain_reproducer(tmp_path: Path) -> None:
+    """Issue 53: Dropout's mask, which TVM gives as float32 where the specification says bool, had no
+    minimal.py: its check compared values only (True equals 1.0). Now it compares dtype and shape as the
+    kernel does."""
+    import dataclasses
+
+    from seedzer.kernel.graph.case import ModelMutation
+
+    relu = helper.make_graph([helper.make_node("Relu", ["x"], ["r"])], "g",
+                             [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                             [helper.make_tensor_value_info("r", TensorProto.FLOAT, [2, 3])])
+    model = helper.make_model(relu, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    dropout = ModelMutation("insert", "r", params={"op": "Dropout", "domain": "", "exports": ["%0.0", "%0.1"],
+                                                   "nodes": [{"op": "Dropout", "inputs": ["$"], "outputs": 2}]}, seed=1)
+    case = dataclasses.replace(GraphCase((("x", "float32", (2, 3)),)).with_model(model.SerializeToString()),
+                               model_mutations=(dropout,))
+    expected = _observed(case)
+    assert expected.symptom is Symptom.MISMATCH and expected.difference is not None, expected.headline()
+    assert "expected (2, 3) bool, got (2, 3) float32" in expected.message
+    made = make_graph_minimal(GraphMinimalJob(dataclasses.replace(case, expected=expected), None, DOCS, 60))
+    assert isinstance(made, Made), made
+    run = _runs(made.program.text, tmp_path)
+    assert run.returncode == 1 and "expected (2, 3) bool, got (2, 3) float32" in run.stdout, run.stdout + run.stderr

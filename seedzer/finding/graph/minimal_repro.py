@@ -9,7 +9,9 @@ from the zygote, as the triage does).
   while it fails the same way; the shorter program wins.
 - **A wrong result** against TVM's default pipeline: the imported module (constants exact) built with and
   without the culprit passes on the kernel's inputs; against onnxruntime (a spec-edge model): the model
-  built in code, run by onnxruntime and by TVM.
+  built in code, run by onnxruntime and by TVM; on special input values: the model built in code, the
+  inputs written out exactly, TVM's output against onnx.reference's and onnxruntime's. Every form compares
+  shapes and dtypes as the kernel does (Dropout's mask as float32 is a wrong result), then values.
 - **A model TVM's importer fails on** (a spec-edge model), or **whose ``tvm.compile`` fails** with no
   Relax pass of the case's (model mutations only): :mod:`seedzer.finding.minimal.onnx_search`.
 """
@@ -30,11 +32,11 @@ from seedzer.finding.graph.minimal_text import pass_failure, wrong_result
 from seedzer.finding.graph.module_shrink import shrink_module
 from seedzer.finding.minimal.harness import fails_as, run_minimal
 from seedzer.finding.minimal.onnx_code import NotRepresentable, model_code
-from seedzer.finding.minimal.onnx_forms import versus_onnxruntime
+from seedzer.finding.minimal.onnx_forms import versus_onnxruntime, versus_specification
 from seedzer.finding.minimal.onnx_search import ImporterJob, make_importer_minimal, validity
 from seedzer.finding.minimal.program import Made, MinimalProgram
 from seedzer.finding.minimal.text import Docs, error_mark
-from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, Observation, Stage, Symptom
+from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, SPECIAL_VALUES, Observation, Stage, Symptom
 from seedzer.kernel.graph.case import MUTATION_PREFIX, GraphCase, GraphPass
 from seedzer.kernel.graph.feeds import case_inputs, fed_inputs, input_specs
 from seedzer.kernel.graph.mutant import apply_model_mutations
@@ -155,10 +157,37 @@ def _model_with_passes(job: GraphMinimalJob, model: onnx.ModelProto, expected: O
     return made if isinstance(made, Made) else f"no printed module fails the same way as plain TVM code; {made}"
 
 
+def _special_values(job: GraphMinimalJob, expected: Observation) -> Made | str:
+    """The (mutated) model built in code on the case's special inputs written out, TVM's output against
+    onnx.reference's and onnxruntime's (:func:`~seedzer.finding.minimal.onnx_forms.versus_specification`)."""
+    case = job.case
+    if any(s.name.startswith(MUTATION_PREFIX) for s in case.passes):
+        return "the case needs Seedzer's own Relax rewrites (mutate.*), which plain TVM code does not do"
+    model, fed = _models(job)
+    rtol, atol = tolerances(case)["float32"]
+    specs = input_specs(case, model)
+    output = expected.difference.output if expected.difference is not None else 0
+    operator = expected.difference.operator if expected.difference is not None else None
+    try:
+        code = model_code(model, exact=True)
+    except NotRepresentable as exc:
+        return f"the model has {exc}, which onnx.helper code cannot say briefly"
+    steps = tuple(s for s in case.passes if s.name.startswith("relax."))
+    program = versus_specification(job.docs, code, specs, {name: fed[name] for name, _, _ in specs}, output,
+                                   (rtol, atol), f"relax.frontend.onnx ({operator or '?'})", steps)
+    if not fails_as(expected, run_minimal(program.text, RUN_TIMEOUT), frozenset()):
+        return "TVM agrees with onnx.reference and onnxruntime on the model built in code and the special values"
+    judged = validity(model, case.input_seed)
+    return Made(dataclasses.replace(program, notes=("the model on the case's special input values, written out",)),
+                judged.to_json() if judged is not None else {})
+
+
 def _wrong_result(job: GraphMinimalJob, expected: Observation) -> Made | str:
     case = job.case
     model, _ = _models(job)
     rtol, atol = tolerances(case)["float32"]
+    if expected.comparison == SPECIAL_VALUES:
+        return _special_values(job, expected)
     if expected.comparison == MODEL_VS_ONNXRUNTIME:
         judged = validity(model, case.input_seed)
         if judged is None or not judged.valid:

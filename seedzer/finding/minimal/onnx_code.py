@@ -44,14 +44,19 @@ def _value(value: Any) -> str:
     return repr(value)
 
 
+def array_code(array: np.ndarray) -> str:
+    """``array`` written out exactly (NaN, infinities and signed zeros included) as a numpy expression."""
+    values = [_number(float(v)) for v in array.ravel()] if array.dtype.kind == "f" else \
+        [repr(v) for v in array.ravel().tolist()]
+    return f"np.array([{', '.join(values)}], {str(array.dtype)!r}).reshape({tuple(array.shape)!r})"
+
+
 def _array(array: np.ndarray, name: str, exact: bool) -> str:
     dtype = str(array.dtype)
     if array.dtype.kind == "f" and not np.isfinite(array).all():
         exact = True
     if exact or array.size <= LITERAL_ELEMENTS or array.dtype.kind != "f":
-        values = [_number(float(v)) for v in array.ravel()] if array.dtype.kind == "f" else \
-            [repr(v) for v in array.ravel().tolist()]
-        made = f"np.array([{', '.join(values)}], {dtype!r}).reshape({tuple(array.shape)!r})"
+        made = array_code(array)
     else:
         made = f"np.random.default_rng(0).uniform(-1, 1, {tuple(array.shape)!r}).astype({dtype!r})"
     return f"numpy_helper.from_array({made}, {name!r})" if name else f"numpy_helper.from_array({made})"

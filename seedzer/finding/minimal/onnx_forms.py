@@ -4,10 +4,12 @@ TVM-free rendering (the model's code is :func:`seedzer.finding.minimal.onnx_code
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 from seedzer.finding.minimal import text as parts
-from seedzer.finding.minimal.onnx_code import IMPORTS
+from seedzer.finding.minimal.onnx_code import IMPORTS, array_code
 from seedzer.finding.minimal.program import IMPORTER, WRONG_RESULT, MinimalProgram
 from seedzer.finding.minimal.text import Docs
 from seedzer.kernel.graph.case import GraphPass
@@ -16,6 +18,8 @@ ONNX_NEEDS = ("apache-tvm", "numpy", "onnx")
 """What an importer reproducer needs from PyPI."""
 ORT_NEEDS = ("apache-tvm", "numpy", "onnx", "onnxruntime")
 """What a reproducer comparing with onnxruntime needs."""
+SPEC_NEEDS = ORT_NEEDS
+"""What a reproducer comparing with onnx.reference and onnxruntime needs (onnx.reference ships with onnx)."""
 Spec = tuple[str, str, tuple[int, ...]]
 """A graph input: name, numpy dtype, concrete shape."""
 
@@ -89,3 +93,46 @@ def versus_onnxruntime(docs: Docs, model: Sequence[str], specs: Sequence[Spec], 
                           list(model), input_lines(specs, seed), run, check])
     return MinimalProgram(text, ORT_NEEDS, WRONG_RESULT, component, ("from_onnx", "tvm.compile"),
                           "TVM's outputs equal onnxruntime's", len(model))
+
+
+def tvm_run(specs: Sequence[Spec], passes: Sequence[GraphPass]) -> list[str]:
+    """``from_onnx``, the Relax ``passes`` under an LLVM target, ``tvm.compile`` and the Relax VM on ``inputs``:
+    ``actual``, the outputs as numpy arrays."""
+    applied = ['with tvm.target.Target("llvm"):', *parts.indent([f"mod = {relax_pass_call(p)}(mod)" for p in passes])] \
+        if passes else []
+    return [import_call(specs), *applied,
+            'vm = relax.VirtualMachine(tvm.compile(mod, target="llvm"), tvm.cpu())',
+            f"out = vm['main'](*[tvm.runtime.tensor(inputs[name]) for name in {[n for n, _, _ in specs]!r}])",
+            "flat = lambda v: [v.numpy()] if hasattr(v, 'numpy') else [a for x in v for a in flat(x)]",
+            "actual = flat(out)"]
+
+
+def versus_specification(docs: Docs, model: Sequence[str], specs: Sequence[Spec], inputs: Mapping[str, np.ndarray],
+                         output: int, tolerances: tuple[float, float], component: str,
+                         passes: Sequence[GraphPass] = ()) -> MinimalProgram:
+    """The model on special input values (written out exactly): its output ``output`` by onnx.reference
+    (the specification's own implementation) and onnxruntime, which must agree (else no verdict, exit 2),
+    and by TVM (``from_onnx``, the Relax ``passes``, ``tvm.compile``), compared with them as the kernel
+    does: shape and dtype, NaN and infinity positions and signs, values, and zeros' signs."""
+    imports = [*IMPORTS, "import onnxruntime", "from onnx.reference import ReferenceEvaluator", "import tvm",
+               "from tvm import relax", "from tvm.relax.frontend.onnx import from_onnx"]
+    given = ["inputs = {  # special values: NaN, infinities, signed zeros, extremes, written out exactly",
+             *[f"    {name!r}: {array_code(np.asarray(value))}," for name, value in inputs.items()], "}"]
+    rtol, atol = tolerances
+    engines = [
+        f"k = {output}  # the output TVM computes differently",
+        "spec = [np.asarray(v) for v in ReferenceEvaluator(model).run(None, inputs)]  # the specification's own",
+        "session = onnxruntime.InferenceSession(model.SerializeToString(), providers=['CPUExecutionProvider'])",
+        "ort = [np.asarray(v) for v in session.run(None, inputs)]",
+        f"if spec[k].shape != ort[k].shape or not np.allclose(spec[k], ort[k], rtol={rtol:g}, atol={atol:g}, "
+        "equal_nan=True):",
+        "    print('onnx.reference and onnxruntime disagree on output', k, ': no verdict')",
+        f"    sys.exit({parts.DIFFERENT})"]
+    check = parts.outputs_check("[spec[k]]", "[actual[k]]", rtol, atol,
+                                "TVM agrees with onnx.reference and onnxruntime", signed_zeros="[ort[k]]")
+    text = parts.program([parts.docstring(docs, SPEC_NEEDS), parts.preamble(imports), list(model), given,
+                          engines, tvm_run(specs, passes), check])
+    return MinimalProgram(text, SPEC_NEEDS, WRONG_RESULT, component,
+                          ("from_onnx", *(relax_pass_call(p) for p in passes), "tvm.compile"),
+                          f"TVM's output {output} on special values equals onnx.reference's and onnxruntime's",
+                          len(model))

@@ -125,12 +125,30 @@ def crash_check(body: Sequence[str], gone: str) -> list[str]:
             f"sys.exit(0 if status == 0 else {DIFFERENT})"]
 
 
-def outputs_check(expected: str, actual: str, rtol: float, atol: float, gone: str) -> list[str]:
-    """Compare every array of ``actual`` with ``expected`` (names of lists of arrays): a difference beyond
-    the tolerances is the bug (exit 1), agreement the bug gone (exit 0)."""
+def outputs_check(expected: str, actual: str, rtol: float, atol: float, gone: str,
+                  signed_zeros: str | None = None) -> list[str]:
+    """Compare every array of ``actual`` with ``expected`` (names of lists of arrays) as the kernel does:
+    the same shape and dtype, then floats within the tolerances (NaN and infinities in the same places)
+    and other types exactly, and, with ``signed_zeros`` (the name of a second expected list, which must
+    agree on a zero's sign), the sign of the zeros: a difference is the bug (exit 1), agreement the bug
+    gone (exit 0)."""
+    zeros = [] if signed_zeros is None else [
+        "        if want.dtype.kind == 'f':  # a zero of the wrong sign, where both references give that sign",
+        f"            sure = np.signbit(np.asarray({signed_zeros}[i])) == np.signbit(want)",
+        "            flipped = (want == 0) & (got == 0) & (np.signbit(want) != np.signbit(got)) & sure",
+        "            if flipped.any():",
+        "                raise AssertionError(f'output {i}: {int(flipped.sum())} zeros of the wrong sign')"]
     return ["try:",
-            f"    for want, got in zip({expected}, {actual}, strict=True):",
-            f"        np.testing.assert_allclose(got, want, rtol={rtol:g}, atol={atol:g})",
+            f"    for i, (want, got) in enumerate(zip({expected}, {actual}, strict=True)):",
+            "        want, got = np.asarray(want), np.asarray(got)",
+            "        if (got.shape, got.dtype) != (want.shape, want.dtype):",
+            "            raise AssertionError(f'output {i}: expected {want.shape} {want.dtype}, '",
+            "                                 f'got {got.shape} {got.dtype}')",
+            "        if want.dtype.kind in 'fc':",
+            f"            np.testing.assert_allclose(got, want, rtol={rtol:g}, atol={atol:g}, err_msg=f'output {{i}}')",
+            "        else:",
+            "            np.testing.assert_array_equal(got, want, err_msg=f'output {i}')",
+            *zeros,
             "except AssertionError as err:",
             "    print(err)", *indent(present()),
             f"print({GONE_LINE + ' ' + gone!r})"]

@@ -68,3 +68,20 @@ def test_difference_describe_and_round_trip() -> None:
     assert diff is not None
     assert diff.describe().startswith("output 0: 1/2 elements differ (values")
     assert Difference.from_json(json.loads(json.dumps(diff.to_json()))) == diff
+
+
+def test_every_output_is_compared_and_named() -> None:
+    """Issue 53: the first difference is described and the other differing outputs listed with it; a
+    caller that knows the model names each output (an index shifts with the outputs a mutation adds)."""
+    from seedzer.kernel.comparison import named
+
+    expected = [np.zeros(3, np.float32), np.ones(2, np.float32), np.zeros((2, 1), np.float32)]
+    actual = [np.zeros(3, np.float32), np.full(2, 5.0, np.float32), np.array(0.0, np.float32)]
+    diff = compare(expected, actual, {"float32": (1e-4, 1e-5)})
+    assert diff is not None and diff.output == 1 and diff.also == ("2",)
+    labelled = named(diff, ["y", "mean", "inv_std"])
+    text = labelled.describe()
+    assert text.startswith("output 1 'mean': 2/2 elements differ")
+    assert text.endswith("also differing: output 2 'inv_std'")
+    assert Difference.from_json(labelled.to_json()) == labelled
+    assert "also" not in compare(expected[:2], actual[:2], {"float32": (1e-4, 1e-5)}).to_json()  # as recorded before
