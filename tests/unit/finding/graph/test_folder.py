@@ -225,3 +225,19 @@ def test_a_graph_finding_is_filed_as_the_campaign_files_it_and_reads_back(tmp_pa
     assert GraphFinding.load(folder) == filed.finding
     with pytest.raises(SeedzerError, match="cannot read its model"):
         graph.file(Observed(ERROR, dataclasses.replace(CASE, model_file=str(tmp_path / "gone.onnx"))), FileSettings())
+
+
+def test_a_candidate_whose_failure_is_in_no_pass_gets_no_pass_guess(tmp_path: Path) -> None:
+    """Issue 53: a graph candidate failing at import, build or run (no pass of its case) was filed with a
+    guess naming that step as its culprit and a predicted root; it gets neither now. One failing in a
+    Relax pass keeps its prediction (the gate's known-root rule counts by it)."""
+    from seedzer.finding.kind import FileSettings, Observed
+    from seedzer.finding.known import GUESS, PREDICTED
+
+    model = tmp_path / "model_000007.onnx"
+    model.write_bytes(MODEL)
+    ran = dataclasses.replace(CASE, model_file=str(model))
+    build = Observation(Symptom.EXCEPTION, Stage.BUILD, "build", "InternalError: Check failed: something")
+    assert not {PREDICTED, GUESS} & set(kind("graph").file(Observed(build, ran), FileSettings()).meta.extra)
+    extra = kind("graph").file(Observed(ERROR, ran), FileSettings()).meta.extra
+    assert extra[GUESS] == ["relax.ConvertLayout"] and isinstance(extra[PREDICTED], str)

@@ -40,3 +40,24 @@ def test_a_tir_finding_is_filed_as_the_campaign_files_it_and_reads_back(tmp_path
     folder = dump(tmp_path / filed.meta.signature, filed.finding)
     back = TirFinding.load(folder)
     assert back == filed.finding
+
+
+def test_the_reproducer_names_only_the_fuzzed_passes_the_bug_needs() -> None:
+    """Issue 53: a TIR repro.py's header listed every fuzzed pass of the case as the bug's. Before the gate
+    it lists them as not bisected yet; after, only the culprit and the passes that only reach it."""
+    from seedzer.finding.meta import FindingMeta
+    from seedzer.finding.tir.folder import fuzzed_line
+    from seedzer.finding.verdict import AtFault
+    from seedzer.kernel.tir.case import FUZZED, Step
+
+    steps = (Step("s_tir.LowerOpaqueBlock", role=FUZZED), Step("tirx.VectorizeLoop"),
+             Step("tirx.StorageRewrite", role=FUZZED), Step("s_tir.HoistIfThenElse", role=FUZZED))
+    case = Case("s", steps, 1)
+    meta = FindingMeta("0123456789ab", "tir", MISMATCH)
+    assert fuzzed_line(case, meta) == ("Fuzzed passes inserted into TVM's default pipeline (not bisected yet): "
+                                       "s_tir.LowerOpaqueBlock, tirx.StorageRewrite, s_tir.HoistIfThenElse")
+    meta.culprit = ["tirx.StorageRewrite"]
+    meta.at_fault = AtFault("tirx.StorageRewrite", "the failing step", ("s_tir.LowerOpaqueBlock",))
+    assert fuzzed_line(case, meta) == ("Fuzzed passes the bug needs (the gate's bisection): s_tir.LowerOpaqueBlock, "
+                                       "tirx.StorageRewrite (the case runs 1 more it does not need)")
+    assert fuzzed_line(Case("s", (Step("tirx.VectorizeLoop"),), 1), meta).startswith("Fuzzed passes: none")
