@@ -35,8 +35,11 @@ compared with TVM's default pipeline (and onnxruntime).
    agrees with neither, no two engines agree there, and when inputs moved a few ulps move the
    reference beyond the tolerance, the output is ill-conditioned there (Tan a few ulps from its
    pole, Round of a sum at a tie: :mod:`seedzer.kernel.onnx.conditioning`); all are ``invalid`` (a
-   mismatch needs onnxruntime, or it alone where the reference cannot run the model).
-   Differences only where the reference is NaN/Inf, or a build that disagrees with itself, are
+   mismatch needs onnxruntime, or it alone where the reference cannot run the model); so is a
+   difference on values the specification defines no result for at a node the output depends on
+   (:mod:`seedzer.kernel.onnx.undefined`: DynamicQuantizeLinear of an all-zero tensor, NaN quantized
+   into an integer). Every output is compared, and named as well as numbered. Differences only where
+   the reference is NaN/Inf, or a build that disagrees with itself, are
    ``invalid``. A case of ``special`` inputs (:mod:`seedzer.kernel.graph.inputs`: NaN, infinities,
    signed zeros, extremes, out-of-range indices) is judged by the specification instead
    (:mod:`seedzer.kernel.graph.special`): a ``special-values`` mismatch only where onnxruntime and
