@@ -265,9 +265,10 @@ an allocation TVM asked for wrongly (ConvertLayout's InferLayoutSqueeze indexing
 
 def tensor_bytes(model: onnx.ModelProto) -> int | None:
     """The bytes of every tensor of ``model``'s main graph together (inputs, initializers, outputs and
-    the intermediate tensors shape inference types), or None when one of them has no static shape."""
+    the intermediate tensors shape inference types, shapes computed from constants propagated), or None
+    when one of them has no static shape (its size is not known: such a model is never *small*)."""
     try:
-        inferred = onnx.shape_inference.infer_shapes(model)
+        inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
     except Exception:  # shape inference raises several types
         return None
     infos = {vi.name: vi for vi in [*inferred.graph.input, *inferred.graph.value_info, *inferred.graph.output]}
