@@ -24,6 +24,7 @@ from seedzer.finding.graph.folder import (
     PASSES_FILE,
     REDUCED_MODEL,
     REDUCED_REPRO,
+    FailingCase,
     GraphFinding,
     finding_case,
     graph_log,
@@ -93,7 +94,8 @@ def test_a_convert_layout_finding_is_filed_gated_triaged_and_reproduced(tmp_path
     assert verdict.verdict == BUG, verdict.reason
     assert (verdict.rule, verdict.culprit) == ("culprit", ["relax.ConvertLayout"])
     assert verdict.root == root_key("graph", verdict.observation, ["relax.ConvertLayout"]).digest()
-    assert verdict.case is not None and verdict.case.passes == (LAYOUT,)
+    assert isinstance(verdict.case, FailingCase) and verdict.case.case.passes == (LAYOUT,)
+    assert verdict.case.model == _model().SerializeToString()  # no model mutation: the seed is the failing model
     unpickle = ("import pickle, sys; pickle.loads(sys.stdin.buffer.read()); "
                 "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tvm', 'onnx', 'onnxruntime')))")
     got = subprocess.run([sys.executable, "-c", unpickle], input=pickle.dumps(verdict), capture_output=True,
