@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 
 from seedzer import __version__
 from seedzer.cli_group import CONFIG_OPTION, MINUTES, FiniteFloat, SeedzerGroup, bounded_int
@@ -24,6 +23,7 @@ from seedzer.config import (
     parse_levels,
     reference,
 )
+from seedzer.console import SafeConsole, echo, echo_lines
 from seedzer.errors import CampaignError, UsageError
 
 MONITOR_OPTION = click.option(
@@ -119,9 +119,9 @@ def _ray_executor(address: str, pool: Path, jobs: int) -> Any:
     from seedzer.kernel.common import Stage
 
     info = connect(None if address == LOCAL_RAY else address)
-    click.echo(f"seedzer: {info.describe()}", err=True)
+    echo(f"seedzer: {info.describe()}", err=True)
     if info.cpus < jobs:
-        click.echo(f"seedzer: --jobs {jobs} asks for more workers than the cluster's {info.cpus:g} CPU(s); "
+        echo(f"seedzer: --jobs {jobs} asks for more workers than the cluster's {info.cpus:g} CPU(s); "
                    "the others start when CPUs join", err=True)
     paths = [str(_resolved(pool))]
 
@@ -171,7 +171,7 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
                          ledger_source=recorded_as).run()
             finally:
                 disconnect()
-    Console(width=max(Console().width, 160)).print(campaign_summary(out))
+    SafeConsole(min_width=160).print(campaign_summary(out))
 
 
 @main.command()
@@ -237,10 +237,10 @@ def run(minutes: float | None, jobs: int | None, out: Path | None, count: int | 
     out = out or Path("campaigns") / time.strftime("run-%Y%m%d-%H%M%S")
     check_campaign_paths(pool, out)
     check_campaign_state(pool, out, False)
-    click.echo(f"seedzer: generating {cfg.generate.count} '{heuristic}' models into {pool} ...", err=True)
+    echo(f"seedzer: generating {cfg.generate.count} '{heuristic}' models into {pool} ...", err=True)
     generate_pool(heuristic, cfg.generate.count, pool, seed=cfg.generate.seed,
                   max_nodes=cfg.generate.max_nodes, progress=True)
-    click.echo(f"seedzer: fuzzing for {cfg.fuzz.minutes:g} min into {out} ...", err=True)
+    echo(f"seedzer: fuzzing for {cfg.fuzz.minutes:g} min into {out} ...", err=True)
     _fuzz(pool, out, cfg, False, monitor)
 
 
@@ -253,7 +253,7 @@ def config() -> None:
 def config_show() -> None:
     """Print every configuration field with its default and meaning."""
     for name, default, doc in reference():
-        click.echo(f"{name} = {default}\n    {doc}")
+        echo_lines([f"{name} = {default}", f"    {doc}"])
 
 
 @config.command("check")
@@ -264,7 +264,7 @@ def config_check(path: Path) -> None:
     Example: seedzer config check my.yaml
     """
     load_config(path)
-    click.echo(f"{path}: ok")
+    echo(f"{path}: ok")
 
 
 @main.command()
@@ -299,9 +299,9 @@ def status(campaign: Path, show_all: bool, window_minutes: float, show_invalid: 
     try:
         seen = seen_before(campaign_ledger(campaign, cfg), campaign) if (campaign / "campaign.db").is_file() else None
     except SeedzerError as exc:  # a ledger that cannot be read: the summary without its marks
-        click.echo(f"warning: {exc}", err=True)
+        echo(f"warning: {exc}", err=True)
         seen = None
-    Console(width=max(Console().width, 160)).print(campaign_summary(campaign, show_all, window_minutes,
+    SafeConsole(min_width=160).print(campaign_summary(campaign, show_all, window_minutes,
                                                                     show_invalid, seen))
 
 

@@ -17,8 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from rich.table import Table
-
+from seedzer.console import SafeTable
 from seedzer.kernel.messages import normalize
 from seedzer.mutate.bounds import PREFIX as BOUNDS_PREFIX
 from seedzer.mutate.bounds import kind_of
@@ -64,7 +63,7 @@ def _rows(conn: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
         raise
 
 
-def invalid_table(conn: sqlite3.Connection) -> Table | None:
+def invalid_table(conn: sqlite3.Connection) -> SafeTable | None:
     """Test cases the filters before the gate turned away (invalid or slow) by level, reason and pass,
     most frequent first, with the samples kept of each (``filtered/<name>``; ``seedzer replay`` runs
     one) and how their re-runs at the full limits ended (None when none is recorded)."""
@@ -75,7 +74,7 @@ def invalid_table(conn: sqlite3.Connection) -> Table | None:
     for level, reason, where, folder, rerun in _rows(conn, "SELECT level, reason, pass, folder, rerun "
                                                            "FROM filter_samples ORDER BY id"):
         samples.setdefault((level, reason, where), []).append((str(folder), str(rerun)))
-    table = Table(title="Test cases turned away before the gate, by reason (samples: filtered/<name>)")
+    table = SafeTable(title="Test cases turned away before the gate, by reason (samples: filtered/<name>)")
     for col in ("level", "reason", "pass", "count", "samples", "re-runs at full limits"):
         table.add_column(col, overflow="fold")
     for level, reason, where, count in rows:
@@ -87,14 +86,14 @@ def invalid_table(conn: sqlite3.Connection) -> Table | None:
     return table
 
 
-def rerun_table(conn: sqlite3.Connection) -> Table | None:
+def rerun_table(conn: sqlite3.Connection) -> SafeTable | None:
     """Every re-run at the full limits that did not pass (a hang filed as a candidate, an allocation
     that fails again alone: a runaway allocation to look at, an error); None when there is none."""
     rows = _rows(conn, "SELECT folder, level, reason, pass, rerun, rerun_detail FROM filter_samples "
                        "WHERE rerun NOT IN ('', 'passes') ORDER BY id")
     if not rows:
         return None
-    table = Table(title="Re-runs at the full limits that did not pass")
+    table = SafeTable(title="Re-runs at the full limits that did not pass")
     for col in ("sample", "level", "reason", "pass", "outcome", "detail"):
         table.add_column(col, overflow="fold")
     for row in rows:
@@ -102,13 +101,13 @@ def rerun_table(conn: sqlite3.Connection) -> Table | None:
     return table
 
 
-def unloaded_models_table(conn: sqlite3.Connection) -> Table | None:
+def unloaded_models_table(conn: sqlite3.Connection) -> SafeTable | None:
     """Pool models that gave no seed, each with the first reason its loading gave (None when every
     model gave seeds)."""
     rows = _rows(conn, "SELECT model, detail FROM models WHERE status != 'ok' ORDER BY model")
     if not rows:
         return None
-    table = Table(title="Pool models that gave no seed (never fuzzed; bugs among them are load findings)")
+    table = SafeTable(title="Pool models that gave no seed (never fuzzed; bugs among them are load findings)")
     for col in ("model", "symptom", "step", "reason"):
         table.add_column(col, overflow="fold")
     for model, detail in rows:

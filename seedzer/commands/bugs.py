@@ -8,12 +8,11 @@ import time
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from seedzer.campaign.ledger_roots import campaign_ledger, record_campaign
 from seedzer.cli_group import CONFIG_OPTION
 from seedzer.config import Config, load_config
+from seedzer.console import SafeConsole, SafeTable, echo
 from seedzer.errors import UsageError, shown
 from seedzer.finding.layout import REPORT_FILE, REPRO_FILE
 from seedzer.finding.minimal.program import MINIMAL_FILE, MINIMAL_RECORD
@@ -45,8 +44,8 @@ def _name(campaign: str) -> str:
     return Path(campaign).name
 
 
-def _roots_table(path: Path, roots: list[LedgerRoot]) -> Table:
-    table = Table(title=f"Ledger {path}: {len(roots)} bug roots")
+def _roots_table(path: Path, roots: list[LedgerRoot]) -> SafeTable:
+    table = SafeTable(title=f"Ledger {path}: {len(roots)} bug roots")
     for col in ("root", "kind", "symptom", "culprit", "state", "first seen", "last seen", "campaigns",
                 "present in", "what happened"):
         table.add_column(col, overflow="fold")
@@ -57,9 +56,9 @@ def _roots_table(path: Path, roots: list[LedgerRoot]) -> Table:
     return table
 
 
-def _overlap(roots: list[LedgerRoot], campaigns: list[str]) -> Table:
+def _overlap(roots: list[LedgerRoot], campaigns: list[str]) -> SafeTable:
     """Which of ``campaigns`` found which roots: every one of them, and each one alone."""
-    table = Table(title="Roots by campaign")
+    table = SafeTable(title="Roots by campaign")
     table.add_column("found by")
     table.add_column("roots")
     table.add_column("which", overflow="fold")
@@ -102,7 +101,7 @@ def bugs_group(ctx: click.Context, ledger: Path | None, campaigns: tuple[Path, .
         roots = [r for r in roots if any(c in r.campaigns for c in wanted)]
     if states:
         roots = [r for r in roots if r.state in states]
-    console = Console(width=max(Console().width, 160))
+    console = SafeConsole(min_width=160)
     console.print(_roots_table(path, roots))
     together = wanted or sorted(known)
     if len(together) >= 2:
@@ -132,7 +131,7 @@ def bugs_mark(ctx: click.Context, root: str, state: str, link: str, note: str) -
     path = _path(ledger, cfg)
     with Ledger(path, create=False) as book:
         full = book.set_state(root, state, link, note)
-    click.echo(f"{full}: {state}" + (f" {link}" if link else "") + f" ({path})")
+    echo(f"{full}: {state}" + (f" {link}" if link else "") + f" ({path})")
 
 
 @bugs_group.command("add")
@@ -150,7 +149,7 @@ def bugs_add(ctx: click.Context, campaigns: tuple[Path, ...], source: str) -> No
     for campaign in campaigns:
         path = _path(ledger, cfg, campaign)
         new = record_campaign(campaign, path, source)
-        click.echo(f"{campaign}: roots recorded in {path} ({len(new)} new: {', '.join(new) or 'none'})")
+        echo(f"{campaign}: roots recorded in {path} ({len(new)} new: {', '.join(new) or 'none'})")
 
 
 @bugs_group.command("export")
@@ -175,11 +174,11 @@ def bugs_export(ctx: click.Context, out: Path, roots: tuple[str, ...], states: t
     for r in (r for r in every if r.root in chosen):
         folder = Path(r.sightings[-1].finding) if r.sightings else None
         if folder is None or not (folder / REPORT_FILE).is_file():
-            click.echo(f"warning: {r.root}: no report.md in {folder} (run `seedzer triage` there); skipped", err=True)
+            echo(f"warning: {r.root}: no report.md in {folder} (run `seedzer triage` there); skipped", err=True)
             continue
         target = out / r.root
         target.mkdir(parents=True, exist_ok=True)
         copied = [name for name in EXPORTED if (folder / name).is_file()]
         for name in copied:
             shutil.copy2(folder / name, target / name)
-        click.echo(f"{r.root}: {', '.join(copied)} -> {target}")
+        echo(f"{r.root}: {', '.join(copied)} -> {target}")
