@@ -308,6 +308,7 @@ def status(campaign: Path, show_all: bool, window_minutes: float, show_invalid: 
 def _register_verbs() -> None:
     from seedzer.commands.bugs import bugs_group
     from seedzer.commands.coverage import coverage_group
+    from seedzer.commands.envs import envs_group
     from seedzer.commands.experiment import experiment_group
     from seedzer.commands.generate import generate_cmd, pool_group
     from seedzer.commands.load import load_cmd
@@ -326,6 +327,7 @@ def _register_verbs() -> None:
     main.add_command(recheck_cmd, "recheck")
     main.add_command(versions_cmd, "versions")
     main.add_command(bugs_group, "bugs")
+    main.add_command(envs_group, "envs")
 
 
 _register_verbs()

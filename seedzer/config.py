@@ -244,6 +244,9 @@ class ReproducersConfig:
                          "triage's own interpreter (no network).")
     venvs: str = _f("~/.cache/seedzer/venvs", "Directory of those virtual environments (one per TVM and package "
                     "set).")
+    venvs_max_gb: float = _f(4.0, "Bound of that directory in GiB (an environment takes about 0.41): when a new "
+                             "environment is made, the least recently used others are removed down to it (0: no "
+                             "bound; `seedzer envs` lists and prunes them).")
     versions: list[str] = _f(list(RELEASED_TVM), "The TVM releases `seedzer versions` runs every root's minimal.py "
                              "against (a path to a local .whl works too).")
     pip_args: list[str] = _f([], "Extra arguments pip gets when it makes those environments and lists TVM's releases "

@@ -98,6 +98,7 @@ CHECKS: dict[str, tuple[str, Any]] = {
     "oracles.perf_repeats": ("must be >= 1 and <= 100", lambda v: 1 <= v <= 100),
     "reproducers.minutes": ("must be > 0 and <= 600", lambda v: finite(v) and 0 < v <= 600),
     "reproducers.venvs": ("must be a directory name", lambda v: bool(v.strip()) and "\0" not in v),
+    "reproducers.venvs_max_gb": ("must be a finite number of GiB >= 0 (0: no bound)", lambda v: finite(v) and v >= 0),
     "reproducers.versions": ("entries must be TVM release numbers (e.g. 0.26.0) or paths to .whl files",
                              lambda v: all(isinstance(x, str) and (x.endswith(".whl") or VERSION.match(x)) for x in v)),
     "reproducers.pip_args": ("entries must be pip arguments (strings)", lambda v: all(isinstance(x, str) for x in v)),

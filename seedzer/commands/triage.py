@@ -138,8 +138,8 @@ def triage_cmd(campaign: Path, minutes: float, only: tuple[str, ...], force: boo
     summary = Path(campaign) / "triage.json" if (Path(campaign) / "findings").is_dir() else None
     check_writable([f for f in folders if f not in problems], summary)
     cfg = load_config(config_path).reproducers
-    verify = VerifySettings(environments=cfg.venvs, fresh=cfg.fresh_env and not no_fresh_env, python=python,
-                            pip_args=tuple(cfg.pip_args))
+    verify = VerifySettings(environments=cfg.venvs, max_gb=cfg.venvs_max_gb, fresh=cfg.fresh_env and not no_fresh_env,
+                            python=python, pip_args=tuple(cfg.pip_args))
     options = TriageOptions(minutes=minutes, force=force, python=python, minimal_seconds=cfg.minutes * 60.0,
                             verify=verify)
     table = SafeTable(title=f"triage of {campaign}")

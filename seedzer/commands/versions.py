@@ -88,7 +88,8 @@ def versions_cmd(campaigns: tuple[Path, ...], versions: tuple[str, ...], only_gi
     if not roots:
         raise UsageError(f"{', '.join(map(str, campaigns))}: no bug root with a verified minimal.py "
                          "(run `seedzer triage` first)")
-    settings = VerifySettings(environments=cfg.reproducers.venvs, pip_args=tuple(cfg.reproducers.pip_args))
+    settings = VerifySettings(environments=cfg.reproducers.venvs, max_gb=cfg.reproducers.venvs_max_gb,
+                              pip_args=tuple(cfg.reproducers.pip_args))
     table = run_versions(roots, sources, settings, lambda line: echo(line, err=True))
     SafeConsole(min_width=160).print(_table(table))
     for root, (fixed, present) in table.regressions().items():
