@@ -20,11 +20,12 @@ from seedzer.config import (
     MAX_POOL,
     Config,
     check_value,
+    excerpt,
     load_config,
     parse_levels,
     reference,
 )
-from seedzer.errors import CampaignError, UsageError
+from seedzer.errors import CampaignError, ConfigError, UsageError
 
 MONITOR_OPTION = click.option(
     "--monitor", type=click.Choice(["auto", "live", "plain", "quiet"]), default="auto", show_default=True,
@@ -48,6 +49,18 @@ def _apply_overrides(cfg: Config, minutes: float | None, jobs: int | None, seed:
             check_value(dotted, value, option)
             setattr(cfg.fuzz, dotted.split(".")[1], value)
     return cfg
+
+
+def _check_heuristic(cfg: Config, source: Path | None) -> None:
+    """``generate.heuristic`` of the configuration file ``source`` names a shipped heuristic or an
+    existing heuristic file (heuristics are the generator's, a layer above the configuration, so the
+    commands that generate check it)."""
+    from seedzer.generate.heuristics import heuristic_known
+
+    if source is not None and not heuristic_known(cfg.generate.heuristic):
+        raise ConfigError(f"{source}: field 'generate.heuristic' must name a shipped heuristic (see `seedzer pool "
+                          "heuristics`) or an existing .yaml/.py heuristic file "
+                          f"(got {excerpt(cfg.generate.heuristic)})")
 
 
 def _monitor(kind: str) -> Any:
@@ -230,6 +243,7 @@ def run(minutes: float | None, jobs: int | None, out: Path | None, count: int | 
     from seedzer.generate import generate_pool
 
     cfg = _apply_overrides(load_config(config_path), minutes, jobs, None)
+    _check_heuristic(cfg, config_path)
     if count is not None:
         cfg.generate.count = count
     heuristic = cfg.generate.heuristic
@@ -263,7 +277,10 @@ def config_check(path: Path) -> None:
 
     Example: seedzer config check my.yaml
     """
-    load_config(path)
+    notes: list[str] = []
+    _check_heuristic(load_config(path, notes), path)
+    for note in notes:
+        click.echo(note, err=True)
     click.echo(f"{path}: ok")
 
 
