@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -93,7 +92,8 @@ def check_campaign_state(pool: Path, out: Path, resume: bool) -> None:
     """Read-only checks of ``out``'s campaign.db: resumable (and made from ``pool``), or absent for a new one."""
     from seedzer.campaign.directory import check_layout
     from seedzer.store.corpus import CORPUS_DIR, corpus_lost, lost_corpus_files
-    from seedzer.store.readonly import open_campaign, read_meta
+    from seedzer.store.reader import CampaignReader, UnreadableCampaign
+    from seedzer.store.readonly import open_campaign
 
     check_layout(out)
     db = out / "campaign.db"
@@ -104,14 +104,11 @@ def check_campaign_state(pool: Path, out: Path, resume: bool) -> None:
         return
     if not db.exists():
         raise CampaignError(f"{out}: nothing to resume (no campaign.db)")
-    conn = open_campaign(db)
     try:
-        recorded = read_meta(conn, "pool")
-        paths = [str(row[0]) for row in conn.execute("SELECT path FROM corpus")]
-    except (ValueError, sqlite3.Error) as exc:
-        raise CampaignError(f"{db}: unreadable campaign metadata ({exc})") from None
-    finally:
-        conn.close()
+        with CampaignReader.open(db) as reader:
+            recorded, paths = reader.meta("pool"), reader.corpus_paths()
+    except UnreadableCampaign as exc:
+        raise CampaignError(f"{db}: unreadable campaign metadata ({exc.cause})") from None
     if lost_corpus_files(out, paths):
         raise corpus_lost(out / CORPUS_DIR, len(paths))
     if isinstance(recorded, str) and Path(recorded) != _resolved(pool):
