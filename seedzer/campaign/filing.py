@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -49,6 +49,17 @@ from seedzer.finding.verdict import Verdict, reason_code
 from seedzer.kernel.common import Observation, Symptom
 from seedzer.load.loader import LoaderFailure
 from seedzer.store.corpus import Corpus, CorpusEntry
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A bug observation ready to file: the finding kind that files it, what was observed, its raw
+    signature, and whether that signature was filed before (``repeat``: one more occurrence)."""
+
+    kind: str
+    observed: Observed
+    signature: str
+    repeat: bool
 
 
 class GateRunner(Protocol):
@@ -161,15 +172,18 @@ class Filing:
             self.monitor.message(f"warning: finding {signature}: {exc}")
             return None
 
-    def candidate(self, obs: Observation, tc: TestCaseInfo, worker: int, unchanged: list[int], log: str = "") -> None:
-        """File one bug observation of a fuzzer test case as a finding of its level's kind, with the
-        kernel case its worker ran (never planned again here)."""
+    def candidate(self, obs: Observation, tc: TestCaseInfo, worker: int, unchanged: Sequence[int],
+                  log: str = "") -> Candidate:
+        """One bug observation of a fuzzer test case as a candidate of its level's kind, with the kernel
+        case its worker ran (never planned again here), classified by its raw signature: a repeat, or
+        new (its signature is then taken: a second occurrence before it is filed is a repeat).
+        :meth:`file` files it."""
         ran = tc.ran()
         if ran is None:  # a result and a death are filed only once their test case was announced
             raise CampaignError(f"test case {tc.tc_id} of worker {worker} was never announced")
-        self._file(tc.level, self._observed(obs, tc, ran, worker, unchanged, log))
+        return self._classify(tc.level, self._observed(obs, tc, ran, worker, unchanged, log))
 
-    def _observed(self, obs: Observation, tc: TestCaseInfo, ran: Any, worker: int, unchanged: list[int],
+    def _observed(self, obs: Observation, tc: TestCaseInfo, ran: Any, worker: int, unchanged: Sequence[int],
                   log: str = "") -> Observed:
         parent = self.corpus.by_id.get(tc.parent or "")
         provenance = Provenance(tc.parent, parent.origin if parent else "", tuple(tc.mutators), worker, tc.tc_id)
@@ -195,32 +209,39 @@ class Filing:
         self._file(POOL_KIND, observed)
 
     def _file(self, kind_name: str, observed: Observed) -> None:
+        """Classify and file at once (a load failure, a re-run's hang)."""
+        self.file(self._classify(kind_name, observed))
+
+    def _classify(self, kind_name: str, observed: Observed) -> Candidate:
+        signature = kind(kind_name).signature(observed)
+        repeat = signature in self.verdicts
+        if not repeat:
+            self.verdicts[signature] = (PENDING, None)  # taken: filed by :meth:`file`, given back if it cannot be
+        return Candidate(kind_name, observed, signature, repeat)
+
+    def file(self, candidate: Candidate) -> None:
         """Count a repeat of a known signature, else write the new finding's folder and queue its gate
         run (a finding that cannot be filed, e.g. its model file gone, is a warning, never fatal)."""
-        found = kind(kind_name)
-        signature = found.signature(observed)
-        if self._occurrence(signature, observed.observation):
+        if candidate.signature in self.verdicts and candidate.repeat:
+            self._occurrence(candidate.signature, candidate.observed.observation)
             return
+        self.verdicts[candidate.signature] = (PENDING, None)  # a repeat of one that could not be filed tries too
         try:
-            filed = found.file(observed, self.settings.filing)
+            filed = kind(candidate.kind).file(candidate.observed, self.settings.filing)
         except SeedzerError as exc:
+            del self.verdicts[candidate.signature]  # a later occurrence tries again
             self.monitor.message(f"warning: {exc}")
             return
         report = self.findings.record(filed.finding)
-        self.verdicts[signature] = (PENDING, None)
         if report.new and filed.meta.status != "known":
             self.stats.pending += 1
             self.submit(filed.meta, filed.gate_case)
 
-    def _occurrence(self, signature: str, obs: Observation) -> bool:
-        """Count a repeat of a known raw signature; False when the signature is new."""
-        known = self.verdicts.get(signature)
-        if known is None:
-            return False
+    def _occurrence(self, signature: str, obs: Observation) -> None:
+        """Count a repeat of a known raw signature."""
         self.findings.db.bump_finding(signature)
-        if known[0] == BUG:
+        if self.verdicts[signature][0] == BUG:
             self.stats.findings[obs.symptom.value] += 1
-        return True
 
     def submit(self, meta: FindingMeta, case: Any = None) -> None:
         """Queue a pending candidate for the gate (``case``: the case the worker ran): counted at once

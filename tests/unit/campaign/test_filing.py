@@ -84,7 +84,7 @@ def file(filing: Filing, obs: Observation, tc_id: int, passes: tuple[str, ...] =
     tc = TestCaseInfo(tc_id, "fuzz", None, "tir", script=SCRIPT, passes=pj, announced=True,
                       case=fake_case("tir", SCRIPT, pj))
     before = set(filing.verdicts)
-    filing.candidate(obs, tc, 0, [])
+    filing.file(filing.candidate(obs, tc, 0, []))
     (sig,) = set(filing.verdicts) - before
     return sig
 
@@ -349,7 +349,7 @@ def test_a_graph_candidate_is_filed_with_its_model_and_steps_and_sent_to_the_gra
     gate = RecordingGate()
     filing = make_filing(tmp_path, db, gate)
     obs = error("relax.ConvertLayout", "InternalError: Check failed: (res != npos) is false: layoutAB")
-    filing.candidate(obs, tc, 1, [])
+    filing.file(filing.candidate(obs, tc, 1, []))
     (sig,) = filing.verdicts
     folder = tmp_path / "findings" / sig
     meta = FindingMeta.load(folder)
@@ -358,7 +358,7 @@ def test_a_graph_candidate_is_filed_with_its_model_and_steps_and_sent_to_the_gra
     filed = GraphCase.from_json(json.loads((folder / "case.json").read_text()))
     assert filed.passes == steps and filed.model_file == "model.onnx" and filed.expected == obs
     assert gate.calls == [(sig, run_graph_gate_on_folder)]
-    filing.candidate(obs, tc, 1, [])  # the same failure again: counted, never filed or gated twice
+    filing.file(filing.candidate(obs, tc, 1, []))  # the same failure again: counted, never filed or gated twice
     assert row_of(db, sig).count == 2 and len(gate.calls) == 1
 
 

@@ -1,5 +1,5 @@
 """The campaign's choice of the next entry to mutate: a level by its weight, then worker affinity over
-that level's scheduler."""
+that level's scheduler (:class:`seedzer.campaign.feeding.Feeder`)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import random
 from collections import Counter
 from types import SimpleNamespace
 
-from seedzer.campaign.loop import Campaign
+from seedzer.campaign.feeding import Feeder
+from seedzer.campaign.pending import PendingSeeds
 from seedzer.campaign.scheduler import UniformScheduler
+from seedzer.config import Config
 from seedzer.levels.graph.entry import GraphSeed
 from seedzer.store.corpus import CorpusEntry
 
@@ -20,11 +22,16 @@ def _entries() -> list[CorpusEntry]:
     return [*made, CorpusEntry("restored", "", "[]", "m", level="tir")]  # run by nobody known (after a resume)
 
 
+def _feeder(levels: dict[str, list[CorpusEntry]], seed: int) -> Feeder:
+    """A feeder over a corpus holding ``levels`` (only its entries by level are read)."""
+    return Feeder(Config(), SimpleNamespace(levels=levels), PendingSeeds(), {}, random.Random(seed))  # type: ignore[arg-type]
+
+
 def test_a_worker_mostly_gets_entries_it_ran_and_every_entry_is_still_chosen_alike() -> None:
     entries = _entries()
-    host = SimpleNamespace(schedulers={"tir": UniformScheduler()}, corpus=SimpleNamespace(levels={"tir": entries}),
-                           rng=random.Random(7))
-    picks = {w: Counter(Campaign._choose_for(host, w, "tir").seed_id for _ in range(8000)) for w in (0, 1)}  # type: ignore[arg-type]
+    feeder = _feeder({"tir": entries}, 7)
+    feeder.schedulers = {"tir": UniformScheduler()}
+    picks = {w: Counter(feeder.choose_for(w, "tir").seed_id for _ in range(8000)) for w in (0, 1)}
     for w in (0, 1):
         own = sum(n for name, n in picks[w].items() if name != "restored" and int(name[1:]) % 2 == w)
         assert own / (8000 - picks[w]["restored"]) > 0.99  # another's entry: a parse (30-100 ms)
@@ -36,11 +43,11 @@ def test_a_worker_mostly_gets_entries_it_ran_and_every_entry_is_still_chosen_ali
 
 def test_levels_are_drawn_by_weight_among_those_with_entries() -> None:
     levels = {"tir": _entries(), "graph": [CorpusEntry("g", GRAPH, "[]", "m", level="graph")]}
-    host = SimpleNamespace(levels={"tir": 3.0, "graph": 1.0}, corpus=SimpleNamespace(levels=levels),
-                           rng=random.Random(3))
-    drawn = Counter(Campaign._level(host) for _ in range(4000))  # type: ignore[arg-type]
+    feeder = _feeder(levels, 3)
+    feeder.levels = {"tir": 3.0, "graph": 1.0}
+    drawn = Counter(feeder.level() for _ in range(4000))
     assert 0.7 < drawn["tir"] / 4000 < 0.8
-    host.corpus.levels = {"tir": levels["tir"]}  # a pool that gave no graph seed: the TIR level only
-    assert {Campaign._level(host) for _ in range(100)} == {"tir"}  # type: ignore[arg-type]
-    host.levels = {"graph": 1.0}
-    assert Campaign._level(host) == "tir"  # nothing of the levels on: what the corpus has  # type: ignore[arg-type]
+    feeder.corpus.levels = {"tir": levels["tir"]}  # a pool that gave no graph seed: the TIR level only
+    assert {feeder.level() for _ in range(100)} == {"tir"}
+    feeder.levels = {"graph": 1.0}
+    assert feeder.level() == "tir"  # nothing of the levels on: what the corpus has
