@@ -43,7 +43,7 @@ from seedzer.campaign.epoch_generator import (
 from seedzer.campaign.epoch_rewards import ModelInfo, finding_origins, models_of_manifest, rewards
 from seedzer.campaign.loading import Loading
 from seedzer.campaign.monitor import Monitor
-from seedzer.config import Config, to_dict
+from seedzer.config import Config, EpochsConfig, config_from_dict, to_dict
 from seedzer.errors import PoolError
 from seedzer.generate.bandit import ModelOutcome, posterior, successes, thompson
 from seedzer.generate.seed_pool import MANIFEST, read_manifest, verified_models
@@ -118,6 +118,22 @@ def epoch_models(out: Path) -> list[Path]:
         with contextlib.suppress(PoolError, OSError, ValueError):
             found.extend(verified_models(folder))
     return found
+
+
+def resumed_epochs(recorded: object, asked: EpochsConfig) -> tuple[EpochsConfig, str | None]:
+    """The epochs a resumed campaign runs: those of its recorded configuration (``recorded``, campaign.db's
+    meta ``config``: their schedule splits the whole budget, their pools and weights are on disk), and
+    the line that says so when ``asked`` wanted another number (None: nothing to say). A campaign from
+    before the epochs recorded none: ``asked`` then."""
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("epochs"), dict):
+        return asked, None
+    kept = config_from_dict({"epochs": recorded["epochs"]}, "campaign.db").epochs
+    count = kept.count if kept.count > 1 else 0
+    if not ((asked.count > 1 and asked.count != count) or (asked.count == 1 and count)):
+        return kept, None
+    kept_as = f"with {count} epochs: --resume keeps them" if count else "without epochs: --resume keeps it so"
+    return kept, (f"this campaign was started {kept_as} (epochs.count {asked.count}, from --epochs or the "
+                  "configuration, applies to new campaigns only)")
 
 
 def generator_argv(job: Path) -> list[str]:

@@ -22,6 +22,7 @@ fuzzing, plus the end drain.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -49,6 +50,7 @@ from seedzer.finding.verdict import Verdict, reason_code
 from seedzer.kernel.common import Observation, Symptom
 from seedzer.load.loader import LoaderFailure
 from seedzer.store.corpus import Corpus, CorpusEntry
+from seedzer.store.db import FindingRow
 
 
 @dataclass(frozen=True)
@@ -141,9 +143,15 @@ class Filing:
     # --- the campaign's view ------------------------------------------------------------------
     def restore(self) -> None:
         """Reload verdicts from campaign.db (and what they teach, :mod:`seedzer.finding.known`); queue
-        the gate for candidates still pending."""
+        the gate for candidates still pending. A verdict its finding's folder holds and campaign.db
+        does not (the campaign stopped between the two writes, e.g. on a full disk) is the campaign's
+        own: written into campaign.db now and counted as judged, never gated (nor announced) again."""
         pending: list[FindingMeta] = []
         for row in self.findings.db.findings():
+            judged = row.verdict in (BUG, NOT_A_BUG)
+            meta = self._load(row.signature) if not judged and row.status != "known" else None
+            if meta is not None and meta.verdict in (BUG, NOT_A_BUG):
+                row = self._written_verdict(row, meta)
             self.verdicts[row.signature] = (row.verdict, row.root)
             if row.verdict == BUG and row.root:
                 if row.root not in self.roots:
@@ -154,7 +162,7 @@ class Filing:
                 self.stats.not_a_bug[reason_code(row.verdict_reason)] += 1
             elif row.status == "known":  # known issues are never sent to the gate (as when filed)
                 continue
-            meta = self._load(row.signature)
+            meta = self._load(row.signature) if judged else meta
             if meta is None:
                 continue
             if row.verdict in (BUG, NOT_A_BUG):
@@ -164,6 +172,15 @@ class Filing:
         for meta in pending:
             self.stats.pending += 1  # shown as awaiting the gate until its verdict lands
             self.submit(meta)
+
+    def _written_verdict(self, row: FindingRow, meta: FindingMeta) -> FindingRow:
+        """``row`` with the verdict of its folder's ``meta``, which campaign.db lost (the folder is written
+        first: its case and reproducer were rewritten before that verdict), written into campaign.db."""
+        self.findings.update(meta)
+        self.findings.db.add_event("verdict_restored", {"signature": meta.signature, "verdict": meta.verdict,
+                                                        "root": meta.root_signature})
+        return dataclasses.replace(row, verdict=meta.verdict, verdict_reason=meta.verdict_reason,
+                                   root=meta.root_signature, status=meta.status)
 
     def _load(self, signature: str) -> FindingMeta | None:
         try:

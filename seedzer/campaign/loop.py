@@ -35,7 +35,7 @@ from seedzer import __version__
 from seedzer.campaign.counts import ExecCounts
 from seedzer.campaign.deaths import Deaths
 from seedzer.campaign.directory import discard_new, prepare_dir
-from seedzer.campaign.epochs import Epochs, epoch_models
+from seedzer.campaign.epochs import Epochs, epoch_models, resumed_epochs
 from seedzer.campaign.feedback import Feedback
 from seedzer.campaign.feeding import Feeder
 from seedzer.campaign.filing import Filing, FilingSettings, GateRunner
@@ -54,7 +54,7 @@ from seedzer.campaign.summary import campaign_summary
 from seedzer.campaign.throughput import parse_timings, stage_totals
 from seedzer.campaign.triggers import snapshot_column
 from seedzer.campaign.worker_limits import exec_settings, stage_limits
-from seedzer.config import Config, config_from_dict, to_dict
+from seedzer.config import Config, to_dict
 from seedzer.coverage import make_backend
 from seedzer.coverage.native import prepare_collector
 from seedzer.execute.executor import Executor
@@ -152,17 +152,10 @@ class Campaign:
         self.db.add_event("resume", {"elapsed": self.stats.elapsed, "corpus": len(self.corpus)})
 
     def _restore_epochs(self) -> None:
-        """A resumed campaign keeps the epochs it was started with (their schedule splits the whole
-        budget), and says so in one line when it was asked for another number."""
-        recorded = self.db.get_meta("config") or {}
-        if not isinstance(recorded, dict) or not isinstance(recorded.get("epochs"), dict):
-            return  # a campaign from before the epochs: as configured
-        kept = config_from_dict({"epochs": recorded["epochs"]}, "campaign.db").epochs
-        asked, count = self.cfg.epochs.count, kept.count if kept.count > 1 else 0
-        if (asked > 1 and asked != count) or (asked == 1 and count):
-            had = f"{count} epochs" if count else "no epochs"
-            self.monitor.message(f"--resume keeps the {had} this campaign was started with (epochs.count {asked}, "
-                                 "from --epochs or the configuration, applies to new campaigns only)")
+        """A resumed campaign keeps the epochs it was started with, saying so when asked for others."""
+        kept, said = resumed_epochs(self.db.get_meta("config"), self.cfg.epochs)
+        if said is not None:
+            self.monitor.message(said)
         self.cfg.epochs = kept
 
     def _install_signals(self) -> None:

@@ -25,12 +25,13 @@ from seedzer.campaign.epochs import (
     check_epoch_pool,
     epoch_dir,
     epoch_models,
+    resumed_epochs,
 )
 from seedzer.campaign.loading import Loading
 from seedzer.campaign.monitor import QuietMonitor
 from seedzer.campaign.pending import PendingSeeds
 from seedzer.campaign.stats import CampaignStats
-from seedzer.config import Config, LevelsConfig
+from seedzer.config import Config, EpochsConfig, LevelsConfig
 from seedzer.coverage import make_backend
 from seedzer.errors import PoolError
 from seedzer.levels.level import ModelSeeds
@@ -223,3 +224,18 @@ def test_a_campaign_resumed_mid_epoch_takes_in_the_rest_and_generates_nothing_tw
     epochs.next_poll = 0.0
     epochs.poll(71.0)
     assert [e.script for e in h.corpus.entries] == ["b", "c"]
+
+
+def test_a_resumed_campaign_keeps_its_recorded_epochs_and_says_so_when_asked_for_others() -> None:
+    """Issue 55 row 11: before, ``--resume --epochs 5`` kept (or silently changed) the recorded number."""
+    three = {"epochs": {"count": 3, "models": 4, "cpu_share": 0.5}}
+    kept, said = resumed_epochs(three, EpochsConfig(count=5))
+    assert (kept.count, kept.models) == (3, 4)
+    assert said == ("this campaign was started with 3 epochs: --resume keeps them (epochs.count 5, from --epochs "
+                    "or the configuration, applies to new campaigns only)")
+    assert resumed_epochs(three, EpochsConfig())[1] is None  # nothing asked: nothing to say
+    assert resumed_epochs(three, EpochsConfig(count=3))[1] is None
+    assert "without epochs" in str(resumed_epochs({"epochs": {"count": 0}}, EpochsConfig(count=2))[1])
+    assert resumed_epochs({"epochs": {"count": 1}}, EpochsConfig(count=1))[1] is None  # 0 and 1: both none
+    old = EpochsConfig(count=4)
+    assert resumed_epochs({"fuzz": {}}, old) == (old, None)  # recorded before the epochs: as asked

@@ -298,7 +298,9 @@ def test_the_end_drain_judges_what_waited_and_a_resume_what_it_left(tmp_path: Pa
     assert stats.pending == 0 and stats.unique == {"exception": 4}
 
     # a candidate left pending by a campaign that ended is judged on --resume
-    db.set_verdict(sigs[3], PENDING, "", None)
+    meta = filing.findings.load(sigs[3])
+    meta.verdict, meta.verdict_reason, meta.root_signature = PENDING, "", None
+    filing.findings.update(meta)  # its folder and its row, as a campaign that ended before its verdict left them
     again = FakeGate(culprit_bug("tirx.D"))
     resumed = make_filing(tmp_path, db, again, 0.05, CampaignStats())
     resumed.restore()
