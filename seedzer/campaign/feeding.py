@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from seedzer.campaign.pending import PendingSeeds
 from seedzer.campaign.scheduler import Scheduler, make_scheduler
-from seedzer.config import Config
+from seedzer.config import RARITY, Config
 from seedzer.execute.executor import WorkerSlot
 from seedzer.execute.records import ExecTask, FuzzTask, TestCaseInfo
 from seedzer.kernel.common import Stage
@@ -52,7 +52,7 @@ class Feeder:
         name = self.level()
         entry = self.choose_for(w.index, name)
         other = self.rng.choice(self.corpus.levels.get(name) or self.corpus.entries).passes
-        steer = entry.triggered if self.cfg.fuzz.energy == "rarity" else ()  # inserted passes: untriggered first
+        steer = entry.triggered if self.cfg.fuzz.energy == RARITY else ()  # inserted passes: untriggered first
         task = FuzzTask(self.tc_counter, name, entry.script, entry.passes, entry.failures, other,
                         self.rng.getrandbits(62), steer)
         w.submit(task, TestCaseInfo(self.tc_counter, "fuzz", entry.seed_id, name, limits=self.relative_limits(entry)))

@@ -171,10 +171,9 @@ class Campaign:
         # The coverage collector first: a backend that cannot work here fails before seeds load.
         return WorkerSettings(
             exec=exec_settings(self.cfg.oracles, self.cfg.fuzz.coverage, self.cfg.limits.max_testcase_memory),
-            tolerance=self.cfg.fuzz.tolerance, max_passes=self.cfg.fuzz.max_passes,
             collector=prepare_collector(self.cfg.fuzz.coverage, self.out, self.db.features(),
                                         self.cfg.fuzz.block_cache, self.cfg.fuzz.block_granularity),
-            bounds=self.cfg.bounds, graph=self.cfg.graph, log_dir=str(self.out / "logs"),
+            bounds=self.cfg.bounds, levels=self.cfg.levels.settings(), log_dir=str(self.out / "logs"),
             fuzzers={name: level(name).fuzzer for name in level_names()})
 
     def run(self) -> CampaignStats:

@@ -26,6 +26,7 @@ from seedzer.levels.level import ModelSeeds
 from seedzer.load.bounds import Limits
 from seedzer.store.corpus import Corpus
 from seedzer.store.db import CampaignDB
+from seedzer.store.reader import CampaignReader
 from tests.unit.campaign.parts import Said
 from tests.unit.campaign.test_loop_campaigns import by_symptom, config, query
 from tests.unit.fake_gate import FakeGate
@@ -92,6 +93,10 @@ def test_a_killed_load_is_loaded_again_on_resume_and_a_failed_one_is_not(tmp_pat
     first = session(out, models, loader({"b.onnx"}, loads), said)
     first.load_pool(never)
     assert loads == ["a.onnx", "b.onnx", "bad.onnx"]
+    with CampaignReader.open(out / "campaign.db") as reader:
+        listed = Console(width=300, record=True)
+        listed.print(unloaded_models_table(reader))
+    assert "its load was killed from outside; --resume loads it again: killed by signal SIGKILL" in listed.export_text()
     status = statuses(out)
     assert status["b.onnx"] == (KILLED, {"observations": [SIGKILLED.to_json()], "killed": 1})
     assert status["bad.onnx"][0] == "failed" and "killed" not in status["bad.onnx"][1]
@@ -117,9 +122,8 @@ def test_a_model_killed_every_time_is_given_up_saying_so(tmp_path: Path, models:
             assert (status, detail["killed"]) == (KILLED, n)
     assert loads.count("b.onnx") == KILLED_LOADS  # then never again
     assert (status, detail["killed"]) == ("failed", KILLED_LOADS)
-    con = sqlite3.connect(out / "campaign.db")
-    table = unloaded_models_table(con)
-    con.close()
+    with CampaignReader.open(out / "campaign.db") as reader:
+        table = unloaded_models_table(reader)
     assert table is not None
     console = Console(width=300, record=True)
     console.print(table)
