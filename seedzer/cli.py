@@ -151,7 +151,6 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
     workers are Ray actors on the cluster's nodes; the campaign, its store and its gate stay here.
     """
     from seedzer.campaign.seeds import list_pool
-    from seedzer.campaign.summary import campaign_summary
     from seedzer.store.lock import DirLock
 
     check_campaign_paths(pool, out)
@@ -166,7 +165,8 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
         if ray is None:
             from seedzer.campaign.loop import Campaign
 
-            Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), ledger_source=recorded_as).run()
+            campaign = Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), ledger_source=recorded_as)
+            campaign.run()
         else:
             from seedzer.execute.ray_cluster import described, disconnect, signals_interrupt
 
@@ -177,11 +177,12 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
                     from seedzer.campaign.loop import Campaign
 
                     executor = _ray_executor(ray, pool, cfg.fuzz.jobs)
-                Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), executor=executor,
-                         ledger_source=recorded_as).run()
+                campaign = Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), executor=executor,
+                                    ledger_source=recorded_as)
+                campaign.run()
             finally:
                 disconnect()
-    SafeConsole(min_width=160).print(campaign_summary(out))
+    SafeConsole(min_width=160).print(campaign.summary())  # the ledger's marks, as `status` shows them
 
 
 @main.command()

@@ -95,18 +95,19 @@ def rerun_table(reader: CampaignReader) -> SafeTable | None:
 def unloaded_models_table(reader: CampaignReader) -> SafeTable | None:
     """Pool models that gave no seed, each with the first reason its loading gave (None when every
     model gave seeds)."""
-    rows = [(m.model, m.detail) for m in reader.models() if m.status != "ok"]
+    rows = [(m.model, m.status, m.detail) for m in reader.models() if m.status != "ok"]
     if not rows:
         return None
     table = SafeTable(title="Pool models that gave no seed (never fuzzed; bugs among them are load findings)")
     for col in ("model", "symptom", "step", "reason"):
         table.add_column(col, overflow="fold")
-    for model, detail in rows:
+    for model, status, detail in rows:
         try:
             observations = json.loads(detail).get("observations") or []
         except (ValueError, AttributeError):
             observations = []
         first = observations[0] if observations and isinstance(observations[0], dict) else {}
+        again = "its load was killed from outside; --resume loads it again: " if status == "killed" else ""
         table.add_row(str(model), str(first.get("symptom", "?")), str(first.get("pass") or "-"),
-                      str(first.get("message") or "no seeds")[:200])
+                      again + str(first.get("message") or "no seeds")[:200])
     return table

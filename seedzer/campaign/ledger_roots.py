@@ -136,6 +136,15 @@ class CampaignLedger:
             self.say(f"warning: {exc}; every bug of this campaign counts as new")
             return {}
 
+    def seen(self, out: Path) -> dict[str, LedgerRoot] | None:
+        """:func:`seen_before` for the campaign in ``out`` (None: the ledger is off, or cannot be read:
+        then with a warning)."""
+        try:
+            return seen_before(self.path, out)
+        except SeedzerError as exc:
+            self.say(f"warning: {exc}; the summary shows no ledger marks")
+            return None
+
     def record(self, out: Path) -> None:
         """Record the campaign's roots (one line saying what happened)."""
         if self.path is None:
