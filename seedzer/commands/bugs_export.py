@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seedzer.errors import UsageError
-from seedzer.finding.layout import REPORT_FILE, REPRO_FILE
+from seedzer.finding.layout import FAILING_MODEL, REPORT_FILE, REPRO_FILE, SEED_MODEL
 from seedzer.finding.minimal.program import MINIMAL_FILE, MINIMAL_RECORD
 from seedzer.ledger.records import LedgerRoot
 from seedzer.store.atomic import write_atomic
 
-EXPORTED = (REPORT_FILE, MINIMAL_FILE, MINIMAL_RECORD, REPRO_FILE)
-"""The files of a root's finding folder ``bugs export`` copies."""
+EXPORTED = (REPORT_FILE, MINIMAL_FILE, MINIMAL_RECORD, REPRO_FILE, FAILING_MODEL, SEED_MODEL)
+"""The files of a root's finding folder ``bugs export`` copies (an ONNX finding's models too: the model
+its report names, and the seed a graph finding's ``repro.py`` reads when it is too big to embed)."""
 
 
 @dataclass(frozen=True)

@@ -19,3 +19,6 @@ REPORT_FILE = "report.md"
 """The bug-report draft ``seedzer triage`` writes."""
 LEGACY_META_FILE = "finding.json"
 """The record ``seedzer load --out`` wrote before findings had a ``meta.json``."""
+FAILING_MODEL, SEED_MODEL = "model.onnx", "seed.onnx"
+"""An ONNX finding's models: the model that fails (a load finding's, a graph finding's mutant) and a
+graph finding's seed (the pool model its case mutated); what ``meta.json``'s ``failing_model`` names."""

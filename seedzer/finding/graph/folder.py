@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seedzer.errors import SeedzerError
-from seedzer.finding.layout import META_FILE, REDUCED_DIR, REPRO_FILE, STATE_FILE
+from seedzer.finding.layout import FAILING_MODEL, META_FILE, REDUCED_DIR, REPRO_FILE, SEED_MODEL, STATE_FILE
 from seedzer.finding.meta import FindingMeta, ModelRecord
 from seedzer.finding.repro import render
 from seedzer.kernel.common import Observation, Symptom
@@ -62,10 +62,10 @@ KERNEL = ("onnx.inputs+onnx.runtime+onnx.validity+onnx.conditioning+onnx.model+o
           "+graph.relax_consistency+graph.relax_mutations+graph.memo+graph.observe")
 NEEDS = "onnx onnxruntime numpy"
 """The kernel modules a graph ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""
-CASE_FILE, MODEL_FILE, PASSES_FILE, LOG_FILE = "case.json", "model.onnx", "passes.json", "log.txt"
+CASE_FILE, PASSES_FILE, LOG_FILE = "case.json", "passes.json", "log.txt"
 """The graph kind's own files (the house's are in :mod:`seedzer.finding.layout`)."""
-SEED_FILE = "seed.onnx"
-"""The seed (the pool model the case mutated); ``model.onnx`` is the model that fails."""
+MODEL_FILE, SEED_FILE = FAILING_MODEL, SEED_MODEL
+"""The model that fails and the seed (the pool model the case mutated), as the house names them."""
 REDUCED_MODEL, REDUCED_CASE = f"{REDUCED_DIR}/{MODEL_FILE}", f"{REDUCED_DIR}/{CASE_FILE}"
 REDUCED_SEED = f"{REDUCED_DIR}/{SEED_FILE}"
 REDUCED_PASSES, REDUCED_REPRO = f"{REDUCED_DIR}/{PASSES_FILE}", f"{REDUCED_DIR}/{REPRO_FILE}"
