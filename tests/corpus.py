@@ -17,7 +17,8 @@ An entry is a folder:
 - A load entry: the finding's ``meta.json``, ``model.onnx`` and (when it has one) ``case.json``,
   judged by the load gate.
 - A graph entry: ``case.json`` (the graph case with its expected failure, its model mutations and
-  Relax steps) and ``model.onnx`` (the seed model the mutations apply to), judged by the graph gate.
+  Relax steps) and the seed model the mutations apply to (``seed.onnx``; ``model.onnx`` in entries
+  of findings an older Seedzer filed, whose ``case.json`` names it), judged by the graph gate.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def write_loader_entry(folder: Path, finding: Path, audit: Audit) -> None:
     finding names its pool model by absolute path: that model is copied in, so the entry works on
     any machine; its ``repro.py`` is not kept, the load gate never reads it)."""
     folder.mkdir(parents=True, exist_ok=False)
-    for name in ("meta.json", "case.json", "model.onnx"):
+    for name in ("meta.json", "case.json", "model.onnx", "seed.onnx"):
         if (finding / name).exists():
             shutil.copy(finding / name, folder / name)
     model = Path(str(json.loads((finding / "meta.json").read_text()).get("model") or ""))
