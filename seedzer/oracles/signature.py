@@ -11,11 +11,12 @@ through different seeds and passes is one finding and two causes never share one
 from __future__ import annotations
 
 import hashlib
+import re
 import signal
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from seedzer.kernel.common import Observation, Symptom, label_parts
+from seedzer.kernel.common import SPECIAL_VALUES, Observation, Symptom, label_parts
 from seedzer.kernel.messages import normalize
 
 
@@ -60,6 +61,26 @@ def essence(observation: Observation, names: Iterable[str] = ()) -> str:
     return ""
 
 
+DTYPE = re.compile(r"\b(?:bool|u?int\d+|float\d+|bfloat\d+|float8_\w+)(?:x\d+)?\b")
+"""A data type (``float32``, ``int64``, a vector ``float32x4``) in a normalized message."""
+SHAPE = re.compile(r"[\[(]\s*N(?:\s*,\s*N)*\s*,?\s*[\])]")
+"""A shape or an index list (``[N, N]``, ``(N,)``) once :func:`~seedzer.kernel.messages.normalize` made its
+numbers ``N``."""
+VALUE_KINDS = {"nan positions": "nan", "inf positions": "inf"}
+"""The kind of special value a difference is about (:func:`seedzer.kernel.comparison.compare`'s reasons)."""
+
+
+def root_essence(observation: Observation, names: Iterable[str] = ()) -> str:
+    """What a root keys on: the :func:`essence` without what varies with the input it was reached by (data
+    types, so that a pair named in either order is one; shapes and index lists), and for a wrong result on
+    special values the kind of value it gets wrong (a lost NaN and a wrong infinity are two defects)."""
+    text = SHAPE.sub("SHAPE", DTYPE.sub("DT", essence(observation, names)))
+    diff = observation.difference
+    if observation.comparison == SPECIAL_VALUES and diff is not None:
+        text += ":" + VALUE_KINDS.get(diff.reason, "value")
+    return text
+
+
 def raw_key(kind: str, observation: Observation, names: Iterable[str] = (),
             changed_passes: Sequence[str] = ()) -> SignatureKey:
     """The key occurrences are grouped by before the gate (see the module docstring)."""
@@ -77,7 +98,7 @@ def component_key(observation: Observation, component: str, names: Iterable[str]
     """The root of a failure raised in a shared component of TVM (the arithmetic analyzer, code
     generation, a TOPI operator...): the component and the essence of the symptom, whatever pass or
     kind of test case reached it, so one defect reached by several passes is one finding."""
-    return SignatureKey(SHARED, observation.symptom.value, (component,), essence(observation, names))
+    return SignatureKey(SHARED, observation.symptom.value, (component,), root_essence(observation, names))
 
 
 def root_key(kind: str, observation: Observation, culprit: Sequence[str], names: Iterable[str] = ()) -> SignatureKey:
@@ -96,4 +117,4 @@ def root_key(kind: str, observation: Observation, culprit: Sequence[str], names:
         where = tuple(c for c in where if c != failing)
     elif observation.symptom is Symptom.ILLFORMED and failing in where:
         where = (failing,)  # the verifier saw it take well-formed IR and emit ill-formed IR: its bug
-    return SignatureKey(kind, observation.symptom.value, where, essence(observation, names))
+    return SignatureKey(kind, observation.symptom.value, where, root_essence(observation, names))

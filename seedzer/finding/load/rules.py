@@ -13,12 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from seedzer.finding.component import component_of
 from seedzer.finding.gate import InvalidInput as HouseInvalidInput
+from seedzer.finding.load.at_fault import FAULT_RULES, LoadFault
 from seedzer.finding.load.check import matching, observe_forked
 from seedzer.finding.load.folder import SALT
 from seedzer.finding.meta import BUG, NOT_A_BUG
-from seedzer.finding.verdict import INVALID, NOT_REPRODUCED, AtFault, Verdict
+from seedzer.finding.verdict import INVALID, NOT_REPRODUCED, Verdict
 from seedzer.kernel.common import Observation, Symptom
 from seedzer.oracles.preconditions import is_precondition_error
 from seedzer.oracles.signature import component_key, root_key
@@ -101,21 +101,18 @@ class InvalidInput(HouseInvalidInput[LoadContext]):
 
 
 class Culprit:
-    """A bug: its code at fault is the shared component it was raised in (the importer's converter, a
-    TOPI operator, a legalization rule...), else the load step it happened at. Always answers."""
+    """A bug: its code at fault is what the kind's fault rules name
+    (:data:`~seedzer.finding.load.at_fault.FAULT_RULES`: the shared component it was raised in, such as
+    the importer's converter, a TOPI operator or a legalization rule; else the load step it happened at).
+    Always answers."""
 
     name = "culprit"
 
     def judge(self, context: LoadContext) -> Verdict:
         got = context.seen
-        step = got.pass_name or "import"
-        component = component_of(got)
-        if component is not None:
-            fault = AtFault(component.name, f"raised in {component.frame}, code every step reaching it shares",
-                            (step,), shared=True)
-            verdict = context.verdict(BUG, "bug", got, [fault.code], component_key(got, fault.code).digest())
-        else:
-            fault = AtFault(step, f"the load step it happened at ({step})")
-            verdict = context.verdict(BUG, "bug", got, [step], root_key(SALT, got, [step]).digest())
+        fault = FAULT_RULES.decide(LoadFault(got))
+        assert fault is not None, "the load kind's last fault rule always answers"
+        key = component_key(got, fault.code) if fault.shared else root_key(SALT, got, [fault.code])
+        verdict = context.verdict(BUG, "bug", got, [fault.code], key.digest())
         verdict.at_fault = fault
         return verdict

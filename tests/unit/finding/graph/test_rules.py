@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from seedzer.finding.gate import GateRules, GateSettings
 from seedzer.finding.graph import gate
+from seedzer.finding.graph.at_fault import mutation_label
 from seedzer.finding.graph.gate import RULES
 from seedzer.finding.graph.rules import (
     Alone,
@@ -19,7 +20,6 @@ from seedzer.finding.graph.rules import (
     Parent,
     failing_pass,
     invalid_reason,
-    mutation_culprit,
 )
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.kernel.common import SPECIAL_VALUES, Observation, Stage, Symptom
@@ -114,10 +114,10 @@ def test_what_the_importer_says_it_does_not_support_and_engine_failures_are_abou
     assert invalid_reason(genuine) is None
 
 
-def test_a_mutation_names_its_operator_in_a_root() -> None:
-    assert mutation_culprit(ModelMutation("insert", "t", params={"op": "TopK", "nodes": []})) == "insert:TopK"
-    assert mutation_culprit(ModelMutation("edge", "t", params={"op": "Resize"})) == "edge:Resize"
-    assert mutation_culprit(ModelMutation("uoc", "t", ("a", "b"), ("Conv", "Add"))) == "uoc:Conv+Add"
+def test_a_mutation_names_its_operator_among_the_ways_a_root_was_reached() -> None:
+    assert mutation_label(ModelMutation("insert", "t", params={"op": "TopK", "nodes": []})) == "insert:TopK"
+    assert mutation_label(ModelMutation("edge", "t", params={"op": "Resize"})) == "edge:Resize"
+    assert mutation_label(ModelMutation("uoc", "t", ("a", "b"), ("Conv", "Add"))) == "uoc:Conv+Add"
 
 
 def test_contract_dismisses_a_pass_out_of_its_contract_and_names_it() -> None:
@@ -161,11 +161,12 @@ def test_parent_of_a_special_case_runs_the_load_kinds_random_inputs() -> None:
     assert isinstance(context.observe, Runs) and context.observe.cases[-1].input_mode == "random"
 
 
-def test_culprit_of_a_special_case_without_passes_or_mutations_is_its_input_mode() -> None:
+def test_a_special_case_without_passes_or_mutations_is_keyed_by_where_it_failed_not_its_input_mode() -> None:
     crash = Observation(Symptom.CRASH, Stage.RUN, "run", "killed by signal SIGSEGV", signal=11)
     special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
     verdict = Culprit().judge(_context(crash, lambda p: crash, got=crash, case=special))
-    assert verdict.verdict == BUG and verdict.culprit == ["inputs:special"]
+    assert verdict.verdict == BUG and verdict.culprit == ["run"]
+    assert verdict.at_fault is not None and verdict.at_fault.reached == ("inputs:special",)
 
 
 def test_a_special_values_mismatch_is_rooted_at_the_operator_whose_output_differed() -> None:
@@ -177,8 +178,25 @@ def test_a_special_values_mismatch_is_rooted_at_the_operator_whose_output_differ
     special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
     relu, sign = (Culprit().judge(_context(m, lambda p, m=m: m, got=m, case=special))
                   for m in (mismatch("Relu"), mismatch("Sign")))
-    assert relu.culprit == ["inputs:special:Relu:nan"] and sign.culprit == ["inputs:special:Sign:nan"]
+    assert relu.culprit == ["codegen.llvm.max_min"] and sign.culprit == ["relax.frontend.onnx.Sign"]
     assert relu.root != sign.root  # two NaN bugs, two roots
+    assert relu.at_fault is not None and relu.at_fault.rule == "operator" and relu.at_fault.shared
+    assert "inputs:special" in relu.at_fault.reached
+
+
+def test_the_nan_that_max_and_min_lose_is_one_root_whichever_operator_reached_it() -> None:
+    def mismatch(operator: str) -> Observation:
+        diff = Difference(0, "nan positions", 1, 6, operator=operator)
+        return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"output {len(operator)}: nan lost",
+                           comparison=SPECIAL_VALUES, difference=diff)
+
+    special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
+    edged = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9,
+                      model_mutations=(ModelMutation("edge", "t", params={"op": "Clip"}),))
+    roots = {Culprit().judge(_context(m, lambda p, m=m: m, got=m, case=c)).root
+             for m, c in ((mismatch("Relu"), special), (mismatch("Clip"), edged), (mismatch("Max"), special),
+                          (mismatch("ReduceMax"), special), (mismatch("ReduceMin"), edged))}
+    assert len(roots) == 1
 
 
 def test_a_lost_nan_and_a_lost_infinity_of_one_operator_are_two_roots() -> None:
@@ -190,8 +208,8 @@ def test_a_lost_nan_and_a_lost_infinity_of_one_operator_are_two_roots() -> None:
     special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
     nan, inf, values = (Culprit().judge(_context(m, lambda p, m=m: m, got=m, case=special))
                         for m in (mismatch("nan positions"), mismatch("inf positions"), mismatch("values")))
-    assert nan.culprit == ["inputs:special:ReduceMin:nan"] and inf.culprit == ["inputs:special:ReduceMin:inf"]
-    assert values.culprit == ["inputs:special:ReduceMin"] and len({nan.root, inf.root, values.root}) == 3
+    assert nan.culprit == ["codegen.llvm.max_min"] and inf.culprit == ["topi.reduction.min_max_identity"]
+    assert values.culprit == ["relax.frontend.onnx.ReduceMin"] and len({nan.root, inf.root, values.root}) == 3
 
 
 def test_parent_does_not_run_for_a_failure_in_a_pass() -> None:

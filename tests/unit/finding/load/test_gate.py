@@ -14,7 +14,7 @@ from seedzer.finding.load.gate import RULES
 from seedzer.finding.load.rules import Alone, Culprit, InvalidInput, LoadContext, invalid_reason
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.oracles.signature import root_key
+from seedzer.oracles.signature import component_key, root_key
 
 CRASH = Observation(Symptom.CRASH, Stage.LOAD, "legalize", "killed by signal SIGSEGV", signal=11)
 ERROR = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "TVMError: Check failed: shape mismatch")
@@ -85,8 +85,9 @@ def test_bug_names_the_step_and_keys_the_root_on_it() -> None:
     verdict = Culprit().judge(_context(CRASH, [], got=CRASH))
     assert (verdict.verdict, verdict.culprit, verdict.observation) == (BUG, ["legalize"], CRASH)
     assert verdict.root == root_key("loader", CRASH, ["legalize"]).digest()
-    nameless = Observation(Symptom.HANG, Stage.LOAD, None, "ran over 3s alone")
-    assert Culprit().judge(_context(nameless, [], got=nameless)).culprit == ["import"]
+    nameless = Observation(Symptom.HANG, Stage.LOAD, None, "ran over 3s alone")  # at the import: the importer's
+    importer = Culprit().judge(_context(nameless, [], got=nameless))
+    assert importer.culprit == ["relax.frontend.onnx"] and importer.root == component_key(nameless, "relax.frontend.onnx").digest()
 
 
 def test_the_engine_marks_the_answering_rule() -> None:
