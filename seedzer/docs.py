@@ -2,8 +2,10 @@
 
 Each :class:`Section` is a block of a page of ``docs/`` between two markers, written from the code:
 the configuration reference (``docs/configuration.md``, from the configuration's dataclasses and
-the level table), the filing gate's rules and the reducer's passes of every registered finding kind
-(``docs/findings.md``, from each kind's :meth:`~seedzer.finding.kind.FindingKind.gate_rules` and
+the level table), the filing gate's rules, the rules of the code at fault and the reducer's passes of every registered
+finding kind
+(``docs/findings.md``, from each kind's :meth:`~seedzer.finding.kind.FindingKind.gate_rules`,
+:meth:`~seedzer.finding.kind.FindingKind.fault_rules` and
 :meth:`~seedzer.finding.kind.FindingKind.reduction_passes`: their docstrings). ``python -m
 seedzer.docs`` rewrites them all (run it from the repository root; ``PATH`` rewrites one page); a
 test fails when one is stale.
@@ -62,6 +64,11 @@ def reduction_passes_markdown() -> str:
     return _per_kind("pass", lambda name: kind(name).reduction_passes())
 
 
+def fault_rules_markdown() -> str:
+    """Every kind's rules of the code at fault, in the order they decide."""
+    return _per_kind("rule", lambda name: kind(name).fault_rules())
+
+
 @dataclass(frozen=True)
 class Section:
     """A generated block of a page: its marker name and what writes it."""
@@ -85,6 +92,7 @@ SECTIONS = (
     Section(CONFIG_PAGE, "config-reference", config_reference_markdown),
     Section(FINDINGS_PAGE, "gate-rules", gate_rules_markdown),
     Section(FINDINGS_PAGE, "reduction-passes", reduction_passes_markdown),
+    Section(FINDINGS_PAGE, "fault-rules", fault_rules_markdown),
 )
 """Every generated block of the manual."""
 

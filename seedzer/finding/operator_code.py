@@ -1,8 +1,8 @@
 """The TVM code that decides an ONNX operator's result: what a wrong result of one operator is filed under.
 
 A wrong result has no frames to read. When the gate knows the operator at fault (the kernel locates the
-first node whose output TVM computes differently while its inputs agree, :func:`seedzer.kernel.graph.special.locate_operator`;
-else the one operator a model mutation inserted or edited), the code at fault is the code that
+first node whose output TVM computes differently while its inputs agree,
+:func:`seedzer.kernel.graph.special.locate_operator`; else the one operator a model mutation inserted or edited), the code at fault is the code that
 implements that operator's semantics in TVM:
 
 - by default **the importer's converter** of that operator (``relax.frontend.onnx.LayerNormalization``):

@@ -87,7 +87,8 @@ def test_bug_names_the_step_and_keys_the_root_on_it() -> None:
     assert verdict.root == root_key("loader", CRASH, ["legalize"]).digest()
     nameless = Observation(Symptom.HANG, Stage.LOAD, None, "ran over 3s alone")  # at the import: the importer's
     importer = Culprit().judge(_context(nameless, [], got=nameless))
-    assert importer.culprit == ["relax.frontend.onnx"] and importer.root == component_key(nameless, "relax.frontend.onnx").digest()
+    assert importer.culprit == ["relax.frontend.onnx"]
+    assert importer.root == component_key(nameless, "relax.frontend.onnx").digest()
 
 
 def test_the_engine_marks_the_answering_rule() -> None:
