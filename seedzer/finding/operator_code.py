@@ -2,8 +2,8 @@
 
 A wrong result has no frames to read. When the gate knows the operator at fault (the kernel locates the
 first node whose output TVM computes differently while its inputs agree,
-:func:`seedzer.kernel.graph.special.locate_operator`; else the one operator a model mutation inserted or edited), the code at fault is the code that
-implements that operator's semantics in TVM:
+:func:`seedzer.kernel.graph.special.locate_operator`; else the one operator a model mutation inserted
+or edited), the code at fault is the code that implements that operator's semantics in TVM:
 
 - by default **the importer's converter** of that operator (``relax.frontend.onnx.LayerNormalization``):
   it chooses the Relax operators, attributes and placeholders an ONNX operator becomes, so it owns the
