@@ -19,6 +19,7 @@ from seedzer.finding.store import finding_folder
 from seedzer.ledger.location import ledger_path
 from seedzer.ledger.records import LedgerRoot, RootSighting
 from seedzer.ledger.store import Ledger
+from seedzer.ledger.upstream import UpstreamIssue, merged, shipped
 from seedzer.store.readonly import open_campaign, read_meta
 
 LEDGER_META = "ledger"
@@ -105,6 +106,15 @@ def known_roots(path: Path | None) -> dict[str, str]:
         return ledger.known()
 
 
+def upstream_table(path: Path | None) -> list[UpstreamIssue]:
+    """The known upstream bugs: the table shipped with Seedzer, with the rows of the ledger at ``path`` (the
+    user's) replacing shipped rows of the same issue."""
+    if path is None or not Path(path).exists():
+        return shipped()
+    with Ledger(path, create=False) as ledger:
+        return merged(shipped(), ledger.upstream())
+
+
 def seen_before(path: Path | None, out: Path) -> dict[str, LedgerRoot] | None:
     """The roots the ledger at ``path`` holds from other campaigns than ``out`` (None: no ledger)."""
     if path is None or not Path(path).exists():
@@ -136,6 +146,14 @@ class CampaignLedger:
         except SeedzerError as exc:
             self.say(f"warning: {exc}; every bug of this campaign counts as new")
             return {}
+
+    def upstream(self) -> list[UpstreamIssue]:
+        """:func:`upstream_table`, or the shipped table alone with a warning."""
+        try:
+            return upstream_table(self.path)
+        except SeedzerError as exc:
+            self.say(f"warning: {exc}; only the upstream bugs shipped with Seedzer are recognised")
+            return shipped()
 
     def record(self, out: Path) -> None:
         """Record the campaign's roots (one line saying what happened)."""

@@ -89,7 +89,7 @@ class Campaign:
         self.quarantine = Quarantine(self.db, self.corpus, self.monitor.message)
         self.ledger = CampaignLedger.of(cfg, self.pool, ledger_source, self.monitor.message)
         self.findings = FindingStore(self.out / "findings", self.db, [(k.pattern, k.note) for k in cfg.known_issues],
-                                     self.ledger.known())
+                                     self.ledger.known(), self.ledger.upstream())
         self.coverage = make_backend(cfg.fuzz.coverage)
         self.oracles = make_oracles(cfg.oracles.enabled)
         self.levels = cfg.levels.weights()

@@ -38,13 +38,15 @@ class SharedLowering:
 
 SHARED_LOWERINGS: tuple[SharedLowering, ...] = (
     SharedLowering(
-        "codegen.llvm.max_min", frozenset({"Relu", "Clip", "Max", "Min", "ReduceMax", "ReduceMin"}),
+        "codegen.llvm.max_min", frozenset({"Relu", "Clip", "HardSigmoid", "Max", "Min", "ReduceMax", "ReduceMin"}),
         frozenset({"nan"}),
-        "each lowers to tirx Max/Min (relu = max(x, 0), clip = min(max(x, lo), hi), the reductions' combiner); "
+        "each lowers to tirx Max/Min (relu = max(x, 0), clip = min(max(x, lo), hi), hardsigmoid a clip, the "
+        "reductions' combiner); "
         "LLVM code generation emits them as an ordered compare and select, which returns the other operand "
         "when the first is NaN",
         "apache/tvm#19579 (maximum/minimum/relu/clip do not propagate NaN); the audit of seedzer-paper "
-        "(docs/results/seedzer-paper-audit.md: ReduceMin and ReduceMax lose NaN the same way)"),
+        "(docs/results/seedzer-paper-audit.md: ReduceMin and ReduceMax lose NaN the same way); HardSigmoid(NaN) "
+        "is 1 on 0.27.0.post1 (apache/tvm#17999)"),
     SharedLowering(
         "topi.reduction.min_max_identity", frozenset({"ReduceMax", "ReduceMin"}), frozenset({"inf"}),
         "TOPI's min and max reductions start from the dtype's largest (smallest) finite value, not from "
