@@ -57,7 +57,8 @@ def area(component: str) -> str:
 
 
 SPECIFIC_SHARED = ("relax.frontend.onnx",)
-"""Shared components the plain reproducer names more precisely (the importer of one operator)."""
+"""Shared components the plain reproducer names more precisely (the importer as a whole, where the frames named
+no converter: the plain reproducer names its operator)."""
 
 
 def fault_component(meta: FindingMeta, minimal_component: str = "") -> str:
@@ -67,7 +68,7 @@ def fault_component(meta: FindingMeta, minimal_component: str = "") -> str:
     (one pass, ``ns.Name``, not the bisected ``A + B`` or a load step) comes before the plain
     reproducer's failing pass too."""
     fault = meta.at_fault
-    if fault is not None and fault.shared and fault.code and not fault.code.startswith(SPECIFIC_SHARED):
+    if fault is not None and fault.shared and fault.code and fault.code not in SPECIFIC_SHARED:
         return fault.code
     if fault is not None and not fault.shared and "." in fault.code and " + " not in fault.code:  # a pass
         return fault.code

@@ -66,15 +66,39 @@ DTYPE = re.compile(r"\b(?:bool|u?int\d+|float\d+|bfloat\d+|float8_\w+)(?:x\d+)?\
 SHAPE = re.compile(r"[\[(]\s*N(?:\s*,\s*N)*\s*,?\s*[\])]")
 """A shape or an index list (``[N, N]``, ``(N,)``) once :func:`~seedzer.kernel.messages.normalize` made its
 numbers ``N``."""
+IR_CALL = re.compile(r"\b(?:R|T|I)\.[\w.]+\(")
+"""The start of a printed IR expression in a message (``R.split(x, ...)``, ``R.Tensor((N, N), ...)``): its
+operands name the input's values."""
+IR_VALUE = re.compile(r"\b(expression|variable|var|value|tensor) [A-Za-z_]\w*")
+"""A value of the IR named in a message (``expression lv has type``)."""
 VALUE_KINDS = {"nan positions": "nan", "inf positions": "inf"}
 """The kind of special value a difference is about (:func:`seedzer.kernel.comparison.compare`'s reasons)."""
 
 
+def without_ir(text: str) -> str:
+    """``text`` with every printed IR expression (:data:`IR_CALL`, to its closing parenthesis) made ``IR``
+    and every IR value it names (:data:`IR_VALUE`) made ``ID``."""
+    out, at = [], 0
+    for found in IR_CALL.finditer(text):
+        if found.start() < at:
+            continue  # inside an expression already removed
+        depth, end = 0, len(text)
+        for i in range(found.end() - 1, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            if depth == 0:
+                end = i + 1
+                break
+        out.append(text[at:found.start()] + "IR")
+        at = end
+    return IR_VALUE.sub(lambda m: f"{m.group(1)} ID", "".join(out) + text[at:])
+
+
 def root_essence(observation: Observation, names: Iterable[str] = ()) -> str:
     """What a root keys on: the :func:`essence` without what varies with the input it was reached by (data
-    types, so that a pair named in either order is one; shapes and index lists), and for a wrong result on
-    special values the kind of value it gets wrong (a lost NaN and a wrong infinity are two defects)."""
-    text = SHAPE.sub("SHAPE", DTYPE.sub("DT", essence(observation, names)))
+    types, so that a pair named in either order is one; shapes and index lists; printed IR expressions and
+    the IR's value names), and for a wrong result on special values the kind of value it gets wrong (a lost
+    NaN and a wrong infinity are two defects)."""
+    text = SHAPE.sub("SHAPE", DTYPE.sub("DT", without_ir(essence(observation, names))))
     diff = observation.difference
     if observation.comparison == SPECIAL_VALUES and diff is not None:
         text += ":" + VALUE_KINDS.get(diff.reason, "value")

@@ -27,6 +27,7 @@ from seedzer.kernel.comparison import Difference
 from seedzer.kernel.graph.case import GraphCase, GraphPass, ModelMutation
 from seedzer.oracles.signature import root_key
 from seedzer.seed import PassSpec
+from tests.frames import at_import, real_failure
 
 FOLD, NORM = GraphPass("relax.FoldConstant"), GraphPass("relax.Normalize")
 LAYOUT = GraphPass("relax.ConvertLayout", {"desired_layouts": {"relax.nn.conv2d": ["NHWC", "default"]}})
@@ -328,3 +329,45 @@ def test_a_relax_pass_the_failure_needs_beside_a_mutation_is_the_culprit() -> No
     verdict = Culprit().judge(_context(BUILD_ERROR, needs_both, got=BUILD_ERROR, case=case))
     assert (verdict.verdict, verdict.culprit) == (BUG, ["relax.FoldConstant"])
     assert verdict.case is not None and verdict.case.passes == (FOLD, DUPLICATE)
+
+
+def test_one_converter_reached_through_two_mutations_is_one_root() -> None:
+    """The audit's SequenceAt negative position: two roots before (one per mutation label). The real errors
+    differ in the position, the split's operand name and the importer's path; both are raised in
+    SequenceAt._impl_v11, which keys the root; the mutations are only ways there."""
+    inserted = GraphCase(CASE.specs, (), model="AAAA", model_mutations=(
+        ModelMutation("insert", "t", params={"op": "SequenceAt", "nodes": []}),))
+    edged = GraphCase(CASE.specs, (FOLD,), model="AAAA", model_mutations=(
+        ModelMutation("edge", "u", params={"op": "SplitToSequence"}), ModelMutation("pioc", "v", garbage=("MatMul",))))
+    verdicts = []
+    for name, case in (("sequence_at_negative_a", inserted), ("sequence_at_negative_b", edged)):
+        observed = at_import(name)
+        context = _context(observed, lambda p: observed, got=observed, case=case)
+        needs = case.model_mutations  # the failure needs every mutation of its case, and no pass
+
+        def run(candidate: GraphCase, timeout: float, observed: Observation = observed,
+                needs: tuple[ModelMutation, ...] = needs) -> Observation:
+            return observed if candidate.model_mutations == needs else Observation.ok()
+
+        context.observe = run
+        verdicts.append(Culprit().judge(context))
+    assert [v.culprit for v in verdicts] == [["relax.frontend.onnx.SequenceAt._impl_v11"]] * 2
+    assert verdicts[0].root == verdicts[1].root
+    fault = verdicts[1].at_fault
+    assert fault is not None and fault.rule == "component" and fault.shared
+    assert set(fault.reached) == {"edge:SplitToSequence", "pioc:MatMul"}  # reached through, never keyed
+
+
+def test_a_topi_defect_reached_by_a_relax_pass_is_the_root_the_load_kind_files() -> None:
+    """rms_norm over every axis: LegalizeOps in a graph case, FoldConstant in another, the build of a pool
+    model: one root, keyed by topi.nn.rms_norm."""
+    from seedzer.finding.load.rules import Culprit as LoadCulprit
+    from seedzer.finding.load.rules import LoadContext
+
+    legalize = real_failure("rms_norm_legalize_ops", step_index=0)
+    fold = real_failure("rms_norm_fold_constant", step_index=0)
+    roots = {Culprit().judge(_context(o, lambda p, o=o: o, got=o, case=GraphCase(CASE.specs, (step,), model="AAAA")))
+             .root for o, step in ((legalize, GraphPass("relax.LegalizeOps")), (fold, FOLD))}
+    built = real_failure("rms_norm_build", stage=Stage.LOAD, pass_name="build")
+    roots.add(LoadCulprit().judge(LoadContext("0123456789ab", "CASE", built, 3.0, got=built)).root)
+    assert len(roots) == 1

@@ -15,6 +15,7 @@ from seedzer.finding.load.rules import Alone, Culprit, InvalidInput, LoadContext
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.oracles.signature import component_key, root_key
+from tests.frames import at_import
 
 CRASH = Observation(Symptom.CRASH, Stage.LOAD, "legalize", "killed by signal SIGSEGV", signal=11)
 ERROR = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "TVMError: Check failed: shape mismatch")
@@ -97,3 +98,12 @@ def test_the_engine_marks_the_answering_rule() -> None:
     invalid = Observation(Symptom.EXCEPTION, Stage.LOAD, "parse", "not a model")
     verdict = GateRules(RULES).first_answer(_context(invalid, [invalid]))
     assert (verdict.rule, verdict.reason) == ("invalid-input", "invalid: parse: not a model")
+
+
+def test_one_converter_failing_on_two_input_dtypes_is_one_root() -> None:
+    """The audit's EyeLike: two roots before, because the message names the input's dtype."""
+    float_input, int_input = at_import("eyelike_float32"), at_import("eyelike_int32")
+    assert float_input.message != int_input.message
+    verdicts = [Culprit().judge(_context(o, [], got=o)) for o in (float_input, int_input)]
+    assert [v.culprit for v in verdicts] == [["relax.frontend.onnx.EyeLike._impl_v9"]] * 2
+    assert verdicts[0].root == verdicts[1].root
