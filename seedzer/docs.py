@@ -23,6 +23,7 @@ from seedzer.config import reference
 from seedzer.finding.kind import Described
 from seedzer.finding.meta import KIND_ALIASES
 from seedzer.finding.registry import KINDS, kind
+from seedzer.ledger.upstream import shipped
 
 START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
 CONFIG_PAGE = "docs/configuration.md"
@@ -69,6 +70,17 @@ def fault_rules_markdown() -> str:
     return _per_kind("rule", lambda name: kind(name).fault_rules())
 
 
+def upstream_table_markdown() -> str:
+    """The known upstream bugs shipped with Seedzer (:mod:`seedzer.ledger.upstream`)."""
+    lines = ["| issue | state | title | fingerprint | fixed in |", "| --- | --- | --- | --- | --- |"]
+    for issue in shipped():
+        printed = "; ".join(f"{k}: `{v}`" for k, v in issue.fingerprint.to_json().items()).replace("|", "\\|")
+        title = issue.title.replace("|", "\\|")
+        lines.append(f"| [{issue.name}]({issue.url}){' (pull request)' if issue.pull else ''} | {issue.state} | "
+                     f"{title} | {printed} | {issue.fixed_in or '-'} |")
+    return "\n".join(lines)
+
+
 @dataclass(frozen=True)
 class Section:
     """A generated block of a page: its marker name and what writes it."""
@@ -93,6 +105,7 @@ SECTIONS = (
     Section(FINDINGS_PAGE, "gate-rules", gate_rules_markdown),
     Section(FINDINGS_PAGE, "reduction-passes", reduction_passes_markdown),
     Section(FINDINGS_PAGE, "fault-rules", fault_rules_markdown),
+    Section(FINDINGS_PAGE, "upstream-table", upstream_table_markdown),
 )
 """Every generated block of the manual."""
 
