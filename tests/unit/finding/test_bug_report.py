@@ -94,8 +94,8 @@ def test_a_converter_at_fault_names_the_report() -> None:
 
 
 def test_a_known_upstream_root_gets_a_note_pointing_at_the_issue_not_a_new_report() -> None:
-    from seedzer.kernel.comparison import Difference
     from seedzer.kernel.common import SPECIAL_VALUES
+    from seedzer.kernel.comparison import Difference
 
     meta = _meta(Symptom.MISMATCH)
     meta.observation = Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "output 0: 1/4 elements differ (nan "

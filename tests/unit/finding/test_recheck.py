@@ -8,8 +8,8 @@ from pathlib import Path
 from seedzer.finding.recheck import (
     DISMISSED,
     MERGED,
-    RECHECK_FILE,
     REBLAMED,
+    RECHECK_FILE,
     REKEYED,
     SPLIT,
     UNCHANGED,

@@ -342,7 +342,7 @@ def test_one_converter_reached_through_two_mutations_is_one_root() -> None:
     verdicts = []
     for name, case in (("sequence_at_negative_a", inserted), ("sequence_at_negative_b", edged)):
         observed = at_import(name)
-        context = _context(observed, lambda p: observed, got=observed, case=case)
+        context = _context(observed, lambda p, observed=observed: observed, got=observed, case=case)
         needs = case.model_mutations  # the failure needs every mutation of its case, and no pass
 
         def run(candidate: GraphCase, timeout: float, observed: Observation = observed,
