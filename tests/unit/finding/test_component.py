@@ -28,7 +28,8 @@ def test_a_failure_after_the_converter_returned_names_the_operator_being_convert
 
 def test_an_older_frame_without_its_class_finds_it_in_the_installed_importer() -> None:
     """Frames recorded before frames carried qualified names: ``_impl_v11 (file:line)``."""
-    bare = next(f for f in real_failure("sequence_at_negative_a").frames if "SequenceAt._impl_v11" in f and "[" not in f)
+    frames = real_failure("sequence_at_negative_a").frames
+    bare = next(f for f in frames if "SequenceAt._impl_v11" in f and "[" not in f)
     assert converter(bare.replace("SequenceAt._impl_v11", "_impl_v11")) == "relax.frontend.onnx.SequenceAt._impl_v11"
     assert converter("_construct_nodes (tvm/relax/frontend/onnx/onnx_frontend.py:6540)") is None
 

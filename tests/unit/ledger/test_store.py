@@ -152,7 +152,8 @@ def test_a_ledger_of_the_schema_before_is_upgraded_in_place(tmp_path: Path) -> N
         assert (root.root, root.state, root.merged_into) == ("aaa111", "reported", "")
         assert ledger.upstream() == []
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT value FROM ledger_meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+    version = conn.execute("SELECT value FROM ledger_meta WHERE key = 'schema_version'").fetchone()
+    assert version == (str(SCHEMA_VERSION),)
     conn.close()
 
 
