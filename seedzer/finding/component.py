@@ -43,7 +43,7 @@ INFRASTRUCTURE = tuple(re.compile(p) for p in (
     r"\(tvm/ir/", r"\(tvm/te/", r"\(tvm/tirx/(expr|stmt|buffer|op|generic)\.py", r"\(tvm/runtime/",
     r"\(tvm/relax/(utils|block_builder|expr)\.py", r"\(tvm/script/", r"\(tvm/driver/",
     r"\(tvm/s_tir/pipeline\.py", r"\(tvm/relax/pipeline\.py", r"\(tvm/relax/transform/transform\.py",
-    r"(^|\s|:)tvm::te::", r"\(src/te/",
+    r"(?:^|\s)tvm::te::[\w:]*(?:operator\(\))?\(", r"\(src/te/",
 ))
 """Frames every failure passes through, never the code at fault."""
 IMPORTER = "relax.frontend.onnx"

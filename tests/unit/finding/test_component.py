@@ -81,3 +81,15 @@ def test_a_crash_report_gives_its_frames_innermost_last() -> None:
                         "ConstIntBoundAnalyzer::Update(...)\n  at tvm::relax::ConvertLayout(...)", signal=8)
     found = component_of(crash)
     assert found is not None and found.name == "arith.ConstIntBoundAnalyzer"
+
+
+def test_a_cpp_topi_operator_returning_a_tensor_expression_is_not_taken_for_the_tensor_expression_language() -> None:
+    """The frames of the audited corpus' i43-broadcast-symbolic-legalize, as the gate recorded them."""
+    frames = ("Pass.__call__ (tvm/ir/transform.py:171)",
+              "reshape_call_te (tvm/relax/transform/legalize_ops/manipulate.py:43)",
+              "call_te (tvm/relax/block_builder.py:364)", "gen_call_tir_inputs (tvm/relax/utils.py:344)",
+              "broadcast_to (tvm/topi/broadcast.py:40)",
+              "tvm::te::Tensor tvm::topi::broadcast_to(const tvm::te::Tensor&, const tvm::ffi::Array<tvm::PrimExpr>&, "
+              "std::string, std::string)")
+    found = component_of(_raised(*frames))
+    assert found is not None and found.name == "topi.broadcast_to"
