@@ -7,8 +7,9 @@ let the next one decide. A kind's tuple ends with a rule that always answers, or
 stands. The answer names the rule that gave it (``meta.json`` ``at_fault.rule``), and the manual's table
 of the rules is generated from their docstrings (``python -m seedzer.docs``).
 
-Two rules serve every kind that imports ONNX models: :class:`SharedComponentRule` (the frames name a
-shared component, :mod:`seedzer.finding.component`) and the operator rule's table
+Three rules serve every kind that imports ONNX models: :class:`IllTypedInputRule` (a converter tripped on a
+value another converter typed wrongly, :mod:`seedzer.finding.onnx_types`), :class:`SharedComponentRule` (the
+frames name a shared component, :mod:`seedzer.finding.component`) and the operator rule's table
 (:mod:`seedzer.finding.operator_code`).
 """
 
@@ -16,11 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-from seedzer.finding.component import component_of
+from seedzer.finding.component import IMPORTER, component_of
 from seedzer.finding.verdict import AtFault
 from seedzer.kernel.common import Observation
+
+if TYPE_CHECKING:
+    from seedzer.finding.onnx_types import IllTyped
 
 C = TypeVar("C", contravariant=True)
 C2 = TypeVar("C2")
@@ -86,3 +90,39 @@ class SharedComponentRule(Generic[R]):
             return None
         return AtFault(component.name, f"raised in {component.frame}, code every way reaching it shares",
                        tuple(r for r in context.reached if r != component.name), shared=True)
+
+
+class Typing(Reaching, Protocol):
+    """What :class:`IllTypedInputRule` needs of a kind's context: the failure, the ways there, and the check of
+    the failing node's inputs (:func:`seedzer.finding.onnx_types.ill_typed_input`, in a forked child)."""
+
+    def ill_typed(self, operator: str) -> IllTyped | None:
+        """The first input of a node of op type ``operator`` its producer's converter typed wrongly, or None."""
+        ...
+
+
+T = TypeVar("T", bound=Typing)
+
+
+class IllTypedInputRule(Generic[T]):
+    """An import failure in a converter whose input another converter made with a type ONNX's type inference
+    does not give it (a tensor for a sequence, another element type or rank): that other converter, keyed by
+    the kind of mistake whichever converter tripped on it (SplitToSequence into one chunk is one root, whether
+    SequenceAt or SequenceLength read it)."""
+
+    name = "ill-typed-input"
+
+    def decide(self, context: T) -> AtFault | None:
+        """The converter that made the ill-typed value, or None."""
+        observed = context.observation
+        component = component_of(observed)
+        if observed.pass_name != "import" or component is None or not component.name.startswith(IMPORTER + "."):
+            return None
+        operator = component.name.removeprefix(IMPORTER + ".").split(".")[0]
+        found = context.ill_typed(operator)
+        if found is None or found.converter.split(".")[3] == operator:
+            return None
+        return AtFault(found.converter, f"{found.operator}'s converter gave {found.value!r} {found.kind} "
+                       f"({found.detail}); {component.name} only tripped on it",
+                       tuple(r for r in (*context.reached, component.name) if r != found.converter), shared=True,
+                       essence=f"ill-typed output: {found.kind}")

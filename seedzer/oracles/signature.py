@@ -118,11 +118,14 @@ SHARED = "component"
 """What a root in a shared component hashes as its kind: one bug, whichever kind of finding reached it."""
 
 
-def component_key(observation: Observation, component: str, names: Iterable[str] = ()) -> SignatureKey:
+def component_key(observation: Observation, component: str, names: Iterable[str] = (),
+                  keyed_on: str = "") -> SignatureKey:
     """The root of a failure raised in a shared component of TVM (the arithmetic analyzer, code
     generation, a TOPI operator...): the component and the essence of the symptom, whatever pass or
-    kind of test case reached it, so one defect reached by several passes is one finding."""
-    return SignatureKey(SHARED, observation.symptom.value, (component,), root_essence(observation, names))
+    kind of test case reached it, so one defect reached by several passes is one finding. ``keyed_on``
+    replaces the essence when the code at fault's defect is not what the failure says (a converter whose
+    ill-typed output another converter tripped on)."""
+    return SignatureKey(SHARED, observation.symptom.value, (component,), keyed_on or root_essence(observation, names))
 
 
 def root_key(kind: str, observation: Observation, culprit: Sequence[str], names: Iterable[str] = ()) -> SignatureKey:

@@ -8,10 +8,12 @@ code at fault: they made the model or the inputs TVM then handled wrongly, so th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from seedzer.finding.component import IMPORTER
-from seedzer.finding.fault import FaultRules, SharedComponentRule
+from seedzer.finding.fault import FaultRules, IllTypedInputRule, SharedComponentRule
+from seedzer.finding.onnx_types import IllTyped
 from seedzer.finding.operator_code import evidence, operator_code
 from seedzer.finding.verdict import AtFault
 from seedzer.kernel.common import SPECIAL_VALUES, Observation, Stage, Symptom
@@ -51,6 +53,13 @@ class GraphFault:
     minimal: tuple[GraphPass, ...] = ()
     mutations: tuple[ModelMutation, ...] = ()
     input_mode: str = RANDOM_INPUTS
+    check_types: Callable[[str], IllTyped | None] = lambda operator: None
+    """The check of the failing node's inputs (:func:`seedzer.finding.onnx_types.ill_typed_input` on the
+    minimal case's model, in a forked child; none by default)."""
+
+    def ill_typed(self, operator: str) -> IllTyped | None:
+        """The first input of a node of op type ``operator`` its producer's converter typed wrongly, or None."""
+        return self.check_types(operator)
 
     @property
     def passes(self) -> list[str]:
@@ -146,5 +155,6 @@ class SurfacedStep:
 
 
 FAULT_RULES: FaultRules[GraphFault] = FaultRules(
-    (SharedComponentRule[GraphFault](), FailingStep(), LastPass(), Operator(), SurfacedStep()))
+    (IllTypedInputRule[GraphFault](), SharedComponentRule[GraphFault](), FailingStep(), LastPass(), Operator(),
+     SurfacedStep()))
 """The graph kind's fault rules, in the order they decide (the first answer wins)."""

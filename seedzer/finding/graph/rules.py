@@ -20,9 +20,10 @@ from seedzer.finding.ddmin import ddmin
 from seedzer.finding.gate import GateSettings
 from seedzer.finding.gate import InvalidInput as HouseInvalidInput
 from seedzer.finding.graph.at_fault import FAULT_RULES, GraphFault, failing_pass
-from seedzer.finding.graph.check import matches, observe_forked
+from seedzer.finding.graph.check import ill_typed_forked, matches, observe_forked
 from seedzer.finding.graph.folder import KIND_NAME, stored, to_specs
 from seedzer.finding.meta import BUG, NOT_A_BUG
+from seedzer.finding.onnx_types import IllTyped
 from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, Verdict
 from seedzer.kernel.common import IMPORTER_LIMIT, IMPORTER_LIMITS, Observation, Symptom
 from seedzer.kernel.graph.case import MUTATION_PREFIX, RANDOM_INPUTS, GraphCase
@@ -98,6 +99,7 @@ class GraphContext:
     observe: Callable[[GraphCase, float], Observation] = observe_forked
     match: Callable[[Observation, Observation], bool] = matches
     contracts: Contracts = relax_out_of_contract
+    check_types: Callable[[GraphCase, str], IllTyped | None] = ill_typed_forked
     got: Observation | None = None
     parent: Observation | None = None
     tests: int = 0
@@ -240,7 +242,9 @@ class Culprit:
         if case.model_mutations:
             context.notes.append("minimal model mutations: " + ", ".join(m.label() for m in case.model_mutations))
         passes = [p.name for p in minimal if seedzer_step(p.name) is None]
-        fault_context = GraphFault(observed, minimal, case.model_mutations, case.input_mode)
+        fault_case = case.with_passes(minimal)
+        fault_context = GraphFault(observed, minimal, case.model_mutations, case.input_mode,
+                                   lambda operator: context.check_types(fault_case, operator))
         shared = component_of(observed) is not None  # a shared TVM component at fault outranks the steps
         if failing_pass(observed) is None and not passes and minimal and not shared:
             return context.verdict(NOT_A_BUG, f"{INVALID}: {SEEDZER_STEP} is the only culprit (the minimal sequence "
@@ -249,7 +253,8 @@ class Culprit:
         fault = FAULT_RULES.decide(fault_context)
         assert fault is not None, "the graph kind's last fault rule always answers"
         culprit = [fault.code]
-        key = component_key(observed, fault.code) if fault.shared else root_key(KIND_NAME, observed, culprit)
+        key = component_key(observed, fault.code, keyed_on=fault.essence) if fault.shared else \
+            root_key(KIND_NAME, observed, culprit)
         bug_case = stored(dataclasses.replace(case.with_passes(minimal), expected=observed))
         verdict = context.verdict(BUG, "bug", observed, culprit, key.digest(), bug_case)
         verdict.at_fault = fault

@@ -6,10 +6,12 @@ its steps are TVM's own, so the code at fault is named from the failure alone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from seedzer.finding.component import IMPORTER
-from seedzer.finding.fault import FaultRules, SharedComponentRule
+from seedzer.finding.fault import FaultRules, IllTypedInputRule, SharedComponentRule
+from seedzer.finding.onnx_types import IllTyped
 from seedzer.finding.operator_code import evidence, operator_code
 from seedzer.finding.verdict import AtFault
 from seedzer.kernel.common import Observation, Symptom
@@ -20,6 +22,13 @@ class LoadFault:
     """What the load kind's fault rules read: the failure the re-run confirmed."""
 
     observation: Observation
+    check_types: Callable[[str], IllTyped | None] = lambda operator: None
+    """The check of the failing node's inputs (:func:`seedzer.finding.onnx_types.ill_typed_input` on the case's
+    model, in a forked child; none by default)."""
+
+    def ill_typed(self, operator: str) -> IllTyped | None:
+        """The first input of a node of op type ``operator`` its producer's converter typed wrongly, or None."""
+        return self.check_types(operator)
 
     @property
     def step(self) -> str:
@@ -62,5 +71,6 @@ class LoadStep:
         return AtFault(context.step, f"the load step it happened at ({context.step})")
 
 
-FAULT_RULES: FaultRules[LoadFault] = FaultRules((SharedComponentRule[LoadFault](), Operator(), LoadStep()))
+FAULT_RULES: FaultRules[LoadFault] = FaultRules((IllTypedInputRule[LoadFault](), SharedComponentRule[LoadFault](),
+                                                 Operator(), LoadStep()))
 """The load kind's fault rules, in the order they decide (the first answer wins)."""

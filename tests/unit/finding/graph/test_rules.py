@@ -67,7 +67,8 @@ def _context(expected: Observation, decide: Callable[[tuple[GraphPass, ...]], Ob
         return [(i, why) for i, why in broken if i < len(passes)]
 
     return GraphContext("0123456789ab", case, expected, 5.0, GateSettings(max_tests=40, max_seconds=60.0),
-                        observe=Runs(decide), match=_same, contracts=contracts, got=got)
+                        observe=Runs(decide), match=_same, contracts=contracts, got=got,
+                        check_types=lambda case, operator: None)
 
 
 def test_the_module_docstring_lists_the_rules_in_order() -> None:
@@ -369,5 +370,40 @@ def test_a_topi_defect_reached_by_a_relax_pass_is_the_root_the_load_kind_files()
     roots = {Culprit().judge(_context(o, lambda p, o=o: o, got=o, case=GraphCase(CASE.specs, (step,), model="AAAA")))
              .root for o, step in ((legalize, GraphPass("relax.LegalizeOps")), (fold, FOLD))}
     built = real_failure("rms_norm_build", stage=Stage.LOAD, pass_name="build")
-    roots.add(LoadCulprit().judge(LoadContext("0123456789ab", "CASE", built, 3.0, got=built)).root)
+    roots.add(LoadCulprit().judge(LoadContext("0123456789ab", "CASE", built, 3.0, got=built,
+                                              check_types=lambda case, operator: None)).root)
     assert len(roots) == 1
+
+
+def test_a_converter_tripping_on_a_value_another_converter_typed_wrongly_blames_that_converter() -> None:
+    """SplitToSequence into one chunk: SequenceAt and SequenceLength fail on its tensor, each with its own
+    message (real errors of 0.27.0.post1): one root, keyed by SplitToSequence's converter and the mistake."""
+    from seedzer.finding.onnx_types import SEQUENCE_FOR_TENSOR, IllTyped
+
+    made = IllTyped("relax.frontend.onnx.SplitToSequence._impl_v11", "SplitToSequence", "s", SEQUENCE_FOR_TENSOR,
+                    "ONNX: sequence, Relax: R.Tensor((1, 2))")
+    at = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "InternalError: Check failed: (opt) is false: The type "
+                     "of Tuple must be TupleType, but expression lv has type R.Tensor((1, 2), dtype=\"float32\")",
+                     frames=("ONNXGraphImporter._convert_operator (tvm/relax/frontend/onnx/onnx_frontend.py:6642) "
+                             "[converting SequenceAt._impl_v11]", "normalize (tvm/relax/block_builder.py:673)"))
+    length = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "TypeError: object of type 'Call' has no len()",
+                         frames=("SequenceLength._impl_v11 (tvm/relax/frontend/onnx/onnx_frontend.py:5701)",))
+    asked: list[str] = []
+
+    def check(case: GraphCase, operator: str) -> IllTyped:
+        asked.append(operator)
+        return made
+
+    verdicts = []
+    for observed in (at, length):
+        context = _context(observed, lambda p, o=observed: o, got=observed)
+        context.check_types = check
+        verdicts.append(Culprit().judge(context))
+    assert asked == ["SequenceAt", "SequenceLength"]
+    assert [v.culprit for v in verdicts] == [["relax.frontend.onnx.SplitToSequence._impl_v11"]] * 2
+    assert verdicts[0].root == verdicts[1].root
+    fault = verdicts[0].at_fault
+    assert fault is not None and fault.rule == "ill-typed-input" and "relax.frontend.onnx.SequenceAt._impl_v11" in (
+        fault.reached) and fault.essence == f"ill-typed output: {SEQUENCE_FOR_TENSOR}"
+    context = _context(at, lambda p: at, got=at)  # no ill-typed input: the converter that raised is at fault
+    assert Culprit().judge(context).culprit == ["relax.frontend.onnx.SequenceAt._impl_v11"]

@@ -39,7 +39,8 @@ class Rerun:
 
 
 def _context(expected: Observation, observed: list[Observation], got: Observation | None = None) -> LoadContext:
-    return LoadContext("0123456789ab", "CASE", expected, 3.0, observe=Rerun(observed), match=_same_step, got=got)
+    return LoadContext("0123456789ab", "CASE", expected, 3.0, observe=Rerun(observed), match=_same_step, got=got,
+                       check_types=lambda case, operator: None)
 
 
 def test_the_module_docstring_lists_the_rules_in_order() -> None:
