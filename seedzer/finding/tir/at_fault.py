@@ -299,44 +299,6 @@ class MadeInvalid:
                      fault.others(step.name))
 
 
-class IllTypedOutput:
-    """The IR the failing step received (for a build failure or a wrong result, the last IR a user could write)
-    fails a constructor's type check as it parses back, and the input did not: the first step whose output
-    fails it (binary search over every step, the pipeline's mandatory ones included) made IR no program has,
-    and the check that fired later only tripped on it (UnrollLoop or StmtSimplify failing on what LoopPartition
-    or InjectVirtualThread's input made)."""
-
-    name = "ill-typed-output"
-
-    def decide(self, fault: TirFault) -> Fault | None:
-        """The step whose output is first ill-typed, or None."""
-        steps, failing = fault.case.steps, fault.failing
-        end = failing if failing is not None and failing < len(steps) else \
-            next((i for i, s in enumerate(steps) if s.name in HOST_STEPS), len(steps))
-
-        def typed(i: int) -> str | None:
-            made = fault.make_ir(fault.case, i)
-            return made.problem if made.problem is not None and TYPE_CHECK in made.problem else None
-
-        problem = typed(end) if end > 0 else None
-        if problem is None or typed(0) is not None:
-            return None
-        low, high = 0, end  # invariant: the IR after `high` steps fails the type check, after `low` does not
-        while high - low > 1:
-            middle = (low + high) // 2
-            found = typed(middle)
-            if found is not None:
-                high, problem = middle, found
-            else:
-                low = middle
-        maker = steps[high - 1]
-        if failing is not None and failing < len(steps) and maker is steps[failing]:
-            return None
-        return Fault(maker.name, f"{maker.name}'s output fails a constructor's type check as it parses back "
-                     f"({problem}), its input did not; {fault.surfaced or 'the build'} only tripped on it",
-                     fault.others(maker.name))
-
-
 class SharedComponent:
     """A failure raised in a shared component (its TVM frames: a code generator's intrinsic rule, an
     operator's implementation, the arithmetic analyzer; :func:`~seedzer.finding.component.component_of`):
@@ -403,8 +365,8 @@ class Enabling:
                      "result", fault.others(enabled.step.name))
 
 
-FAULT_RULES: FaultRules[TirFault] = FaultRules((IllformedOutput(), MadeInvalid(), IllTypedOutput(), SharedComponent(),
-                                                Maker(), Enabling()))
+FAULT_RULES: FaultRules[TirFault] = FaultRules((IllformedOutput(), MadeInvalid(), SharedComponent(), Maker(),
+                                                Enabling()))
 """The TIR kind's fault rules, in the order they decide (the first answer wins; none: the bisected culprit
 stands)."""
 

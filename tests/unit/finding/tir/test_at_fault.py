@@ -4,17 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from seedzer.finding.tir.at_fault import (
-    FAULT_RULES,
-    MINIMAL_FAILS,
-    IllTypedOutput,
-    Localizer,
-    TirFault,
-    failing_index,
-    from_ir,
-    made_invalid,
-)
-from seedzer.finding.tir.culprit import Culprit
+from seedzer.finding.tir.at_fault import MINIMAL_FAILS, Localizer, failing_index, from_ir, made_invalid
 from seedzer.finding.tir.witness import WitnessIR
 from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
 from seedzer.kernel.messages import same_failure
@@ -175,28 +165,3 @@ def test_a_defect_made_by_a_pass_outside_the_culprit_decides_nothing() -> None:
     steps = case(A, V, S, O, C)
     assert made_invalid(_ir_with_defect("tirx.S"), steps, [4]) is None  # type: ignore[arg-type]
     assert made_invalid(_ir_with_defect("nothing"), steps, [1, 4]) is None  # type: ignore[arg-type]
-
-
-def _fault(steps: Case, got: Observation, made_by: str) -> TirFault:
-    """A TirFault whose IRs are the toy's (made once, cached as the rules ask for them)."""
-    make = _ir_with_defect(made_by)
-    made = {i: make(steps, i) for i in range(len(steps.steps) + 1)}  # type: ignore[operator]
-    return TirFault(None, steps, got, Culprit(list(steps.steps[-1:]), None, 0, True), made)  # type: ignore[arg-type]
-
-
-def test_the_step_whose_output_is_first_ill_typed_is_at_fault_not_the_check_that_fired_later() -> None:
-    """LoopPartition (a mandatory pipeline step here, S) makes an int32 operand in an int64 Add; C, the only
-    culprit bisection names, trips on it."""
-    steps = case(A, V, S, O, C)
-    found = IllTypedOutput().decide(_fault(steps, FAIL_AT_C, "tirx.S"))
-    assert found is not None and found.code == "tirx.S" and "tirx.C only tripped on it" in found.evidence
-    assert IllTypedOutput().decide(_fault(steps, FAIL_AT_C, "nothing")) is None
-    assert IllTypedOutput().decide(_fault(steps, FAIL_AT_C, "tirx.C")) is None  # made by the failing step itself
-    wrong = Observation(Symptom.MISMATCH, Stage.COMPARE, None, "values differ")  # the last IR a user could write
-    found = IllTypedOutput().decide(_fault(steps, wrong, "tirx.V"))
-    assert found is not None and found.code == "tirx.V" and "the build only tripped" in found.evidence
-
-
-def test_the_fault_rules_decide_in_their_documented_order() -> None:
-    assert FAULT_RULES.names() == ["illformed-output", "made-invalid", "ill-typed-output", "component", "maker",
-                                   "enabling"]
