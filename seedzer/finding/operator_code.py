@@ -48,11 +48,13 @@ SHARED_LOWERINGS: tuple[SharedLowering, ...] = (
         "(docs/results/seedzer-paper-audit.md: ReduceMin and ReduceMax lose NaN the same way); HardSigmoid(NaN) "
         "is 1 on 0.27.0.post1 (apache/tvm#17999)"),
     SharedLowering(
-        "topi.reduction.min_max_identity", frozenset({"ReduceMax", "ReduceMin"}), frozenset({"inf"}),
+        "topi.reduction.min_max_identity", frozenset({"ReduceMax", "ReduceMin", "Max", "Min"}), frozenset({"inf"}),
         "TOPI's min and max reductions start from the dtype's largest (smallest) finite value, not from "
-        "+inf (-inf), so a reduction over infinities returns FLT_MAX instead",
+        "+inf (-inf), so a reduction over infinities returns FLT_MAX instead; the importer converts a variadic "
+        "Max or Min of inputs of static shapes by stacking them and reducing (MultiInputBase._impl_v1)",
         "the audit of seedzer-paper (fab9d570e406: ReduceMin of +inf gives FLT_MAX); include/tvm/topi/reduction.h "
-        "MinOp/MaxOp use max_value/min_value as the identity"),
+        "MinOp/MaxOp use max_value/min_value as the identity; camp-before's Max of -inf gave -FLT_MAX "
+        "(b30548c34bf9, c96d3b5dba38)"),
 )
 """Lowerings one defect of which several ONNX operators share, for some kinds of value."""
 

@@ -114,27 +114,25 @@ class LastPass:
 
 
 class Operator:
-    """A wrong result that needs no Relax pass, or a failure of the import: the code implementing the
-    operator at fault (the kernel locates the first node TVM computes wrongly from inputs it computes
-    right; else the one operator the model mutations insert or edit), by the operator table (the
-    importer's converter, or a lowering several operators share for the kind of value it gets wrong:
-    NaN through Relu, Clip, Max, Min, ReduceMax, ReduceMin is one root). An import failure naming no
-    operator is the importer's."""
+    """A wrong result that needs no Relax pass, or a failure of the import, the build or the run that no frame
+    names: the code implementing the operator at fault (the kernel locates the first node TVM computes
+    wrongly from inputs it computes right; else the one operator the model mutations insert or edit), by
+    the operator table (the importer's converter, or a lowering several operators share for the kind of
+    value it gets wrong: NaN through Relu, Clip, Max, Min, ReduceMax, ReduceMin is one root). An import
+    failure naming no operator is the importer's."""
 
     name = "operator"
 
     def decide(self, context: GraphFault) -> AtFault | None:
-        """The operator's code, or None for a failure elsewhere (the build, a run's error)."""
+        """The operator's code, or None (a failure after the import that names no one operator)."""
         observed = context.observation
         wrong = observed.symptom is Symptom.MISMATCH
-        if not wrong and observed.pass_name != "import":
-            return None
         diff = observed.difference
         located = diff.operator if wrong and diff is not None and diff.operator else None
         operator = located or context.mutated_operator()
         if operator is None:
             return AtFault(IMPORTER, "the import failed, and no one operator is named", context.reached,
-                           shared=True) if not wrong else None
+                           shared=True) if observed.pass_name == "import" and not wrong else None
         value = VALUE_KINDS.get(diff.reason) if diff is not None and observed.comparison == SPECIAL_VALUES else None
         code = operator_code(operator, value)
         how = "located by the kernel" if located else "the one operator the model mutations insert or edit"

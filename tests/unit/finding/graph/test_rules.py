@@ -407,3 +407,29 @@ def test_a_converter_tripping_on_a_value_another_converter_typed_wrongly_blames_
         fault.reached) and fault.essence == f"ill-typed output: {SEQUENCE_FOR_TENSOR}"
     context = _context(at, lambda p: at, got=at)  # no ill-typed input: the converter that raised is at fault
     assert Culprit().judge(context).culprit == ["relax.frontend.onnx.SequenceAt._impl_v11"]
+
+
+def test_an_infinity_a_min_or_max_reduction_turns_into_the_largest_float_is_one_root_whichever_operator() -> None:
+    """camp-before: ReduceMin of +inf, and the variadic Max the importer stacks and reduces, of -inf."""
+    def mismatch(operator: str) -> Observation:
+        diff = Difference(0, "inf positions", 1, 1, operator=operator)
+        return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "expected -inf, got -3.40282e+38",
+                           comparison=SPECIAL_VALUES, difference=diff)
+
+    special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
+    verdicts = [Culprit().judge(_context(m, lambda p, m=m: m, got=m, case=special))
+                for m in (mismatch("ReduceMin"), mismatch("Max"), mismatch("ReduceMax"))]
+    assert {v.root for v in verdicts} == {verdicts[0].root}
+    assert verdicts[1].culprit == ["topi.reduction.min_max_identity"]
+
+
+def test_a_run_failure_of_one_inserted_operator_that_no_frame_names_is_that_operators() -> None:
+    run = Observation(Symptom.EXCEPTION, Stage.RUN, "run", "RuntimeError: Check failed: input_shape.size() == size "
+                      "(2 vs. 1) : ErrorContext(match_cast, ty=R.Tensor((inverse_0,), dtype=\\"int64\\"))")
+    case = GraphCase(CASE.specs, (), model="AAAA", model_mutations=(
+        ModelMutation("insert", "t", params={"op": "Unique", "nodes": []}),))
+    context = _context(run, lambda p: run, got=run, case=case)
+    context.observe = lambda candidate, timeout: run if candidate.model_mutations else Observation.ok()
+    verdict = Culprit().judge(context)
+    assert verdict.culprit == ["relax.frontend.onnx.Unique"] and verdict.at_fault is not None
+    assert verdict.at_fault.reached == ("insert:Unique",)
