@@ -425,7 +425,7 @@ def test_an_infinity_a_min_or_max_reduction_turns_into_the_largest_float_is_one_
 
 def test_a_run_failure_of_one_inserted_operator_that_no_frame_names_is_that_operators() -> None:
     run = Observation(Symptom.EXCEPTION, Stage.RUN, "run", "RuntimeError: Check failed: input_shape.size() == size "
-                      "(2 vs. 1) : ErrorContext(match_cast, ty=R.Tensor((inverse_0,), dtype=\\"int64\\"))")
+                      "(2 vs. 1) : ErrorContext(match_cast, ty=R.Tensor((inverse_0,), dtype='int64'))")
     case = GraphCase(CASE.specs, (), model="AAAA", model_mutations=(
         ModelMutation("insert", "t", params={"op": "Unique", "nodes": []}),))
     context = _context(run, lambda p: run, got=run, case=case)
