@@ -433,3 +433,22 @@ def test_a_run_failure_of_one_inserted_operator_that_no_frame_names_is_that_oper
     verdict = Culprit().judge(context)
     assert verdict.culprit == ["relax.frontend.onnx.Unique"] and verdict.at_fault is not None
     assert verdict.at_fault.reached == ("insert:Unique",)
+
+
+def test_one_converters_wrong_outputs_are_one_root_whichever_output_shows_it() -> None:
+    """LayerNormalization's Mean/InvStdDev placeholders: outputs 7 and 8 of two mutants (two roots before)."""
+    def mismatch(output: int) -> Observation:
+        diff = Difference(output, "shape/dtype", 1, 1, operator="LayerNormalization")
+        return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"output {output}: shape differs",
+                           comparison="model-vs-onnxruntime", difference=diff)
+
+    inserted = GraphCase(CASE.specs, (), model="AAAA", model_mutations=(
+        ModelMutation("insert", "t", params={"op": "LayerNormalization", "nodes": []}),))
+    roots = set()
+    for m in (mismatch(7), mismatch(8)):
+        context = _context(m, lambda p, m=m: m, got=m, case=inserted)
+        context.observe = lambda candidate, timeout, m=m: m if candidate.model_mutations else Observation.ok()
+        verdict = Culprit().judge(context)
+        assert verdict.culprit == ["relax.frontend.onnx.LayerNormalization"]
+        roots.add(verdict.root)
+    assert len(roots) == 1
