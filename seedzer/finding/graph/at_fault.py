@@ -135,6 +135,10 @@ class Operator:
                            shared=True) if observed.pass_name == "import" and not wrong else None
         value = VALUE_KINDS.get(diff.reason) if diff is not None and observed.comparison == SPECIAL_VALUES else None
         code = operator_code(operator, value)
+        if not wrong:
+            return AtFault(code, f"{observed.pass_name or 'the build'} failed and no frame names the code; {operator} "
+                           "is the one operator the model mutations insert or edit, and its converter owns its meaning",
+                           context.without(code), shared=True)
         how = "located by the kernel" if located else "the one operator the model mutations insert or edit"
         return AtFault(code, f"{evidence(operator, value)} ({how})", context.without(code), shared=True)
 

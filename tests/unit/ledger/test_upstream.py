@@ -83,3 +83,10 @@ def test_a_reported_roots_link_makes_a_row_that_names_the_root() -> None:
     assert row.fingerprint.matches(RootFacts("abc123", "graph", "exception", "relax.ConvertLayout", ""))
     assert not row.fingerprint.matches(RootFacts("other1", "graph", "exception", "relax.ConvertLayout", ""))
     assert ReportedRoot("abc123", "graph", "x", "y", "h", "https://example.org/1").issue() is None
+
+
+def test_a_bisected_culprit_that_starts_with_the_pass_at_fault_matches_its_row() -> None:
+    facts = RootFacts("r", "tir", "exception", "tirx.ForceNarrowIndexToInt32 + s_tir.CompactBufferAllocation",
+                      "TypeError: Check failed: (a_ty->dtype == b_ty->dtype) is false: mismatched types. int64 vs. int32")
+    found = match(shipped(), facts)
+    assert found is not None and found.number == 20409
