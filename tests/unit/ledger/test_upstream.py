@@ -87,6 +87,7 @@ def test_a_reported_roots_link_makes_a_row_that_names_the_root() -> None:
 
 def test_a_bisected_culprit_that_starts_with_the_pass_at_fault_matches_its_row() -> None:
     facts = RootFacts("r", "tir", "exception", "tirx.ForceNarrowIndexToInt32 + s_tir.CompactBufferAllocation",
-                      "TypeError: Check failed: (a_ty->dtype == b_ty->dtype) is false: mismatched types. int64 vs. int32")
+                      "TypeError: Check failed: (a_ty->dtype == b_ty->dtype) is false: mismatched types. "
+                      "int64 vs. int32")
     found = match(shipped(), facts)
     assert found is not None and found.number == 20409
