@@ -139,9 +139,9 @@ def bugs_mark(ctx: click.Context, root: str, state: str, link: str, note: str) -
         known = next(r for r in book.roots() if r.root == full)
         issue = ReportedRoot(full, known.kind, known.symptom, known.culprit, known.headline, link).issue() \
             if state == REPORTED else None
-        mine = {i.name: i for i in book.upstream()}
-        if issue is not None:  # the user's upstream table: the issue, now covering this root too
-            had = mine.get(issue.name)
+        table = {i.name: i for i in merged(shipped(), book.upstream())}
+        if issue is not None:  # the user's upstream table: the issue (as the table knows it), now covering this root
+            had = table.get(issue.name)
             if had is not None:
                 roots = tuple(dict.fromkeys([*had.fingerprint.roots, full]))
                 issue = dataclasses.replace(had, fingerprint=dataclasses.replace(had.fingerprint, roots=roots))

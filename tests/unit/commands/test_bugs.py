@@ -87,3 +87,21 @@ def test_bugs_says_a_root_a_recheck_merged_into_another(tmp_path: Path) -> None:
     with Ledger(ledger) as book:
         book.rekey(str(camp.resolve()), {"aaaa00000001": ["ffff00000009"]}, RECHECK)
     assert "new; merged into ffff00000009" in _wide("bugs", "--ledger", str(ledger))
+
+
+def test_marking_a_root_reported_on_a_shipped_issue_keeps_the_shipped_fingerprint(tmp_path: Path) -> None:
+    from seedzer.ledger.store import Ledger
+    from seedzer.ledger.upstream import RootFacts, match, merged, shipped
+
+    ledger = tmp_path / "ledger.db"
+    camp = fake_campaign(tmp_path / "c", tmp_path / "p", {"aaaa00000001": ["111111111111"]})
+    _invoke("bugs", "--ledger", str(ledger), "add", str(camp))
+    _invoke("bugs", "--ledger", str(ledger), "mark", "aaaa", "reported", "--link",
+            "https://github.com/apache/tvm/issues/19579")
+    with Ledger(ledger, create=False) as book:
+        (row,) = book.upstream()
+        table = merged(shipped(), book.upstream())
+    assert row.number == 19579 and row.fingerprint.roots == ("aaaa00000001",) and row.fingerprint.value == "nan"
+    other = RootFacts("other", "graph", "mismatch", "codegen.llvm.max_min", "", "nan")  # another root of the family
+    found = match(table, other)
+    assert found is not None and found.number == 19579
