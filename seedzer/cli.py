@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -20,11 +19,12 @@ from seedzer.config import (
     MAX_POOL,
     Config,
     check_value,
+    excerpt,
     load_config,
     parse_levels,
     reference,
 )
-from seedzer.errors import CampaignError, UsageError
+from seedzer.errors import CampaignError, ConfigError, UsageError
 
 MONITOR_OPTION = click.option(
     "--monitor", type=click.Choice(["auto", "live", "plain", "quiet"]), default="auto", show_default=True,
@@ -48,6 +48,18 @@ def _apply_overrides(cfg: Config, minutes: float | None, jobs: int | None, seed:
             check_value(dotted, value, option)
             setattr(cfg.fuzz, dotted.split(".")[1], value)
     return cfg
+
+
+def _check_heuristic(cfg: Config, source: Path | None) -> None:
+    """``generate.heuristic`` of the configuration file ``source`` names a shipped heuristic or an
+    existing heuristic file (heuristics are the generator's, a layer above the configuration, so the
+    commands that generate check it)."""
+    from seedzer.generate.heuristics import heuristic_known
+
+    if source is not None and not heuristic_known(cfg.generate.heuristic):
+        raise ConfigError(f"{source}: field 'generate.heuristic' must name a shipped heuristic (see `seedzer pool "
+                          "heuristics`) or an existing .yaml/.py heuristic file "
+                          f"(got {excerpt(cfg.generate.heuristic)})")
 
 
 def _monitor(kind: str) -> Any:
@@ -80,7 +92,8 @@ def check_campaign_state(pool: Path, out: Path, resume: bool) -> None:
     """Read-only checks of ``out``'s campaign.db: resumable (and made from ``pool``), or absent for a new one."""
     from seedzer.campaign.directory import check_layout
     from seedzer.store.corpus import CORPUS_DIR, corpus_lost, lost_corpus_files
-    from seedzer.store.readonly import open_campaign, read_meta
+    from seedzer.store.reader import CampaignReader, UnreadableCampaign
+    from seedzer.store.readonly import open_campaign
 
     check_layout(out)
     db = out / "campaign.db"
@@ -91,14 +104,11 @@ def check_campaign_state(pool: Path, out: Path, resume: bool) -> None:
         return
     if not db.exists():
         raise CampaignError(f"{out}: nothing to resume (no campaign.db)")
-    conn = open_campaign(db)
     try:
-        recorded = read_meta(conn, "pool")
-        paths = [str(row[0]) for row in conn.execute("SELECT path FROM corpus")]
-    except (ValueError, sqlite3.Error) as exc:
-        raise CampaignError(f"{db}: unreadable campaign metadata ({exc})") from None
-    finally:
-        conn.close()
+        with CampaignReader.open(db) as reader:
+            recorded, paths = reader.meta("pool"), reader.corpus_paths()
+    except UnreadableCampaign as exc:
+        raise CampaignError(f"{db}: unreadable campaign metadata ({exc.cause})") from None
     if lost_corpus_files(out, paths):
         raise corpus_lost(out / CORPUS_DIR, len(paths))
     if isinstance(recorded, str) and Path(recorded) != _resolved(pool):
@@ -230,6 +240,7 @@ def run(minutes: float | None, jobs: int | None, out: Path | None, count: int | 
     from seedzer.generate import generate_pool
 
     cfg = _apply_overrides(load_config(config_path), minutes, jobs, None)
+    _check_heuristic(cfg, config_path)
     if count is not None:
         cfg.generate.count = count
     heuristic = cfg.generate.heuristic
@@ -263,7 +274,10 @@ def config_check(path: Path) -> None:
 
     Example: seedzer config check my.yaml
     """
-    load_config(path)
+    notes: list[str] = []
+    _check_heuristic(load_config(path, notes), path)
+    for note in notes:
+        click.echo(note, err=True)
     click.echo(f"{path}: ok")
 
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import click
 
+from seedzer.config import MAX_MINUTES
 from seedzer.errors import REPORT_BUGS, SeedzerError, shown
-from seedzer.yamlfiles import MAX_MINUTES
 
 USER_ERROR = 2
 INTERNAL_ERROR = 1

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from seedzer.config import reference
 from seedzer.finding.kind import Described
+from seedzer.finding.known_upstream import shipped
 from seedzer.finding.meta import KIND_ALIASES
 from seedzer.finding.registry import KINDS, kind
-from seedzer.ledger.upstream import shipped
 
 START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
 CONFIG_PAGE = "docs/configuration.md"

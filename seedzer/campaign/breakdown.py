@@ -8,7 +8,6 @@ under its first finding, at the level its kind is named after.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from seedzer.finding.meta import canonical_kind
 from seedzer.finding.registry import POOL_KIND
 from seedzer.level_table import level_names
 from seedzer.levels.registry import levels
+from seedzer.store.reader import CampaignReader
 
 
 class BugLine(Protocol):
@@ -113,12 +113,10 @@ def oracle_table(bugs: Bugs) -> Table:
     return table
 
 
-def mutants_by_mutation(conn: sqlite3.Connection) -> dict[str, int]:
-    """Mutants run by mutation, summed over symptoms; empty for a campaign.db without ``mutator_summary``."""
-    try:
-        rows = conn.execute("SELECT mutator, SUM(count) FROM mutator_summary GROUP BY mutator").fetchall()
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):  # a campaign.db from before the mutation counters
-            return {}
-        raise
-    return {str(name): int(n or 0) for name, n in rows}
+def mutants_by_mutation(reader: CampaignReader) -> dict[str, int]:
+    """Mutants run by mutation, summed over symptoms, by mutation name; empty for a campaign.db from
+    before the mutation counters."""
+    counts: Counter[str] = Counter()
+    for row in reader.mutation_counts():
+        counts[row.mutation] += row.count
+    return dict(sorted(counts.items()))

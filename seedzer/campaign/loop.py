@@ -31,7 +31,7 @@ from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import parse_timings, stage_totals
 from seedzer.campaign.triggers import PassCount, TriggerCounts, snapshot_column
 from seedzer.campaign.worker_limits import exec_settings, stage_limits
-from seedzer.config import Config, config_from_dict, to_dict
+from seedzer.config import RARITY, Config, config_from_dict, to_dict
 from seedzer.coverage import make_backend
 from seedzer.coverage.native import prepare_collector
 from seedzer.execute.executor import Executor, WorkerSlot
@@ -151,10 +151,9 @@ class Campaign:
         # The coverage collector first: a backend that cannot work here fails before seeds load.
         return WorkerSettings(
             exec=exec_settings(self.cfg.oracles, self.cfg.fuzz.coverage, self.cfg.limits.max_testcase_memory),
-            tolerance=self.cfg.fuzz.tolerance, max_passes=self.cfg.fuzz.max_passes,
             collector=prepare_collector(self.cfg.fuzz.coverage, self.out, self.db.features(),
                                         self.cfg.fuzz.block_cache, self.cfg.fuzz.block_granularity),
-            bounds=self.cfg.bounds, graph=self.cfg.graph, log_dir=str(self.out / "logs"),
+            bounds=self.cfg.bounds, levels=self.cfg.levels.settings(), log_dir=str(self.out / "logs"),
             fuzzers={name: level(name).fuzzer for name in level_names()})
 
     def run(self) -> CampaignStats:
@@ -251,7 +250,7 @@ class Campaign:
         name = self._level()
         entry = self._choose_for(w.index, name)
         other = self.rng.choice(self.corpus.levels.get(name) or self.corpus.entries).passes
-        steer = entry.triggered if self.cfg.fuzz.energy == "rarity" else ()  # inserted passes: untriggered first
+        steer = entry.triggered if self.cfg.fuzz.energy == RARITY else ()  # inserted passes: untriggered first
         task = FuzzTask(self.tc_counter, name, entry.script, entry.passes, entry.failures, other,
                         self.rng.getrandbits(62), steer)
         submit(task, TestCaseInfo(self.tc_counter, "fuzz", entry.seed_id, name, limits=self._relative_limits(entry)))

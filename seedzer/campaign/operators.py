@@ -10,7 +10,6 @@ operator whose output differed on special values (``inputs:special:Relu``).
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Protocol
 from rich.table import Table
 
 from seedzer.load.importer_ops import OPERATOR_FEATURE, OperatorReach, operators_of
-from seedzer.store.readonly import read_meta
+from seedzer.store.reader import CampaignReader
 
 NAMING_MUTATIONS = ("insert:", "edge:")
 """Culprit prefixes that name an operator (an insertion's, a spec-edge change's)."""
@@ -46,22 +45,14 @@ def model_operators(path: Path) -> set[str]:
     return {node.op_type for node in model.graph.node}
 
 
-def exercised_operators(conn: sqlite3.Connection) -> set[str]:
+def exercised_operators(reader: CampaignReader) -> set[str]:
     """Every operator type a campaign handed to TVM's importer: its graph cases' (features) and its
     loaded pool models' (when the pool is still where its meta says)."""
-    try:
-        features = [r[0] for r in conn.execute("SELECT feature FROM coverage_features WHERE feature LIKE ?",
-                                               (OPERATOR_FEATURE + "%",))]
-        models = [r[0] for r in conn.execute("SELECT model FROM models")]
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):  # a campaign.db from before these tables
-            return set()
-        raise
-    found = operators_of(features)
-    pool = read_meta(conn, "pool")
+    found = operators_of(reader.features(OPERATOR_FEATURE))
+    pool = reader.meta("pool")
     if isinstance(pool, str) and Path(pool).is_dir():
-        for name in models:
-            found |= model_operators(Path(pool) / name)
+        for model in reader.models():
+            found |= model_operators(Path(pool) / model.model)
     return found
 
 

@@ -22,14 +22,13 @@ workers did not spend on test cases (waiting for the campaign, restarts).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from rich.table import Table
 
 from seedzer.campaign.json_column import json_object
+from seedzer.store.reader import CampaignReader
 
 RENAMED = {"worker_busy": "busy", "worker_cpu": "cpu", "codegen": "build", "jit": "build"}
 """Keys of the workers' and the campaign's timings whose stable name differs."""
@@ -145,15 +144,10 @@ def whole(points: Sequence[SnapshotPoint], jobs: int = 1) -> Window | None:
     return window_between(SnapshotPoint(0.0, 0), pts[-1], jobs) if len(pts) >= 2 else None
 
 
-def read_points(conn: sqlite3.Connection) -> list[SnapshotPoint]:
-    """Every snapshot of a campaign.db (read-only; a database older than the ``timings`` column gives
-    points without stage seconds)."""
-    cols = {r[1] for r in conn.execute("PRAGMA table_info(snapshots)")}
-    if not cols:
-        return []
-    timings = "timings" if "timings" in cols else "'{}'"
-    rows: list[tuple[Any, ...]] = conn.execute(f"SELECT time, execs, {timings} FROM snapshots ORDER BY time").fetchall()
-    return [SnapshotPoint(float(t), int(n), parse_timings(s)) for t, n, s in rows]
+def read_points(reader: CampaignReader) -> list[SnapshotPoint]:
+    """Every snapshot of a campaign.db (a database older than the ``timings`` column gives points without
+    stage seconds)."""
+    return [SnapshotPoint(row.time, row.execs, parse_timings(row.timings)) for row in reader.snapshots()]
 
 
 def describe(window: Window, n: int = 4) -> str:

@@ -15,15 +15,15 @@ from rich.table import Table
 
 from seedzer.campaign.ledger_roots import campaign_ledger, record_campaign
 from seedzer.cli_group import CONFIG_OPTION
-from seedzer.config import Config, load_config
+from seedzer.config import Config, load_config, read_text
 from seedzer.errors import UsageError, shown
+from seedzer.finding.known_upstream import parse_table, shipped
 from seedzer.finding.layout import REPORT_FILE, REPRO_FILE
 from seedzer.finding.minimal.program import MINIMAL_FILE, MINIMAL_RECORD
 from seedzer.ledger.location import ledger_path
 from seedzer.ledger.records import CAMPAIGN, IMPORT, RECHECK, REPORTED, STATES, TRIAL, LedgerRoot
 from seedzer.ledger.store import Ledger
-from seedzer.ledger.upstream import ReportedRoot, dump_table, merged, parse_table, shipped
-from seedzer.yamlfiles import read_text
+from seedzer.ledger.upstream import ReportedRoot, dump_table, merged
 
 LEDGER_OPTION = click.option("--ledger", "ledger", type=click.Path(path_type=Path), default=None,
                              help="The ledger file (default: ledger.path, else ledger.db beside the seed pools).")

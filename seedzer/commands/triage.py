@@ -17,6 +17,7 @@ from seedzer.cli_group import CONFIG_OPTION, MINUTES
 from seedzer.config import Config, load_config
 from seedzer.errors import SeedzerError, shown
 from seedzer.finding.kind import FindingKind, TriageOptions, TriageResult
+from seedzer.finding.known_upstream import shipped
 from seedzer.finding.layout import REDUCED_DIR
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.minimal.verify import VerifySettings
@@ -35,7 +36,7 @@ from seedzer.finding.registry import kind
 from seedzer.finding.replay import finding_dirs, replay_one
 from seedzer.finding.repro import check_interpreter
 from seedzer.ledger.records import RECHECK
-from seedzer.ledger.upstream import UpstreamIssue, shipped
+from seedzer.ledger.upstream import UpstreamIssue
 
 PYTHON_OPTION = click.option(
     "--python", "python", default=sys.executable, show_default="this interpreter",

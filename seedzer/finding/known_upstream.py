@@ -1,14 +1,32 @@
 """Whether a filed root is a known upstream bug: a finding's facts matched against the upstream table
-(:mod:`seedzer.ledger.upstream`: the table shipped with Seedzer and the user's rows in the ledger)."""
+(:mod:`seedzer.ledger.upstream`: the table shipped with Seedzer and the user's rows in the ledger), and the
+table files read (the shipped one, and those ``seedzer bugs upstream import`` takes)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
+from seedzer.config import parse_yaml
 from seedzer.finding.meta import FindingMeta
 from seedzer.kernel.common import SPECIAL_VALUES
-from seedzer.ledger.upstream import KNOWN_UPSTREAM, RootFacts, UpstreamIssue, match, shipped
+from seedzer.ledger.upstream import KNOWN_UPSTREAM, TABLE_FILE, RootFacts, UpstreamIssue, match, table_from
 from seedzer.oracles.signature import VALUE_KINDS
+
+
+def parse_table(text: str, source: str) -> list[UpstreamIssue]:
+    """The rows of a table file's text (``issues:`` a list of rows); one-line errors name ``source``."""
+    return table_from(parse_yaml(text, source), source)
+
+
+@lru_cache(maxsize=1)
+def _shipped() -> tuple[UpstreamIssue, ...]:
+    return tuple(parse_table(TABLE_FILE.read_text(encoding="utf-8"), str(TABLE_FILE)))
+
+
+def shipped() -> list[UpstreamIssue]:
+    """The table shipped with Seedzer (``seedzer/ledger/upstream.yaml``, read once)."""
+    return list(_shipped())
 
 
 def root_facts(meta: FindingMeta) -> RootFacts:

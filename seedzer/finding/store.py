@@ -15,12 +15,12 @@ from pathlib import Path
 
 from seedzer.errors import SeedzerError
 from seedzer.finding.kind import Finding
-from seedzer.finding.known_upstream import known_upstream
+from seedzer.finding.known_upstream import known_upstream, shipped
 from seedzer.finding.layout import META_FILE
 from seedzer.finding.meta import BUG, FindingMeta
 from seedzer.finding.registry import kind
 from seedzer.finding.verdict import Verdict
-from seedzer.ledger.upstream import UpstreamIssue, shipped
+from seedzer.ledger.upstream import UpstreamIssue
 from seedzer.store.atomic import write_atomic, write_folder
 from seedzer.store.db import CampaignDB, FindingRow
 

@@ -1,6 +1,6 @@
 """Known upstream bugs: TVM issues a root may already be, and how a root is recognised as one of them.
 
-Seedzer ships a table of upstream TVM issues (:data:`SHIPPED`, ``upstream.yaml`` beside this module), each
+Seedzer ships a table of upstream TVM issues (``upstream.yaml`` beside this module, :data:`TABLE_FILE`), each
 with its fingerprint (what a root must match: its kind, symptom, code at fault, the kind of special
 value it gets wrong, a pattern of its message, or its root signature outright), the versions it affects,
 the version that fixed it, and how the row was checked. The user's own rows live in the ledger (``seedzer
@@ -20,10 +20,10 @@ from typing import Any
 import yaml
 
 from seedzer.errors import ConfigError
-from seedzer.yamlfiles import parse_yaml
 
 TABLE_FILE = Path(__file__).with_name("upstream.yaml")
-"""The shipped table."""
+"""The shipped table (read by :func:`seedzer.finding.known_upstream.shipped`: YAML is read by the configuration's
+reader, a layer above this one)."""
 KNOWN_UPSTREAM = "known upstream"
 """How a root's known-issue note starts when it matches an upstream issue (``known upstream apache/tvm#N``)."""
 ISSUE_URL = re.compile(r"^https://github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull)/(\d+)/?(?:[#?].*)?$")
@@ -172,9 +172,8 @@ def issue_from(row: Any, where: str) -> UpstreamIssue:
                          _text(row, "checked", where), bool(row.get("pull", False)), tuple(related))
 
 
-def parse_table(text: str, source: str) -> list[UpstreamIssue]:
-    """The rows of a table file's text (``issues:`` a list of rows); one-line errors name ``source``."""
-    data = parse_yaml(text, source)
+def table_from(data: Any, source: str) -> list[UpstreamIssue]:
+    """The rows of a parsed table file (``issues:`` a list of rows); one-line errors name ``source``."""
     rows = data.get("issues") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         raise ConfigError(f"{source}: not an upstream table (expected 'issues:' with a list of rows)")
@@ -188,13 +187,8 @@ def parse_table(text: str, source: str) -> list[UpstreamIssue]:
 
 
 def dump_table(issues: Iterable[UpstreamIssue]) -> str:
-    """A table file's text holding ``issues`` (what :func:`parse_table` reads back)."""
+    """A table file's text holding ``issues`` (what :func:`seedzer.finding.known_upstream.parse_table` reads back)."""
     return yaml.safe_dump({"issues": [i.to_json() for i in issues]}, sort_keys=False, allow_unicode=True, width=100)
-
-
-def shipped() -> list[UpstreamIssue]:
-    """The table shipped with Seedzer."""
-    return parse_table(TABLE_FILE.read_text(encoding="utf-8"), str(TABLE_FILE))
 
 
 def merged(*tables: Sequence[UpstreamIssue]) -> list[UpstreamIssue]:

@@ -90,8 +90,9 @@ def test_bugs_says_a_root_a_recheck_merged_into_another(tmp_path: Path) -> None:
 
 
 def test_marking_a_root_reported_on_a_shipped_issue_keeps_the_shipped_fingerprint(tmp_path: Path) -> None:
+    from seedzer.finding.known_upstream import shipped
     from seedzer.ledger.store import Ledger
-    from seedzer.ledger.upstream import RootFacts, match, merged, shipped
+    from seedzer.ledger.upstream import RootFacts, match, merged
 
     ledger = tmp_path / "ledger.db"
     camp = fake_campaign(tmp_path / "c", tmp_path / "p", {"aaaa00000001": ["111111111111"]})

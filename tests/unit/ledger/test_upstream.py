@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from seedzer.errors import ConfigError
+from seedzer.finding.known_upstream import parse_table, shipped
 from seedzer.ledger.upstream import (
     Fingerprint,
     ReportedRoot,
@@ -15,8 +16,6 @@ from seedzer.ledger.upstream import (
     issue_link,
     match,
     merged,
-    parse_table,
-    shipped,
 )
 
 
