@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 
 from seedzer import __version__
 from seedzer.cli_group import CONFIG_OPTION, MINUTES, FiniteFloat, SeedzerGroup, bounded_int
@@ -24,6 +23,7 @@ from seedzer.config import (
     parse_levels,
     reference,
 )
+from seedzer.console import SafeConsole, echo, echo_lines
 from seedzer.errors import CampaignError, ConfigError, UsageError
 
 MONITOR_OPTION = click.option(
@@ -129,9 +129,9 @@ def _ray_executor(address: str, pool: Path, jobs: int) -> Any:
     from seedzer.kernel.common import Stage
 
     info = connect(None if address == LOCAL_RAY else address)
-    click.echo(f"seedzer: {info.describe()}", err=True)
+    echo(f"seedzer: {info.describe()}", err=True)
     if info.cpus < jobs:
-        click.echo(f"seedzer: --jobs {jobs} asks for more workers than the cluster's {info.cpus:g} CPU(s); "
+        echo(f"seedzer: --jobs {jobs} asks for more workers than the cluster's {info.cpus:g} CPU(s); "
                    "the others start when CPUs join", err=True)
     paths = [str(_resolved(pool))]
 
@@ -151,7 +151,6 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
     workers are Ray actors on the cluster's nodes; the campaign, its store and its gate stay here.
     """
     from seedzer.campaign.seeds import list_pool
-    from seedzer.campaign.summary import campaign_summary
     from seedzer.store.lock import DirLock
 
     check_campaign_paths(pool, out)
@@ -166,7 +165,8 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
         if ray is None:
             from seedzer.campaign.loop import Campaign
 
-            Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), ledger_source=recorded_as).run()
+            campaign = Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), ledger_source=recorded_as)
+            campaign.run()
         else:
             from seedzer.execute.ray_cluster import described, disconnect, signals_interrupt
 
@@ -177,11 +177,12 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
                     from seedzer.campaign.loop import Campaign
 
                     executor = _ray_executor(ray, pool, cfg.fuzz.jobs)
-                Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), executor=executor,
-                         ledger_source=recorded_as).run()
+                campaign = Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), executor=executor,
+                                    ledger_source=recorded_as)
+                campaign.run()
             finally:
                 disconnect()
-    Console(width=max(Console().width, 160)).print(campaign_summary(out))
+    SafeConsole(min_width=160).print(campaign.summary())  # the ledger's marks, as `status` shows them
 
 
 @main.command()
@@ -248,10 +249,10 @@ def run(minutes: float | None, jobs: int | None, out: Path | None, count: int | 
     out = out or Path("campaigns") / time.strftime("run-%Y%m%d-%H%M%S")
     check_campaign_paths(pool, out)
     check_campaign_state(pool, out, False)
-    click.echo(f"seedzer: generating {cfg.generate.count} '{heuristic}' models into {pool} ...", err=True)
+    echo(f"seedzer: generating {cfg.generate.count} '{heuristic}' models into {pool} ...", err=True)
     generate_pool(heuristic, cfg.generate.count, pool, seed=cfg.generate.seed,
                   max_nodes=cfg.generate.max_nodes, progress=True)
-    click.echo(f"seedzer: fuzzing for {cfg.fuzz.minutes:g} min into {out} ...", err=True)
+    echo(f"seedzer: fuzzing for {cfg.fuzz.minutes:g} min into {out} ...", err=True)
     _fuzz(pool, out, cfg, False, monitor)
 
 
@@ -264,7 +265,7 @@ def config() -> None:
 def config_show() -> None:
     """Print every configuration field with its default and meaning."""
     for name, default, doc in reference():
-        click.echo(f"{name} = {default}\n    {doc}")
+        echo_lines([f"{name} = {default}", f"    {doc}"])
 
 
 @config.command("check")
@@ -277,8 +278,8 @@ def config_check(path: Path) -> None:
     notes: list[str] = []
     _check_heuristic(load_config(path, notes), path)
     for note in notes:
-        click.echo(note, err=True)
-    click.echo(f"{path}: ok")
+        echo(note, err=True)
+    echo(f"{path}: ok")
 
 
 @main.command()
@@ -313,15 +314,16 @@ def status(campaign: Path, show_all: bool, window_minutes: float, show_invalid: 
     try:
         seen = seen_before(campaign_ledger(campaign, cfg), campaign) if (campaign / "campaign.db").is_file() else None
     except SeedzerError as exc:  # a ledger that cannot be read: the summary without its marks
-        click.echo(f"warning: {exc}", err=True)
+        echo(f"warning: {exc}", err=True)
         seen = None
-    Console(width=max(Console().width, 160)).print(campaign_summary(campaign, show_all, window_minutes,
+    SafeConsole(min_width=160).print(campaign_summary(campaign, show_all, window_minutes,
                                                                     show_invalid, seen))
 
 
 def _register_verbs() -> None:
     from seedzer.commands.bugs import bugs_group
     from seedzer.commands.coverage import coverage_group
+    from seedzer.commands.envs import envs_group
     from seedzer.commands.experiment import experiment_group
     from seedzer.commands.generate import generate_cmd, pool_group
     from seedzer.commands.load import load_cmd
@@ -340,6 +342,7 @@ def _register_verbs() -> None:
     main.add_command(recheck_cmd, "recheck")
     main.add_command(versions_cmd, "versions")
     main.add_command(bugs_group, "bugs")
+    main.add_command(envs_group, "envs")
 
 
 _register_verbs()

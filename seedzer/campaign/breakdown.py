@@ -13,8 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from rich.table import Table
-
+from seedzer.console import SafeTable
 from seedzer.finding.meta import canonical_kind
 from seedzer.finding.registry import POOL_KIND
 from seedzer.level_table import level_names
@@ -70,14 +69,14 @@ def mutation_order(name: str, made_by: dict[str, str]) -> tuple[int, str]:
     return (order.index(level) if level in order else len(order)), name
 
 
-def _table(title: str, columns: tuple[str, ...]) -> Table:
-    table = Table(title=title)
+def _table(title: str, columns: tuple[str, ...]) -> SafeTable:
+    table = SafeTable(title=title)
     for i, col in enumerate(columns):
         table.add_column(col, justify="left" if i == 0 else "right")
     return table
 
 
-def level_table(bugs: Bugs, execs: dict[str, int], corpus: dict[str, int]) -> Table:
+def level_table(bugs: Bugs, execs: dict[str, int], corpus: dict[str, int]) -> SafeTable:
     """Executions, corpus entries and bugs (root causes) by level, a row per registered level; bugs
     found while loading the pool (the importer's, :data:`~seedzer.finding.registry.POOL_KIND`) are a
     row of their own."""
@@ -90,7 +89,7 @@ def level_table(bugs: Bugs, execs: dict[str, int], corpus: dict[str, int]) -> Ta
     return table
 
 
-def mutation_table(bugs: Bugs, execs: dict[str, int]) -> Table:
+def mutation_table(bugs: Bugs, execs: dict[str, int]) -> SafeTable:
     """Mutants made and bugs (root causes whose first finding it made) by mutation, grouped by the level
     whose mutators make it (e.g. the TIR level's IR and pass mutators, the graph level's model
     mutations ``model_*`` and step mutators ``relax_*``)."""
@@ -102,7 +101,7 @@ def mutation_table(bugs: Bugs, execs: dict[str, int]) -> Table:
     return table
 
 
-def oracle_table(bugs: Bugs) -> Table:
+def oracle_table(bugs: Bugs) -> SafeTable:
     """Bugs (root causes) by oracle: a mismatch by the two sides that disagree (``mutant-vs-seed``:
     metamorphic; ``model-vs-onnxruntime``; ``opt-vs-reference``: a fuzzed sequence against TVM's
     default pipeline...), every other symptom by itself (crash, exception, ill-formed IR...)."""

@@ -15,8 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-from rich.table import Table
-
+from seedzer.console import SafeTable
 from seedzer.kernel.messages import normalize
 from seedzer.mutate.bounds import PREFIX as BOUNDS_PREFIX
 from seedzer.mutate.bounds import kind_of
@@ -56,7 +55,7 @@ def invalid_class(message: str) -> str:
     return normalize(clause)[:CLASS_CHARS]
 
 
-def invalid_table(reader: CampaignReader) -> Table | None:
+def invalid_table(reader: CampaignReader) -> SafeTable | None:
     """Test cases the filters before the gate turned away (invalid or slow) by level, reason and pass,
     most frequent first, with the samples kept of each (``filtered/<name>``; ``seedzer replay`` runs
     one) and how their re-runs at the full limits ended (None when none is recorded; a row whose count
@@ -67,7 +66,7 @@ def invalid_table(reader: CampaignReader) -> Table | None:
     samples: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
     for sample in reader.filter_samples():
         samples.setdefault((sample.level, sample.reason, sample.pass_name), []).append((sample.folder, sample.rerun))
-    table = Table(title="Test cases turned away before the gate, by reason (samples: filtered/<name>)")
+    table = SafeTable(title="Test cases turned away before the gate, by reason (samples: filtered/<name>)")
     for col in ("level", "reason", "pass", "count", "samples", "re-runs at full limits"):
         table.add_column(col, overflow="fold")
     for row in rows:
@@ -79,13 +78,13 @@ def invalid_table(reader: CampaignReader) -> Table | None:
     return table
 
 
-def rerun_table(reader: CampaignReader) -> Table | None:
+def rerun_table(reader: CampaignReader) -> SafeTable | None:
     """Every re-run at the full limits that did not pass (a hang filed as a candidate, an allocation
     that fails again alone: a runaway allocation to look at, an error); None when there is none."""
     rows = [s for s in reader.filter_samples() if s.rerun not in NOT_SHOWN_RERUNS]
     if not rows:
         return None
-    table = Table(title="Re-runs at the full limits that did not pass")
+    table = SafeTable(title="Re-runs at the full limits that did not pass")
     for col in ("sample", "level", "reason", "pass", "outcome", "detail"):
         table.add_column(col, overflow="fold")
     for s in rows:
@@ -93,21 +92,22 @@ def rerun_table(reader: CampaignReader) -> Table | None:
     return table
 
 
-def unloaded_models_table(reader: CampaignReader) -> Table | None:
+def unloaded_models_table(reader: CampaignReader) -> SafeTable | None:
     """Pool models that gave no seed, each with the first reason its loading gave (None when every
     model gave seeds)."""
-    rows = [(m.model, m.detail) for m in reader.models() if m.status != "ok"]
+    rows = [(m.model, m.status, m.detail) for m in reader.models() if m.status != "ok"]
     if not rows:
         return None
-    table = Table(title="Pool models that gave no seed (never fuzzed; bugs among them are load findings)")
+    table = SafeTable(title="Pool models that gave no seed (never fuzzed; bugs among them are load findings)")
     for col in ("model", "symptom", "step", "reason"):
         table.add_column(col, overflow="fold")
-    for model, detail in rows:
+    for model, status, detail in rows:
         try:
             observations = json.loads(detail).get("observations") or []
         except (ValueError, AttributeError):
             observations = []
         first = observations[0] if observations and isinstance(observations[0], dict) else {}
+        again = "its load was killed from outside; --resume loads it again: " if status == "killed" else ""
         table.add_row(str(model), str(first.get("symptom", "?")), str(first.get("pass") or "-"),
-                      str(first.get("message") or "no seeds")[:200])
+                      again + str(first.get("message") or "no seeds")[:200])
     return table

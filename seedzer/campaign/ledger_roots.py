@@ -18,7 +18,7 @@ from seedzer.finding.minimal.program import read_record
 from seedzer.finding.store import finding_folder
 from seedzer.ledger.location import ledger_path
 from seedzer.ledger.records import LedgerRoot, RootSighting
-from seedzer.ledger.store import Ledger
+from seedzer.ledger.store import Ledger, NoLedger
 from seedzer.ledger.upstream import UpstreamIssue, merged
 from seedzer.store.db import FindingRow
 from seedzer.store.reader import CampaignReader
@@ -91,11 +91,14 @@ def record_campaign(out: Path, path: Path, source: str) -> list[str]:
 
 def known_roots(path: Path | None) -> dict[str, str]:
     """Root -> why it is known, for the roots the ledger at ``path`` marks reported, fixed or wont-fix
-    (empty when there is no ledger yet)."""
-    if path is None or not Path(path).exists():
+    (empty when there is no ledger yet; read-only)."""
+    if path is None:
         return {}
-    with Ledger(path, create=False) as ledger:
-        return ledger.known()
+    try:
+        with Ledger(path, readonly=True) as ledger:
+            return ledger.known()
+    except NoLedger:
+        return {}
 
 
 def upstream_table(path: Path | None) -> list[UpstreamIssue]:
@@ -108,12 +111,17 @@ def upstream_table(path: Path | None) -> list[UpstreamIssue]:
 
 
 def seen_before(path: Path | None, out: Path) -> dict[str, LedgerRoot] | None:
-    """The roots the ledger at ``path`` holds from other campaigns than ``out`` (None: no ledger)."""
-    if path is None or not Path(path).exists():
+    """The roots the ledger at ``path`` holds from other campaigns than ``out`` (None: no ledger yet;
+    read-only)."""
+    if path is None:
+        return None
+    try:
+        with Ledger(path, readonly=True) as ledger:
+            roots = ledger.roots()
+    except NoLedger:
         return None
     campaign = str(Path(out).resolve())
-    with Ledger(path, create=False) as ledger:
-        return {r.root: r for r in ledger.roots() if any(s.campaign != campaign for s in r.sightings)}
+    return {r.root: r for r in roots if any(s.campaign != campaign for s in r.sightings)}
 
 
 class CampaignLedger:
@@ -146,6 +154,15 @@ class CampaignLedger:
         except SeedzerError as exc:
             self.say(f"warning: {exc}; only the upstream bugs shipped with Seedzer are recognised")
             return shipped()
+
+    def seen(self, out: Path) -> dict[str, LedgerRoot] | None:
+        """:func:`seen_before` for the campaign in ``out`` (None: the ledger is off, or cannot be read:
+        then with a warning)."""
+        try:
+            return seen_before(self.path, out)
+        except SeedzerError as exc:
+            self.say(f"warning: {exc}; the summary shows no ledger marks")
+            return None
 
     def record(self, out: Path) -> None:
         """Record the campaign's roots (one line saying what happened)."""

@@ -15,8 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from rich.table import Table
-
+from seedzer.console import SafeTable
 from seedzer.load.importer_ops import OPERATOR_FEATURE, OperatorReach, operators_of
 from seedzer.store.reader import CampaignReader
 
@@ -65,9 +64,9 @@ def bug_operators(lines: Sequence[CulpritLine]) -> list[str]:
     return sorted(named - {"", "-", "?"})
 
 
-def reach_table(reach: OperatorReach, title: str = "Importer operators") -> Table:
+def reach_table(reach: OperatorReach, title: str = "Importer operators") -> SafeTable:
     """The reach line and the operators never exercised."""
-    table = Table(title=title, show_header=False)
+    table = SafeTable(title=title, show_header=False)
     table.add_column("what", style="bold")
     table.add_column("operators", overflow="fold")
     table.add_row("exercised", reach.summary())
@@ -75,11 +74,11 @@ def reach_table(reach: OperatorReach, title: str = "Importer operators") -> Tabl
     return table
 
 
-def operator_bug_table(bugs: Mapping[str, Sequence[CulpritLine]]) -> Table:
+def operator_bug_table(bugs: Mapping[str, Sequence[CulpritLine]]) -> SafeTable:
     """Bugs (root causes) by the operator their root names, most first."""
     counts: Counter[str] = Counter(op for lines in bugs.values() for op in bug_operators(lines))
     unnamed = sum(1 for lines in bugs.values() if not bug_operators(lines))
-    table = Table(title="Bugs by operator (the operator an insertion or a spec-edge change named)")
+    table = SafeTable(title="Bugs by operator (the operator an insertion or a spec-edge change named)")
     table.add_column("operator")
     table.add_column("bugs (root causes)", justify="right")
     for op, count in counts.most_common():

@@ -67,7 +67,7 @@ def load_for_campaign(model: Path, differential: bool, timeout: float, max_seeds
     result: ModelLoad = loader.load(model)
     items = [(s.seed.script, s.op, s.fused) for s in result.seeds]
     return ModelSeeds(model, list(result.observations), spread(items, max_seeds), result.failures(),
-                      result.final_attempt == "raw" and "import" in result.reached.get("raw", []))
+                      result.final_attempt == "raw" and "import" in result.reached.get("raw", []), result.killed)
 
 
 def imported_entries(source: Path, late_share: float = 1.0) -> list[CorpusEntry]:

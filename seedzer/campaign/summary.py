@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from seedzer.campaign.breakdown import level_table, mutants_by_mutation, mutation_table, oracle_table
@@ -40,6 +39,7 @@ from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import SnapshotPoint, read_points, throughput_table, windows
 from seedzer.campaign.trigger_tables import triggers_over_time_table, triggers_table
 from seedzer.campaign.triggers import read_pass_counts, read_trigger_points
+from seedzer.console import SafeTable, visible
 from seedzer.errors import CampaignError, SeedzerError
 from seedzer.finding.known_upstream import upstream_note
 from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta, canonical_kind
@@ -156,8 +156,8 @@ def _seen(root: str, seen: dict[str, LedgerRoot] | None, here: str) -> str:
             f" ({', '.join(Path(s.campaign).name for s in others)}){state}")
 
 
-def _bug_table(view: FindingsView, seen: dict[str, LedgerRoot] | None, here: str) -> Table:
-    table = Table(title="Bugs (one row per root cause; `seedzer status --all` lists every candidate)")
+def _bug_table(view: FindingsView, seen: dict[str, LedgerRoot] | None, here: str) -> SafeTable:
+    table = SafeTable(title="Bugs (one row per root cause; `seedzer status --all` lists every candidate)")
     for col in ("root", "symptom", "culprit", "count", "status", "ledger", "what happened", "reproducer"):
         table.add_column(col, overflow="fold")
     for root, lines in view.bugs.items():
@@ -171,8 +171,8 @@ def _bug_table(view: FindingsView, seen: dict[str, LedgerRoot] | None, here: str
     return table
 
 
-def _all_table(view: FindingsView) -> Table:
-    table = Table(title="Every candidate")
+def _all_table(view: FindingsView) -> SafeTable:
+    table = SafeTable(title="Every candidate")
     for col in ("signature", "symptom", "stage / pass", "verdict", "reason", "count", "what happened"):
         table.add_column(col, overflow="fold")
     for line in [ln for group in view.bugs.values() for ln in group] + view.pending + view.not_bugs:
@@ -182,7 +182,7 @@ def _all_table(view: FindingsView) -> Table:
     return table
 
 
-def _throughput(points: list[SnapshotPoint], minutes: float, jobs: int) -> list[Table]:
+def _throughput(points: list[SnapshotPoint], minutes: float, jobs: int) -> list[SafeTable]:
     """The throughput table, when the campaign has at least two windows of ``minutes``."""
     wins = windows(points, minutes, jobs)
     return [throughput_table(wins, f"Throughput over time ({minutes:g}-minute windows)")] if len(wins) >= 2 else []
@@ -253,5 +253,5 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
     parts.extend(invalid_tables)
     if show_all and (view.pending or view.not_bugs or view.bugs):
         parts.append(_all_table(view))
-    parts.extend(Text(row.line()) for row in reader.corrupt)
+    parts.extend(Text(visible(row.line())) for row in reader.corrupt)
     return Group(*parts)

@@ -25,9 +25,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rich.table import Table
-
 from seedzer.campaign.json_column import json_object
+from seedzer.console import SafeTable
 from seedzer.store.reader import CampaignReader
 
 RENAMED = {"worker_busy": "busy", "worker_cpu": "cpu", "codegen": "build", "jit": "build"}
@@ -157,9 +156,10 @@ def describe(window: Window, n: int = 4) -> str:
     return ", ".join(f"{k} {100 * v:.0f}%" for k, v in window.top(n)) or "-"
 
 
-def throughput_table(wins: Sequence[Window], title: str = "Throughput over time") -> Table:
+def throughput_table(wins: Sequence[Window], title: str = "Throughput over time") -> SafeTable:
     """Executions per second and where the workers' time went, one row per window."""
-    table = Table(title=title, caption="shares of the workers' time (window x jobs); see seedzer.campaign.throughput")
+    table = SafeTable(title=title,
+                      caption="shares of the workers' time (window x jobs); see seedzer.campaign.throughput")
     for col in ("minutes", "execs", "execs/s", "workers busy", "largest stages"):
         table.add_column(col, justify="left" if col in ("minutes", "largest stages") else "right")
     for w in wins:

@@ -258,6 +258,11 @@ class ReproducersConfig:
                               "triage's own interpreter (no network).")
     venvs: str = setting("~/.cache/seedzer/venvs", "Directory of those virtual environments (one per TVM and package "
                          "set).", _DIRECTORY)
+    venvs_max_gb: float = setting(4.0, "Bound of that directory in GiB (an environment takes about 0.41): when a new "
+                                  "environment is made, the least recently used others are removed down to it (0: no "
+                                  "bound; `seedzer envs` lists and prunes them).",
+                                  Check("must be a finite number of GiB >= 0 (0: no bound)",
+                                        lambda v: finite(v) and v >= 0))
     versions: list[str] = setting(list(RELEASED_TVM), "The TVM releases `seedzer versions` runs every root's "
                                   "minimal.py against (a path to a local .whl works too).",
                                   Check("entries must be TVM release numbers (e.g. 0.26.0) or paths to .whl files",

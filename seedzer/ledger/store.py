@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 from seedzer.errors import ConfigError, SeedzerError, shown
 from seedzer.ledger.records import KNOWN_STATES, NEW, STATES, LedgerRoot, RootSighting, Sighting, VersionVerdict
@@ -49,17 +50,31 @@ class LedgerError(SeedzerError):
     """The ledger cannot be read or written (the message names the file and why; nothing was changed)."""
 
 
-class Ledger:
-    """One ledger file (see the module docstring). ``create``: make it when it does not exist."""
+class NoLedger(LedgerError):
+    """There is no ledger yet at the path: no file, or a file without a ledger's tables (e.g. 0 bytes)."""
 
-    def __init__(self, path: Path, *, create: bool = True, busy: float = BUSY_SECONDS) -> None:
+
+class Ledger:
+    """One ledger file (see the module docstring). ``create``: make it when it does not exist (or is an
+    empty file); ``readonly``: open it read-only (a listing never writes, not even a schema)."""
+
+    def __init__(self, path: Path, *, create: bool = True, readonly: bool = False,
+                 busy: float = BUSY_SECONDS) -> None:
         self.path = Path(path).expanduser()
-        if not self.path.exists() and not create:
-            raise LedgerError(f"{shown(self.path)}: no ledger there (a campaign makes it; see ledger.path)")
+        self.create = create and not readonly
+        self.readonly = readonly
+        self.schema = SCHEMA_VERSION
+        """The schema the file holds (a version-1 ledger opened read-only is read as it is, never upgraded)."""
+        if not self.path.exists() and not self.create:
+            raise self._none()
         try:
-            if create:
+            if self.create:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(str(self.path), timeout=busy, isolation_level=None)
+            if readonly:
+                self.conn = sqlite3.connect(f"file:{quote(str(self.path.absolute()))}?mode=ro", uri=True,
+                                            timeout=busy, isolation_level=None)
+            else:
+                self.conn = sqlite3.connect(str(self.path), timeout=busy, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
             raise LedgerError(f"{shown(self.path)}: cannot open the ledger ({exc})") from None
         try:
@@ -67,6 +82,9 @@ class Ledger:
         except BaseException:
             self.conn.close()
             raise
+
+    def _none(self) -> NoLedger:
+        return NoLedger(f"{shown(self.path)}: no ledger there (a campaign makes it; see ledger.path)")
 
     def close(self) -> None:
         """Close the file."""
@@ -88,9 +106,12 @@ class Ledger:
         return LedgerError(f"{shown(self.path)}: {doing} failed ({text}); the ledger is unchanged")
 
     def _check(self) -> None:
-        """Create the schema in a new file; refuse a file that is not a ledger or is a newer one."""
+        """Create the schema in a new file (only with ``create``: else an empty file is no ledger yet);
+        refuse a file that is not a ledger or is a newer one."""
         try:
             tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not tables and not self.create:
+                raise self._none()
             if not tables:
                 with self._write("creating the ledger"):
                     for statement in filter(str.strip, _SCHEMA.split(";")):
@@ -110,7 +131,9 @@ class Ledger:
                               f"reads up to {SCHEMA_VERSION}); upgrade Seedzer, the ledger was left untouched")
         if found < 1:
             raise LedgerError(f"{shown(self.path)}: not a Seedzer ledger (no schema version)")
-        if found < SCHEMA_VERSION:
+        self.schema = found
+        if found < SCHEMA_VERSION and not self.readonly:
+            self.schema = SCHEMA_VERSION
             with self._write("upgrading the ledger"):
                 for version in range(found + 1, SCHEMA_VERSION + 1):
                     for statement in _UPGRADES[version]:
@@ -205,6 +228,8 @@ class Ledger:
 
     def upstream(self) -> list[UpstreamIssue]:
         """The user's upstream table (rows ``bugs mark ... reported`` and ``bugs upstream import`` wrote)."""
+        if self.schema < 2:
+            return []  # a version-1 ledger read as it is: no upstream table yet
         try:
             rows = self.conn.execute("SELECT repo, number, row FROM upstream ORDER BY repo, number").fetchall()
         except sqlite3.Error as exc:
@@ -242,8 +267,9 @@ class Ledger:
             versions: dict[str, list[VersionVerdict]] = {}
             for r in self.conn.execute("SELECT root, version, verdict, detail, checked FROM versions"):
                 versions.setdefault(r[0], []).append(VersionVerdict(*r[1:]))
+            merged_into = "merged_into" if self.schema >= 2 else "''"
             rows = self.conn.execute("SELECT root, kind, symptom, culprit, headline, first_seen, last_seen, state, "
-                                     "link, note, merged_into FROM roots ORDER BY first_seen").fetchall()
+                                     f"link, note, {merged_into} FROM roots ORDER BY first_seen").fetchall()
         except sqlite3.Error as exc:
             raise self._fail(exc, "reading it") from None
         return [LedgerRoot(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9],
