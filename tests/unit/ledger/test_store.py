@@ -203,3 +203,15 @@ def test_a_ledger_opened_read_only_is_never_written(tmp_path: Path) -> None:
         with pytest.raises(LedgerError, match="setting the state failed"):
             ledger.set_state("aaa", "fixed")
     assert path.read_bytes() == before
+
+
+def test_a_ledger_of_the_schema_before_opened_read_only_is_read_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(V1_SCHEMA)
+    conn.close()
+    before = path.read_bytes()
+    with Ledger(path, readonly=True) as ledger:
+        (root,) = ledger.roots()
+        assert (root.root, root.merged_into) == ("aaa111", "") and ledger.upstream() == []
+    assert path.read_bytes() == before
