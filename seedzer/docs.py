@@ -2,10 +2,11 @@
 
 Each :class:`Section` is a block of a page of ``docs/`` between two markers, written from the code:
 the configuration reference (``docs/configuration.md``, from the configuration's dataclasses and
-the level table), the filing gate's rules and the reducer's passes of every registered finding kind
-(``docs/findings.md``, from each kind's :meth:`~seedzer.finding.kind.FindingKind.gate_rules` and
-:meth:`~seedzer.finding.kind.FindingKind.reduction_passes`: their docstrings), and the operators and values
-whose result the specification leaves undefined (``docs/findings.md``, from
+the level table), the filing gate's rules, the rules of the code at fault and the reducer's passes of
+every registered finding kind (``docs/findings.md``, from each kind's
+:meth:`~seedzer.finding.kind.FindingKind.gate_rules`, :meth:`~seedzer.finding.kind.FindingKind.fault_rules`
+and :meth:`~seedzer.finding.kind.FindingKind.reduction_passes`: their docstrings), the known upstream bugs
+and the operators and values whose result the specification leaves undefined (``docs/findings.md``, from
 :data:`seedzer.kernel.onnx.undefined.UNDEFINED`). ``python -m
 seedzer.docs`` rewrites them all (run it from the repository root; ``PATH`` rewrites one page); a
 test fails when one is stale.
@@ -22,6 +23,7 @@ from pathlib import Path
 from seedzer.config import reference
 from seedzer.console import echo
 from seedzer.finding.kind import Described
+from seedzer.finding.known_upstream import shipped
 from seedzer.finding.meta import KIND_ALIASES
 from seedzer.finding.registry import KINDS, kind
 from seedzer.kernel.onnx.undefined import UNDEFINED
@@ -81,6 +83,22 @@ def undefined_markdown() -> str:
     return "\n".join(lines)
 
 
+def fault_rules_markdown() -> str:
+    """Every kind's rules of the code at fault, in the order they decide."""
+    return _per_kind("rule", lambda name: kind(name).fault_rules())
+
+
+def upstream_table_markdown() -> str:
+    """The known upstream bugs shipped with Seedzer (:mod:`seedzer.ledger.upstream`)."""
+    lines = ["| issue | state | title | fingerprint | fixed in |", "| --- | --- | --- | --- | --- |"]
+    for issue in shipped():
+        printed = "; ".join(f"{k}: `{v}`" for k, v in issue.fingerprint.to_json().items()).replace("|", "\\|")
+        title = issue.title.replace("|", "\\|")
+        lines.append(f"| [{issue.name}]({issue.url}){' (pull request)' if issue.pull else ''} | {issue.state} | "
+                     f"{title} | {printed} | {issue.fixed_in or '-'} |")
+    return "\n".join(lines)
+
+
 @dataclass(frozen=True)
 class Section:
     """A generated block of a page: its marker name and what writes it."""
@@ -104,6 +122,8 @@ SECTIONS = (
     Section(CONFIG_PAGE, "config-reference", config_reference_markdown),
     Section(FINDINGS_PAGE, "gate-rules", gate_rules_markdown),
     Section(FINDINGS_PAGE, "reduction-passes", reduction_passes_markdown),
+    Section(FINDINGS_PAGE, "fault-rules", fault_rules_markdown),
+    Section(FINDINGS_PAGE, "upstream-table", upstream_table_markdown),
     Section(FINDINGS_PAGE, "undefined-values", undefined_markdown),
 )
 """Every generated block of the manual."""

@@ -97,7 +97,7 @@ from seedzer.kernel.graph.memo import GraphMemo
 from seedzer.kernel.graph.mutant import apply_model_mutations
 from seedzer.kernel.graph.relax_consistency import added_inconsistency
 from seedzer.kernel.graph.relax_mutations import apply_mutation
-from seedzer.kernel.graph.special import judge_special, rejected_input
+from seedzer.kernel.graph.special import judge_special, locate_operator, rejected_input
 from seedzer.kernel.messages import moved_failure, normalize, same_failure
 from seedzer.kernel.onnx.model import (
     TOLERANCES,
@@ -285,6 +285,11 @@ def _judge_differential(case: GraphCase, model: onnx.ModelProto, feeds: dict[str
     if isinstance(undefined, str):  # the specification defines no result for the values that reach it
         return Observation(Symptom.INVALID, Stage.COMPARE, "compare",
                            f"{UNDEFINED_HERE}: {undefined}: {diff.describe()}")
+    if not case.passes:  # the probe's build is the case's own (TVM's default pipeline): locate the operator
+        tvm_outputs = lambda probe: run(build(import_model(probe, specs), case.target), specs, feeds)  # noqa: E731
+        located = locate_operator(model, feeds, tolerances(case), tvm_outputs, model.graph.output[diff.output].name,
+                                  diff.reason)
+        diff = dataclasses.replace(diff, operator=located) if located else diff
     return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; {side}",
                        comparison=MODEL_VS_ONNXRUNTIME, difference=diff)
 
