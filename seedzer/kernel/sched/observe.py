@@ -250,9 +250,11 @@ def observe(case: SchedCase, runner: Runner | None = None) -> Observation:
     scheduled = applied.schedule.mod["main"]
     changed = applied.interface_changed or interface_change(func, scheduled)
     if changed is not None:
-        return _invalid(Stage.SCHEDULE, f"the schedule changed the function's parameters: {changed}")
+        return _invalid(Stage.SCHEDULE, f"the schedule changed the function's parameters: {changed}", "TransformLayout")
     if applied.unsafe_at is not None:  # its build may write out of bounds by contract: never run
-        return _invalid(Stage.SCHEDULE, f"not built: instruction {applied.unsafe_at} is unsafe by contract")
+        kind = instructions[applied.unsafe_at].kind
+        return _invalid(Stage.SCHEDULE, f"not built: instruction {applied.unsafe_at} ({kind}) is unsafe by contract",
+                        kind)
     opt = runner.build(case, scheduled, OPT, case.steps, inputs)
     if opt.failure is not None:
         return opt.failure
