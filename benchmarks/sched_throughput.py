@@ -41,7 +41,9 @@ from seedzer.execute.forked import call_forked
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.sched.case import SchedCase, SchedChecks, SchedPlan
 from seedzer.kernel.sched.observe import Runner, SchedMemo, observe
+from seedzer.kernel.sched.trace import TRANSFORMING
 from seedzer.kernel.tir.lowering import make_inputs, parse_func
+from seedzer.mutate.sched.catalogue import primitives
 from seedzer.mutate.sched.generator import SchedGenerator
 from seedzer.seed import input_seed
 
@@ -79,6 +81,7 @@ def _one(generator: SchedGenerator, func: Any, script: str, parent: SchedPlan, p
         if out is not None:  # the case a crash leaves behind
             out.mkdir(parents=True, exist_ok=True)
             (out / "pending.json").write_text(json.dumps(case.to_json()))
+        clock.tick("observe (parse, inputs)")
         observation = observe(case, runner)
     clock.tick("other")
     return made, observation, {k: v for k, v in clock.seconds.items() if k != "other"}, generator.stats
@@ -113,6 +116,7 @@ def main(seeds: Path, cases: int, seed: int, chain: int, no_memo: bool, debug_ma
     refusals: Counter[str] = Counter()
     findings = []
     crashes: list[Observation] = []
+    exercised: Counter[str] = Counter()
     corpus: dict[int, list[SchedPlan]] = defaultdict(list)
     funcs = {}
     start = time.perf_counter()
@@ -127,11 +131,15 @@ def main(seeds: Path, cases: int, seed: int, chain: int, no_memo: bool, debug_ma
         parent = rng.choice(plans[-chain:])
         one_seed = rng.randrange(1 << 30)
         if in_process:
+            clock.tick("harness")
             made, observation, seconds, stats = _one(generator, funcs[index], script, parent, plans, one_seed,
                                                      runner, mask, out)
+            clock.tick("harness")
+            clock.seconds["harness"] -= sum(seconds.values())
         else:
             clock.tick("build (reference)")  # in the parent, so that every child inherits it in the memo
             probe = SchedCase(script, [[], []], input_seed(script))
+            runner.parse(script)
             runner.reference(probe, funcs[index], make_inputs(funcs[index], probe.input_seed, probe.max_elems))
             clock.tick("fork")
             if out is not None:
@@ -161,6 +169,7 @@ def main(seeds: Path, cases: int, seed: int, chain: int, no_memo: bool, debug_ma
             refusals[observation.pass_name or "?"] += 1
         if observation.symptom is Symptom.OK and made is not None:
             plans.append(made.plan)
+            exercised.update({i[0] for i in made.plan.trace[0]} & TRANSFORMING)
         if observation.symptom.is_bug:
             findings.append((n, observation))
             if out is not None and made is not None:
@@ -181,6 +190,12 @@ def main(seeds: Path, cases: int, seed: int, chain: int, no_memo: bool, debug_ma
         ways.add_row(way, str(total), f"{100 * valid / total:.0f}%", *(str(counts.get(s, 0)) for s in sorted(symptoms)))
     console.print(ways)
     console.print("refusals by primitive:", dict(refusals.most_common()))
+    api = {m.kind for m in primitives()}
+    console.print(f"schedule primitives exercised (in a trace that ran clean): {len(set(exercised) & api)} of "
+                  f"{len(api)}; not: {sorted(api - set(exercised))}")
+    drawn = generator.stats.drawn
+    rates = {k: f"{refusals[k]}/{drawn[k]}" for k in sorted(drawn)}
+    console.print("refused/drawn by primitive:", rates)
     console.print("generator:", json.dumps(generator.stats.as_dict())[:3000])
     for n, observation in findings:
         console.print(f"  case {n}: {observation.headline()[:200]}")

@@ -95,25 +95,29 @@ class Built:
 
 
 class SchedMemo:
-    """A worker's memory across sched cases: the unscheduled build of each script, input seed, target
-    and step list (the oldest forgotten beyond ``size``)."""
+    """A worker's memory across sched cases: each script's PrimFunc (parsing TVMScript costs more
+    than scheduling it), and the unscheduled build of each script, input seed, target and step list
+    (the oldest of each forgotten beyond ``size``)."""
 
     def __init__(self, size: int = MEMO_SIZE) -> None:
         self.size = size
         self.references: OrderedDict[str, Built] = OrderedDict()
+        self.parsed: OrderedDict[str, Any] = OrderedDict()
 
-    def get(self, key: str) -> Built | None:
-        """The remembered build of ``key`` (None if forgotten)."""
-        built = self.references.get(key)
-        if built is not None:
-            self.references.move_to_end(key)
-        return built
+    def get(self, key: str, table: OrderedDict[str, Any] | None = None) -> Any:
+        """The remembered value of ``key`` in ``table`` (the references by default; None if forgotten)."""
+        table = self.references if table is None else table
+        value = table.get(key)
+        if value is not None:
+            table.move_to_end(key)
+        return value
 
-    def put(self, key: str, built: Built) -> None:
-        """Remember ``built`` under ``key``."""
-        self.references[key] = built
-        while len(self.references) > self.size:
-            self.references.popitem(last=False)
+    def put(self, key: str, value: Any, table: OrderedDict[str, Any] | None = None) -> None:
+        """Remember ``value`` under ``key`` in ``table`` (the references by default)."""
+        table = self.references if table is None else table
+        table[key] = value
+        while len(table) > self.size:
+            table.popitem(last=False)
 
 
 def _key(case: SchedCase) -> str:
@@ -129,8 +133,14 @@ class Runner:
         self.memo = memo
 
     def parse(self, script: str) -> Any:
-        """The PrimFunc of ``script``."""
-        return parse_func(script)
+        """The PrimFunc of ``script`` (remembered by the memo)."""
+        if self.memo is None:
+            return parse_func(script)
+        func = self.memo.get(script, self.memo.parsed)
+        if func is None:
+            func = parse_func(script)
+            self.memo.put(script, func, self.memo.parsed)
+        return func
 
     def build(self, case: SchedCase, func: Any, program: str, steps: Sequence[Step],
               inputs: list[np.ndarray]) -> Built:

@@ -122,7 +122,7 @@ def draw_split(draft: Draft, rng: random.Random) -> bool:
 
 
 def draw_loop_partition(draft: Draft, rng: random.Random) -> bool:
-    found = _pick_loop(draft, rng)
+    found = _pick_loop(draft, rng, lambda b: any((lp.extent or 0) >= 2 for lp in b.loops))
     if found is None:
         return False
     block, index = found
@@ -132,6 +132,9 @@ def draw_loop_partition(draft: Draft, rng: random.Random) -> bool:
     if extent and rng.random() < 0.3:
         factors: list[Any] = draft.emit("SamplePartitionedTile", [loop], [n, 0, 1], "v" * n,
                                         decision=perfect_tile(extent, n, rng))
+    elif extent and extent >= n and rng.random() < 0.8:  # parts that leave room for the last one
+        cuts = sorted(rng.sample(range(1, extent), n - 1))
+        factors = [b - a for a, b in zip([0, *cuts[:-1]], cuts, strict=True)] + ["None"]
     else:
         factors = _factors(extent, n, rng)
     draft.emit("LoopPartition", [loop, *factors], [rng.random() < 0.8], "l" * n)
@@ -272,9 +275,16 @@ def _compute_at(kind: str, relatives: Callable[[Block], Sequence[str]]) -> Drawe
     return draw
 
 
-def _block_primitive(kind: str, test: Callable[[Block], bool]) -> Drawer:
+def _writes_intermediate(block: Block) -> bool:
+    return any(w.intermediate for w in block.writes)
+
+
+def _block_primitive(kind: str, test: Callable[[Block], bool],
+                     fits: Callable[[Block], bool] = lambda b: True) -> Drawer:
+    """A primitive of one block, mostly one that ``fits`` its contract (the rest reach its refusals)."""
     def draw(draft: Draft, rng: random.Random) -> bool:
-        block = _pick_block(draft, rng, test)
+        fitting = _pick_block(draft, rng, lambda b: test(b) and fits(b)) if rng.random() < 0.8 else None
+        block = fitting or _pick_block(draft, rng, test)
         if block is None:
             return False
         draft.emit(kind, [draft.block(block.name)])
@@ -406,10 +416,17 @@ def _layout_map(shape: Sequence[int | None], rng: random.Random) -> str | None:
 
 
 def draw_transform_layout(draft: Draft, rng: random.Random) -> bool:
-    block = _pick_block(draft, rng, lambda b: any(x.shape for x in (*b.reads, *b.writes)))
+    """Mostly an intermediate buffer: a parameter's layout is the caller's (the interface changes)."""
+    inner = _pick_block(draft, rng, lambda b: any(x.shape and x.intermediate for x in (*b.reads, *b.writes)))
+    block = inner if inner is not None and rng.random() < 0.8 else \
+        _pick_block(draft, rng, lambda b: any(x.shape for x in (*b.reads, *b.writes)))
     if block is None:
         return False
     found = _buffer_of(block, rng)
+    if inner is block and rng.random() < 0.8:
+        pool = [("read", i, x) for i, x in enumerate(block.reads) if x.intermediate and x.shape] + \
+               [("write", i, x) for i, x in enumerate(block.writes) if x.intermediate and x.shape]
+        found = rng.choice(pool) if pool else found
     assert found is not None
     access, index, buffer = found
     mapping = _layout_map(buffer.shape, rng)
@@ -432,11 +449,15 @@ def draw_transform_block_layout(draft: Draft, rng: random.Random) -> bool:
 
 
 def _write_buffer_primitive(kind: str, attrs: Callable[[Buffer, random.Random], list[Any]]) -> Drawer:
+    """A primitive of a block's written buffer, mostly an intermediate one (a parameter's layout,
+    scope or dtype is the caller's: the primitive refuses it, or the interface changes)."""
     def draw(draft: Draft, rng: random.Random) -> bool:
-        block = _pick_block(draft, rng, lambda b: bool(b.writes))
+        block = _pick_block(draft, rng, _writes_intermediate) if rng.random() < 0.8 else None
+        block = block or _pick_block(draft, rng, lambda b: bool(b.writes))
         if block is None:
             return False
-        index = rng.randrange(len(block.writes))
+        inner = [i for i, w in enumerate(block.writes) if w.intermediate]
+        index = rng.choice(inner) if inner and rng.random() < 0.8 else rng.randrange(len(block.writes))
         draft.emit(kind, [draft.block(block.name)], [index, *attrs(block.writes[index], rng)])
         return True
 
@@ -504,8 +525,9 @@ DRAWERS: dict[str, Drawer] = {
     "Unannotate": draw_unannotate,
     "ComputeAt": _compute_at("ComputeAt", lambda b: b.consumers),
     "ReverseComputeAt": _compute_at("ReverseComputeAt", lambda b: b.producers),
-    "ComputeInline": _block_primitive("ComputeInline", lambda b: not b.nested),
-    "ReverseComputeInline": _block_primitive("ReverseComputeInline", lambda b: bool(b.producers)),
+    "ComputeInline": _block_primitive("ComputeInline", lambda b: not b.nested, _writes_intermediate),
+    "ReverseComputeInline": _block_primitive("ReverseComputeInline", lambda b: bool(b.producers),
+                                             lambda b: any(r.intermediate for r in b.reads)),
     "FuseReductionEpilogue": draw_fuse_reduction_epilogue,
     "CacheRead": _cache("CacheRead"),
     "CacheWrite": _cache("CacheWrite"),

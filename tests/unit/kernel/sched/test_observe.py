@@ -83,3 +83,12 @@ def test_a_failed_check_inside_a_primitive_is_an_exception_at_the_schedule_stage
     assert (observed.symptom, observed.stage, observed.pass_name, observed.step_index) == \
         (Symptom.EXCEPTION, Stage.SCHEDULE, "CacheIndex", 1)
     assert observed.frames  # TVM's frames say where it was raised
+
+
+def test_the_memo_parses_each_script_once_and_forgets_beyond_its_size() -> None:
+    memo = SchedMemo(size=1)
+    runner = Runner(memo=memo)
+    first = runner.parse(MATMUL)
+    assert runner.parse(MATMUL) is first
+    runner.parse((SEEDS / "relu.py").read_text())
+    assert list(memo.parsed) == [(SEEDS / "relu.py").read_text()]
