@@ -80,8 +80,10 @@ from seedzer.kernel.tir.lowering import (
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 SCHED_VS_UNSCHEDULED = "scheduled-vs-unscheduled"
 """The comparison of a sched case: the scheduled function against the same function unscheduled."""
-MEMO_SIZE = 64
-"""How many unscheduled builds' outputs a :class:`SchedMemo` keeps (more than a worker's scripts)."""
+MEMO_SIZE = 256
+"""How many scripts a :class:`SchedMemo` keeps (parsed, and their unscheduled builds' outputs): more
+than a pool's PrimFuncs (a basic pool of 5 models lowers to about 100; a memory of 64 thrashed,
+building a third of the references again)."""
 
 
 @dataclasses.dataclass

@@ -283,8 +283,10 @@ def _block_primitive(kind: str, test: Callable[[Block], bool],
                      fits: Callable[[Block], bool] = lambda b: True) -> Drawer:
     """A primitive of one block, mostly one that ``fits`` its contract (the rest reach its refusals)."""
     def draw(draft: Draft, rng: random.Random) -> bool:
-        fitting = _pick_block(draft, rng, lambda b: test(b) and fits(b)) if rng.random() < 0.8 else None
-        block = fitting or _pick_block(draft, rng, test)
+        fitting = _pick_block(draft, rng, lambda b: test(b) and fits(b))
+        if fitting is None and rng.random() < 0.8:
+            return False  # nothing fits: a draw that TVM would surely refuse, four times in five not made
+        block = fitting if fitting is not None and rng.random() < 0.8 else _pick_block(draft, rng, test)
         if block is None:
             return False
         draft.emit(kind, [draft.block(block.name)])
@@ -418,6 +420,8 @@ def _layout_map(shape: Sequence[int | None], rng: random.Random) -> str | None:
 def draw_transform_layout(draft: Draft, rng: random.Random) -> bool:
     """Mostly an intermediate buffer: a parameter's layout is the caller's (the interface changes)."""
     inner = _pick_block(draft, rng, lambda b: any(x.shape and x.intermediate for x in (*b.reads, *b.writes)))
+    if inner is None and rng.random() < 0.8:
+        return False  # no intermediate buffer: a parameter's layout would change the interface
     block = inner if inner is not None and rng.random() < 0.8 else \
         _pick_block(draft, rng, lambda b: any(x.shape for x in (*b.reads, *b.writes)))
     if block is None:
@@ -452,8 +456,10 @@ def _write_buffer_primitive(kind: str, attrs: Callable[[Buffer, random.Random], 
     """A primitive of a block's written buffer, mostly an intermediate one (a parameter's layout,
     scope or dtype is the caller's: the primitive refuses it, or the interface changes)."""
     def draw(draft: Draft, rng: random.Random) -> bool:
-        block = _pick_block(draft, rng, _writes_intermediate) if rng.random() < 0.8 else None
-        block = block or _pick_block(draft, rng, lambda b: bool(b.writes))
+        block = _pick_block(draft, rng, _writes_intermediate)
+        if block is None and rng.random() < 0.8:
+            return False  # no intermediate buffer: a parameter's would be refused, four times in five not drawn
+        block = block if block is not None and rng.random() < 0.8 else _pick_block(draft, rng, lambda b: bool(b.writes))
         if block is None:
             return False
         inner = [i for i, w in enumerate(block.writes) if w.intermediate]
