@@ -191,7 +191,7 @@ class GraphConfig:
 @dataclass
 class BoundsConfig:
     """How far a mutant may grow before it is not run: counted as out of bounds, never filed or kept
-    (:mod:`seedzer.mutate.bounds`; the campaign figures behind the defaults are in
+    (:mod:`seedzer.mutate.tir.bounds`; the campaign figures behind the defaults are in
     docs/measurements.md, 'Mutant bounds'). A script's size counts every explicitly unrolled loop
     written out."""
 

@@ -20,8 +20,8 @@ from typing import Any
 from rich.table import Table
 
 from seedzer.kernel.messages import normalize
-from seedzer.mutate.bounds import PREFIX as BOUNDS_PREFIX
-from seedzer.mutate.bounds import kind_of
+from seedzer.mutate.tir.bounds import PREFIX as BOUNDS_PREFIX
+from seedzer.mutate.tir.bounds import kind_of
 from seedzer.oracles.preconditions import precondition_pattern
 
 CLASS_CHARS = 80

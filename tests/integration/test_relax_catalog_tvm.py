@@ -17,8 +17,8 @@ from tvm import relax  # noqa: E402
 
 from seedzer.kernel.graph.case import GraphPass  # noqa: E402
 from seedzer.kernel.graph.observe import apply_pass  # noqa: E402
-from seedzer.passes.relax_catalog import EXCLUDED, NOT_PASSES, RELAX_CATALOG  # noqa: E402
-from seedzer.passes.relax_contracts import (  # noqa: E402
+from seedzer.passes.graph.catalog import EXCLUDED, NOT_PASSES, RELAX_CATALOG  # noqa: E402
+from seedzer.passes.graph.contracts import (  # noqa: E402
     PIPELINE_ORDERS,
     is_mutation,
     out_of_contract,
@@ -164,9 +164,9 @@ def test_pipeline_orders_compile_and_match_the_default(imported: tvm.IRModule, o
 
 @pytest.mark.slow
 def test_mutated_sequences_run_in_contract_compile_and_match(imported: tvm.IRModule) -> None:
-    from seedzer.mutate import pick
-    from seedzer.mutate.relax_pass_mutators import default_relax_pass_mutators
-    from seedzer.passes.relax_contracts import exact_sequence
+    from seedzer.mutate.graph.relax_pass_mutators import default_relax_pass_mutators
+    from seedzer.mutate.tir import pick
+    from seedzer.passes.graph.contracts import exact_sequence
 
     rng = random.Random(7)
     mutators = default_relax_pass_mutators()

@@ -14,7 +14,7 @@ from seedzer.execute.settings import WorkerSettings
 from seedzer.kernel.graph.case import MODEL_MUTATION_KINDS
 from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed, model_mutation_name
 from seedzer.levels.level import ModelSeeds
-from seedzer.mutate.relax_pass_mutators import default_relax_pass_mutators
+from seedzer.mutate.graph.relax_pass_mutators import default_relax_pass_mutators
 from seedzer.seed import JointSeed, PassSpec, passes_to_json
 from seedzer.store.corpus import CorpusEntry
 
@@ -39,13 +39,13 @@ def graph_fuzzer(settings: WorkerSettings, progress: SlotProgress, collector: Co
 def graph_entries(model: Path, orders: dict[str, list[PassSpec]] | None = None) -> list[CorpusEntry]:
     """The graph-level seeds of a pool model: the model with no Relax pass (TVM's default pipeline
     alone) and with each pass order TVM's own pipelines use (``orders``, by default
-    :data:`seedzer.passes.relax_contracts.PIPELINE_ORDERS`). A model whose inputs have no usable type
+    :data:`seedzer.passes.graph.contracts.PIPELINE_ORDERS`). A model whose inputs have no usable type
     gives none (the load kind has filed it already)."""
     import onnx
     from google.protobuf.message import DecodeError
 
     from seedzer.load.onnx_import import InvalidModel, input_specs
-    from seedzer.passes.relax_contracts import PIPELINE_ORDERS
+    from seedzer.passes.graph.contracts import PIPELINE_ORDERS
 
     try:
         proto = onnx.load(str(model), load_external_data=False)

@@ -10,7 +10,7 @@ from seedzer.coverage.collectors import Collector
 from seedzer.execute.fuzzing import LevelFuzzer, SlotProgress
 from seedzer.execute.settings import WorkerSettings
 from seedzer.levels.level import ModelSeeds
-from seedzer.mutate import IR_MUTATOR_NAMES, PASS_MUTATORS
+from seedzer.mutate.tir import IR_MUTATOR_NAMES, PASS_MUTATORS
 from seedzer.seed import JointSeed
 from seedzer.store.corpus import CorpusEntry
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from seedzer.mutate.pass_mutators import FUZZABLE, InsertPass
-from seedzer.mutate.relax_pass_mutators import InsertRelaxPass
+from seedzer.mutate.graph.relax_pass_mutators import InsertRelaxPass
+from seedzer.mutate.tir.pass_mutators import FUZZABLE, InsertPass
 from seedzer.mutate.untriggered import UNTRIGGERED_SHARE, insertion_names, short_name, untriggered
-from seedzer.passes.relax_catalog import RELAX_PASS_NAMES
+from seedzer.passes.graph.catalog import RELAX_PASS_NAMES
 from seedzer.seed import PassSpec
 
 

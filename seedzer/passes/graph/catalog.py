@@ -1,0 +1,224 @@
+"""The Relax (graph-level) pass catalogue: names, argument samplers, weights and contracts.
+
+TVM-free. A pass is named ``"relax.<X>"`` where ``X`` is an attribute of ``tvm.relax.transform``; the
+kernel builds it as ``getattr(tvm.relax.transform, X)(**args)`` inside ``with tvm.target.Target("llvm")``
+and runs the sequence before ``tvm.compile``'s default pipeline. The catalogue holds every pass of the
+installed wheel a user could apply before ``tvm.compile`` on a CPU module; :data:`EXCLUDED` lists the
+others with the reason, and :data:`NOT_PASSES` the module's other public names (pass infrastructure),
+so a test checks that every name of ``tvm.relax.transform`` is accounted for.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from seedzer.passes.graph.contracts import CONTRACTS, RelaxContract
+from seedzer.passes.tir.catalog import Sampler
+from seedzer.seed import PassSpec
+
+
+@dataclass(frozen=True)
+class RelaxArg:
+    """One constructor argument of a Relax pass: its name, its sampler, and whether the constructor
+    requires it (a required argument is always sampled; an optional one half of the time)."""
+
+    name: str
+    sample: Sampler
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class RelaxPassInfo:
+    """One catalogue pass: its full name, argument samplers, sampling weight and contract."""
+
+    name: str
+    contract: RelaxContract
+    args: tuple[RelaxArg, ...] = ()
+    weight: float = 1.0
+
+    @property
+    def function(self) -> str:
+        """The attribute of ``tvm.relax.transform`` that builds the pass (``"FoldConstant"``; a
+        mutation's name after ``mutate.``)."""
+        return self.name.split(".", 1)[1]
+
+    @property
+    def exact(self) -> bool:
+        """False for passes that legitimately change floating results (compare loosely after them)."""
+        return self.contract.exact
+
+    def sample(self, rng: random.Random) -> PassSpec:
+        """A PassSpec of this pass with freshly sampled (JSON-able) arguments."""
+        args = {a.name: a.sample(rng) for a in self.args if a.required or rng.random() < 0.5}
+        return PassSpec(self.name, tuple(sorted(args.items())))
+
+
+def _choice(*values: Any) -> Sampler:
+    return lambda rng: rng.choice(values)
+
+
+def _b(rng: random.Random) -> bool:
+    return rng.random() < 0.5
+
+
+_LAYOUTS: tuple[dict[str, list[str]], ...] = (
+    {"relax.nn.conv2d": ["NHWC", "OHWI"]},
+    {"relax.nn.conv2d": ["NHWC", "HWIO"]},
+    {"relax.nn.conv2d": ["NCHW", "OIHW"]},
+    {"relax.nn.conv2d": ["NCHW4c", "OIHW4o"]},
+    {"relax.nn.conv2d": ["NHWC4c", "OHWI4o"]},
+    {"relax.nn.conv2d": ["NCHW4c", "OIHW4o", "NCHW4c"]},
+    {"relax.nn.conv2d": ["NCHW2n4c", "OIHW2i4o"]},
+    {"relax.nn.conv2d": ["NHWC", "OHWI"], "relax.nn.conv1d": ["NWC", "OWI"],
+     "relax.nn.conv2d_transpose": ["NHWC", "HWOI"]},
+)
+"""``ConvertLayout`` targets, from ``tests/python/relax/test_transform_convert_layout*.py``: every layout is
+explicit (Relay's ``"default"`` kernel layout is not understood by Relax: ``InternalError: Invalid layout
+default``), a third entry is the output layout (else the data layout)."""
+
+
+def _layouts(rng: random.Random) -> dict[str, list[str]]:
+    chosen = rng.choice(_LAYOUTS)
+    return {op: list(layouts) for op, layouts in chosen.items()}
+
+
+_SKIP_OPS = ("relax.nn.conv2d", "relax.matmul", "relax.add", "relax.reshape", "relax.nn.relu",
+             "relax.concat", "relax.permute_dims")
+
+
+def _skip_ops(rng: random.Random) -> list[str]:
+    return sorted(rng.sample(_SKIP_OPS, rng.randint(1, 2)))
+
+
+def _seed(rng: random.Random) -> int:
+    """An index seed: the mutation takes it modulo its number of sites."""
+    return rng.randrange(0, 1 << 16)
+
+
+MUTATION_ARGS: dict[str, tuple[RelaxArg, ...]] = {
+    "mutate.SymbolicShapes": (RelaxArg("input", _choice(-1, 0, 0, 1, 2), required=True),
+                              RelaxArg("axes", _seed, required=True), RelaxArg("share", _b)),
+    "mutate.SplitDataflow": (RelaxArg("index", _seed, required=True),),
+    "mutate.DuplicateFunction": (RelaxArg("mode", _choice("call", "outline"), required=True),
+                                 RelaxArg("index", _seed, required=True), RelaxArg("length", _choice(1, 2, 3, 5))),
+    "mutate.TupleOutputs": (RelaxArg("depth", _choice(0, 1, 2, 3)), RelaxArg("unpack", _b)),
+    "mutate.PrimArgs": (RelaxArg("index", _seed, required=True),),
+    "mutate.LiftConstants": (RelaxArg("index", _seed, required=True), RelaxArg("all", _b)),
+}
+"""Argument samplers by mutation name (every value JSON-able)."""
+
+MUTATION_WEIGHTS: dict[str, float] = {
+    "mutate.SymbolicShapes": 1.5,
+    "mutate.SplitDataflow": 0.75,
+    "mutate.DuplicateFunction": 1.0,
+    "mutate.TupleOutputs": 0.5,
+    "mutate.PrimArgs": 0.75,
+    "mutate.LiftConstants": 1.0,
+}
+"""Sampling weights: symbolic shapes reach the most new code (dynamic-shape legalization and VM shape
+lowering); tuple repacking only touches main's tail."""
+
+ARGS: dict[str, tuple[RelaxArg, ...]] = {
+    "relax.LegalizeOps": (RelaxArg("skip_ops", _skip_ops), RelaxArg("enable_warning", _b)),
+    "relax.FuseOps": (RelaxArg("fuse_opt_level", _choice(-1, 0, 1, 2, 3, 4)),),
+    "relax.EliminateCommonSubexpr": (RelaxArg("call_only", _b),),
+    "relax.ConvertToDataflow": (RelaxArg("min_size", _choice(1, 2, 3, 5)),),
+    "relax.TopologicalSort": (RelaxArg("order", _choice("depth-first", "breadth-first")),
+                              RelaxArg("direction", _choice("from-inputs", "from-outputs"))),
+    "relax.DeadCodeElimination": (RelaxArg("entry_functions", _choice(["main"])),),
+    "relax.DecomposeOpsForInference": (RelaxArg("func_name", _choice("main")),),
+    "relax.ConvertLayout": (RelaxArg("desired_layouts", _layouts, required=True),),
+    "relax.ToMixedPrecision": (RelaxArg("out_dtype", _choice("float32")),),
+    **MUTATION_ARGS,
+}
+"""Argument samplers by pass name (passes not listed take no arguments we can express in JSON)."""
+
+LOW_WEIGHT = 0.25
+RARELY_ACTIVE = frozenset({
+    "relax.SplitLayoutRewritePreproc",  # needs meta-schedule layout-rewrite blocks
+    "relax.OptimizeLayoutTransform",  # needs layout_transform pairs (after ConvertLayout)
+    "relax.RealizeVDevice",  # needs vdevice annotations, which imports never make
+    "relax.NormalizeGlobalVar",
+    "relax.SpecializePrimFuncBasedOnCallSite",  # vdevice-driven: a no-op on one CPU device
+    "relax.LambdaLift",  # ONNX imports have no local functions (If/Loop aside)
+})
+"""Passes that seldom find something to do on an imported ONNX model: sampled less."""
+
+HEAVY_WEIGHT = 2.0
+CORE = frozenset({"relax.LegalizeOps", "relax.AnnotateTIROpPattern", "relax.FuseOps", "relax.FuseTIR",
+                  "relax.FoldConstant"})
+"""TVM's own legalization chain: sampled more, so later passes find their phases established."""
+
+RELAX_CATALOG: dict[str, RelaxPassInfo] = {
+    name: RelaxPassInfo(
+        name=name,
+        contract=contract,
+        args=ARGS.get(name, ()),
+        weight=MUTATION_WEIGHTS.get(name, LOW_WEIGHT if name in RARELY_ACTIVE else HEAVY_WEIGHT
+                                    if name in CORE else 1.0),
+    )
+    for name, contract in sorted(CONTRACTS.items())
+}
+"""Every catalogue step by full name: the Relax passes and the Relax IR mutations (``mutate.*``)."""
+
+RELAX_PASS_NAMES: tuple[str, ...] = tuple(RELAX_CATALOG)
+"""Every catalogue pass name, sorted."""
+
+_CALLABLE = "takes Python objects (callables, tensors, PrimFuncs, patterns) JSON cannot express"
+_VM = "VM lowering/finalize phase: tvm.compile runs it; running it before would run it twice"
+_SIGNATURE = "changes main's signature: the VM could not call it with the model's inputs"
+_BYOC = "BYOC: acts only on composite/external functions FuseOpsByPattern or RunCodegen make"
+_GPU = "GPU only"
+
+EXCLUDED: tuple[tuple[str, str], ...] = (
+    ("AlterOpImpl", _CALLABLE),
+    ("AttachExternModules", _CALLABLE + " (runtime modules)"),
+    ("BindParams", _CALLABLE + " (weights)"),
+    ("BindSymbolicVars", "binds symbolic shape vars by name: narrows the shapes main accepts"),
+    ("FuseOpsByPattern", _CALLABLE + " (fusion patterns)"),
+    ("SplitCallTIRByPattern", _CALLABLE + " (PrimFunc patterns, codegen callback)"),
+    ("UpdateParamType", _CALLABLE + " (a type callback); changes main's signature"),
+    ("UpdateVDevice", _CALLABLE + " (a VDevice)"),
+    ("CallTIRRewrite", _VM),
+    ("StaticPlanBlockMemory", _VM),
+    ("LowerAllocTensor", _VM),
+    ("KillAfterLastUse", _VM),
+    ("VMShapeLower", _VM),
+    ("LowerRuntimeBuiltin", _VM),
+    ("ComputePrimValue", _VM),
+    ("AttachGlobalSymbol", _VM),
+    ("VMBuiltinLower", _VM),
+    ("RemovePurityChecking", "dataflow lowering phase (dataflow_lower_passes, right before CallTIRRewrite)"),
+    ("RewriteCUDAGraph", _GPU + " (CUDA graphs)"),
+    ("IPCAllReduceRewrite", _GPU + " (multi-GPU all-reduce)"),
+    ("LowerGPUIPCAllocStorage", _GPU + " (multi-GPU IPC memory)"),
+    ("Gradient", "training (needs a function name and gradient targets; adds functions)"),
+    ("DecomposeOpsForTraining", "training form of batch_norm/layer_norm"),
+    ("LiftTransformParams", _SIGNATURE),
+    ("BundleModelParams", _SIGNATURE),
+    ("LazyGetInput", _SIGNATURE),
+    ("LazySetOutput", _SIGNATURE),
+    ("LazyTransformParams", _SIGNATURE),
+    ("AllocateWorkspace", _BYOC + " (workspace of external functions); changes their signature"),
+    ("MergeCompositeFunctions", _BYOC),
+    ("RunCodegen", _BYOC + " (external codegen)"),
+    ("MetaScheduleApplyDatabase", "meta-schedule: needs a tuning database on disk"),
+    ("MetaScheduleTuneIRMod", "meta-schedule tuning: minutes per task, needs params and a work dir"),
+    ("MetaScheduleTuneTIR", "meta-schedule tuning: minutes per task, needs a work dir"),
+)
+"""Passes of ``tvm.relax.transform`` deliberately left out (attribute name, one-line reason)."""
+
+NOT_PASSES: tuple[str, ...] = ("DataflowBlockPass", "FunctionPass", "FusionPattern", "PatternCheckContext",
+                               "dataflowblock_pass", "function_pass")
+"""Public names of ``tvm.relax.transform`` that are pass infrastructure, not passes."""
+
+
+def sample_relax_pass(rng: random.Random, names: Sequence[str] | None = None) -> PassSpec:
+    """A random catalogue pass (weighted by :attr:`RelaxPassInfo.weight`), or one of ``names``, with
+    sampled arguments."""
+    pool = [RELAX_CATALOG[n] for n in (names or RELAX_PASS_NAMES)]
+    info = rng.choices(pool, weights=[p.weight for p in pool], k=1)[0]
+    return info.sample(rng)
