@@ -2,7 +2,8 @@
 
 A graph-level corpus entry is a :class:`~seedzer.levels.graph.entry.GraphSeed` (the model, its input specs, its
 model mutations and its input mode) with a Relax step sequence. :class:`GraphFuzzer` mutates the sequence
-with the Relax step mutators (:mod:`seedzer.mutate.graph.relax_pass_mutators`), adds a model mutation
+with the sequence mutators of the Relax family (:mod:`seedzer.mutate.sequence`,
+:mod:`seedzer.passes.graph.family`), adds a model mutation
 (:mod:`seedzer.mutate.graph.model_mutators`: MT-DLComp's UOC and PIOC, spec-edge changes;
 :mod:`seedzer.mutate.graph.insertion`: an operator of TVM's importer, those this worker has not exercised yet
 first) or switches the entry to special input values, the kind drawn by the ``graph`` weights of the
@@ -48,8 +49,9 @@ from seedzer.levels.graph.fold_builds import FoldBuilds
 from seedzer.load.importer_ops import OPERATOR_FEATURE, importer_operators
 from seedzer.mutate.graph.insertion import sample_insertion
 from seedzer.mutate.graph.model_mutators import sample_model_mutation
-from seedzer.mutate.graph.relax_pass_mutators import default_relax_pass_mutators
+from seedzer.mutate.sequence import sequence_mutators
 from seedzer.passes.graph.contracts import exact_sequence, placeable_relax
+from seedzer.passes.graph.family import RELAX_FAMILY
 from seedzer.seed import passes_from_json, passes_to_json
 
 OnStage = Callable[[Stage, str, str], None]
@@ -84,7 +86,7 @@ class GraphFuzzer:
         self.progress = progress
         self.collector = collector
         self.config = config or GraphConfig()
-        self.mutators = default_relax_pass_mutators()
+        self.mutators = sequence_mutators(RELAX_FAMILY)
         self.models: dict[str, onnx.ModelProto] = {}
         """Seed models by path (a pool has tens of them)."""
         self.triggers = PassTriggers()

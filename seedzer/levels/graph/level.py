@@ -14,7 +14,8 @@ from seedzer.execute.settings import WorkerSettings
 from seedzer.kernel.graph.case import MODEL_MUTATION_KINDS
 from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed, model_mutation_name
 from seedzer.levels.level import ModelSeeds
-from seedzer.mutate.graph.relax_pass_mutators import default_relax_pass_mutators
+from seedzer.mutate.sequence import mutator_names
+from seedzer.passes.graph.family import RELAX_FAMILY
 from seedzer.seed import JointSeed, PassSpec, passes_to_json
 from seedzer.store.corpus import CorpusEntry
 
@@ -63,7 +64,7 @@ class GraphLevel:
 
     name = NAME
     mutations = (frozenset(model_mutation_name(k) for k in MODEL_MUTATION_KINDS) | {SPECIAL_MUTATION}
-                 | frozenset(m.name for m in default_relax_pass_mutators()))
+                 | frozenset(mutator_names(RELAX_FAMILY)))
 
     def __init__(self) -> None:
         self.fuzzer = graph_fuzzer

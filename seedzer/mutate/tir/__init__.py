@@ -1,10 +1,11 @@
-"""Tzer-style mutators on TVM 0.27: IR mutators, pass-sequence mutators and the Tzer mutation schedule.
+"""The TIR level's mutators on TVM 0.27: Tzer-style IR mutators, the mutant bounds and Tzer's mutation
+schedule; its pass-sequence mutators are the generic ones (:mod:`seedzer.mutate.sequence`) made with the
+TIR pass family (:mod:`seedzer.passes.tir.family`).
 
-The mutators work with the TIR analysis toolkit (:mod:`seedzer.tir`: sites, expression ranges, the
-UB and well-formedness gate) and insert passes of the pass model (:mod:`seedzer.passes`: catalogue
-and contracts). Importing the package is cheap and TVM-free; names that need TVM (``mutate_ir``,
-``MutationStats``) are imported on first access. Pass-sequence mutators, the tolerance schedule
-(:mod:`seedzer.mutate.tir.schedule`) and ``pick`` never import TVM.
+The IR mutators work with the TIR analysis toolkit (:mod:`seedzer.tir`: sites, expression ranges, the
+UB and well-formedness gate). Importing the package is cheap and TVM-free; names that need TVM
+(``mutate_ir``, ``MutationStats``) are imported on first access. Pass-sequence mutators and the
+tolerance schedule (:mod:`seedzer.mutate.tir.schedule`) never import TVM.
 
 Typical use in a worker::
 
@@ -16,7 +17,8 @@ Typical use in a worker::
     case = Case(script, tuple(steps), input_seed(script))  # seedzer.kernel.common, seedzer.seed
     observation = observe(case)       # seedzer.kernel.tir.observe: minimal, opt, reference; judged
 
-or, for Tzer's whole schedule, :class:`~seedzer.mutate.tir.schedule.TzerSchedule`.
+(``pick``: :func:`seedzer.mutate.weighted.pick`), or, for Tzer's whole schedule,
+:class:`~seedzer.mutate.tir.schedule.TzerSchedule`.
 """
 
 from __future__ import annotations
@@ -24,14 +26,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from seedzer.mutate.tir.pass_mutators import MAX_LEN, MIN_LEN
+from seedzer.mutate.sequence import SequenceMutator
 from seedzer.mutate.tir.registry import (
     IR_MUTATOR_NAMES,
-    PASS_MUTATORS,
+    PASS_MUTATOR_NAMES,
     build_ir_mutators,
     build_pass_mutators,
     ir_mutator_classes,
-    pick,
     validate_weights,
 )
 from seedzer.mutate.tir.schedule import Mutant, TzerSchedule, choose_mutation_kind
@@ -46,9 +47,7 @@ _LAZY = {
 
 __all__ = [
     "IR_MUTATOR_NAMES",
-    "MAX_LEN",
-    "MIN_LEN",
-    "PASS_MUTATORS",
+    "PASS_MUTATOR_NAMES",
     "Mutant",
     "MutationStats",
     "TzerSchedule",
@@ -59,7 +58,6 @@ __all__ = [
     "default_pass_mutators",
     "ir_mutator_classes",
     "mutate_ir",
-    "pick",
     "validate_weights",
 ]
 
@@ -78,6 +76,6 @@ def default_ir_mutators() -> list[Any]:
     return build_ir_mutators()
 
 
-def default_pass_mutators() -> list[Any]:
-    """Every pass-sequence mutator at its default weight."""
+def default_pass_mutators() -> list[SequenceMutator]:
+    """Every pass-sequence mutator of the TIR family at its default weight."""
     return build_pass_mutators()

@@ -13,7 +13,7 @@ from typing import Any
 
 import tvm_ffi
 
-from seedzer.mutate.tir.registry import pick
+from seedzer.mutate.weighted import pick
 from seedzer.protocols import IRMutator
 from seedzer.tir.wellformed import check_well_formed, first_error_line
 

@@ -1,4 +1,5 @@
-"""Named, weighted mutators: the name -> class registries that configurations refer to.
+"""Named, weighted mutators of the TIR level: the name -> class registry of the IR mutators that
+configurations refer to, and the TIR family's pass-sequence mutators.
 
 TVM-free at import time: :data:`IR_MUTATOR_NAMES` and :func:`validate_weights` let the campaign
 process check a configuration; :func:`ir_mutator_classes` / :func:`build_ir_mutators` import the
@@ -7,20 +8,12 @@ IR mutators (and so TVM) only when called.
 
 from __future__ import annotations
 
-import random
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
-from seedzer.errors import ConfigError
-from seedzer.mutate.tir import pass_mutators as pm
-
-
-class _Weighted(Protocol):
-    name: str
-    weight: float
-
-
-W = TypeVar("W", bound=_Weighted)
+from seedzer.mutate.sequence import SequenceMutator, mutator_names, sequence_mutators
+from seedzer.mutate.weighted import checked_weights
+from seedzer.passes.tir.family import TIR_FAMILY
 
 IR_MUTATOR_NAMES: tuple[str, ...] = (
     "insert",
@@ -39,10 +32,8 @@ IR_MUTATOR_NAMES: tuple[str, ...] = (
 )
 """Names of every IR mutator (the keys of :func:`ir_mutator_classes`)."""
 
-PASS_MUTATORS: dict[str, type[Any]] = {
-    cls.name: cls for cls in (pm.InsertPass, pm.DeletePass, pm.ReplacePass, pm.Crossover)
-}
-"""Every pass-sequence mutator class by its name."""
+PASS_MUTATOR_NAMES: tuple[str, ...] = mutator_names(TIR_FAMILY)
+"""Names of every pass-sequence mutator of the TIR level (the generic ones made with the TIR family)."""
 
 
 def ir_mutator_classes() -> dict[str, type[Any]]:
@@ -68,42 +59,21 @@ def ir_mutator_classes() -> dict[str, type[Any]]:
     return {cls.name: cls for cls in classes}
 
 
-def pick(mutators: Sequence[W], rng: random.Random) -> W:
-    """Choose one mutator with probability proportional to its weight."""
-    live = [m for m in mutators if m.weight > 0]
-    if not live:
-        raise ValueError("no mutator with a positive weight")
-    return rng.choices(live, weights=[m.weight for m in live], k=1)[0]
-
-
 def validate_weights(weights: Mapping[str, Any] | None, kind: str = "ir") -> dict[str, float]:
     """Check a ``name -> weight`` mapping for ``kind`` ``"ir"`` or ``"pass"`` mutators.
 
-    Raises :class:`ConfigError` naming unknown mutators or bad weights; returns the weights as floats.
+    Raises :class:`~seedzer.errors.ConfigError` naming unknown mutators or bad weights; returns the
+    weights as floats.
     """
-    known = IR_MUTATOR_NAMES if kind == "ir" else tuple(PASS_MUTATORS)
-    weights = dict(weights or {})
-    unknown = sorted(set(weights) - set(known))
-    if unknown:
-        raise ConfigError(f"unknown {kind} mutator(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    out = {}
-    for name, w in weights.items():
-        if isinstance(w, bool) or not isinstance(w, int | float) or w < 0:
-            raise ConfigError(f"{kind} mutator {name}: weight must be a number >= 0, got {w!r}")
-        out[name] = float(w)
-    return out
-
-
-def _build(table: Mapping[str, type[Any]], kind: str, weights: Mapping[str, Any] | None) -> list[Any]:
-    checked = validate_weights(weights, kind)
-    return [cls(weight=checked.get(name)) for name, cls in table.items()]
+    return checked_weights(weights, IR_MUTATOR_NAMES if kind == "ir" else PASS_MUTATOR_NAMES, kind)
 
 
 def build_ir_mutators(weights: Mapping[str, Any] | None = None) -> list[Any]:
     """All IR mutators, default weights overridden by ``weights`` (name -> weight; imports TVM)."""
-    return _build(ir_mutator_classes(), "ir", weights)
+    checked = validate_weights(weights, "ir")
+    return [cls(weight=checked.get(name)) for name, cls in ir_mutator_classes().items()]
 
 
-def build_pass_mutators(weights: Mapping[str, Any] | None = None) -> list[Any]:
-    """All pass-sequence mutators, default weights overridden by ``weights``."""
-    return _build(PASS_MUTATORS, "pass", weights)
+def build_pass_mutators(weights: Mapping[str, Any] | None = None) -> list[SequenceMutator]:
+    """All pass-sequence mutators of the TIR family, default weights overridden by ``weights``."""
+    return sequence_mutators(TIR_FAMILY, weights)

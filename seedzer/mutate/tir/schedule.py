@@ -16,7 +16,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from seedzer.mutate.tir.registry import pick
+from seedzer.mutate.weighted import pick
 from seedzer.protocols import IRMutator, PassMutator
 from seedzer.seed import PassSpec
 

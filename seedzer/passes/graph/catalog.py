@@ -1,4 +1,5 @@
-"""The Relax (graph-level) pass catalogue: names, argument samplers, weights and contracts.
+"""The Relax (graph-level) pass catalogue: names, argument samplers and weights (every step the
+catalogue holds has a contract: :data:`seedzer.passes.graph.contracts.CONTRACTS`).
 
 TVM-free. A pass is named ``"relax.<X>"`` where ``X`` is an attribute of ``tvm.relax.transform``; the
 kernel builds it as ``getattr(tvm.relax.transform, X)(**args)`` inside ``with tvm.target.Target("llvm")``
@@ -12,57 +13,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
-from seedzer.passes.graph.contracts import CONTRACTS, RelaxContract
-from seedzer.passes.tir.catalog import Sampler
+from seedzer.passes.catalog import ArgSpec, PassInfo, choice, coin, draw
+from seedzer.passes.graph.contracts import CONTRACTS
 from seedzer.seed import PassSpec
-
-
-@dataclass(frozen=True)
-class RelaxArg:
-    """One constructor argument of a Relax pass: its name, its sampler, and whether the constructor
-    requires it (a required argument is always sampled; an optional one half of the time)."""
-
-    name: str
-    sample: Sampler
-    required: bool = False
-
-
-@dataclass(frozen=True)
-class RelaxPassInfo:
-    """One catalogue pass: its full name, argument samplers, sampling weight and contract."""
-
-    name: str
-    contract: RelaxContract
-    args: tuple[RelaxArg, ...] = ()
-    weight: float = 1.0
-
-    @property
-    def function(self) -> str:
-        """The attribute of ``tvm.relax.transform`` that builds the pass (``"FoldConstant"``; a
-        mutation's name after ``mutate.``)."""
-        return self.name.split(".", 1)[1]
-
-    @property
-    def exact(self) -> bool:
-        """False for passes that legitimately change floating results (compare loosely after them)."""
-        return self.contract.exact
-
-    def sample(self, rng: random.Random) -> PassSpec:
-        """A PassSpec of this pass with freshly sampled (JSON-able) arguments."""
-        args = {a.name: a.sample(rng) for a in self.args if a.required or rng.random() < 0.5}
-        return PassSpec(self.name, tuple(sorted(args.items())))
-
-
-def _choice(*values: Any) -> Sampler:
-    return lambda rng: rng.choice(values)
-
-
-def _b(rng: random.Random) -> bool:
-    return rng.random() < 0.5
-
 
 _LAYOUTS: tuple[dict[str, list[str]], ...] = (
     {"relax.nn.conv2d": ["NHWC", "OHWI"]},
@@ -98,15 +52,15 @@ def _seed(rng: random.Random) -> int:
     return rng.randrange(0, 1 << 16)
 
 
-MUTATION_ARGS: dict[str, tuple[RelaxArg, ...]] = {
-    "mutate.SymbolicShapes": (RelaxArg("input", _choice(-1, 0, 0, 1, 2), required=True),
-                              RelaxArg("axes", _seed, required=True), RelaxArg("share", _b)),
-    "mutate.SplitDataflow": (RelaxArg("index", _seed, required=True),),
-    "mutate.DuplicateFunction": (RelaxArg("mode", _choice("call", "outline"), required=True),
-                                 RelaxArg("index", _seed, required=True), RelaxArg("length", _choice(1, 2, 3, 5))),
-    "mutate.TupleOutputs": (RelaxArg("depth", _choice(0, 1, 2, 3)), RelaxArg("unpack", _b)),
-    "mutate.PrimArgs": (RelaxArg("index", _seed, required=True),),
-    "mutate.LiftConstants": (RelaxArg("index", _seed, required=True), RelaxArg("all", _b)),
+MUTATION_ARGS: dict[str, tuple[ArgSpec, ...]] = {
+    "mutate.SymbolicShapes": (ArgSpec("input", choice(-1, 0, 0, 1, 2), required=True),
+                              ArgSpec("axes", _seed, required=True), ArgSpec("share", coin)),
+    "mutate.SplitDataflow": (ArgSpec("index", _seed, required=True),),
+    "mutate.DuplicateFunction": (ArgSpec("mode", choice("call", "outline"), required=True),
+                                 ArgSpec("index", _seed, required=True), ArgSpec("length", choice(1, 2, 3, 5))),
+    "mutate.TupleOutputs": (ArgSpec("depth", choice(0, 1, 2, 3)), ArgSpec("unpack", coin)),
+    "mutate.PrimArgs": (ArgSpec("index", _seed, required=True),),
+    "mutate.LiftConstants": (ArgSpec("index", _seed, required=True), ArgSpec("all", coin)),
 }
 """Argument samplers by mutation name (every value JSON-able)."""
 
@@ -121,17 +75,17 @@ MUTATION_WEIGHTS: dict[str, float] = {
 """Sampling weights: symbolic shapes reach the most new code (dynamic-shape legalization and VM shape
 lowering); tuple repacking only touches main's tail."""
 
-ARGS: dict[str, tuple[RelaxArg, ...]] = {
-    "relax.LegalizeOps": (RelaxArg("skip_ops", _skip_ops), RelaxArg("enable_warning", _b)),
-    "relax.FuseOps": (RelaxArg("fuse_opt_level", _choice(-1, 0, 1, 2, 3, 4)),),
-    "relax.EliminateCommonSubexpr": (RelaxArg("call_only", _b),),
-    "relax.ConvertToDataflow": (RelaxArg("min_size", _choice(1, 2, 3, 5)),),
-    "relax.TopologicalSort": (RelaxArg("order", _choice("depth-first", "breadth-first")),
-                              RelaxArg("direction", _choice("from-inputs", "from-outputs"))),
-    "relax.DeadCodeElimination": (RelaxArg("entry_functions", _choice(["main"])),),
-    "relax.DecomposeOpsForInference": (RelaxArg("func_name", _choice("main")),),
-    "relax.ConvertLayout": (RelaxArg("desired_layouts", _layouts, required=True),),
-    "relax.ToMixedPrecision": (RelaxArg("out_dtype", _choice("float32")),),
+ARGS: dict[str, tuple[ArgSpec, ...]] = {
+    "relax.LegalizeOps": (ArgSpec("skip_ops", _skip_ops), ArgSpec("enable_warning", coin)),
+    "relax.FuseOps": (ArgSpec("fuse_opt_level", choice(-1, 0, 1, 2, 3, 4)),),
+    "relax.EliminateCommonSubexpr": (ArgSpec("call_only", coin),),
+    "relax.ConvertToDataflow": (ArgSpec("min_size", choice(1, 2, 3, 5)),),
+    "relax.TopologicalSort": (ArgSpec("order", choice("depth-first", "breadth-first")),
+                              ArgSpec("direction", choice("from-inputs", "from-outputs"))),
+    "relax.DeadCodeElimination": (ArgSpec("entry_functions", choice(["main"])),),
+    "relax.DecomposeOpsForInference": (ArgSpec("func_name", choice("main")),),
+    "relax.ConvertLayout": (ArgSpec("desired_layouts", _layouts, required=True),),
+    "relax.ToMixedPrecision": (ArgSpec("out_dtype", choice("float32")),),
     **MUTATION_ARGS,
 }
 """Argument samplers by pass name (passes not listed take no arguments we can express in JSON)."""
@@ -152,15 +106,14 @@ CORE = frozenset({"relax.LegalizeOps", "relax.AnnotateTIROpPattern", "relax.Fuse
                   "relax.FoldConstant"})
 """TVM's own legalization chain: sampled more, so later passes find their phases established."""
 
-RELAX_CATALOG: dict[str, RelaxPassInfo] = {
-    name: RelaxPassInfo(
+RELAX_CATALOG: dict[str, PassInfo] = {
+    name: PassInfo(
         name=name,
-        contract=contract,
         args=ARGS.get(name, ()),
         weight=MUTATION_WEIGHTS.get(name, LOW_WEIGHT if name in RARELY_ACTIVE else HEAVY_WEIGHT
                                     if name in CORE else 1.0),
     )
-    for name, contract in sorted(CONTRACTS.items())
+    for name in sorted(CONTRACTS)
 }
 """Every catalogue step by full name: the Relax passes and the Relax IR mutations (``mutate.*``)."""
 
@@ -217,8 +170,6 @@ NOT_PASSES: tuple[str, ...] = ("DataflowBlockPass", "FunctionPass", "FusionPatte
 
 
 def sample_relax_pass(rng: random.Random, names: Sequence[str] | None = None) -> PassSpec:
-    """A random catalogue pass (weighted by :attr:`RelaxPassInfo.weight`), or one of ``names``, with
+    """A random catalogue pass (weighted by :attr:`PassInfo.weight`), or one of ``names``, with
     sampled arguments."""
-    pool = [RELAX_CATALOG[n] for n in (names or RELAX_PASS_NAMES)]
-    info = rng.choices(pool, weights=[p.weight for p in pool], k=1)[0]
-    return info.sample(rng)
+    return draw(RELAX_CATALOG, names or RELAX_PASS_NAMES, rng)

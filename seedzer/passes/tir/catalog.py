@@ -14,49 +14,11 @@ Arguments are either constructor arguments or fields of a ``PassContext`` config
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
+from seedzer.passes.catalog import ArgSpec, PassInfo, Sampler, choice, coin, draw
 from seedzer.seed import PassSpec
-
-Sampler = Callable[[random.Random], Any]
-
-
-@dataclass(frozen=True)
-class ArgSpec:
-    """One pass argument: where it goes (constructor or a PassContext config) and how to sample it."""
-
-    name: str
-    sample: Sampler
-    config_key: str | None = None
-    config_field: str | None = None
-
-
-@dataclass(frozen=True)
-class PassInfo:
-    """One catalogue pass: how to build it (``module``.``function`` of TVM), its arguments and its
-    sampling weight."""
-
-    name: str
-    args: tuple[ArgSpec, ...] = ()
-    weight: float = 1.0
-
-    @property
-    def module(self) -> str:
-        """``"tirx"`` or ``"s_tir"``: the ``tvm.<module>.transform`` that defines the pass."""
-        return self.name.split(".", 1)[0]
-
-    @property
-    def function(self) -> str:
-        """The pass constructor's name in its module (``"UnrollLoop"``)."""
-        return self.name.split(".", 1)[1]
-
-    def sample(self, rng: random.Random) -> PassSpec:
-        """A PassSpec of this pass with freshly sampled arguments (each kept with probability 1/2)."""
-        args = {a.name: a.sample(rng) for a in self.args if rng.random() < 0.5}
-        return PassSpec(self.name, tuple(sorted(args.items())))
-
 
 PASS_NAMES: tuple[str, ...] = (
     "s_tir.AnnotateIrregularLoop",
@@ -126,14 +88,6 @@ PASS_NAMES: tuple[str, ...] = (
 """Every catalogue pass (all of ``tvm.tirx.transform`` and ``tvm.s_tir.transform`` but EXCLUDED)."""
 
 
-def _b(rng: random.Random) -> bool:
-    return rng.random() < 0.5
-
-
-def _choice(*values: Any) -> Sampler:
-    return lambda rng: rng.choice(values)
-
-
 def _cfg(key: str, fld: str, sample: Sampler, name: str | None = None) -> ArgSpec:
     return ArgSpec(name or fld, sample, key, fld)
 
@@ -141,7 +95,7 @@ def _cfg(key: str, fld: str, sample: Sampler, name: str | None = None) -> ArgSpe
 UNROLL = "tirx.UnrollLoop"
 SIMPLIFY = "tirx.StmtSimplify"
 _SIMPLIFY_ARGS = tuple(
-    _cfg(SIMPLIFY, f, _b)
+    _cfg(SIMPLIFY, f, coin)
     for f in (
         "transitively_prove_inequalities",
         "convert_boolean_to_and_of_ors",
@@ -154,20 +108,20 @@ ARGS: dict[str, tuple[ArgSpec, ...]] = {
         # TVM's default pipeline asks for 0 (no auto-unrolling), meta-schedule's CPU rules for 16 at
         # the least; larger steps grow the code past seedzer.mutate.tir.bounds (docs/measurements.md,
         # 'Mutant bounds')
-        _cfg(UNROLL, "auto_max_step", _choice(0, 4, 16)),
-        _cfg(UNROLL, "auto_max_depth", _choice(1, 2, 4, 8)),
-        _cfg(UNROLL, "auto_max_extent", _choice(0, 2, 4, 8)),
-        _cfg(UNROLL, "explicit_unroll", _choice(0, 1)),
-        _cfg(UNROLL, "unroll_local_access", _choice(0, 1)),
+        _cfg(UNROLL, "auto_max_step", choice(0, 4, 16)),
+        _cfg(UNROLL, "auto_max_depth", choice(1, 2, 4, 8)),
+        _cfg(UNROLL, "auto_max_extent", choice(0, 2, 4, 8)),
+        _cfg(UNROLL, "explicit_unroll", choice(0, 1)),
+        _cfg(UNROLL, "unroll_local_access", choice(0, 1)),
     ),
     "tirx.StmtSimplify": _SIMPLIFY_ARGS,
     "s_tir.StmtSimplify": _SIMPLIFY_ARGS,
     "tirx.RemoveNoOp": (
-        _cfg("tirx.RemoveNoOp", "max_simplification_steps", _choice(0, 100, 1000, 100000)),
-        _cfg("tirx.RemoveNoOp", "ignore_profiler_call", _b),
+        _cfg("tirx.RemoveNoOp", "max_simplification_steps", choice(0, 100, 1000, 100000)),
+        _cfg("tirx.RemoveNoOp", "ignore_profiler_call", coin),
     ),
     "s_tir.LoopPartition": tuple(
-        _cfg("s_tir.LoopPartition", f, _b)
+        _cfg("s_tir.LoopPartition", f, coin)
         for f in (
             "partition_const_loop",
             "no_unroll_loop_with_extent_one",
@@ -175,23 +129,23 @@ ARGS: dict[str, tuple[ArgSpec, ...]] = {
         )
     ),
     "s_tir.HoistIfThenElse": (
-        ArgSpec("variant", _choice(None, "basic")),
-        _cfg("s_tir.HoistIfThenElse", "support_block_scope_hoisting", _b),
+        ArgSpec("variant", choice(None, "basic")),
+        _cfg("s_tir.HoistIfThenElse", "support_block_scope_hoisting", coin),
     ),
     "s_tir.HoistExpression": (
         _cfg("s_tir.HoistExpression", "hoisted_conditionals", lambda r: r.randrange(16)),
         _cfg("s_tir.HoistExpression", "hoisted_let_bindings", lambda r: r.randrange(8)),
     ),
-    "s_tir.InjectDoubleBuffer": (_cfg("s_tir.InjectDoubleBuffer", "split_loop", _choice(0, 1, 2, 4)),),
+    "s_tir.InjectDoubleBuffer": (_cfg("s_tir.InjectDoubleBuffer", "split_loop", choice(0, 1, 2, 4)),),
     "tirx.VectorizeLoop": (
-        ArgSpec("enable_vectorize", _b),
-        ArgSpec("predication", _b, "tirx.enable_buffer_level_predication"),
+        ArgSpec("enable_vectorize", coin),
+        ArgSpec("predication", coin, "tirx.enable_buffer_level_predication"),
     ),
-    "tirx.NarrowDataType": (ArgSpec("target_bits", _choice(16, 32, 64)),),
-    "tirx.FP8ComputeLegalize": (ArgSpec("promote_dtype", _choice("float16", "float32")),),
-    "s_tir.CompactBufferAllocation": (ArgSpec("is_strict", _b),),
-    "s_tir.ThreadSync": (ArgSpec("storage_scope", _choice("shared", "shared.dyn", "warp", "global")),),
-    "s_tir.RemoveWeightLayoutRewriteBlock": (ArgSpec("skip_tensor_rewrite", _b),),
+    "tirx.NarrowDataType": (ArgSpec("target_bits", choice(16, 32, 64)),),
+    "tirx.FP8ComputeLegalize": (ArgSpec("promote_dtype", choice("float16", "float32")),),
+    "s_tir.CompactBufferAllocation": (ArgSpec("is_strict", coin),),
+    "s_tir.ThreadSync": (ArgSpec("storage_scope", choice("shared", "shared.dyn", "warp", "global")),),
+    "s_tir.RemoveWeightLayoutRewriteBlock": (ArgSpec("skip_tensor_rewrite", coin),),
 }
 """Argument samplers by pass name (passes not listed take no arguments)."""
 
@@ -257,12 +211,9 @@ CATALOG: dict[str, PassInfo] = {
 
 def sample_pass(rng: random.Random, names: Sequence[str] | None = None) -> PassSpec:
     """A random pass (weighted by :attr:`PassInfo.weight`) with sampled arguments."""
-    pool = [CATALOG[n] for n in (names or PASS_NAMES)]
-    info = rng.choices(pool, weights=[p.weight for p in pool], k=1)[0]
-    return info.sample(rng)
+    return draw(CATALOG, names or PASS_NAMES, rng)
 
 
 def random_sequence(rng: random.Random, min_len: int = 1, max_len: int = 50) -> list[PassSpec]:
     """A random pass sequence of length uniform in ``[min_len, max_len]``."""
     return [sample_pass(rng) for _ in range(rng.randint(min_len, max_len))]
-

@@ -8,7 +8,9 @@ from collections import Counter
 import pytest
 
 from seedzer.errors import ConfigError
-from seedzer.mutate.tir import IR_MUTATOR_NAMES, PASS_MUTATORS, build_pass_mutators, pick, validate_weights
+from seedzer.mutate.sequence import Delete
+from seedzer.mutate.tir import IR_MUTATOR_NAMES, PASS_MUTATOR_NAMES, build_pass_mutators, validate_weights
+from seedzer.mutate.weighted import pick
 
 
 def test_unknown_names_and_bad_weights_are_config_errors() -> None:
@@ -24,9 +26,9 @@ def test_unknown_names_and_bad_weights_are_config_errors() -> None:
 
 def test_weights_override_defaults() -> None:
     muts = {m.name: m for m in build_pass_mutators({"pass_crossover": 0.0, "pass_insert": 3})}
-    assert set(muts) == set(PASS_MUTATORS)
+    assert set(muts) == set(PASS_MUTATOR_NAMES)
     assert muts["pass_crossover"].weight == 0.0 and muts["pass_insert"].weight == 3.0
-    assert muts["pass_delete"].weight == PASS_MUTATORS["pass_delete"].default_weight
+    assert muts["pass_delete"].weight == Delete.default_weight
 
 
 def test_pick_follows_weights_and_skips_zero() -> None:
@@ -35,7 +37,7 @@ def test_pick_follows_weights_and_skips_zero() -> None:
     assert counts["pass_replace"] == counts["pass_crossover"] == 0
     assert 2.5 < counts["pass_insert"] / counts["pass_delete"] < 3.5
     with pytest.raises(ValueError):
-        pick(build_pass_mutators({n: 0 for n in PASS_MUTATORS}), random.Random(0))
+        pick(build_pass_mutators({n: 0 for n in PASS_MUTATOR_NAMES}), random.Random(0))
 
 
 def test_build_ir_mutators_by_name() -> None:

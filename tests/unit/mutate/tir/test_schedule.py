@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 
-from seedzer.mutate.tir import MutationStats, choose_mutation_kind, default_pass_mutators, pick
-from seedzer.mutate.tir.pass_mutators import InsertPass
+from seedzer.mutate.sequence import Insert
+from seedzer.mutate.tir import MutationStats, choose_mutation_kind, default_pass_mutators
 from seedzer.mutate.tir.schedule import TzerSchedule
+from seedzer.mutate.weighted import pick
+from seedzer.passes.tir.family import TIR_FAMILY
 from seedzer.seed import PassSpec
 
 PASSES = [PassSpec("tirx.StmtSimplify"), PassSpec("tirx.RemoveNoOp")]
@@ -75,7 +77,7 @@ def test_the_pass_phase_mutates_only_the_passes_with_the_same_draws() -> None:
 
 
 def test_passes_are_cut_to_max_passes() -> None:
-    schedule = TzerSchedule(1, 2, [Never()], [InsertPass()], MutationStats())
+    schedule = TzerSchedule(1, 2, [Never()], [Insert(TIR_FAMILY)], MutationStats())
     out = schedule.mutate("script", PASSES, 1, random.Random(0), Cache())
     assert len(out.passes) == 2 and out.applied == ["pass_insert"]
 

@@ -7,7 +7,8 @@ import random
 import subprocess
 import sys
 
-from seedzer.passes.graph.catalog import ARGS, RELAX_CATALOG, RelaxPassInfo, sample_relax_pass
+from seedzer.passes.catalog import PassInfo
+from seedzer.passes.graph.catalog import ARGS, RELAX_CATALOG, sample_relax_pass
 from seedzer.passes.graph.contracts import (
     CONTRACTS,
     GROUPED,
@@ -38,9 +39,10 @@ def test_every_mutation_has_an_entry_of_the_relax_catalogue_types() -> None:
     assert set(MUTATION_NAMES) == EXPECTED == set(MUTATION_CONTRACTS) == set(MUTATION_ARGS) == set(MUTATION_WEIGHTS)
     assert list(MUTATION_NAMES) == sorted(MUTATION_NAMES)
     for name, info in MUTATION_CATALOG.items():
-        assert isinstance(info, RelaxPassInfo) and isinstance(info.contract, RelaxContract)
-        assert info.name == info.contract.name == name and is_mutation(name)
-        assert info.weight > 0 and info.exact and info.contract.source
+        contract = CONTRACTS[name]
+        assert isinstance(info, PassInfo) and isinstance(contract, RelaxContract)
+        assert info.name == contract.name == name and is_mutation(name)
+        assert info.weight > 0 and contract.exact and contract.source
 
 
 def test_sampled_arguments_are_json_able_and_deterministic() -> None:
