@@ -54,6 +54,13 @@ class PassInfo:
         return PassSpec(self.name, tuple(sorted(args.items())))
 
 
+def catalog_of(names: Sequence[str], args: Mapping[str, tuple[ArgSpec, ...]],
+               weight: Callable[[str], float]) -> dict[str, PassInfo]:
+    """The catalogue of ``names``, in their order: each with its ``args`` (none when not listed) and its
+    ``weight``."""
+    return {name: PassInfo(name, args.get(name, ()), weight(name)) for name in names}
+
+
 def choice(*values: Any) -> Sampler:
     """A sampler drawing one of ``values`` uniformly."""
     return lambda rng: rng.choice(values)

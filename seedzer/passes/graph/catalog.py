@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from seedzer.passes.catalog import ArgSpec, PassInfo, choice, coin, draw
+from seedzer.passes.catalog import ArgSpec, PassInfo, catalog_of, choice, coin, draw
 from seedzer.passes.graph.contracts import CONTRACTS
 from seedzer.seed import PassSpec
 
@@ -106,15 +106,13 @@ CORE = frozenset({"relax.LegalizeOps", "relax.AnnotateTIROpPattern", "relax.Fuse
                   "relax.FoldConstant"})
 """TVM's own legalization chain: sampled more, so later passes find their phases established."""
 
-RELAX_CATALOG: dict[str, PassInfo] = {
-    name: PassInfo(
-        name=name,
-        args=ARGS.get(name, ()),
-        weight=MUTATION_WEIGHTS.get(name, LOW_WEIGHT if name in RARELY_ACTIVE else HEAVY_WEIGHT
-                                    if name in CORE else 1.0),
-    )
-    for name in sorted(CONTRACTS)
-}
+
+def _weight(name: str) -> float:
+    """A step's sampling weight: a mutation's own, else by how often the pass finds something to do."""
+    return MUTATION_WEIGHTS.get(name, LOW_WEIGHT if name in RARELY_ACTIVE else HEAVY_WEIGHT if name in CORE else 1.0)
+
+
+RELAX_CATALOG: dict[str, PassInfo] = catalog_of(sorted(CONTRACTS), ARGS, _weight)
 """Every catalogue step by full name: the Relax passes and the Relax IR mutations (``mutate.*``)."""
 
 RELAX_PASS_NAMES: tuple[str, ...] = tuple(RELAX_CATALOG)

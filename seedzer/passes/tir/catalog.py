@@ -17,7 +17,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from seedzer.passes.catalog import ArgSpec, PassInfo, Sampler, choice, coin, draw
+from seedzer.passes.catalog import ArgSpec, PassInfo, Sampler, catalog_of, choice, coin, draw
 from seedzer.seed import PassSpec
 
 PASS_NAMES: tuple[str, ...] = (
@@ -198,14 +198,8 @@ GPU_ORIENTED = frozenset(
 )
 """Passes that only act on GPU/Hexagon/TIRx constructs our mutators never create: sampled less."""
 
-CATALOG: dict[str, PassInfo] = {
-    name: PassInfo(
-        name=name,
-        args=ARGS.get(name, ()),
-        weight=LOW_WEIGHT if name in GPU_ORIENTED else 1.0,
-    )
-    for name in PASS_NAMES
-}
+CATALOG: dict[str, PassInfo] = catalog_of(PASS_NAMES, ARGS, lambda name: LOW_WEIGHT if name in GPU_ORIENTED
+                                           else 1.0)
 """Every catalogue pass by name."""
 
 
