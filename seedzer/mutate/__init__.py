@@ -4,8 +4,10 @@
   tolerance schedule;
 - :mod:`seedzer.mutate.graph`: the graph level's model mutations (MT-DLComp's relations, spec-edge
   changes, operator insertions);
-- the house: what every level with a pass sequence uses (the untriggered-pass preference,
-  :mod:`seedzer.mutate.untriggered`).
+- the house: the sequence mutators, written once and made with a pass family
+  (:mod:`seedzer.mutate.sequence`, :mod:`seedzer.passes.family`), the preference for passes an entry
+  has not triggered (:mod:`seedzer.mutate.untriggered`) and the weighted choice of a mutator
+  (:mod:`seedzer.mutate.weighted`).
 
 A level's sub-package never imports another level's, and the house imports none (``lint-imports``).
 """
