@@ -13,6 +13,7 @@ from seedzer.execute.fuzzing import LevelFuzzer, SlotProgress
 from seedzer.execute.settings import WorkerSettings
 from seedzer.kernel.graph.case import MODEL_MUTATION_KINDS
 from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed, model_mutation_name
+from seedzer.levels.graph.settings import GraphSettings
 from seedzer.levels.level import ModelSeeds
 from seedzer.mutate.sequence import mutator_names
 from seedzer.passes.graph.family import RELAX_FAMILY
@@ -31,7 +32,7 @@ def graph_fuzzer(settings: WorkerSettings, progress: SlotProgress, collector: Co
     ``target.build.llvm`` in the worker's process."""
     from seedzer.levels.graph.fuzzer import GraphFuzzer
 
-    fuzzer = GraphFuzzer(progress, collector, settings.graph)
+    fuzzer = GraphFuzzer(progress, collector, settings.section(NAME, GraphSettings))
     fuzzer.folds.install()
     fuzzer.codegen.install()
     return fuzzer

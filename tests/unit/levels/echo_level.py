@@ -2,8 +2,9 @@
 in :data:`seedzer.level_table.LEVELS` (see :func:`register`). Its test case is a text with a sequence of
 echo passes (a pass family of its own, :data:`ECHO_FAMILY`, mutated by the house's generic sequence
 mutators); the lines of the text the passes make of it are its coverage features; a mutation appends
-a line or changes the sequence; it runs without TVM. It never fails, so it files nothing (a level that
-fails files under the finding kind of its name)."""
+a line, one of ``levels.echo.lines`` (its own setting, a section the entry names, read from the
+configuration like a shipped level's), or changes the sequence; it runs without TVM. It never fails,
+so it files nothing (a level that fails files under the finding kind of its name)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from seedzer.config import Check, setting
 from seedzer.coverage.collectors import Collector
 from seedzer.execute.fuzzing import LevelFuzzer, SlotProgress
 from seedzer.execute.records import ExecResult, FuzzTask
@@ -28,12 +30,21 @@ from seedzer.seed import JointSeed, PassSpec, passes_from_json, passes_to_json
 from seedzer.store.corpus import CorpusEntry
 
 NAME = "echo"
-ENTRY = LevelEntry(NAME, "tests.unit.levels.echo_level:LEVEL", 2.0, "a text whose lines are its features.", ".echo")
+ENTRY = LevelEntry(NAME, "tests.unit.levels.echo_level:LEVEL", 2.0, "a text whose lines are its features.", ".echo",
+                   "tests.unit.levels.echo_level:EchoSettings")
 """Its entry in the level table (registered by the tests that use it)."""
 QUIET = "quiet-echo"
 QUIET_ENTRY = LevelEntry(QUIET, "tests.unit.levels.echo_level:QUIET_LEVEL", 0.0, "the echo level, off by default.",
                          ".quiet")
 """A second echo level, turned off by default (a level a campaign does not fuzz)."""
+
+
+@dataclass
+class EchoSettings:
+    """The echo level's own settings (``levels.echo.*``)."""
+
+    lines: int = setting(6, "How many different lines a mutation appends (line0, line1, ...).",
+                         Check("must be between 1 and 100", lambda v: 1 <= v <= 100))
 
 
 OPEN, CLOSE = "echo.Open", "echo.Close"
@@ -105,14 +116,15 @@ def run_passes(text: str, passes: Sequence[PassSpec]) -> str:
 class EchoFuzzer:
     """Appends a line or mutates the pass sequence; a test case's features are its distinct lines."""
 
-    def __init__(self, progress: SlotProgress) -> None:
+    def __init__(self, progress: SlotProgress, own: EchoSettings) -> None:
         self.progress = progress
+        self.own = own
         self.mutators = sequence_mutators(ECHO_FAMILY)
 
     def mutate(self, task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
         """The entry's text with one more line, or its passes mutated (half the time each)."""
         if rng.random() < 0.5:
-            return f"{task.script}\nline{rng.randrange(6)}", task.passes, [APPEND]
+            return f"{task.script}\nline{rng.randrange(self.own.lines)}", task.passes, [APPEND]
         mutator = pick(self.mutators, rng)
         other = passes_from_json(task.other_passes) if task.other_passes else None
         passes = mutator.mutate(passes_from_json(task.passes), rng, other, task.triggered)
@@ -129,8 +141,8 @@ class EchoFuzzer:
 
 
 def echo_fuzzer(settings: WorkerSettings, progress: SlotProgress, collector: Collector | None) -> LevelFuzzer:
-    """The echo fuzzer of a worker."""
-    return EchoFuzzer(progress)
+    """The echo fuzzer of a worker, with the echo level's own settings."""
+    return EchoFuzzer(progress, settings.section(NAME, EchoSettings))
 
 
 class EchoLevel:

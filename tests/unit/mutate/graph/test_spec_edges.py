@@ -2,7 +2,7 @@
 those the per-operator ladder it replaced proposed, draw for draw.
 
 ``tests/fixtures/spec_edges.json`` was recorded once by running the ladder
-(``seedzer/mutate/model_mutators.py:_node_edges`` before the table) on :func:`cases` with
+(``seedzer/mutate/graph/model_mutators.py:_node_edges`` before the table) on :func:`cases` with
 ``random.Random(<case index>)``: each case's changes and the rng's next draw after them.
 """
 
