@@ -339,7 +339,7 @@ def test_every_output_of_an_inserted_operator_is_compared() -> None:
     fails (an exception at import: nothing is built, nothing compared); with 3, every output is compared
     and the wrong Mean is the mismatch, InvStdDev listed with it, each named as well as numbered."""
     from seedzer.kernel.graph.feeds import case_inputs
-    from seedzer.mutate.insertion import declare_exports
+    from seedzer.mutate.graph.insertion import declare_exports
 
     relu = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["r"])], "g",
                                                [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
