@@ -3,11 +3,14 @@
 Usage::
 
     python benchmarks/chaos.py [--pool DIR] [--minutes 4] [--chaos-minutes 3] [--every 3] [--jobs 1] [--out DIR]
-                               [--levels graph]
+                               [--levels graph] [--load-kills N]
 
 Without ``--pool`` it generates 6 models with ``seedzer generate --heuristic basic`` in a temporary
-directory. It starts ``seedzer fuzz`` on them (default coverage, ``--minutes`` of budget) and, for
-``--chaos-minutes`` from the moment its workers run, SIGKILLs one of its current fuzz workers every
+directory. It starts ``seedzer fuzz`` on them (default coverage, ``--minutes`` of budget). While the
+campaign loads its pool, it SIGKILLs one of its running load attempts every ``--every`` seconds, up to
+``--load-kills`` of them (default: half the pool's models; a load attempt is a child of the campaign's
+zygote whose output does not go to the campaign's logs, which a gate job's does). Then, for
+``--chaos-minutes`` from the moment its workers run, it SIGKILLs one of its current fuzz workers every
 ``--every`` seconds (the pids the campaign records in its ``workers`` events, checked in /proc to be
 live descendants of the campaign; never the gate, the loader or the confirmer). Then it SIGKILLs the
 campaign itself and resumes it with ``--resume`` until the budget is used (``--levels`` is passed to
@@ -20,7 +23,9 @@ and checks:
 * every corpus row of campaign.db has its ``corpus/<id><suffix>`` (its level's) and every finding its
   ``findings/<signature>/meta.json``;
 * no corpus entry was quarantined (a SIGKILL is never the entry's fault) and ``PRAGMA integrity_check``
-  of campaign.db says ``ok``.
+  of campaign.db says ``ok``;
+* every pool model is loaded in the end (campaign.db ``models``: ``ok``, or ``failed`` for a reason of
+  its own), none lost to a killed load: the resume loads again what a kill interrupted.
 
 Exit status 0 when every check holds, 1 otherwise. ``tests/integration/test_campaign_chaos.py`` runs
 it with the issue's numbers (100 kills in 10 minutes).
@@ -28,6 +33,7 @@ it with the issue's numbers (100 kills in 10 minutes).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -43,6 +49,7 @@ from typing import Any
 
 import click
 
+from seedzer.campaign.seeds import list_pool
 from seedzer.level_table import level_entry
 
 NEAR_KILL_SECONDS = 2.0
@@ -117,6 +124,26 @@ def descendants(root: int) -> list[int]:
     return out
 
 
+def _writes_into(pid: int, folder: Path) -> bool:
+    """Whether process ``pid``'s output (fd 1 or 2) goes to a file in ``folder``."""
+    for fd in (1, 2):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(str(folder.resolve()) + os.sep):
+            return True
+    return False
+
+
+def load_pids(campaign: int, out: Path) -> list[int]:
+    """The campaign's running load attempts: children of its zygote (a child of the campaign) whose output
+    does not go to the campaign's logs (a gate job's does)."""
+    kids = {p for p in descendants(campaign) if (st := _stat(p)) is not None and st[1] == campaign}
+    return [p for p in descendants(campaign) if (st := _stat(p)) is not None and st[1] in kids
+            and not _writes_into(p, out / "logs")]
+
+
 def worker_pids(db: Path, campaign: int) -> list[int]:
     """The campaign's current fuzz workers: the pids of its last ``workers`` event that are live
     descendants of the campaign process (a stale or reused pid is never signalled)."""
@@ -150,6 +177,10 @@ class ChaosReport:
     kills: int = 0
     kill_times: list[float] = field(default_factory=list)
     kill_misses: int = 0
+    load_kills: int = 0
+    models: list[str] = field(default_factory=list)
+    model_status: dict[str, str] = field(default_factory=dict)
+    models_lost: list[str] = field(default_factory=list)
     runs: list[Run] = field(default_factory=list)
     elapsed: float = 0.0
     early: list[str] = field(default_factory=list)
@@ -196,6 +227,9 @@ class ChaosReport:
             out.append(f"{self.quarantined} corpus entries quarantined (a SIGKILL is no entry's fault)")
         if self.integrity != "ok":
             out.append(f"PRAGMA integrity_check: {self.integrity}")
+        if self.models_lost:
+            out.append(f"{len(self.models_lost)} of {len(self.models)} pool models not loaded in the end: "
+                       f"{', '.join(self.models_lost[:10])}")
         return out
 
 
@@ -206,24 +240,41 @@ def _tail(path: Path, lines: int = 15) -> str:
         return ""
 
 
-def _wait_for_workers(proc: subprocess.Popen[bytes], db: Path, timeout: float) -> bool:
+def _load_and_wait_for_workers(proc: subprocess.Popen[bytes], out: Path, timeout: float, every: float,
+                               load_kills: int, report: ChaosReport, rng: random.Random) -> bool:
+    """Wait for the campaign's workers; meanwhile SIGKILL one of its load attempts every ``every`` seconds,
+    up to ``load_kills`` of them."""
+    db = out / "campaign.db"
     end = time.monotonic() + timeout
+    next_kill = time.monotonic() + every
     while time.monotonic() < end and proc.poll() is None:
         if db.exists() and worker_pids(db, proc.pid):
             return True
-        time.sleep(0.5)
+        if report.load_kills < load_kills and time.monotonic() >= next_kill:
+            loading = load_pids(proc.pid, out)
+            if loading:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(rng.choice(loading), signal.SIGKILL)
+                    report.load_kills += 1
+                    report.kill_times.append(time.time())
+                    next_kill = time.monotonic() + every
+        time.sleep(0.2)
     return False
 
 
 def run_chaos(pool: Path, out: Path, minutes: float, chaos_seconds: float, every: float, jobs: int = 1,
-              seed: int = 0, logs: Path | None = None, say: Any = print, levels: str | None = None) -> ChaosReport:
+              seed: int = 0, logs: Path | None = None, say: Any = print, levels: str | None = None,
+              load_kills: int | None = None) -> ChaosReport:
     """Fuzz ``pool`` into ``out`` for ``minutes`` of budget (at ``levels``, a ``--levels`` value; None: the
-    default levels), SIGKILLing a random worker every ``every`` seconds for ``chaos_seconds``, then
-    SIGKILL the campaign and resume it until its budget is used."""
+    default levels), SIGKILLing up to ``load_kills`` load attempts while it loads (None: half the pool's
+    models), then a random worker every ``every`` seconds for ``chaos_seconds``, then SIGKILL the
+    campaign and resume it until its budget is used."""
     out, logs = Path(out), Path(logs or out.parent)
     logs.mkdir(parents=True, exist_ok=True)
     db = out / "campaign.db"
-    report = ChaosReport(out, minutes * 60)
+    report = ChaosReport(out, minutes * 60, models=[m.name for m in list_pool(pool)])
+    if load_kills is None:
+        load_kills = (len(report.models) + 1) // 2
     rng = random.Random(seed)
     args = ["fuzz", "--pool", str(pool), "--out", str(out), "--minutes", f"{minutes:g}", "--jobs", str(jobs),
             "--monitor", "plain", *(["--levels", levels] if levels else [])]
@@ -235,9 +286,9 @@ def run_chaos(pool: Path, out: Path, minutes: float, chaos_seconds: float, every
     run = Run("chaos", None, 0.0, log)
     report.runs.append(run)
     try:
-        if _wait_for_workers(proc, db, timeout=900):
-            say(f"chaos: campaign {proc.pid} is fuzzing; a worker is SIGKILLed every {every:g} s "
-                f"for {chaos_seconds:g} s")
+        if _load_and_wait_for_workers(proc, out, 900, every, load_kills, report, rng):
+            say(f"chaos: campaign {proc.pid} is fuzzing after {report.load_kills} load kills; a worker is "
+                f"SIGKILLed every {every:g} s for {chaos_seconds:g} s")
         else:
             report.early.append(f"the campaign never started its workers:\n{_tail(log)}")
         end = time.monotonic() + chaos_seconds
@@ -331,6 +382,11 @@ def _inspect(report: ChaosReport, db: Path) -> None:
     report.missing_corpus = [sid for sid, path, level in rows
                              if not (out / path).is_file() or path != f"corpus/{sid}{level_entry(str(level)).suffix}"]
     report.quarantined = len(query(db, "SELECT id FROM events WHERE kind = 'quarantine'"))
+    loads = query(db, "SELECT model, status, detail FROM models")
+    report.model_status = {str(m): str(status) for m, status, _ in loads}
+    given_up = {str(m) for m, status, detail in loads if status == "failed" and "killed" in json.loads(detail)}
+    report.models_lost = [m for m in report.models if report.model_status.get(m) not in ("ok", "failed")
+                          or m in given_up]
     report.integrity = "; ".join(str(r[0]) for r in query(db, "PRAGMA integrity_check"))
     report.staging = sum(1 for p in (out / "findings").glob(".*.tmp"))
     for sig, symptom, verdict, first_seen, folder in query(
@@ -355,6 +411,7 @@ def print_report(report: ChaosReport, say: Any = print) -> None:
     restarts = sum(report.worker_restart.values())
     say(f"campaign          {report.out}")
     say("runs              " + "; ".join(f"{r.kind}: status {r.returncode}, {r.seconds:.0f} s" for r in report.runs))
+    say(f"load kills        {report.load_kills} (load attempts SIGKILLed while the first run loaded the pool)")
     say(f"kills             {report.kills} (missed {report.kill_misses}: no live worker at that moment)")
     say(f"worker_killed     {report.worker_killed} events ({report.killed_with_memory} with memory figures, "
         f"{report.killed_during_setup} during set-up)")
@@ -369,6 +426,9 @@ def print_report(report: ChaosReport, say: Any = print) -> None:
         f"findings without meta.json: {len(report.missing_findings)}; finding folders left mid-write: "
         f"{report.staging}")
     say(f"campaign.db       integrity_check {report.integrity}; quarantined entries {report.quarantined}")
+    statuses = {st: sum(1 for v in report.model_status.values() if v == st) for st in set(report.model_status.values())}
+    say(f"pool models       {len(report.models)}; in the end {dict(sorted(statuses.items())) or 'none recorded'}; "
+        f"not loaded: {len(report.models_lost)}")
     problems = report.problems()
     say("result            " + ("ok" if not problems else "FAILED"))
     for p in problems:
@@ -387,8 +447,10 @@ def print_report(report: ChaosReport, say: Any = print) -> None:
 @click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Which worker is killed (rng seed).")
 @click.option("--levels", default=None, help="Levels the campaign fuzzes (a --levels value, e.g. graph).")
+@click.option("--load-kills", type=int, default=None,
+              help="Load attempts SIGKILLed while the pool loads (default: half the pool's models).")
 def main(pool: Path | None, out: Path | None, minutes: float, chaos_minutes: float, every: float, jobs: int,
-         seed: int, levels: str | None) -> None:
+         seed: int, levels: str | None, load_kills: int | None) -> None:
     """Kill workers at random during a real campaign, then the campaign; resume; check nothing was lost."""
     with tempfile.TemporaryDirectory(prefix="seedzer-chaos-") as tmp:
         if pool is None:
@@ -396,7 +458,7 @@ def main(pool: Path | None, out: Path | None, minutes: float, chaos_minutes: flo
             pool = make_pool(Path(tmp) / "pool")
         camp = out or Path(tmp) / "campaign"
         report = run_chaos(pool, camp, minutes, chaos_minutes * 60, every, jobs, seed,
-                           logs=camp.parent, say=lambda s: print(s, flush=True), levels=levels)
+                           logs=camp.parent, say=lambda s: print(s, flush=True), levels=levels, load_kills=load_kills)
         print_report(report)
     sys.exit(1 if report.problems() else 0)
 

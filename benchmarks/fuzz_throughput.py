@@ -144,8 +144,9 @@ def processor_table(timings: dict[str, float], campaign_cpu: float, execs: int, 
 @click.option("--mutation", type=click.Choice(list(GRAPH_KINDS)), default=None,
               help="The graph level mutates by this kind only (the other weights 0): its cost per test case.")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="A campaign configuration file (before/after figures of a setting, e.g. graph.llvm_opt_level); "
-                   "--seconds, --jobs, --coverage, --level and --mutation still decide those.")
+              help="A campaign configuration file (before/after figures of a setting, e.g. "
+                   "levels.graph.llvm_opt_level); --seconds, --jobs, --coverage, --level and --mutation still "
+                   "decide those.")
 def main(pool: Path | None, models: int, seconds: float, testcases: int, coverage: str, jobs: int,
          source: Path | None, late_share: float, execute_imported: bool, level: str, mutation: str | None,
          config_path: Path | None) -> None:
@@ -172,7 +173,7 @@ def main(pool: Path | None, models: int, seconds: float, testcases: int, coverag
             cfg.levels = parse_levels(level, cfg.levels)
         if mutation is not None:
             for kind in GRAPH_KINDS:
-                setattr(cfg.graph, kind, 1.0 if kind == mutation else 0.0)
+                setattr(cfg.levels.settings()["graph"], kind, 1.0 if kind == mutation else 0.0)
         monitor = StopAfter(testcases)
         campaign = Campaign(Path(tmp) / "campaign", pool, cfg, monitor=monitor, imported=imported)
         monitor.campaign = campaign

@@ -11,7 +11,7 @@ is LLVM's JIT of the executable), on the loader's random inputs and on special v
 milliseconds of the builds and of the first runs, in all and per model, and per level how many
 models' outputs are bit-identical to the first level's (``seedzer.kernel.comparison.compare``
 without tolerance, and the signs of zeros) on both kinds of input. Figures are printed, never
-asserted (``graph.llvm_opt_level``'s reasons are in docs/measurements.md).
+asserted (``levels.graph.llvm_opt_level``'s reasons are in docs/measurements.md).
 """
 
 from __future__ import annotations

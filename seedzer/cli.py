@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 
 from seedzer import __version__
 from seedzer.cli_group import CONFIG_OPTION, MINUTES, FiniteFloat, SeedzerGroup, bounded_int
@@ -20,11 +18,13 @@ from seedzer.config import (
     MAX_POOL,
     Config,
     check_value,
+    excerpt,
     load_config,
     parse_levels,
     reference,
 )
-from seedzer.errors import CampaignError, UsageError
+from seedzer.console import SafeConsole, echo, echo_lines
+from seedzer.errors import CampaignError, ConfigError, UsageError
 
 MONITOR_OPTION = click.option(
     "--monitor", type=click.Choice(["auto", "live", "plain", "quiet"]), default="auto", show_default=True,
@@ -48,6 +48,18 @@ def _apply_overrides(cfg: Config, minutes: float | None, jobs: int | None, seed:
             check_value(dotted, value, option)
             setattr(cfg.fuzz, dotted.split(".")[1], value)
     return cfg
+
+
+def _check_heuristic(cfg: Config, source: Path | None) -> None:
+    """``generate.heuristic`` of the configuration file ``source`` names a shipped heuristic or an
+    existing heuristic file (heuristics are the generator's, a layer above the configuration, so the
+    commands that generate check it)."""
+    from seedzer.generate.heuristics import heuristic_known
+
+    if source is not None and not heuristic_known(cfg.generate.heuristic):
+        raise ConfigError(f"{source}: field 'generate.heuristic' must name a shipped heuristic (see `seedzer pool "
+                          "heuristics`) or an existing .yaml/.py heuristic file "
+                          f"(got {excerpt(cfg.generate.heuristic)})")
 
 
 def _monitor(kind: str) -> Any:
@@ -80,7 +92,8 @@ def check_campaign_state(pool: Path, out: Path, resume: bool) -> None:
     """Read-only checks of ``out``'s campaign.db: resumable (and made from ``pool``), or absent for a new one."""
     from seedzer.campaign.directory import check_layout
     from seedzer.store.corpus import CORPUS_DIR, corpus_lost, lost_corpus_files
-    from seedzer.store.readonly import open_campaign, read_meta
+    from seedzer.store.reader import CampaignReader, UnreadableCampaign
+    from seedzer.store.readonly import open_campaign
 
     check_layout(out)
     db = out / "campaign.db"
@@ -91,14 +104,11 @@ def check_campaign_state(pool: Path, out: Path, resume: bool) -> None:
         return
     if not db.exists():
         raise CampaignError(f"{out}: nothing to resume (no campaign.db)")
-    conn = open_campaign(db)
     try:
-        recorded = read_meta(conn, "pool")
-        paths = [str(row[0]) for row in conn.execute("SELECT path FROM corpus")]
-    except (ValueError, sqlite3.Error) as exc:
-        raise CampaignError(f"{db}: unreadable campaign metadata ({exc})") from None
-    finally:
-        conn.close()
+        with CampaignReader.open(db) as reader:
+            recorded, paths = reader.meta("pool"), reader.corpus_paths()
+    except UnreadableCampaign as exc:
+        raise CampaignError(f"{db}: unreadable campaign metadata ({exc.cause})") from None
     if lost_corpus_files(out, paths):
         raise corpus_lost(out / CORPUS_DIR, len(paths))
     if isinstance(recorded, str) and Path(recorded) != _resolved(pool):
@@ -119,9 +129,9 @@ def _ray_executor(address: str, pool: Path, jobs: int) -> Any:
     from seedzer.kernel.common import Stage
 
     info = connect(None if address == LOCAL_RAY else address)
-    click.echo(f"seedzer: {info.describe()}", err=True)
+    echo(f"seedzer: {info.describe()}", err=True)
     if info.cpus < jobs:
-        click.echo(f"seedzer: --jobs {jobs} asks for more workers than the cluster's {info.cpus:g} CPU(s); "
+        echo(f"seedzer: --jobs {jobs} asks for more workers than the cluster's {info.cpus:g} CPU(s); "
                    "the others start when CPUs join", err=True)
     paths = [str(_resolved(pool))]
 
@@ -141,7 +151,6 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
     workers are Ray actors on the cluster's nodes; the campaign, its store and its gate stay here.
     """
     from seedzer.campaign.seeds import list_pool
-    from seedzer.campaign.summary import campaign_summary
     from seedzer.store.lock import DirLock
 
     check_campaign_paths(pool, out)
@@ -156,7 +165,8 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
         if ray is None:
             from seedzer.campaign.loop import Campaign
 
-            Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), ledger_source=recorded_as).run()
+            campaign = Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), ledger_source=recorded_as)
+            campaign.run()
         else:
             from seedzer.execute.ray_cluster import described, disconnect, signals_interrupt
 
@@ -167,11 +177,12 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
                     from seedzer.campaign.loop import Campaign
 
                     executor = _ray_executor(ray, pool, cfg.fuzz.jobs)
-                Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), executor=executor,
-                         ledger_source=recorded_as).run()
+                campaign = Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), executor=executor,
+                                    ledger_source=recorded_as)
+                campaign.run()
             finally:
                 disconnect()
-    Console(width=max(Console().width, 160)).print(campaign_summary(out))
+    SafeConsole(min_width=160).print(campaign.summary())  # the ledger's marks, as `status` shows them
 
 
 @main.command()
@@ -230,6 +241,7 @@ def run(minutes: float | None, jobs: int | None, out: Path | None, count: int | 
     from seedzer.generate import generate_pool
 
     cfg = _apply_overrides(load_config(config_path), minutes, jobs, None)
+    _check_heuristic(cfg, config_path)
     if count is not None:
         cfg.generate.count = count
     heuristic = cfg.generate.heuristic
@@ -237,10 +249,10 @@ def run(minutes: float | None, jobs: int | None, out: Path | None, count: int | 
     out = out or Path("campaigns") / time.strftime("run-%Y%m%d-%H%M%S")
     check_campaign_paths(pool, out)
     check_campaign_state(pool, out, False)
-    click.echo(f"seedzer: generating {cfg.generate.count} '{heuristic}' models into {pool} ...", err=True)
+    echo(f"seedzer: generating {cfg.generate.count} '{heuristic}' models into {pool} ...", err=True)
     generate_pool(heuristic, cfg.generate.count, pool, seed=cfg.generate.seed,
                   max_nodes=cfg.generate.max_nodes, progress=True)
-    click.echo(f"seedzer: fuzzing for {cfg.fuzz.minutes:g} min into {out} ...", err=True)
+    echo(f"seedzer: fuzzing for {cfg.fuzz.minutes:g} min into {out} ...", err=True)
     _fuzz(pool, out, cfg, False, monitor)
 
 
@@ -253,7 +265,7 @@ def config() -> None:
 def config_show() -> None:
     """Print every configuration field with its default and meaning."""
     for name, default, doc in reference():
-        click.echo(f"{name} = {default}\n    {doc}")
+        echo_lines([f"{name} = {default}", f"    {doc}"])
 
 
 @config.command("check")
@@ -263,8 +275,11 @@ def config_check(path: Path) -> None:
 
     Example: seedzer config check my.yaml
     """
-    load_config(path)
-    click.echo(f"{path}: ok")
+    notes: list[str] = []
+    _check_heuristic(load_config(path, notes), path)
+    for note in notes:
+        echo(note, err=True)
+    echo(f"{path}: ok")
 
 
 @main.command()
@@ -299,15 +314,16 @@ def status(campaign: Path, show_all: bool, window_minutes: float, show_invalid: 
     try:
         seen = seen_before(campaign_ledger(campaign, cfg), campaign) if (campaign / "campaign.db").is_file() else None
     except SeedzerError as exc:  # a ledger that cannot be read: the summary without its marks
-        click.echo(f"warning: {exc}", err=True)
+        echo(f"warning: {exc}", err=True)
         seen = None
-    Console(width=max(Console().width, 160)).print(campaign_summary(campaign, show_all, window_minutes,
+    SafeConsole(min_width=160).print(campaign_summary(campaign, show_all, window_minutes,
                                                                     show_invalid, seen))
 
 
 def _register_verbs() -> None:
     from seedzer.commands.bugs import bugs_group
     from seedzer.commands.coverage import coverage_group
+    from seedzer.commands.envs import envs_group
     from seedzer.commands.experiment import experiment_group
     from seedzer.commands.generate import generate_cmd, pool_group
     from seedzer.commands.load import load_cmd
@@ -326,6 +342,7 @@ def _register_verbs() -> None:
     main.add_command(recheck_cmd, "recheck")
     main.add_command(versions_cmd, "versions")
     main.add_command(bugs_group, "bugs")
+    main.add_command(envs_group, "envs")
 
 
 _register_verbs()

@@ -25,8 +25,9 @@ from typing import Any
 
 import click
 
+from seedzer.config import MAX_MINUTES
+from seedzer.console import echo
 from seedzer.errors import REPORT_BUGS, SeedzerError, shown
-from seedzer.yamlfiles import MAX_MINUTES
 
 USER_ERROR = 2
 INTERNAL_ERROR = 1
@@ -39,7 +40,7 @@ class OneLineError(click.ClickException):
 
     def show(self, file: Any = None) -> None:
         """Print ``error: <message>`` (to standard error unless ``file`` is given)."""
-        click.echo(f"error: {shown(self.message)}", file=file, err=file is None)
+        echo(f"error: {self.message}", file=file, err=file is None)
 
 
 class InternalError(click.ClickException):
@@ -49,7 +50,7 @@ class InternalError(click.ClickException):
 
     def show(self, file: Any = None) -> None:
         """Print the one-line request to report the bug."""
-        click.echo(f"internal error: {shown(self.message)}", file=file, err=file is None)
+        echo(f"internal error: {self.message}", file=file, err=file is None)
 
 
 def _hint(exc: click.UsageError) -> str:

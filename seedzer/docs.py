@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seedzer.config import reference
+from seedzer.console import echo
 from seedzer.finding.kind import Described
 from seedzer.finding.meta import KIND_ALIASES
 from seedzer.finding.registry import KINDS, kind
@@ -123,7 +124,7 @@ def main(path: str | None = None) -> int:
     for target, page in targets:
         problem = rewrite(target, page)
         if problem is not None:
-            print(f"error: {problem}", file=sys.stderr)
+            echo(f"error: {problem}", err=True)
             return 2
     return 0
 

@@ -5,8 +5,10 @@ a TIR pass sequence) and ``graph`` (a pool model, with its mutations and a Relax
 behaviour is an object of :mod:`seedzer.levels` (mutation, execution, seeds, what ``status`` shows);
 this table holds only what the lower layers need without it: the name (also the name of the finding
 kind that files its test cases), the weight the schedule draws it with by default, what it is (the
-configuration reference), the suffix of its corpus files, and where its object lives. Adding a level
-is one module of :mod:`seedzer.levels` plus one entry here (or a call of :func:`register_level`).
+configuration reference), the suffix of its corpus files, where its object lives and where its own
+settings section is (the configuration reads it from ``levels.<name>``, :mod:`seedzer.config.levels`).
+Adding a level is one package of :mod:`seedzer.levels` plus one entry here (or a call of
+:func:`register_level`).
 """
 
 from __future__ import annotations
@@ -24,18 +26,23 @@ class LevelEntry:
     target: str
     """``"module:attribute"`` of its :class:`seedzer.levels.level.Level` object (imported when used)."""
     weight: float
-    """Its default weight in the schedule (``levels.<name>`` in the configuration; 0 turns it off)."""
+    """Its default weight in the schedule (``levels.<name>.weight``, or ``levels.<name>`` for short, in the
+    configuration; 0 turns it off)."""
     doc: str
     """What a test case of the level is (one sentence, for the configuration reference)."""
     suffix: str
     """The suffix of a corpus entry's script file (``corpus/<id><suffix>``)."""
+    settings: str = ""
+    """``"module:Class"`` of the dataclass of its own settings (``levels.<name>.*`` in the configuration;
+    imported when used, so TVM-free), empty for a level with none."""
 
 
 LEVELS: dict[str, LevelEntry] = {
     "tir": LevelEntry("tir", "seedzer.levels.tir.level:LEVEL", 3.0,
-                      "a lowered PrimFunc with a TIR pass sequence.", ".py"),
+                      "a lowered PrimFunc with a TIR pass sequence.", ".py", "seedzer.levels.tir.settings:TirSettings"),
     "graph": LevelEntry("graph", "seedzer.levels.graph.level:LEVEL", 1.0,
-                        "a pool model with a Relax pass sequence, built whole.", ".graph.json"),
+                        "a pool model with a Relax pass sequence, built whole.", ".graph.json",
+                        "seedzer.levels.graph.settings:GraphSettings"),
 }
 """Level name -> its entry, in the order tables show levels."""
 

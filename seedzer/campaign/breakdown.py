@@ -8,18 +8,17 @@ under its first finding, at the level its kind is named after.
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from rich.table import Table
-
+from seedzer.console import SafeTable
 from seedzer.finding.meta import canonical_kind
 from seedzer.finding.registry import POOL_KIND
 from seedzer.level_table import level_names
 from seedzer.levels.registry import levels
+from seedzer.store.reader import CampaignReader
 
 
 class BugLine(Protocol):
@@ -70,14 +69,14 @@ def mutation_order(name: str, made_by: dict[str, str]) -> tuple[int, str]:
     return (order.index(level) if level in order else len(order)), name
 
 
-def _table(title: str, columns: tuple[str, ...]) -> Table:
-    table = Table(title=title)
+def _table(title: str, columns: tuple[str, ...]) -> SafeTable:
+    table = SafeTable(title=title)
     for i, col in enumerate(columns):
         table.add_column(col, justify="left" if i == 0 else "right")
     return table
 
 
-def level_table(bugs: Bugs, execs: dict[str, int], corpus: dict[str, int]) -> Table:
+def level_table(bugs: Bugs, execs: dict[str, int], corpus: dict[str, int]) -> SafeTable:
     """Executions, corpus entries and bugs (root causes) by level, a row per registered level; bugs
     found while loading the pool (the importer's, :data:`~seedzer.finding.registry.POOL_KIND`) are a
     row of their own."""
@@ -90,7 +89,7 @@ def level_table(bugs: Bugs, execs: dict[str, int], corpus: dict[str, int]) -> Ta
     return table
 
 
-def mutation_table(bugs: Bugs, execs: dict[str, int]) -> Table:
+def mutation_table(bugs: Bugs, execs: dict[str, int]) -> SafeTable:
     """Mutants made and bugs (root causes whose first finding it made) by mutation, grouped by the level
     whose mutators make it (e.g. the TIR level's IR and pass mutators, the graph level's model
     mutations ``model_*`` and step mutators ``relax_*``)."""
@@ -102,7 +101,7 @@ def mutation_table(bugs: Bugs, execs: dict[str, int]) -> Table:
     return table
 
 
-def oracle_table(bugs: Bugs) -> Table:
+def oracle_table(bugs: Bugs) -> SafeTable:
     """Bugs (root causes) by oracle: a mismatch by the two sides that disagree (``mutant-vs-seed``:
     metamorphic; ``model-vs-onnxruntime``; ``opt-vs-reference``: a fuzzed sequence against TVM's
     default pipeline...), every other symptom by itself (crash, exception, ill-formed IR...)."""
@@ -113,12 +112,10 @@ def oracle_table(bugs: Bugs) -> Table:
     return table
 
 
-def mutants_by_mutation(conn: sqlite3.Connection) -> dict[str, int]:
-    """Mutants run by mutation, summed over symptoms; empty for a campaign.db without ``mutator_summary``."""
-    try:
-        rows = conn.execute("SELECT mutator, SUM(count) FROM mutator_summary GROUP BY mutator").fetchall()
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):  # a campaign.db from before the mutation counters
-            return {}
-        raise
-    return {str(name): int(n or 0) for name, n in rows}
+def mutants_by_mutation(reader: CampaignReader) -> dict[str, int]:
+    """Mutants run by mutation, summed over symptoms, by mutation name; empty for a campaign.db from
+    before the mutation counters."""
+    counts: Counter[str] = Counter()
+    for row in reader.mutation_counts():
+        counts[row.mutation] += row.count
+    return dict(sorted(counts.items()))

@@ -214,7 +214,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run the job file named on the command line."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m seedzer.campaign.epoch_generator JOB.json", file=sys.stderr)
+        from seedzer.console import echo
+
+        echo("usage: python -m seedzer.campaign.epoch_generator JOB.json", err=True)
         return 2
     job = GeneratorJob(**json.loads(Path(args[0]).read_text()))
     return run(job, os.getppid())

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from rich.table import Table
-
+from seedzer.console import SafeTable
 from seedzer.generate.bandit import top_weights
 from seedzer.store.epoch_rows import EpochRow
 
@@ -15,14 +14,14 @@ def _minutes(seconds: float | None) -> str:
     return "" if seconds is None else f"{seconds / 60:.1f}"
 
 
-def epoch_table(rows: list[EpochRow]) -> Table | None:
+def epoch_table(rows: list[EpochRow]) -> SafeTable | None:
     """One row per epoch: when it started and ended (campaign minutes), models made and loaded, its
     most weighted NNSmith operators (and importer operators, when it inserted some, and attribute values)
 with their weights,
     and coverage and bug roots at its end (so far, for the epoch running); None without epochs."""
     if not rows:
         return None
-    table = Table(title="Generation epochs (weights: epochs/epoch-<k>/weights.json)")
+    table = SafeTable(title="Generation epochs (weights: epochs/epoch-<k>/weights.json)")
     for name in ("epoch", "minutes", "models made/loaded", "top weighted operators", "coverage at end",
                  "bug roots at end"):
         table.add_column(name)

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from seedzer.campaign.epoch_generator import (
     DONE_FILE,
@@ -41,23 +41,17 @@ from seedzer.campaign.epoch_generator import (
     write_job,
 )
 from seedzer.campaign.epoch_rewards import ModelInfo, finding_origins, models_of_manifest, rewards
-from seedzer.campaign.loading import Loading, take_model
-from seedzer.config import to_dict
+from seedzer.campaign.loading import Loading
+from seedzer.campaign.monitor import Monitor
+from seedzer.config import Config, EpochsConfig, config_from_dict, to_dict
 from seedzer.errors import PoolError
 from seedzer.generate.bandit import ModelOutcome, posterior, successes, thompson
 from seedzer.generate.seed_pool import MANIFEST, read_manifest, verified_models
 from seedzer.levels.level import ModelSeeds
-from seedzer.protocols import CoverageBackend
 from seedzer.store.atomic import write_atomic
+from seedzer.store.corpus import Corpus
+from seedzer.store.db import CampaignDB
 from seedzer.store.epoch_rows import EpochRow, epoch_rows, save_epoch
-
-
-class EpochHost(Loading, Protocol):
-    """What the epochs need of the campaign (:class:`seedzer.campaign.loop.Campaign`): what loading
-    needs, its directory and its coverage totals."""
-
-    out: Path
-    coverage: CoverageBackend
 
 EPOCHS_DIR = "epochs"
 LAUNCH_AT = 0.5
@@ -126,36 +120,57 @@ def epoch_models(out: Path) -> list[Path]:
     return found
 
 
+def resumed_epochs(recorded: object, asked: EpochsConfig) -> tuple[EpochsConfig, str | None]:
+    """The epochs a resumed campaign runs: those of its recorded configuration (``recorded``, campaign.db's
+    meta ``config``: their schedule splits the whole budget, their pools and weights are on disk), and
+    the line that says so when ``asked`` wanted another number (None: nothing to say). A campaign from
+    before the epochs recorded none: ``asked`` then."""
+    if not isinstance(recorded, dict) or not isinstance(recorded.get("epochs"), dict):
+        return asked, None
+    kept = config_from_dict({"epochs": recorded["epochs"]}, "campaign.db").epochs
+    count = kept.count if kept.count > 1 else 0
+    if not ((asked.count > 1 and asked.count != count) or (asked.count == 1 and count)):
+        return kept, None
+    kept_as = f"with {count} epochs: --resume keeps them" if count else "without epochs: --resume keeps it so"
+    return kept, (f"this campaign was started {kept_as} (epochs.count {asked.count}, from --epochs or the "
+                  "configuration, applies to new campaigns only)")
+
+
 def generator_argv(job: Path) -> list[str]:
     """The generator process's command line for the job file ``job``."""
     return [sys.executable, "-m", "seedzer.campaign.epoch_generator", str(job)]
 
 
 class Epochs:
-    """The epochs of one running campaign (see the module docstring); ``generator`` makes the command
-    line of the generator process from its job file."""
+    """The epochs of one running campaign (see the module docstring): the campaign in ``out`` with its
+    store, its models and their loading, its corpus and its coverage total (``coverage``), over a budget
+    of ``budget`` seconds of which ``elapsed`` are used; ``generator`` makes the command line of the
+    generator process from its job file. Owns the generator process, the epochs' rows and what it knows
+    of every model made so far."""
 
-    def __init__(self, campaign: EpochHost, generator: Callable[[Path], list[str]] = generator_argv) -> None:
-        self.c = campaign
+    def __init__(self, out: Path, cfg: Config, db: CampaignDB, loading: Loading, corpus: Corpus,
+                 coverage: Callable[[], int], monitor: Monitor, budget: float, elapsed: float,
+                 generator: Callable[[Path], list[str]] = generator_argv) -> None:
+        self.out, self.campaign_cfg, self.db, self.loading, self.corpus = Path(out), cfg, db, loading, corpus
+        self.coverage, self.monitor = coverage, monitor
         self.generator = generator
-        cfg = campaign.cfg
         self.cfg = cfg.epochs
-        self.schedule = EpochSchedule(campaign.stats.budget, cfg.epochs.count)
-        self.base = check_epoch_pool(campaign.pool)
+        self.schedule = EpochSchedule(budget, cfg.epochs.count)
+        self.base = check_epoch_pool(loading.pool)
         self.infos: dict[str, ModelInfo] = {m.name: m for m in models_of_manifest(self.base, 0)}
-        self.rows = {row.epoch: row for row in epoch_rows(campaign.db.conn)}
+        self.rows = {row.epoch: row for row in epoch_rows(db.conn)}
         self.proc: subprocess.Popen[bytes] | None = None
         self.failures = 0
         """Times the generator stopped before its work was done in this session."""
         self.next_poll = 0.0
-        self.current = self.schedule.epoch_at(campaign.stats.elapsed)
+        self.current = self.schedule.epoch_at(elapsed)
         for k in range(1, cfg.epochs.count):
-            manifest = epoch_dir(campaign.out, k) / MANIFEST
+            manifest = epoch_dir(self.out, k) / MANIFEST
             if manifest.is_file():
                 self.infos.update({m.name: m for m in models_of_manifest(read_manifest(manifest.parent), k)})
         row0 = self.rows.get(0) or EpochRow(0, started=0.0)
         pool_models = {m.name for m in models_of_manifest(self.base, 0)}
-        row0.made, row0.loaded = len(pool_models), len(pool_models & campaign.db.loaded_models())
+        row0.made, row0.loaded = len(pool_models), len(pool_models & db.loaded_models())
         self._save(row0)
         self.inserts = bool((self.base["generation"].get("insert") or {}).get("operators"))
         """Whether the pool's heuristic inserts importer operators (then their weights are learned too)."""
@@ -201,21 +216,21 @@ class Epochs:
         self._end_row(self.current, elapsed)
         outcomes = self._outcomes()
         won = successes(outcomes)
-        write_atomic(Path(self.c.out) / EPOCHS_DIR / "rewards.json",
+        write_atomic(self.out / EPOCHS_DIR / "rewards.json",
                      json.dumps([{"model": o.model, "epoch": o.epoch, "reward": o.reward, "success": won.get(o.model)}
                                  for o in outcomes], indent=1))
 
     # --- the parts -------------------------------------------------------------------------------
     def _save(self, row: EpochRow) -> None:
         self.rows[row.epoch] = row
-        save_epoch(self.c.db, row)
+        save_epoch(self.db, row)
 
     def _roots(self) -> int:
-        return len({r.root or r.signature for r in self.c.db.findings() if r.verdict == "bug"})
+        return len({r.root or r.signature for r in self.db.findings() if r.verdict == "bug"})
 
     def _end_row(self, epoch: int, elapsed: float) -> None:
         row = self.rows.get(epoch) or EpochRow(epoch)
-        row.ended, row.coverage, row.roots = round(elapsed, 1), self.c.coverage.total(), self._roots()
+        row.ended, row.coverage, row.roots = round(elapsed, 1), self.coverage(), self._roots()
         self._save(row)
 
     def _boundary(self, ended: int, elapsed: float) -> None:
@@ -223,26 +238,26 @@ class Epochs:
         row = self.rows.get(ended + 1) or EpochRow(ended + 1)
         row.started = round(elapsed, 1)
         self._save(row)
-        self.c.db.add_event("epoch", {"epoch": ended + 1, "elapsed": elapsed})
-        self.c.monitor.message(f"epoch {ended + 1} of {self.schedule.count} starts")
+        self.db.add_event("epoch", {"epoch": ended + 1, "elapsed": elapsed})
+        self.monitor.message(f"epoch {ended + 1} of {self.schedule.count} starts")
 
     def _outcomes(self) -> list[ModelOutcome]:
-        loaded = self.c.db.loaded_models()
+        loaded = self.db.loaded_models()
         models = [m for m in self.infos.values() if m.name in loaded]
-        roots = finding_origins(Path(self.c.out) / "findings", self.c.db.findings())
-        return rewards(models, self.c.corpus.entries, roots)
+        roots = finding_origins(self.out / "findings", self.db.findings())
+        return rewards(models, self.corpus.entries, roots)
 
     def _weights(self, epoch: int) -> dict[str, Any]:
         """The epoch's learned weights: drawn now, written to ``weights.json`` (where the generator finds
         them) and the ``epochs`` table, or read back from ``weights.json`` (drawn once)."""
-        path = epoch_dir(self.c.out, epoch) / WEIGHTS_FILE
+        path = epoch_dir(self.out, epoch) / WEIGHTS_FILE
         with contextlib.suppress(OSError, ValueError):
             data = json.loads(path.read_text())
             if isinstance(data, dict) and isinstance(data.get("weights"), dict):
                 return data
         outcomes = self._outcomes()
         won = successes(outcomes)
-        rng = random.Random(f"seedzer-epochs:{self.c.cfg.fuzz.seed}:{epoch}")
+        rng = random.Random(f"seedzer-epochs:{self.campaign_cfg.fuzz.seed}:{epoch}")
         post, onnx_post = posterior(outcomes), posterior(outcomes, onnx=True) if self.inserts else {}
         attr_post = posterior(outcomes, arm="attributes")
         data = {"epoch": epoch, "weights": thompson(post, rng),
@@ -260,23 +275,23 @@ class Epochs:
         self._save(row)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(data, indent=1))
-        self.c.db.add_event("epoch_weights", {"epoch": epoch, "models": len(outcomes)})
+        self.db.add_event("epoch_weights", {"epoch": epoch, "models": len(outcomes)})
         return data
 
     def _launch(self) -> None:
         """Start the generator process (once per campaign session, again after it stopped early)."""
-        job = GeneratorJob(str(Path(self.c.out) / EPOCHS_DIR), self.schedule.count, self.cfg.models,
+        job = GeneratorJob(str(self.out / EPOCHS_DIR), self.schedule.count, self.cfg.models,
                            int(self.base.get("seed", 0) or 0), str(self.base.get("heuristic", "epochs")),
                            dict(self.base["generation"]), self.cfg.cpu_share,
-                           str(Path(self.c.out) / EPOCHS_DIR / ".nnsmith-cache"), to_dict(self.c.cfg))
+                           str(self.out / EPOCHS_DIR / ".nnsmith-cache"), to_dict(self.campaign_cfg))
         path = write_job(job)
-        log = open(Path(self.c.out) / "logs" / "epoch-generator.log", "ab")  # noqa: SIM115 (the child keeps it)
+        log = open(self.out / "logs" / "epoch-generator.log", "ab")  # noqa: SIM115 (the child keeps it)
         try:
             self.proc = subprocess.Popen(self.generator(path), stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL)
         finally:
             log.close()
-        self.c.db.add_event("epoch_generator", {"pid": self.proc.pid})
+        self.db.add_event("epoch_generator", {"pid": self.proc.pid})
 
     def _reap(self) -> None:
         if self.proc is None or self.proc.poll() is None:
@@ -284,12 +299,12 @@ class Epochs:
         code, self.proc = self.proc.returncode, None
         if not self._complete():  # started again, up to RELAUNCHES times
             self.failures += 1
-            self.c.monitor.message(f"warning: the epochs' generator stopped with status {code} before its work "
+            self.monitor.message(f"warning: the epochs' generator stopped with status {code} before its work "
                                    "was done (see logs/epoch-generator.log)")
 
     def _made(self, epoch: int) -> None:
         """Record the models the generator has made for ``epoch`` (its pool's manifest)."""
-        folder = epoch_dir(self.c.out, epoch)
+        folder = epoch_dir(self.out, epoch)
         if not (folder / MANIFEST).is_file():
             return
         with contextlib.suppress(PoolError):
@@ -307,26 +322,26 @@ class Epochs:
 
     def _complete(self) -> bool:
         """True once every later epoch's generation is done."""
-        return all((epoch_dir(self.c.out, k) / DONE_FILE).is_file() for k in range(1, self.schedule.count))
+        return all((epoch_dir(self.out, k) / DONE_FILE).is_file() for k in range(1, self.schedule.count))
 
     def _intake(self, epoch: int) -> None:
         """Take in every model of ``epoch`` the generator has loaded and the campaign has not."""
-        folder = epoch_dir(self.c.out, epoch)
+        folder = epoch_dir(self.out, epoch)
         if not (folder / MANIFEST).is_file():
             return
-        done = self.c.db.loaded_models()
+        done = self.db.loaded_models()
         for model in self._ready(folder):
             if model.name in done:
                 continue
             try:
                 got = pickle.loads(loaded_path(folder, model).read_bytes())
             except (OSError, pickle.UnpicklingError, EOFError, AttributeError) as exc:
-                self.c.monitor.message(f"warning: {model}: what the generator loaded cannot be read ({exc})")
+                self.monitor.message(f"warning: {model}: what the generator loaded cannot be read ({exc})")
                 continue
             if not isinstance(got, ModelSeeds):
                 continue
-            self.c.models.append(model)
-            take_model(self.c, model, got)
+            self.loading.add_models([model])
+            self.loading.take(model, got)
             row = self.rows.get(epoch) or EpochRow(epoch)
             row.loaded += 1
             self._save(row)

@@ -22,9 +22,10 @@ fuzzing, plus the end drain.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -49,6 +50,18 @@ from seedzer.finding.verdict import Verdict, reason_code
 from seedzer.kernel.common import Observation, Symptom
 from seedzer.load.loader import LoaderFailure
 from seedzer.store.corpus import Corpus, CorpusEntry
+from seedzer.store.db import FindingRow
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A bug observation ready to file: the finding kind that files it, what was observed, its raw
+    signature, and whether that signature was filed before (``repeat``: one more occurrence)."""
+
+    kind: str
+    observed: Observed
+    signature: str
+    repeat: bool
 
 
 class GateRunner(Protocol):
@@ -130,9 +143,15 @@ class Filing:
     # --- the campaign's view ------------------------------------------------------------------
     def restore(self) -> None:
         """Reload verdicts from campaign.db (and what they teach, :mod:`seedzer.finding.known`); queue
-        the gate for candidates still pending."""
+        the gate for candidates still pending. A verdict its finding's folder holds and campaign.db
+        does not (the campaign stopped between the two writes, e.g. on a full disk) is the campaign's
+        own: written into campaign.db now and counted as judged, never gated (nor announced) again."""
         pending: list[FindingMeta] = []
         for row in self.findings.db.findings():
+            judged = row.verdict in (BUG, NOT_A_BUG)
+            meta = self._load(row.signature) if not judged and row.status != "known" else None
+            if meta is not None and meta.verdict in (BUG, NOT_A_BUG):
+                row = self._written_verdict(row, meta)
             self.verdicts[row.signature] = (row.verdict, row.root)
             if row.verdict == BUG and row.root:
                 if row.root not in self.roots:
@@ -143,7 +162,7 @@ class Filing:
                 self.stats.not_a_bug[reason_code(row.verdict_reason)] += 1
             elif row.status == "known":  # known issues are never sent to the gate (as when filed)
                 continue
-            meta = self._load(row.signature)
+            meta = self._load(row.signature) if judged else meta
             if meta is None:
                 continue
             if row.verdict in (BUG, NOT_A_BUG):
@@ -154,6 +173,15 @@ class Filing:
             self.stats.pending += 1  # shown as awaiting the gate until its verdict lands
             self.submit(meta)
 
+    def _written_verdict(self, row: FindingRow, meta: FindingMeta) -> FindingRow:
+        """``row`` with the verdict of its folder's ``meta``, which campaign.db lost (the folder is written
+        first: its case and reproducer were rewritten before that verdict), written into campaign.db."""
+        self.findings.update(meta)
+        self.findings.db.add_event("verdict_restored", {"signature": meta.signature, "verdict": meta.verdict,
+                                                        "root": meta.root_signature})
+        return dataclasses.replace(row, verdict=meta.verdict, verdict_reason=meta.verdict_reason,
+                                   root=meta.root_signature, status=meta.status)
+
     def _load(self, signature: str) -> FindingMeta | None:
         try:
             return self.findings.load(signature)
@@ -161,15 +189,18 @@ class Filing:
             self.monitor.message(f"warning: finding {signature}: {exc}")
             return None
 
-    def candidate(self, obs: Observation, tc: TestCaseInfo, worker: int, unchanged: list[int], log: str = "") -> None:
-        """File one bug observation of a fuzzer test case as a finding of its level's kind, with the
-        kernel case its worker ran (never planned again here)."""
+    def candidate(self, obs: Observation, tc: TestCaseInfo, worker: int, unchanged: Sequence[int],
+                  log: str = "") -> Candidate:
+        """One bug observation of a fuzzer test case as a candidate of its level's kind, with the kernel
+        case its worker ran (never planned again here), classified by its raw signature: a repeat, or
+        new (its signature is then taken: a second occurrence before it is filed is a repeat).
+        :meth:`file` files it."""
         ran = tc.ran()
         if ran is None:  # a result and a death are filed only once their test case was announced
             raise CampaignError(f"test case {tc.tc_id} of worker {worker} was never announced")
-        self._file(tc.level, self._observed(obs, tc, ran, worker, unchanged, log))
+        return self._classify(tc.level, self._observed(obs, tc, ran, worker, unchanged, log))
 
-    def _observed(self, obs: Observation, tc: TestCaseInfo, ran: Any, worker: int, unchanged: list[int],
+    def _observed(self, obs: Observation, tc: TestCaseInfo, ran: Any, worker: int, unchanged: Sequence[int],
                   log: str = "") -> Observed:
         parent = self.corpus.by_id.get(tc.parent or "")
         provenance = Provenance(tc.parent, parent.origin if parent else "", tuple(tc.mutators), worker, tc.tc_id)
@@ -195,32 +226,39 @@ class Filing:
         self._file(POOL_KIND, observed)
 
     def _file(self, kind_name: str, observed: Observed) -> None:
+        """Classify and file at once (a load failure, a re-run's hang)."""
+        self.file(self._classify(kind_name, observed))
+
+    def _classify(self, kind_name: str, observed: Observed) -> Candidate:
+        signature = kind(kind_name).signature(observed)
+        repeat = signature in self.verdicts
+        if not repeat:
+            self.verdicts[signature] = (PENDING, None)  # taken: filed by :meth:`file`, given back if it cannot be
+        return Candidate(kind_name, observed, signature, repeat)
+
+    def file(self, candidate: Candidate) -> None:
         """Count a repeat of a known signature, else write the new finding's folder and queue its gate
         run (a finding that cannot be filed, e.g. its model file gone, is a warning, never fatal)."""
-        found = kind(kind_name)
-        signature = found.signature(observed)
-        if self._occurrence(signature, observed.observation):
+        if candidate.signature in self.verdicts and candidate.repeat:
+            self._occurrence(candidate.signature, candidate.observed.observation)
             return
+        self.verdicts[candidate.signature] = (PENDING, None)  # a repeat of one that could not be filed tries too
         try:
-            filed = found.file(observed, self.settings.filing)
+            filed = kind(candidate.kind).file(candidate.observed, self.settings.filing)
         except SeedzerError as exc:
+            del self.verdicts[candidate.signature]  # a later occurrence tries again
             self.monitor.message(f"warning: {exc}")
             return
         report = self.findings.record(filed.finding)
-        self.verdicts[signature] = (PENDING, None)
         if report.new and filed.meta.status != "known":
             self.stats.pending += 1
             self.submit(filed.meta, filed.gate_case)
 
-    def _occurrence(self, signature: str, obs: Observation) -> bool:
-        """Count a repeat of a known raw signature; False when the signature is new."""
-        known = self.verdicts.get(signature)
-        if known is None:
-            return False
+    def _occurrence(self, signature: str, obs: Observation) -> None:
+        """Count a repeat of a known raw signature."""
         self.findings.db.bump_finding(signature)
-        if known[0] == BUG:
+        if self.verdicts[signature][0] == BUG:
             self.stats.findings[obs.symptom.value] += 1
-        return True
 
     def submit(self, meta: FindingMeta, case: Any = None) -> None:
         """Queue a pending candidate for the gate (``case``: the case the worker ran): counted at once

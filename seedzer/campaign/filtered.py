@@ -2,9 +2,10 @@
 
 Every test case that becomes ``invalid`` (out of bounds, each precondition pattern, outputs that
 differ only where the reference is NaN/Inf, a nondeterministic build, out of memory, a disabled
-oracle, a model onnxruntime refuses...) or ``slow`` (stopped at its limit relative to its parent's
-cost) is counted by level, reason (:func:`seedzer.campaign.invalid.invalid_class`) and the pass it
-was turned away at, in campaign.db's ``filter_summary``. The first :data:`SAMPLES` test cases of each
+oracle, a model onnxruntime refuses, a worker killed from outside...) or ``slow`` (stopped at its
+limit relative to its parent's cost) is counted by level, reason
+(:func:`seedzer.campaign.invalid.invalid_class`) and the pass it was turned away at, in campaign.db's
+``filter_summary``. The first :data:`SAMPLES` test cases of each
 (level, reason, pass) are kept as *samples*: ``filtered/<id>/`` holds its ``meta.json`` (the
 observation, ``filter_reason`` among its extras) and the case files its level's finding kind writes,
 without the reproducer (``seedzer replay CAMPAIGN/filtered/<id>`` writes one first, then runs it).
@@ -45,7 +46,10 @@ SAMPLE_BYTES = 256 * 1024
 SLOW = "slow"
 """The reason of a test case stopped at its relative limit."""
 OUT_OF_MEMORY = "out of memory"
-"""The reason class of an allocation that failed (and of a worker the OOM killer took)."""
+"""The reason class of an allocation that failed (and of a worker the kernel's OOM killer took)."""
+KILLED_FROM_OUTSIDE = "killed from outside by SIGKILL"
+"""The reason class of a test case whose worker was SIGKILLed, with no OOM kill counted for it (an
+operator, a chaos test): never the test case's fault, never re-run."""
 RERUN_REASONS = frozenset({SLOW, OUT_OF_MEMORY})
 """The reasons whose test cases are re-run once at the full limits."""
 WAITING = "waiting"

@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
 
-from rich.table import Table
-
+from seedzer.console import SafeTable
 from seedzer.kernel.messages import normalize
 from seedzer.mutate.bounds import PREFIX as BOUNDS_PREFIX
 from seedzer.mutate.bounds import kind_of
 from seedzer.oracles.preconditions import precondition_pattern
+from seedzer.store.reader import CampaignReader
 
+NOT_SHOWN_RERUNS = ("", "passes")
+"""Re-run outcomes the re-runs' table leaves out: none yet, and a re-run that passed."""
 CLASS_CHARS = 80
 """Longest reason class kept (a class is a reason's first clause, not its details)."""
 _CLAUSE = re.compile(r"^(.*?)(?:: |\s\(|$)")
@@ -55,68 +55,59 @@ def invalid_class(message: str) -> str:
     return normalize(clause)[:CLASS_CHARS]
 
 
-def _rows(conn: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
-    try:
-        return conn.execute(sql).fetchall()
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):  # a campaign from before the table
-            return []
-        raise
-
-
-def invalid_table(conn: sqlite3.Connection) -> Table | None:
+def invalid_table(reader: CampaignReader) -> SafeTable | None:
     """Test cases the filters before the gate turned away (invalid or slow) by level, reason and pass,
     most frequent first, with the samples kept of each (``filtered/<name>``; ``seedzer replay`` runs
-    one) and how their re-runs at the full limits ended (None when none is recorded)."""
-    rows = _rows(conn, "SELECT level, reason, pass, count FROM filter_summary ORDER BY count DESC, level, reason, pass")
+    one) and how their re-runs at the full limits ended (None when none is recorded; a row whose count
+    is corrupt is left out, and the reader notes it)."""
+    rows = reader.filter_counts()
     if not rows:
         return None
     samples: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
-    for level, reason, where, folder, rerun in _rows(conn, "SELECT level, reason, pass, folder, rerun "
-                                                           "FROM filter_samples ORDER BY id"):
-        samples.setdefault((level, reason, where), []).append((str(folder), str(rerun)))
-    table = Table(title="Test cases turned away before the gate, by reason (samples: filtered/<name>)")
+    for sample in reader.filter_samples():
+        samples.setdefault((sample.level, sample.reason, sample.pass_name), []).append((sample.folder, sample.rerun))
+    table = SafeTable(title="Test cases turned away before the gate, by reason (samples: filtered/<name>)")
     for col in ("level", "reason", "pass", "count", "samples", "re-runs at full limits"):
         table.add_column(col, overflow="fold")
-    for level, reason, where, count in rows:
-        kept = samples.get((level, reason, where), [])
+    for row in rows:
+        kept = samples.get((row.level, row.reason, row.pass_name), [])
         reruns = Counter(rerun for _, rerun in kept if rerun)
-        table.add_row(str(level), str(reason), str(where), str(count),
+        table.add_row(row.level, row.reason, row.pass_name, str(row.count),
                       " ".join(folder for folder, _ in kept[:3]) + (f" (+{len(kept) - 3})" if len(kept) > 3 else ""),
                       ", ".join(f"{n} {outcome}" for outcome, n in sorted(reruns.items())))
     return table
 
 
-def rerun_table(conn: sqlite3.Connection) -> Table | None:
+def rerun_table(reader: CampaignReader) -> SafeTable | None:
     """Every re-run at the full limits that did not pass (a hang filed as a candidate, an allocation
     that fails again alone: a runaway allocation to look at, an error); None when there is none."""
-    rows = _rows(conn, "SELECT folder, level, reason, pass, rerun, rerun_detail FROM filter_samples "
-                       "WHERE rerun NOT IN ('', 'passes') ORDER BY id")
+    rows = [s for s in reader.filter_samples() if s.rerun not in NOT_SHOWN_RERUNS]
     if not rows:
         return None
-    table = Table(title="Re-runs at the full limits that did not pass")
+    table = SafeTable(title="Re-runs at the full limits that did not pass")
     for col in ("sample", "level", "reason", "pass", "outcome", "detail"):
         table.add_column(col, overflow="fold")
-    for row in rows:
-        table.add_row(*(str(v) for v in row))
+    for s in rows:
+        table.add_row(s.folder, s.level, s.reason, s.pass_name, s.rerun, s.rerun_detail)
     return table
 
 
-def unloaded_models_table(conn: sqlite3.Connection) -> Table | None:
+def unloaded_models_table(reader: CampaignReader) -> SafeTable | None:
     """Pool models that gave no seed, each with the first reason its loading gave (None when every
     model gave seeds)."""
-    rows = _rows(conn, "SELECT model, detail FROM models WHERE status != 'ok' ORDER BY model")
+    rows = [(m.model, m.status, m.detail) for m in reader.models() if m.status != "ok"]
     if not rows:
         return None
-    table = Table(title="Pool models that gave no seed (never fuzzed; bugs among them are load findings)")
+    table = SafeTable(title="Pool models that gave no seed (never fuzzed; bugs among them are load findings)")
     for col in ("model", "symptom", "step", "reason"):
         table.add_column(col, overflow="fold")
-    for model, detail in rows:
+    for model, status, detail in rows:
         try:
             observations = json.loads(detail).get("observations") or []
         except (ValueError, AttributeError):
             observations = []
         first = observations[0] if observations and isinstance(observations[0], dict) else {}
+        again = "its load was killed from outside; --resume loads it again: " if status == "killed" else ""
         table.add_row(str(model), str(first.get("symptom", "?")), str(first.get("pass") or "-"),
-                      str(first.get("message") or "no seeds")[:200])
+                      again + str(first.get("message") or "no seeds")[:200])
     return table

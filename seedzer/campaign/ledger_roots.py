@@ -2,43 +2,34 @@
 records them; where a campaign's ledger is; the roots the ledger knew before a campaign (what ``status``
 marks) and the ones a user marked reported, fixed or wont-fix (what filing counts as known).
 
-Reading a campaign never writes it (:mod:`seedzer.store.readonly`); recording writes only the ledger.
+Reading a campaign never writes it (:mod:`seedzer.store.reader`); recording writes only the ledger.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 from seedzer.config import Config
-from seedzer.errors import CampaignError, SeedzerError
+from seedzer.errors import SeedzerError
 from seedzer.finding.meta import BUG, FindingMeta, canonical_kind
 from seedzer.finding.minimal.program import read_record
 from seedzer.finding.store import finding_folder
 from seedzer.ledger.location import ledger_path
 from seedzer.ledger.records import LedgerRoot, RootSighting
-from seedzer.ledger.store import Ledger
-from seedzer.store.readonly import open_campaign, read_meta
+from seedzer.ledger.store import Ledger, NoLedger
+from seedzer.store.db import FindingRow
+from seedzer.store.reader import CampaignReader
 
 LEDGER_META = "ledger"
 """The campaign.db meta key holding the ledger a campaign records into (its resolved path)."""
 
 
-def _rows(out: Path) -> tuple[list[tuple[str, str, str, float, float, int, str]], str | None, str | None]:
-    conn = open_campaign(out / "campaign.db")
-    try:
-        cols = {r[1] for r in conn.execute("PRAGMA table_info(findings)")}
-        if "verdict" not in cols:
-            return [], read_meta(conn, "pool"), read_meta(conn, LEDGER_META)
-        kind = "kind" if "kind" in cols else "'tir'"
-        rows = conn.execute(f"SELECT signature, {kind}, symptom, first_seen, last_seen, count, root FROM findings "
-                            "WHERE verdict = ? AND root IS NOT NULL ORDER BY first_seen", (BUG,)).fetchall()
-        return rows, read_meta(conn, "pool"), read_meta(conn, LEDGER_META)
-    except (sqlite3.Error, ValueError) as exc:
-        raise CampaignError(f"{out / 'campaign.db'}: unreadable campaign database ({exc})") from None
-    finally:
-        conn.close()
+def _rows(out: Path) -> tuple[list[FindingRow], str | None, str | None]:
+    """The campaign's bug findings with a root (oldest first), its pool and the ledger it recorded into."""
+    with CampaignReader.open(out / "campaign.db") as reader:
+        bugs = [row for row in reader.findings() if row.verdict == BUG and row.root is not None]
+        return bugs, reader.meta("pool"), reader.meta(LEDGER_META)
 
 
 def _representative(out: Path, signatures: list[str]) -> str:
@@ -60,21 +51,21 @@ def campaign_sightings(out: Path) -> list[RootSighting]:
     name today: a campaign written before the kinds were renamed says ``lowlevel`` or ``loader``)."""
     out = Path(out)
     rows, _, _ = _rows(out)
-    by_root: dict[str, list[tuple[str, str, str, float, float, int, str]]] = {}
+    by_root: dict[str, list[FindingRow]] = {}
     for row in rows:
-        by_root.setdefault(str(row[6]), []).append(row)
+        by_root.setdefault(str(row.root), []).append(row)
     campaign = str(out.resolve())
     found = []
     for root, group in by_root.items():
-        sig = _representative(out, [str(r[0]) for r in group])
+        sig = _representative(out, [r.signature for r in group])
         try:
             meta = FindingMeta.load(finding_folder(out / "findings", sig))
             culprit, headline = " + ".join(meta.culprit), meta.observation.headline()[:300]
         except SeedzerError:
-            culprit, headline = "", f"{group[0][2]} (finding {sig})"
-        found.append(RootSighting(root, canonical_kind(str(group[0][1])), str(group[0][2]), culprit, headline, campaign,
-                                  str(out.resolve() / "findings" / sig), sum(int(r[5]) for r in group),
-                                  min(float(r[3]) for r in group), max(float(r[4]) for r in group)))
+            culprit, headline = "", f"{group[0].symptom} (finding {sig})"
+        found.append(RootSighting(root, canonical_kind(group[0].kind), group[0].symptom, culprit, headline, campaign,
+                                  str(out.resolve() / "findings" / sig), sum(r.count for r in group),
+                                  min(r.first_seen for r in group), max(r.last_seen for r in group)))
     return found
 
 
@@ -98,20 +89,28 @@ def record_campaign(out: Path, path: Path, source: str) -> list[str]:
 
 def known_roots(path: Path | None) -> dict[str, str]:
     """Root -> why it is known, for the roots the ledger at ``path`` marks reported, fixed or wont-fix
-    (empty when there is no ledger yet)."""
-    if path is None or not Path(path).exists():
+    (empty when there is no ledger yet; read-only)."""
+    if path is None:
         return {}
-    with Ledger(path, create=False) as ledger:
-        return ledger.known()
+    try:
+        with Ledger(path, readonly=True) as ledger:
+            return ledger.known()
+    except NoLedger:
+        return {}
 
 
 def seen_before(path: Path | None, out: Path) -> dict[str, LedgerRoot] | None:
-    """The roots the ledger at ``path`` holds from other campaigns than ``out`` (None: no ledger)."""
-    if path is None or not Path(path).exists():
+    """The roots the ledger at ``path`` holds from other campaigns than ``out`` (None: no ledger yet;
+    read-only)."""
+    if path is None:
+        return None
+    try:
+        with Ledger(path, readonly=True) as ledger:
+            roots = ledger.roots()
+    except NoLedger:
         return None
     campaign = str(Path(out).resolve())
-    with Ledger(path, create=False) as ledger:
-        return {r.root: r for r in ledger.roots() if any(s.campaign != campaign for s in r.sightings)}
+    return {r.root: r for r in roots if any(s.campaign != campaign for s in r.sightings)}
 
 
 class CampaignLedger:
@@ -136,6 +135,15 @@ class CampaignLedger:
         except SeedzerError as exc:
             self.say(f"warning: {exc}; every bug of this campaign counts as new")
             return {}
+
+    def seen(self, out: Path) -> dict[str, LedgerRoot] | None:
+        """:func:`seen_before` for the campaign in ``out`` (None: the ledger is off, or cannot be read:
+        then with a warning)."""
+        try:
+            return seen_before(self.path, out)
+        except SeedzerError as exc:
+            self.say(f"warning: {exc}; the summary shows no ledger marks")
+            return None
 
     def record(self, out: Path) -> None:
         """Record the campaign's roots (one line saying what happened)."""

@@ -1,8 +1,23 @@
 """The campaign process: owns the store, the corpus and coverage totals, feeds workers, never runs TVM.
 
-Its parts come in through small interfaces so that the keep/feedback/judging logic is tested with
-cheap stand-ins: the executor (workers, :class:`~seedzer.execute.executor.Executor`), the seed loader
-(ONNX models to initial seeds) and the filing gate's runner (:mod:`seedzer.campaign.filing`).
+:class:`Campaign` wires its collaborators, each owning its part of the state behind a small typed
+interface, and runs the loop: take in the workers' events, feed the idle workers, act on what happened
+to each test case, snapshot.
+
+* :class:`~seedzer.campaign.loading.Loading`: the models, their seeds and load failures (killed loads too);
+* :class:`~seedzer.campaign.pending.PendingSeeds`: the line of entries to run as they are;
+* :class:`~seedzer.campaign.feeding.Feeder`: the next test case of a worker (schedulers, random stream);
+* :class:`~seedzer.campaign.feedback.Feedback`: coverage totals and pass triggers;
+* :class:`~seedzer.campaign.counts.ExecCounts` and :class:`~seedzer.campaign.judging.Judge`: executions
+  judged by the oracles and counted;
+* :class:`~seedzer.campaign.intake.Intake` (a result) and :class:`~seedzer.campaign.deaths.Deaths` (a
+  worker's death): what happened to a test case, an :class:`~seedzer.campaign.outcome.Outcome`;
+* :class:`~seedzer.campaign.filing.Filing`: candidates, the gate, verdicts, filtered samples;
+* :class:`~seedzer.campaign.epochs.Epochs`: the generation epochs (``--epochs``).
+
+Its parts from outside come in through small interfaces so that the keep/feedback/judging logic is
+tested with cheap stand-ins: the executor (workers, :class:`~seedzer.execute.executor.Executor`), the
+seed loader (ONNX models to initial seeds) and the filing gate's runner (:mod:`seedzer.campaign.filing`).
 """
 
 from __future__ import annotations
@@ -10,50 +25,54 @@ from __future__ import annotations
 import random
 import signal
 import time
-from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 
+from rich.console import Group
+
 from seedzer import __version__
-from seedzer.campaign.deaths import on_death
+from seedzer.campaign.counts import ExecCounts
+from seedzer.campaign.deaths import Deaths
 from seedzer.campaign.directory import discard_new, prepare_dir
-from seedzer.campaign.epochs import Epochs, epoch_models
+from seedzer.campaign.epochs import Epochs, epoch_models, resumed_epochs
+from seedzer.campaign.feedback import Feedback
+from seedzer.campaign.feeding import Feeder
 from seedzer.campaign.filing import Filing, FilingSettings, GateRunner
-from seedzer.campaign.keep import KeepRule
+from seedzer.campaign.intake import Intake
+from seedzer.campaign.judging import Judge
 from seedzer.campaign.ledger_roots import LEDGER_META, CampaignLedger
-from seedzer.campaign.loading import SeedLoader, import_seeds, load_seeds
+from seedzer.campaign.loading import Loading, SeedLoader
 from seedzer.campaign.monitor import Monitor, QuietMonitor
+from seedzer.campaign.outcome import Keep, Outcome
+from seedzer.campaign.pending import PendingSeeds
 from seedzer.campaign.quarantine import Quarantine
-from seedzer.campaign.scheduler import Scheduler, make_scheduler, record_cost
+from seedzer.campaign.scheduler import record_cost
 from seedzer.campaign.seeds import list_pool
 from seedzer.campaign.stats import CampaignStats
+from seedzer.campaign.summary import campaign_summary
 from seedzer.campaign.throughput import parse_timings, stage_totals
-from seedzer.campaign.triggers import PassCount, TriggerCounts, snapshot_column
+from seedzer.campaign.triggers import snapshot_column
 from seedzer.campaign.worker_limits import exec_settings, stage_limits
-from seedzer.config import Config, config_from_dict, to_dict
+from seedzer.config import Config, to_dict
 from seedzer.coverage import make_backend
 from seedzer.coverage.native import prepare_collector
-from seedzer.execute.executor import Executor, WorkerSlot
-from seedzer.execute.records import ExecTask, FuzzTask, TestCaseInfo, WorkerEvent
+from seedzer.execute.executor import Executor
+from seedzer.execute.records import WorkerEvent
 from seedzer.execute.settings import WorkerSettings
 from seedzer.execute.worker_pool import WorkerPool
 from seedzer.finding.repro import TVM_VERSION
 from seedzer.finding.store import FindingStore
-from seedzer.kernel.common import Observation, Stage, Symptom
+from seedzer.kernel.common import Stage, Symptom
 from seedzer.ledger.records import CAMPAIGN
 from seedzer.level_table import level_names
 from seedzer.levels.registry import level
-from seedzer.oracles import judge, make_oracles
+from seedzer.oracles import make_oracles
 from seedzer.provenance import provenance
 from seedzer.store.corpus import CORPUS_DIR, Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
 from seedzer.store.lock import DirLock
 
-AFFINITY_DRAWS = 8
-"""Extra draws of the scheduler for an entry the asking worker ran itself (see ``_choose_for``): with
-two workers, ``n`` draws leave 1 choice in ``2 ** (n + 1)`` to another's entry, which costs a parse
-(why this value: docs/measurements.md, 'Campaign loop')."""
 ExecutorFactory = Callable[[int, WorkerSettings, dict[Stage, float]], Executor]
 """Builds the campaign's executor: (jobs, worker settings, stage time limits) -> executor."""
 
@@ -74,7 +93,7 @@ class Campaign:
         self.monitor = monitor or QuietMonitor()
         self.imported = list(imported) if imported is not None else None
         # fails early, before anything is created; a campaign seeded with imported entries loads no model
-        self.models = list_pool(self.pool) if self.imported is None else []
+        models = list_pool(self.pool) if self.imported is None else []
         self.lock = DirLock(self.out, what="campaign").acquire()
         made: list[Path] = []
         try:
@@ -90,30 +109,26 @@ class Campaign:
         self.ledger = CampaignLedger.of(cfg, self.pool, ledger_source, self.monitor.message)
         self.findings = FindingStore(self.out / "findings", self.db, [(k.pattern, k.note) for k in cfg.known_issues],
                                      self.ledger.known())
-        self.coverage = make_backend(cfg.fuzz.coverage)
-        self.oracles = make_oracles(cfg.oracles.enabled)
-        self.levels = cfg.levels.weights()
-        self.schedulers = {name: make_scheduler(cfg.fuzz.scheduler, cfg.fuzz.energy) for name in self.levels}
-        """One scheduler per level fuzzed: a level is drawn by its weight, then an entry of it."""
         self.limits = stage_limits(cfg)
-        self.keep = KeepRule()
-        self.rng = random.Random(cfg.fuzz.seed)
         self.stats = CampaignStats(budget=cfg.fuzz.minutes * 60, jobs=cfg.fuzz.jobs)
         self.filing = Filing(self.findings, self.corpus, FilingSettings.of(cfg), self.stats, self.monitor, gate,
                              log_dir=self.out / "logs")
+        self.pending = PendingSeeds()
+        self.loading = Loading(cfg, self.pool, models, self.db, self.corpus, self.pending, self.filing, self.stats,
+                               self.monitor, seed_loader)
+        self.feeder = Feeder(cfg, self.corpus, self.pending, self.limits, random.Random(cfg.fuzz.seed))
+        self.feedback = Feedback(make_backend(cfg.fuzz.coverage))
+        self.counts = ExecCounts(self.stats)
+        self.judge = Judge(make_oracles(cfg.oracles.enabled), self.counts, self.stats)
+        self.intake = Intake(self.feedback, self.judge, self.counts, self.corpus, self.feeder, self.filing, self.stats)
+        self.deaths = Deaths(self.db, self.corpus, self.stats, self.counts, self.judge, self.filing, self.monitor,
+                             self.quarantine, self.pending)
         self.executor_factory = executor
-        self.seed_loader = seed_loader
-        self.pending: deque[CorpusEntry] = deque()
-        self.exec_counts: Counter[tuple[str, str]] = Counter()
-        self.level_counts: Counter[tuple[str, str]] = Counter()
-        self.mutator_counts: Counter[tuple[str, str]] = Counter()
-        self.triggers = TriggerCounts()
-        """Per level and pass: test cases that ran it and that triggered it (changed the IR)."""
-        self.tc_counter = 0
-        self._stop = False
-        self._executor: Executor | None = None
+        self.executor: Executor | None = None
+        """The workers, once fuzzing started."""
         self.epochs: Epochs | None = None
         """The generation epochs (``--epochs``), made once the pool is loaded."""
+        self._stop = False
 
     # --- set-up -------------------------------------------------------------------------
     def _restore(self) -> None:
@@ -124,19 +139,24 @@ class Campaign:
         self.stats.slow = sum(n for (s, _), n in summary if s == "slow")
         snapshots = self.db.snapshots()  # stage seconds stay cumulative across resumes
         self.stats.timings = parse_timings(snapshots[-1].get("timings")) if snapshots else {}
-        self.coverage.restore(self.db.features())
-        self.triggers.restore({key: PassCount(*counts) for key, counts in self.db.pass_triggers().items()})
-        recorded = self.db.get_meta("config") or {}
-        if self.cfg.epochs.count == 0 and isinstance(recorded.get("epochs"), dict):  # resumed without --epochs
-            self.cfg.epochs = config_from_dict({"epochs": recorded["epochs"]}, "campaign.db").epochs
+        self.feedback.restore(self.db)
+        self._restore_epochs()
         loaded = self.db.loaded_models()  # the epochs' models taken in so far: resumed entries may name them
-        self.models.extend(m for m in epoch_models(self.out) if m.name in loaded)
+        self.loading.add_models([m for m in epoch_models(self.out) if m.name in loaded])
         skipped: dict[str, str] = {}  # entries read back that cannot be fuzzed (an edited file)
-        self.corpus.restore(self.quarantine.entry_check(self.models) if self.imported is None else None, skipped)
+        self.corpus.restore(self.quarantine.entry_check(self.loading.models) if self.imported is None else None,
+                            skipped)
         self.quarantine.restored(skipped)
-        self.stats.corpus, self.stats.coverage = len(self.corpus), self.coverage.total()  # shown from the start
+        self.stats.corpus, self.stats.coverage = len(self.corpus), self.feedback.total()  # shown from the start
         self.filing.restore()
         self.db.add_event("resume", {"elapsed": self.stats.elapsed, "corpus": len(self.corpus)})
+
+    def _restore_epochs(self) -> None:
+        """A resumed campaign keeps the epochs it was started with, saying so when asked for others."""
+        kept, said = resumed_epochs(self.db.get_meta("config"), self.cfg.epochs)
+        if said is not None:
+            self.monitor.message(said)
+        self.cfg.epochs = kept
 
     def _install_signals(self) -> None:
         def stop(signum: int, _frame: FrameType | None) -> None:
@@ -151,10 +171,9 @@ class Campaign:
         # The coverage collector first: a backend that cannot work here fails before seeds load.
         return WorkerSettings(
             exec=exec_settings(self.cfg.oracles, self.cfg.fuzz.coverage, self.cfg.limits.max_testcase_memory),
-            tolerance=self.cfg.fuzz.tolerance, max_passes=self.cfg.fuzz.max_passes,
             collector=prepare_collector(self.cfg.fuzz.coverage, self.out, self.db.features(),
                                         self.cfg.fuzz.block_cache, self.cfg.fuzz.block_granularity),
-            bounds=self.cfg.bounds, graph=self.cfg.graph, log_dir=str(self.out / "logs"),
+            bounds=self.cfg.bounds, levels=self.cfg.levels.settings(), log_dir=str(self.out / "logs"),
             fuzzers={name: level(name).fuzzer for name in level_names()})
 
     def run(self) -> CampaignStats:
@@ -178,16 +197,18 @@ class Campaign:
         settings = self._worker_settings()
         self.stats.phase = "loading"
         if self.imported is not None:
-            import_seeds(self, self.imported)
+            self.loading.import_entries(self.imported)
         else:
-            load_seeds(self, self.seed_loader)
-        self.pending.extend(e for e in self.corpus.entries if not e.executed and e not in self.pending)
+            self.loading.load_pool(self.stopping)
+        self.pending.extend(e for e in self.corpus.entries if not e.executed)
         self.quarantine.check_left()
         if self.cfg.epochs.count > 1 and self.imported is None:
-            self.epochs = Epochs(self)
+            self.epochs = Epochs(self.out, self.cfg, self.db, self.loading, self.corpus, self.feedback.total,
+                                 self.monitor, self.stats.budget, self.stats.elapsed)
         self.stats.phase = "fuzzing"
         executor = self.executor_factory(self.cfg.fuzz.jobs, settings, self.limits)
-        self._executor = executor
+        self.executor = executor
+        self.deaths.start()
         self.db.add_event("workers", {"pids": executor.pids()})
         start = time.monotonic()
         base_elapsed = self.stats.elapsed
@@ -196,14 +217,13 @@ class Campaign:
             while not self._stop and self.stats.elapsed < self.stats.budget:
                 events = executor.poll(0.05)  # waiting for workers: not the fuzzer's own work
                 busy = time.perf_counter()
-                stores = [self._on_event(ev) for ev in events]
+                outcomes = [self.take(ev) for ev in events]
                 # A worker with room gets its next test case (it still runs the one sent before, see
-                # QUEUED_TASKS) before the campaign writes an answer's corpus entry or finding to disk.
+                # QUEUED_TASKS) before the campaign writes what happened to the test cases to disk.
                 for w in executor.idle():
-                    self._feed(w)
-                for store in stores:
-                    if store is not None:
-                        store()
+                    self.feeder.feed(w)
+                for outcome in outcomes:
+                    self.act(outcome)
                 self.filing.poll()
                 if self.epochs is not None:
                     self.epochs.poll(self.stats.elapsed)
@@ -239,143 +259,53 @@ class Campaign:
         """True once a stop was requested."""
         return self._stop
 
+    def summary(self) -> Group:
+        """The campaign's summary as recorded so far, its bugs marked with what its ledger knew of them
+        from other campaigns (``(no ledger)`` only when the ledger is off or cannot be read)."""
+        return campaign_summary(self.out, seen=self.ledger.seen(self.out))
+
     # --- the loop -------------------------------------------------------------------------
-    def _feed(self, w: WorkerSlot) -> None:
-        self.tc_counter += 1
-        submit = w.submit
-        if self.pending:
-            entry = self.pending.popleft()
-            submit(ExecTask(self.tc_counter, entry.level, entry.script, entry.passes),
-                   TestCaseInfo(self.tc_counter, "exec", entry.seed_id, entry.level, entry.script, entry.passes))
-            return
-        name = self._level()
-        entry = self._choose_for(w.index, name)
-        other = self.rng.choice(self.corpus.levels.get(name) or self.corpus.entries).passes
-        steer = entry.triggered if self.cfg.fuzz.energy == "rarity" else ()  # inserted passes: untriggered first
-        task = FuzzTask(self.tc_counter, name, entry.script, entry.passes, entry.failures, other,
-                        self.rng.getrandbits(62), steer)
-        submit(task, TestCaseInfo(self.tc_counter, "fuzz", entry.seed_id, name, limits=self._relative_limits(entry)))
-
-    def _relative_limits(self, parent: CorpusEntry) -> dict[Stage, float] | None:
-        """A mutant's stage limits: ``timeouts.relative`` times its parent's measured cost, within
-        ``timeouts.floor`` and each stage's own limit (None: the stage limits, for a parent not measured
-        yet and for the ``timeouts.hang_share`` of mutants whose hangs may be filed). AFL++ likewise
-        derives its time limit from the seeds' measured speed and confirms a hang with a longer one."""
-        t = self.cfg.timeouts
-        if t.relative <= 0 or parent.cost is None or self.rng.random() < t.hang_share:
-            return None
-        limit = max(t.floor, t.relative * parent.cost)
-        return {stage: min(full, limit) for stage, full in self.limits.items()}
-
-    def _level(self) -> str:
-        """A level drawn by its configured weight among those the corpus has entries of (when it has
-        none of a level on, e.g. a campaign whose pool gave no graph seed, the first it has)."""
-        present = {name: w for name, w in self.levels.items() if self.corpus.levels.get(name)}
-        if not present:
-            return next(iter(self.corpus.levels))
-        return self.rng.choices(list(present), weights=list(present.values()))[0]
-
-    def _choose_for(self, worker: int, level: str) -> CorpusEntry:
-        """The scheduler's choice, drawn again (up to :data:`AFFINITY_DRAWS` times) while it is an
-        entry another worker ran: a worker has the parsed IR of its own entries cached, and parsing
-        another's TVMScript is costly (docs/measurements.md, 'Campaign loop'). Workers are alike, so
-        every entry is still chosen as often as the scheduler says; each worker mostly grows its own
-        part of the corpus."""
-        entries, scheduler = self.corpus.levels[level], self.schedulers[level]
-        entry = scheduler.choose(entries, self.rng)
-        for _ in range(AFFINITY_DRAWS):
-            if entry.worker is None or entry.worker == worker:
-                break
-            entry = scheduler.choose(entries, self.rng)
-        entry.chosen += 1
-        return entry
-
-    def _on_event(self, ev: WorkerEvent) -> Callable[[], None] | None:
-        """Take in one event: judge a result, merge its coverage, decide whether it is kept and
-        update its parent's failure counter. Writing what must be stored (a corpus entry, a
-        finding) is returned as a call for later, so that the worker can be fed first."""
-        if ev.kind == "tc":
-            return None
+    def take(self, ev: WorkerEvent) -> Outcome:
+        """Take in one worker event (judged, counted, coverage merged, parent updated): what happened
+        to its test case, to be acted on once the idle workers are fed (:meth:`act`)."""
+        if ev.kind == "tc":  # an announcement: the test case runs
+            return Outcome.nothing()
         if ev.kind == "death":
             assert ev.death is not None
-            on_death(self, ev, ev.death)
-            return None
+            return self.deaths.take(ev, ev.death, self.executor.pids() if self.executor is not None else [])
         assert ev.tc is not None and ev.result is not None
-        result, tc, worker = ev.result, ev.tc, ev.worker
-        self.stats.add_timings(result.timings)
-        result.features.extend(self.triggers.record(tc.level, result.passes_ran, result.passes_triggered))
-        gain = self.coverage.new_since_last(result.features)
-        self.stats.coverage = self.coverage.total()
-        obs = self._judged(result.observation, tc.level)
-        if obs.symptom is Symptom.INVALID:
-            self.filing.filtered(obs, tc, worker, result.observation)
-        for mutator in tc.mutators:  # what each kind of mutation yields (status: by mutation)
-            self.mutator_counts[(mutator, obs.symptom.value)] += 1
-        bug = obs.symptom.is_bug
-        parent = self.corpus.by_id.get(tc.parent or "")
-        seconds = result.timings.get("worker_busy", 0.0)
-        if parent is not None:
-            record_cost(parent, seconds)
-            if tc.kind == "exec":  # a seed's (or a resumed entry's) own run: what it covers and triggers
-                parent.triggered = tuple(result.passes_triggered)
-                self._scheduler(parent).learn(parent, result.features)
-        entry = self.keep.apply(tc, gain, obs, result.unchanged, parent, worker)
-        if not bug and entry is None:
-            return None
+        return self.intake.result(ev.tc, ev.result, ev.worker)
 
-        def store() -> None:
-            if bug:
-                self.filing.candidate(obs, tc, worker, result.unchanged, "")
-            if entry is not None and self.corpus.add(entry, gain, tc.mutators):
-                record_cost(entry, seconds)
-                entry.triggered = tuple(result.passes_triggered)
-                self._scheduler(entry).learn(entry, result.features)
-                self.stats.corpus = len(self.corpus)
+    def act(self, outcome: Outcome) -> None:
+        """Write what happened to one test case: the corpus entry of a kept one, the finding of a new
+        candidate (or one more occurrence of a repeat), the sample of one turned away."""
+        if outcome.keep is not None:
+            self._keep(outcome.keep)
+        if outcome.candidate is not None:
+            self.filing.file(outcome.candidate)
+        if outcome.turned is not None:
+            turned = outcome.turned
+            self.filing.filtered(turned.observation, turned.tc, turned.worker, turned.raw)
 
-        return store
-
-    def _scheduler(self, entry: CorpusEntry) -> Scheduler:
-        """The scheduler of the entry's level (one for a level not fuzzed now, whose entries a resumed
-        or imported corpus may hold)."""
-        found = self.schedulers.get(entry.level)
-        if found is None:
-            found = self.schedulers[entry.level] = make_scheduler(self.cfg.fuzz.scheduler, self.cfg.fuzz.energy)
-        return found
-
-    def _judged(self, observation: Observation, level: str) -> Observation:
-        """The oracles' verdict on one execution of ``level``, counted in the campaign's statistics."""
-        obs = judge(self.oracles, observation)
-        self._count(obs.symptom.value, obs.stage.value if obs.stage else "", level)
-        if obs.symptom is Symptom.INVALID:
-            self.stats.invalid += 1
-        return obs
-
-    def _count(self, symptom: str, stage: str, level: str) -> None:
-        """One more execution, by symptom and stage and by level and symptom (flushed to campaign.db
-        at the next snapshot)."""
-        self.stats.execs += 1
-        self.stats.session_execs += 1
-        self.exec_counts[(symptom, stage)] += 1
-        self.level_counts[(level, symptom)] += 1
-        self.stats.level_execs[level] += 1
+    def _keep(self, keep: Keep) -> None:
+        entry = keep.entry
+        if self.corpus.add(entry, keep.gain, list(keep.mutations)):
+            record_cost(entry, keep.seconds)
+            entry.triggered = keep.triggered
+            self.feeder.scheduler(entry).learn(entry, keep.features)
+            self.stats.corpus = len(self.corpus)
 
     def snapshot(self) -> None:
         """Write one snapshot row and flush batched counters and fresh coverage features."""
-        self.db.add_exec_counts(dict(self.exec_counts))
-        self.exec_counts.clear()
-        self.db.add_level_counts(dict(self.level_counts))
-        self.level_counts.clear()
-        self.db.add_mutator_counts(dict(self.mutator_counts))
-        self.mutator_counts.clear()
+        self.counts.flush(self.db)
         self.filing.ledger.flush()
-        self.db.add_features(self.coverage.drain_fresh(), time.time())
-        self.db.add_pass_triggers((lv, name, c.ran, c.triggered) for (lv, name), c in self.triggers.drain().items())
+        self.feedback.flush(self.db, time.time())
         self.db.add_snapshot({
-            "time": self.stats.elapsed, "execs": self.stats.execs, "coverage": self.coverage.total(),
+            "time": self.stats.elapsed, "execs": self.stats.execs, "coverage": self.feedback.total(),
             "coverage_backend": self.cfg.fuzz.coverage, "corpus_size": len(self.corpus),
             "findings": sum(self.stats.findings.values()), "unique_findings": sum(self.stats.unique.values()),
             "invalid": self.stats.invalid, "wall": time.time(),
-            "coverage_detail": self.coverage.detail(), "timings": stage_totals(self.stats.timings),
-            "triggers": snapshot_column(self.triggers.totals()),
+            "coverage_detail": self.feedback.detail(), "timings": stage_totals(self.stats.timings),
+            "triggers": snapshot_column(self.feedback.trigger_totals()),
         })
         self.db.set_meta("elapsed", self.stats.elapsed)

@@ -6,12 +6,11 @@ import sys
 import time
 from typing import Protocol, TextIO
 
-from rich.console import Console
 from rich.live import Live
-from rich.table import Table
 from rich.text import Text
 
 from seedzer.campaign.stats import CampaignStats
+from seedzer.console import SafeConsole, SafeTable, echo, visible
 
 
 def _hms(seconds: float) -> str:
@@ -51,18 +50,18 @@ class Monitor(Protocol):
 class RichMonitor:
     """A live status line on a terminal (rich), refreshed a few times per second."""
 
-    def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(stderr=True)
+    def __init__(self, console: SafeConsole | None = None) -> None:
+        self.console = console or SafeConsole(stderr=True)
         self.live = Live(Text("starting..."), console=self.console, refresh_per_second=4, transient=False)
         self.live.start()
 
     def update(self, stats: CampaignStats) -> None:
         """Redraw the status line."""
-        self.live.update(Text(status_line(stats)))
+        self.live.update(Text(visible(status_line(stats))))
 
     def message(self, text: str) -> None:
-        """Print above the live line."""
-        self.live.console.print(text, highlight=False, markup=False)
+        """Print above the live line (one line: whatever the text holds is shown, never obeyed)."""
+        self.live.console.print(Text(visible(text)))
 
     def close(self) -> None:
         """Stop the live display."""
@@ -82,11 +81,11 @@ class PlainMonitor:
         now = time.monotonic()
         if now - self._last >= self.period:
             self._last = now
-            print(status_line(stats), file=self.stream, flush=True)
+            echo(status_line(stats), file=self.stream)
 
     def message(self, text: str) -> None:
-        """Print a line."""
-        print(text, file=self.stream, flush=True)
+        """Print a line (whatever the text holds is shown, never obeyed)."""
+        echo(text, file=self.stream)
 
     def close(self) -> None:
         """Nothing to stop."""
@@ -114,10 +113,10 @@ def make_monitor(kind: str = "auto") -> Monitor:
     return RichMonitor()
 
 
-def summary_table(st: CampaignStats, campaign_dir: str) -> Table:
+def summary_table(st: CampaignStats, campaign_dir: str) -> SafeTable:
     """The totals of a campaign: time, executions, corpus, coverage, models, restarts, bugs and the
     gate's not-a-bug verdicts by reason."""
-    table = Table(title=f"Seedzer campaign summary: {campaign_dir}", show_lines=False)
+    table = SafeTable(title=f"Seedzer campaign summary: {campaign_dir}", show_lines=False)
     table.add_column("metric")
     table.add_column("value", justify="right")
     dismissed = ", ".join(f"{k} {v}" for k, v in st.not_a_bug.most_common()) or "none"

@@ -10,16 +10,14 @@ operator whose output differed on special values (``inputs:special:Relu``).
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from rich.table import Table
-
+from seedzer.console import SafeTable
 from seedzer.load.importer_ops import OPERATOR_FEATURE, OperatorReach, operators_of
-from seedzer.store.readonly import read_meta
+from seedzer.store.reader import CampaignReader
 
 NAMING_MUTATIONS = ("insert:", "edge:")
 """Culprit prefixes that name an operator (an insertion's, a spec-edge change's)."""
@@ -46,22 +44,14 @@ def model_operators(path: Path) -> set[str]:
     return {node.op_type for node in model.graph.node}
 
 
-def exercised_operators(conn: sqlite3.Connection) -> set[str]:
+def exercised_operators(reader: CampaignReader) -> set[str]:
     """Every operator type a campaign handed to TVM's importer: its graph cases' (features) and its
     loaded pool models' (when the pool is still where its meta says)."""
-    try:
-        features = [r[0] for r in conn.execute("SELECT feature FROM coverage_features WHERE feature LIKE ?",
-                                               (OPERATOR_FEATURE + "%",))]
-        models = [r[0] for r in conn.execute("SELECT model FROM models")]
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):  # a campaign.db from before these tables
-            return set()
-        raise
-    found = operators_of(features)
-    pool = read_meta(conn, "pool")
+    found = operators_of(reader.features(OPERATOR_FEATURE))
+    pool = reader.meta("pool")
     if isinstance(pool, str) and Path(pool).is_dir():
-        for name in models:
-            found |= model_operators(Path(pool) / name)
+        for model in reader.models():
+            found |= model_operators(Path(pool) / model.model)
     return found
 
 
@@ -74,9 +64,9 @@ def bug_operators(lines: Sequence[CulpritLine]) -> list[str]:
     return sorted(named - {"", "-", "?"})
 
 
-def reach_table(reach: OperatorReach, title: str = "Importer operators") -> Table:
+def reach_table(reach: OperatorReach, title: str = "Importer operators") -> SafeTable:
     """The reach line and the operators never exercised."""
-    table = Table(title=title, show_header=False)
+    table = SafeTable(title=title, show_header=False)
     table.add_column("what", style="bold")
     table.add_column("operators", overflow="fold")
     table.add_row("exercised", reach.summary())
@@ -84,11 +74,11 @@ def reach_table(reach: OperatorReach, title: str = "Importer operators") -> Tabl
     return table
 
 
-def operator_bug_table(bugs: Mapping[str, Sequence[CulpritLine]]) -> Table:
+def operator_bug_table(bugs: Mapping[str, Sequence[CulpritLine]]) -> SafeTable:
     """Bugs (root causes) by the operator their root names, most first."""
     counts: Counter[str] = Counter(op for lines in bugs.values() for op in bug_operators(lines))
     unnamed = sum(1 for lines in bugs.values() if not bug_operators(lines))
-    table = Table(title="Bugs by operator (the operator an insertion or a spec-edge change named)")
+    table = SafeTable(title="Bugs by operator (the operator an insertion or a spec-edge change named)")
     table.add_column("operator")
     table.add_column("bugs (root causes)", justify="right")
     for op, count in counts.most_common():

@@ -33,6 +33,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Protocol
 
+from seedzer.config import COST, COVERAGE, RARITY, UNIFORM
 from seedzer.errors import ConfigError
 from seedzer.store.corpus import CorpusEntry
 
@@ -77,7 +78,7 @@ class Scheduler(Protocol):
 class UniformScheduler:
     """Tzer's joint seed pool baseline: every entry equally likely."""
 
-    name = "uniform"
+    name = UNIFORM
 
     def choose(self, entries: Sequence[CorpusEntry], rng: random.Random) -> CorpusEntry:
         """Uniform random choice."""
@@ -90,7 +91,7 @@ class UniformScheduler:
 class CostScheduler:
     """Entries weighted by speed and by holding coverage cheaply (see the module docstring)."""
 
-    name = "cost"
+    name = COST
 
     def __init__(self) -> None:
         self.best: dict[Hashable, tuple[float, str]] = {}
@@ -154,7 +155,7 @@ class RarityScheduler(CostScheduler):
     more (see the module docstring). It reads an entry's triggered passes off ``entry.triggered``,
     which the campaign sets from the entry's own run before :meth:`learn`."""
 
-    name = "cost"
+    name = COST
 
     def __init__(self) -> None:
         super().__init__()
@@ -186,14 +187,14 @@ class RarityScheduler(CostScheduler):
         return super().weight(entry, mean_cost, favored) * self.rarity(entry)
 
 
-SCHEDULERS: dict[str, Callable[[], Scheduler]] = {"uniform": UniformScheduler, "cost": CostScheduler}
-"""The schedulers of ``fuzz.scheduler`` with today's energy (``fuzz.energy: coverage``)."""
-ENERGIES: dict[str, dict[str, Callable[[], Scheduler]]] = {
-    "coverage": SCHEDULERS, "rarity": {"cost": RarityScheduler}}
-"""Per ``fuzz.energy``: the schedulers that give it."""
+SCHEDULERS: dict[str, Callable[[], Scheduler]] = {UNIFORM: UniformScheduler, COST: CostScheduler}
+"""The schedulers of ``fuzz.scheduler`` with today's energy (``fuzz.energy: coverage``), by the names the
+configuration gives them (:data:`seedzer.config.SCHEDULER_NAMES`)."""
+ENERGIES: dict[str, dict[str, Callable[[], Scheduler]]] = {COVERAGE: SCHEDULERS, RARITY: {COST: RarityScheduler}}
+"""Per ``fuzz.energy`` (:data:`seedzer.config.ENERGY_NAMES`): the schedulers that give it."""
 
 
-def make_scheduler(name: str, energy: str = "coverage") -> Scheduler:
+def make_scheduler(name: str, energy: str = COVERAGE) -> Scheduler:
     """Build the scheduler registered as ``name`` with ``energy`` (``coverage``: today's)."""
     table = ENERGIES.get(energy)
     if table is None:

@@ -5,20 +5,18 @@ from __future__ import annotations
 
 import contextlib
 import math
-import sqlite3
 from pathlib import Path
 
 from seedzer.errors import CampaignError, PoolError, SeedzerError, shown
 from seedzer.execute.isolated_load import OnnxLoader
 from seedzer.finding.meta import inside
-from seedzer.level_table import level_of_path
 from seedzer.levels.level import ModelSeeds
 from seedzer.load.bounds import Limits
 from seedzer.load.loader import LoadOptions, ModelLoad
 from seedzer.load.loader import pool_models as _pool_models
 from seedzer.seed import JointSeed, passes_from_json, passes_to_json
 from seedzer.store.corpus import CORPUS_DIR, CorpusEntry
-from seedzer.store.readonly import open_readonly
+from seedzer.store.reader import CampaignReader, UnreadableCampaign
 
 
 def list_pool(pool: Path) -> list[Path]:
@@ -69,7 +67,7 @@ def load_for_campaign(model: Path, differential: bool, timeout: float, max_seeds
     result: ModelLoad = loader.load(model)
     items = [(s.seed.script, s.op, s.fused) for s in result.seeds]
     return ModelSeeds(model, list(result.observations), spread(items, max_seeds), result.failures(),
-                      result.final_attempt == "raw" and "import" in result.reached.get("raw", []))
+                      result.final_attempt == "raw" and "import" in result.reached.get("raw", []), result.killed)
 
 
 def imported_entries(source: Path, late_share: float = 1.0) -> list[CorpusEntry]:
@@ -86,24 +84,19 @@ def imported_entries(source: Path, late_share: float = 1.0) -> list[CorpusEntry]
     if not 0 < late_share <= 1:
         raise CampaignError(f"late share must be in (0, 1], got {late_share}")
     try:
-        conn = open_readonly(source / "campaign.db")
-        conn.row_factory = sqlite3.Row
-        try:
-            cursor = conn.execute("SELECT * FROM corpus ORDER BY added_time, rowid")
-            columns = {d[0] for d in cursor.description}
-            rows = cursor.fetchall()
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise CampaignError(f"{source}: cannot read the corpus of campaign.db ({exc})") from None
+        with CampaignReader.open(source / "campaign.db", checked=False) as reader:
+            rows = reader.corpus_rows()
+    except UnreadableCampaign as exc:
+        raise CampaignError(f"{source}: cannot read the corpus of campaign.db ({exc.cause})") from None
     late = rows[len(rows) - max(1, math.ceil(late_share * len(rows))):] if rows else []
     entries = []
     for row in late:
-        seed_id, origin, passes, op = row["id"], row["origin_model"], row["passes"], row["op"]
+        seed_id, origin, passes, op, level = row.id, row.origin_model, row.passes, row.op, row.level
         folder = source / CORPUS_DIR
+        if not level:  # a path of no level's suffix, from before entries carried their level
+            continue
         try:
-            level = row["level"] if "level" in columns and row["level"] else level_of_path(str(row["path"]))
-            script = inside(source, str(row["path"])).read_text()
+            script = inside(source, row.path).read_text()
         except (OSError, SeedzerError):
             continue
         with contextlib.suppress(OSError):  # without the file, the database's copy of the sequence

@@ -1,12 +1,13 @@
 """A textual summary of a campaign directory, read from its campaign.db and finding folders (read-only).
 
-``status`` works on a running campaign, a finished one and one on read-only media; it never
-creates, migrates or writes a database (see :mod:`seedzer.store.readonly`), and refuses a file
-that is not a Seedzer campaign in one line. Findings are listed as the filing gate judged them:
-bugs, one row per root cause (its culprit passes, one-line message, occurrences and reproducer);
-candidates the gate has not judged yet; not-a-bug counts by reason (every candidate with ``--all``,
-and the pool models that gave no seed and the invalid test cases by reason:
-:mod:`seedzer.campaign.invalid`).
+``status`` works on a running campaign, a finished one and one on read-only media; it reads
+campaign.db through :class:`~seedzer.store.reader.CampaignReader` (never creating, migrating or
+writing it), refuses a file that is not a Seedzer campaign in one line, and shows a row holding a
+value no row can (a count that is no count) as one line naming it, never as real. Findings are
+listed as the filing gate judged them: bugs, one row per root cause (its culprit passes, one-line
+message, occurrences and reproducer); candidates the gate has not judged yet; not-a-bug counts by
+reason (every candidate with ``--all``, and the pool models that gave no seed and the invalid test
+cases by reason: :mod:`seedzer.campaign.invalid`).
 Once the campaign has run for at least two windows (``--windows MINUTES``, default 5), a table of
 executions per second and the largest stages of the workers' time, window by window, follows the
 totals (see :mod:`seedzer.campaign.throughput`). Every summary says how many of TVM's importer's
@@ -19,7 +20,6 @@ by at least 1 and 10 test cases of the passes run, and the same over time
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
+from rich.text import Text
 
 from seedzer.campaign.breakdown import level_table, mutants_by_mutation, mutation_table, oracle_table
 from seedzer.campaign.epoch_table import epoch_table
@@ -39,23 +39,18 @@ from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.throughput import SnapshotPoint, read_points, throughput_table, windows
 from seedzer.campaign.trigger_tables import triggers_over_time_table, triggers_table
 from seedzer.campaign.triggers import read_pass_counts, read_trigger_points
+from seedzer.console import SafeTable, visible
 from seedzer.errors import CampaignError, SeedzerError
 from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta, canonical_kind
 from seedzer.finding.store import finding_folder
 from seedzer.finding.verdict import reason_code
 from seedzer.ledger.records import LedgerRoot
 from seedzer.load.importer_ops import operator_reach
-from seedzer.store.epoch_rows import epoch_rows
-from seedzer.store.readonly import corpus_by_level, open_campaign, read_meta
+from seedzer.store.db import FindingRow
+from seedzer.store.reader import CampaignReader
 
-
-def _rows(conn: sqlite3.Connection, sql: str) -> list[tuple[Any, ...]]:
-    try:
-        return conn.execute(sql).fetchall()
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):  # a campaign that has not created every table yet
-            return []
-        raise
+RESTART_EVENTS = ("worker_restart", "worker_killed")
+"""The events of a worker that had to be started again."""
 
 
 @dataclass
@@ -106,8 +101,10 @@ class FindingsView:
                    + [ln for g in self.bugs.values() for ln in g])
 
 
-def _line(campaign: Path, row: tuple[Any, ...]) -> FindingLine:
-    sig, symptom, stage, pass_name, message, status, count, verdict, reason, root, kind = row
+def _line(campaign: Path, row: FindingRow) -> FindingLine:
+    sig, symptom, stage, pass_name, message, status, count = (row.signature, row.symptom, row.stage, row.pass_name,
+                                                              row.message, row.status, row.count)
+    verdict, reason, root, kind = row.verdict, row.verdict_reason, row.root, row.kind
     culprit: list[str] = []
     gate_seconds, rule, mutators, comparison = 0.0, "", [], ""
     try:
@@ -126,14 +123,10 @@ def _line(campaign: Path, row: tuple[Any, ...]) -> FindingLine:
                        f"findings/{sig}/repro.py", gate_seconds, rule, canonical_kind(kind), mutators, comparison)
 
 
-def findings_view(campaign: Path, conn: sqlite3.Connection) -> FindingsView:
+def findings_view(campaign: Path, reader: CampaignReader) -> FindingsView:
     """Every finding of a campaign, read from campaign.db and the verdicts in its finding folders."""
-    cols = {r[1] for r in _rows(conn, "PRAGMA table_info(findings)")}
-    verdict_cols = "verdict, verdict_reason, root" if "verdict" in cols else "NULL, NULL, NULL"
-    verdict_cols += ", kind" if "kind" in cols else ", NULL"
     view = FindingsView()
-    for row in _rows(conn, f"SELECT signature, symptom, stage, pass, message, status, count, {verdict_cols} "
-                           "FROM findings ORDER BY first_seen"):
+    for row in reader.findings():
         line = _line(campaign, row)
         if line.verdict == BUG:
             view.bugs.setdefault(line.root or line.signature, []).append(line)
@@ -158,8 +151,8 @@ def _seen(root: str, seen: dict[str, LedgerRoot] | None, here: str) -> str:
             f" ({', '.join(Path(s.campaign).name for s in others)}){state}")
 
 
-def _bug_table(view: FindingsView, seen: dict[str, LedgerRoot] | None, here: str) -> Table:
-    table = Table(title="Bugs (one row per root cause; `seedzer status --all` lists every candidate)")
+def _bug_table(view: FindingsView, seen: dict[str, LedgerRoot] | None, here: str) -> SafeTable:
+    table = SafeTable(title="Bugs (one row per root cause; `seedzer status --all` lists every candidate)")
     for col in ("root", "symptom", "culprit", "count", "status", "ledger", "what happened", "reproducer"):
         table.add_column(col, overflow="fold")
     for root, lines in view.bugs.items():
@@ -171,8 +164,8 @@ def _bug_table(view: FindingsView, seen: dict[str, LedgerRoot] | None, here: str
     return table
 
 
-def _all_table(view: FindingsView) -> Table:
-    table = Table(title="Every candidate")
+def _all_table(view: FindingsView) -> SafeTable:
+    table = SafeTable(title="Every candidate")
     for col in ("signature", "symptom", "stage / pass", "verdict", "reason", "count", "what happened"):
         table.add_column(col, overflow="fold")
     for line in [ln for group in view.bugs.values() for ln in group] + view.pending + view.not_bugs:
@@ -182,7 +175,7 @@ def _all_table(view: FindingsView) -> Table:
     return table
 
 
-def _throughput(points: list[SnapshotPoint], minutes: float, jobs: int) -> list[Table]:
+def _throughput(points: list[SnapshotPoint], minutes: float, jobs: int) -> list[SafeTable]:
     """The throughput table, when the campaign has at least two windows of ``minutes``."""
     wins = windows(points, minutes, jobs)
     return [throughput_table(wins, f"Throughput over time ({minutes:g}-minute windows)")] if len(wins) >= 2 else []
@@ -199,42 +192,34 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
     path = Path(campaign) / "campaign.db"
     if not path.exists():
         raise CampaignError(f"{campaign}: not a campaign directory (no campaign.db)")
-    conn = open_campaign(path)
-    try:
-        try:
-            last = _rows(conn, "SELECT coverage FROM snapshots ORDER BY time DESC LIMIT 1")
-            summary = _rows(conn, "SELECT symptom, count FROM exec_summary")
-            corpus = _rows(conn, "SELECT COUNT(*) FROM corpus")
-            restarts = _rows(conn, "SELECT COUNT(*) FROM events WHERE kind IN ('worker_restart', 'worker_killed')")
-            models = dict(_rows(conn, "SELECT status, COUNT(*) FROM models GROUP BY status"))
-            config = read_meta(conn, "config") or {}
-            elapsed = float(read_meta(conn, "elapsed", 0.0) or 0.0)
-            view = findings_view(Path(campaign), conn)
-            points = read_points(conn)
-            by_level = dict(_rows(conn, "SELECT level, SUM(count) FROM level_summary GROUP BY level")) \
-                if _rows(conn, "SELECT name FROM sqlite_master WHERE name = 'level_summary'") else {}
-            corpus_levels = corpus_by_level(conn)
-            by_mutator = mutants_by_mutation(conn)
-            invalid_tables = [t for t in (unloaded_models_table(conn), invalid_table(conn), rerun_table(conn))
-                              if t is not None] if show_all or show_invalid else []
-            operators = exercised_operators(conn)
-            pass_counts, trigger_points = read_pass_counts(conn), read_trigger_points(conn)
-            epochs = epoch_table(epoch_rows(conn))
-        except (sqlite3.Error, ValueError, TypeError) as exc:
-            raise CampaignError(f"{path}: unreadable campaign database ({exc})") from None
-    finally:
-        conn.close()
-    minutes = (config.get("fuzz") or {}).get("minutes", 0) if isinstance(config, dict) else 0
-    st = CampaignStats(
-        execs=sum(int(n) for _, n in summary), coverage=int(last[0][0]) if last else 0,
-        corpus=int(corpus[0][0]) if corpus else 0, elapsed=elapsed, budget=float(minutes or 0) * 60,
-        invalid=sum(int(n) for s, n in summary if s == "invalid"),
-        slow=sum(int(n) for s, n in summary if s == "slow"),
-        unique=Counter(lines[0].symptom for lines in view.bugs.values()),
-        not_a_bug=view.reasons(), pending=len(view.pending),
-        restarts=int(restarts[0][0]) if restarts else 0,
-        jobs=int((config.get("fuzz") or {}).get("jobs", 1) or 1) if isinstance(config, dict) else 1,
-    )
+    with CampaignReader.open(path) as reader, reader.unreadable():
+        last = reader.last_snapshot()
+        summary = reader.exec_counts()
+        config = reader.meta("config") or {}
+        fuzz = (config.get("fuzz") or {}) if isinstance(config, dict) else {}
+        elapsed = float(reader.meta("elapsed", 0.0) or 0.0)
+        view = findings_view(Path(campaign), reader)
+        points = read_points(reader)
+        by_level: Counter[str] = Counter()
+        for counted in reader.level_counts():
+            by_level[counted.level] += counted.count
+        models = Counter(model.status for model in reader.models())
+        invalid_tables = [t for t in (unloaded_models_table(reader), invalid_table(reader), rerun_table(reader))
+                          if t is not None] if show_all or show_invalid else []
+        st = CampaignStats(
+            execs=sum(c.count for c in summary), coverage=last.coverage if last else 0,
+            corpus=reader.corpus_size(), elapsed=elapsed,
+            budget=float(fuzz.get("minutes", 0) or 0) * 60,
+            invalid=sum(c.count for c in summary if c.symptom == "invalid"),
+            slow=sum(c.count for c in summary if c.symptom == "slow"),
+            unique=Counter(lines[0].symptom for lines in view.bugs.values()),
+            not_a_bug=view.reasons(), pending=len(view.pending), restarts=reader.event_count(RESTART_EVENTS),
+            jobs=int(fuzz.get("jobs", 1) or 1),
+        )
+        corpus_levels, by_mutator = reader.corpus_levels(), mutants_by_mutation(reader)
+        operators = exercised_operators(reader)
+        pass_counts, trigger_points = read_pass_counts(reader), read_trigger_points(reader)
+        epochs = epoch_table(reader.epochs())
     last_timings = points[-1].timings if points else {}
     # the gate's processor seconds, as the campaign's share limit counts them (older campaigns: the
     # wall seconds of their verdicts, which also count the time a gate run waited for a processor)
@@ -245,8 +230,8 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
     st.session_execs, st.session_seconds = st.execs, st.elapsed
     parts: list[Any] = [summary_table(st, str(campaign))]
     if any(by_level.values()):  # a campaign that counted its executions by level
-        parts.append(level_table(view.bugs, {str(k): int(v) for k, v in by_level.items()}, corpus_levels))
-        parts.append(mutation_table(view.bugs, {str(k): int(v) for k, v in by_mutator.items()}))
+        parts.append(level_table(view.bugs, dict(sorted(by_level.items())), corpus_levels))
+        parts.append(mutation_table(view.bugs, by_mutator))
         parts.append(oracle_table(view.bugs))
     parts.append(reach_table(operator_reach(operators, importer)))
     if view.bugs:
@@ -261,4 +246,5 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
     parts.extend(invalid_tables)
     if show_all and (view.pending or view.not_bugs or view.bugs):
         parts.append(_all_table(view))
+    parts.extend(Text(visible(row.line())) for row in reader.corrupt)
     return Group(*parts)

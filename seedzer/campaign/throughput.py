@@ -22,14 +22,12 @@ workers did not spend on test cases (waiting for the campaign, restarts).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-from rich.table import Table
 
 from seedzer.campaign.json_column import json_object
+from seedzer.console import SafeTable
+from seedzer.store.reader import CampaignReader
 
 RENAMED = {"worker_busy": "busy", "worker_cpu": "cpu", "codegen": "build", "jit": "build"}
 """Keys of the workers' and the campaign's timings whose stable name differs."""
@@ -145,15 +143,10 @@ def whole(points: Sequence[SnapshotPoint], jobs: int = 1) -> Window | None:
     return window_between(SnapshotPoint(0.0, 0), pts[-1], jobs) if len(pts) >= 2 else None
 
 
-def read_points(conn: sqlite3.Connection) -> list[SnapshotPoint]:
-    """Every snapshot of a campaign.db (read-only; a database older than the ``timings`` column gives
-    points without stage seconds)."""
-    cols = {r[1] for r in conn.execute("PRAGMA table_info(snapshots)")}
-    if not cols:
-        return []
-    timings = "timings" if "timings" in cols else "'{}'"
-    rows: list[tuple[Any, ...]] = conn.execute(f"SELECT time, execs, {timings} FROM snapshots ORDER BY time").fetchall()
-    return [SnapshotPoint(float(t), int(n), parse_timings(s)) for t, n, s in rows]
+def read_points(reader: CampaignReader) -> list[SnapshotPoint]:
+    """Every snapshot of a campaign.db (a database older than the ``timings`` column gives points without
+    stage seconds)."""
+    return [SnapshotPoint(row.time, row.execs, parse_timings(row.timings)) for row in reader.snapshots()]
 
 
 def describe(window: Window, n: int = 4) -> str:
@@ -163,9 +156,10 @@ def describe(window: Window, n: int = 4) -> str:
     return ", ".join(f"{k} {100 * v:.0f}%" for k, v in window.top(n)) or "-"
 
 
-def throughput_table(wins: Sequence[Window], title: str = "Throughput over time") -> Table:
+def throughput_table(wins: Sequence[Window], title: str = "Throughput over time") -> SafeTable:
     """Executions per second and where the workers' time went, one row per window."""
-    table = Table(title=title, caption="shares of the workers' time (window x jobs); see seedzer.campaign.throughput")
+    table = SafeTable(title=title,
+                      caption="shares of the workers' time (window x jobs); see seedzer.campaign.throughput")
     for col in ("minutes", "execs", "execs/s", "workers busy", "largest stages"):
         table.add_column(col, justify="left" if col in ("minutes", "largest stages") else "right")
     for w in wins:

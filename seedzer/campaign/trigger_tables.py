@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from rich.table import Table
-
 from seedzer.campaign.triggers import OFTEN, PassCount, TriggerTotals, level_totals
+from seedzer.console import SafeTable
 
 RAREST = 5
 """How many of the least-triggered passes a level's row names."""
@@ -21,12 +20,12 @@ def _names(names: Sequence[str], most: int) -> str:
     return shown + (f" (+{len(names) - most})" if len(names) > most else "") if names else "-"
 
 
-def triggers_table(counts: Mapping[tuple[str, str], PassCount]) -> Table | None:
+def triggers_table(counts: Mapping[tuple[str, str], PassCount]) -> SafeTable | None:
     """Per level: passes triggered at least once and at least :data:`OFTEN` times of those run, the
     rarest triggered ones (with their test cases) and those run but never triggered (None: no counts)."""
     if not counts:
         return None
-    table = Table(title="Optimizations triggered (a pass is triggered by a test case when it changed the IR)")
+    table = SafeTable(title="Optimizations triggered (a pass is triggered by a test case when it changed the IR)")
     for col in ("level", "passes run", "triggered ≥1", f"triggered ≥{OFTEN}", "rarest triggered", "never triggered"):
         table.add_column(col, justify="right" if col.startswith(("passes", "triggered")) else "left",
                          overflow="fold")
@@ -57,14 +56,14 @@ def sampled_points(points: Sequence[tuple[float, dict[str, TriggerTotals]]],
 
 
 def triggers_over_time_table(points: Sequence[tuple[float, dict[str, TriggerTotals]]],
-                             minutes: float) -> Table | None:
+                             minutes: float) -> SafeTable | None:
     """Passes triggered (>= 1, >= 10) of passes run per level, every ``minutes`` of campaign time
     (None below two sampled snapshots with figures)."""
     rows = [(t, totals) for t, totals in sampled_points(points, minutes) if totals]
     if len(rows) < 2:
         return None
     levels = sorted({level for _, totals in rows for level in totals})
-    table = Table(title=f"Optimizations triggered over time ({minutes:g}-minute steps)",
+    table = SafeTable(title=f"Optimizations triggered over time ({minutes:g}-minute steps)",
                   caption=f"passes triggered by ≥1 and ≥{OFTEN} test cases, of passes run")
     table.add_column("minutes", justify="right")
     for level in levels:

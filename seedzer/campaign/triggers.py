@@ -14,11 +14,11 @@ and the experiment report read them back (:func:`read_pass_counts`, :func:`read_
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from seedzer.campaign.json_column import json_object
+from seedzer.store.reader import CampaignReader
 
 TRIGGERED_FEATURE = "triggered/"
 """Prefix of the coverage feature of a triggered pass: ``triggered/<level>/<pass>``."""
@@ -127,21 +127,11 @@ def parse_snapshot_column(text: str | None) -> dict[str, TriggerTotals]:
             if isinstance(value, list) and len(value) == 3}
 
 
-def read_pass_counts(conn: sqlite3.Connection) -> dict[tuple[str, str], PassCount]:
-    """campaign.db's ``pass_triggers`` (read-only; empty for a campaign from before the table)."""
-    try:
-        rows = conn.execute("SELECT level, pass, ran, triggered FROM pass_triggers").fetchall()
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
-            return {}
-        raise
-    return {(str(level), str(name)): PassCount(int(ran), int(hit)) for level, name, ran, hit in rows}
+def read_pass_counts(reader: CampaignReader) -> dict[tuple[str, str], PassCount]:
+    """campaign.db's ``pass_triggers`` (empty for a campaign from before the table)."""
+    return {(row.level, row.pass_name): PassCount(row.ran, row.triggered) for row in reader.pass_trigger_counts()}
 
 
-def read_trigger_points(conn: sqlite3.Connection) -> list[tuple[float, dict[str, TriggerTotals]]]:
-    """Every snapshot's campaign time and totals per level (empty before the ``triggers`` column)."""
-    cols = {r[1] for r in conn.execute("PRAGMA table_info(snapshots)")}
-    if "triggers" not in cols:
-        return []
-    rows = conn.execute("SELECT time, triggers FROM snapshots ORDER BY time").fetchall()
-    return [(float(t), parse_snapshot_column(text)) for t, text in rows]
+def read_trigger_points(reader: CampaignReader) -> list[tuple[float, dict[str, TriggerTotals]]]:
+    """Every snapshot's campaign time and totals per level (empty totals before the ``triggers`` column)."""
+    return [(row.time, parse_snapshot_column(row.triggers)) for row in reader.snapshots()]

@@ -3,28 +3,23 @@
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from seedzer.campaign.ledger_roots import campaign_ledger, record_campaign
 from seedzer.cli_group import CONFIG_OPTION
+from seedzer.commands.bugs_export import export_root, plan_export
 from seedzer.config import Config, load_config
+from seedzer.console import SafeConsole, SafeTable, echo
 from seedzer.errors import UsageError, shown
-from seedzer.finding.layout import REPORT_FILE, REPRO_FILE
-from seedzer.finding.minimal.program import MINIMAL_FILE, MINIMAL_RECORD
 from seedzer.ledger.location import ledger_path
 from seedzer.ledger.records import CAMPAIGN, IMPORT, RECHECK, REPORTED, STATES, TRIAL, LedgerRoot
 from seedzer.ledger.store import Ledger
 
 LEDGER_OPTION = click.option("--ledger", "ledger", type=click.Path(path_type=Path), default=None,
                              help="The ledger file (default: ledger.path, else ledger.db beside the seed pools).")
-EXPORTED = (REPORT_FILE, MINIMAL_FILE, MINIMAL_RECORD, REPRO_FILE)
-"""The files of a root's finding folder ``bugs export`` copies."""
 
 
 def _path(ledger: Path | None, cfg: Config, campaign: Path | None = None) -> Path:
@@ -45,8 +40,8 @@ def _name(campaign: str) -> str:
     return Path(campaign).name
 
 
-def _roots_table(path: Path, roots: list[LedgerRoot]) -> Table:
-    table = Table(title=f"Ledger {path}: {len(roots)} bug roots")
+def _roots_table(path: Path, roots: list[LedgerRoot]) -> SafeTable:
+    table = SafeTable(title=f"Ledger {path}: {len(roots)} bug roots")
     for col in ("root", "kind", "symptom", "culprit", "state", "first seen", "last seen", "campaigns",
                 "present in", "what happened"):
         table.add_column(col, overflow="fold")
@@ -57,9 +52,9 @@ def _roots_table(path: Path, roots: list[LedgerRoot]) -> Table:
     return table
 
 
-def _overlap(roots: list[LedgerRoot], campaigns: list[str]) -> Table:
+def _overlap(roots: list[LedgerRoot], campaigns: list[str]) -> SafeTable:
     """Which of ``campaigns`` found which roots: every one of them, and each one alone."""
-    table = Table(title="Roots by campaign")
+    table = SafeTable(title="Roots by campaign")
     table.add_column("found by")
     table.add_column("roots")
     table.add_column("which", overflow="fold")
@@ -91,7 +86,7 @@ def bugs_group(ctx: click.Context, ledger: Path | None, campaigns: tuple[Path, .
         return
     cfg = load_config(config_path)
     path = _path(ledger, cfg, campaigns[0] if campaigns else None)
-    with Ledger(path, create=False) as book:
+    with Ledger(path, readonly=True) as book:
         roots = book.roots()
     wanted = [str(Path(c).resolve()) for c in campaigns]
     known = {c for r in roots for c in r.campaigns}
@@ -102,7 +97,7 @@ def bugs_group(ctx: click.Context, ledger: Path | None, campaigns: tuple[Path, .
         roots = [r for r in roots if any(c in r.campaigns for c in wanted)]
     if states:
         roots = [r for r in roots if r.state in states]
-    console = Console(width=max(Console().width, 160))
+    console = SafeConsole(min_width=160)
     console.print(_roots_table(path, roots))
     together = wanted or sorted(known)
     if len(together) >= 2:
@@ -132,7 +127,7 @@ def bugs_mark(ctx: click.Context, root: str, state: str, link: str, note: str) -
     path = _path(ledger, cfg)
     with Ledger(path, create=False) as book:
         full = book.set_state(root, state, link, note)
-    click.echo(f"{full}: {state}" + (f" {link}" if link else "") + f" ({path})")
+    echo(f"{full}: {state}" + (f" {link}" if link else "") + f" ({path})")
 
 
 @bugs_group.command("add")
@@ -150,36 +145,39 @@ def bugs_add(ctx: click.Context, campaigns: tuple[Path, ...], source: str) -> No
     for campaign in campaigns:
         path = _path(ledger, cfg, campaign)
         new = record_campaign(campaign, path, source)
-        click.echo(f"{campaign}: roots recorded in {path} ({len(new)} new: {', '.join(new) or 'none'})")
+        echo(f"{campaign}: roots recorded in {path} ({len(new)} new: {', '.join(new) or 'none'})")
 
 
 @bugs_group.command("export")
 @click.argument("out", type=click.Path(path_type=Path))
 @click.argument("roots", nargs=-1)
 @click.option("--state", "states", multiple=True, type=click.Choice(STATES), help="Every root in this state.")
+@click.option("--force", is_flag=True, help="Replace files of an earlier export that differ (your edits to them too).")
 @click.pass_context
-def bugs_export(ctx: click.Context, out: Path, roots: tuple[str, ...], states: tuple[str, ...]) -> None:
+def bugs_export(ctx: click.Context, out: Path, roots: tuple[str, ...], states: tuple[str, ...], force: bool) -> None:
     """Copy the reports of the roots chosen (by signature or prefix, or by --state) into OUT/<root>/:
-    report.md, minimal.py, minimal.json, repro.py of the finding folder that shows each root.
+    report.md, minimal.py, minimal.json, repro.py of the newest finding folder of each root that holds a
+    report. A file an earlier export left there that differs (edited since) is never replaced without
+    --force; a root named without a report in any campaign is an error; nothing is written then.
 
     Example: seedzer bugs export reports/ e980fcbed2ef 7e74 --state new
     """
     ledger, cfg = _context(ctx)
     path = _path(ledger, cfg)
-    with Ledger(path, create=False) as book:
-        chosen = {book.find(r) for r in roots}
+    with Ledger(path, readonly=True) as book:
+        named = {book.find(r) for r in roots}
         every = book.roots()
-    chosen |= {r.root for r in every if r.state in states}
+    chosen = [r for r in every if r.root in named or r.state in states]
     if not chosen:
-        raise UsageError("name roots to export, or --state")
-    for r in (r for r in every if r.root in chosen):
-        folder = Path(r.sightings[-1].finding) if r.sightings else None
-        if folder is None or not (folder / REPORT_FILE).is_file():
-            click.echo(f"warning: {r.root}: no report.md in {folder} (run `seedzer triage` there); skipped", err=True)
-            continue
-        target = out / r.root
-        target.mkdir(parents=True, exist_ok=True)
-        copied = [name for name in EXPORTED if (folder / name).is_file()]
-        for name in copied:
-            shutil.copy2(folder / name, target / name)
-        click.echo(f"{r.root}: {', '.join(copied)} -> {target}")
+        raise UsageError(f"--state {' / '.join(states)}: no root in that state" if states
+                         else "name roots to export, or --state")
+    plan = plan_export(chosen, named, out, force)
+    if not plan.exports:
+        raise UsageError(f"--state {' / '.join(states)}: none of its {len(plan.unreported)} root(s) has a report.md "
+                         "yet (run `seedzer triage`)")
+    for r in plan.unreported:
+        echo(f"warning: {r.root}: no report.md in any campaign that found it (run `seedzer triage` there); "
+             "skipped", err=True)
+    for export in plan.exports:
+        copied = export_root(export)
+        echo(f"{export.root}: {', '.join(copied)} -> {export.target} (from {export.source})")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import click
 
 from seedzer.cli_group import SeedzerGroup
+from seedzer.console import echo
 from seedzer.coverage.blocktable import DEFAULT_CACHE
 
 
@@ -46,11 +47,11 @@ def selftest_cmd(cache_dir: str, granularity: str, rounds: int) -> None:
     result = selftest(cache_dir, granularity, rounds)
     plain, armed = result.plain, result.armed
     if "seconds" in plain and "seconds" in armed:
-        click.echo(f"without breakpoints: rounds {plain['seconds']} s")
-        click.echo(f"with breakpoints:    rounds {armed['seconds']} s, {armed.get('armed', 0)} armed, "
+        echo(f"without breakpoints: rounds {plain['seconds']} s")
+        echo(f"with breakpoints:    rounds {armed['seconds']} s, {armed.get('armed', 0)} armed, "
                    f"new blocks per round {armed.get('new_blocks')}")
     for line in result.differences:
-        click.echo(f"DIFFERENCE: {line}", err=True)
+        echo(f"DIFFERENCE: {line}", err=True)
     if not result.ok:
         raise SystemExit(1)
-    click.echo(f"selftest ok: {len(plain['results'])} models, identical IR and outputs with and without breakpoints")
+    echo(f"selftest ok: {len(plain['results'])} models, identical IR and outputs with and without breakpoints")

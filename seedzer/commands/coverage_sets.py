@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from seedzer.console import echo, echo_lines
 from seedzer.coverage.sets import CoverageSetError, check_output, compare, read_source, render, union, write_set
 from seedzer.coverage.tracker import PREFIXES
 
@@ -36,10 +37,10 @@ def export_cmd(source: str, out: Path | None, backend: str | None, fmt: str | No
         check_output(out, [source])
     cov = read_source(source).only(backend)
     if out is None:
-        click.echo(render(cov, fmt or "text", backend), nl=False)
+        echo_lines(render(cov, fmt or "text", backend).splitlines())
         return
     write_set(cov, out, fmt, backend)
-    click.echo(f"{out}: {len(cov.features)} features from {len(cov.sources)} source(s)", err=True)
+    echo(f"{out}: {len(cov.features)} features from {len(cov.sources)} source(s)", err=True)
 
 
 @click.command("diff")
@@ -64,14 +65,14 @@ def diff_cmd(a: str, b: str, backend: str | None, only_a: Path | None, only_b: P
     if only_a is not None and only_b is not None and only_a.resolve() == only_b.resolve():
         raise CoverageSetError(f"--only-a {only_a}: is also --only-b; the two differences need two files")
     set_a, set_b = read_source(a).only(backend), read_source(b).only(backend)
-    click.echo(f"A = {a} ({len(set_a.sources)} source(s))")
-    click.echo(f"B = {b} ({len(set_b.sources)} source(s))")
+    echo(f"A = {a} ({len(set_a.sources)} source(s))")
+    echo(f"B = {b} ({len(set_b.sources)} source(s))")
     for line in compare(set_a, set_b).lines():
-        click.echo(line)
+        echo(line)
     for path, side in ((only_a, set_a - set_b), (only_b, set_b - set_a)):
         if path is not None:
             write_set(side, path, fmt, backend)
-            click.echo(f"{path}: {len(side.features)} features", err=True)
+            echo(f"{path}: {len(side.features)} features", err=True)
 
 
 @click.command("union")
@@ -87,7 +88,7 @@ def union_cmd(sources: tuple[str, ...], out: Path, backend: str | None, fmt: str
     check_output(out, sources)
     cov = union(sources).only(backend)
     write_set(cov, out, fmt, backend)
-    click.echo(f"{out}: {len(cov.features)} features from {len(cov.sources)} source(s)", err=True)
+    echo(f"{out}: {len(cov.features)} features from {len(cov.sources)} source(s)", err=True)
 
 
 SET_COMMANDS = (export_cmd, diff_cmd, union_cmd)

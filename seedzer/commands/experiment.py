@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from seedzer.cli_group import SeedzerGroup
+from seedzer.console import SafeConsole, SafeTable, echo
 from seedzer.errors import SeedzerError
 
 DEFAULT_RESULTS = Path("experiments/results")
@@ -24,8 +23,8 @@ def experiment_group() -> None:
     """
 
 
-def _summary_table(summary: Any) -> Table:
-    table = Table(title=f"Experiment results: {summary.root}")
+def _summary_table(summary: Any) -> SafeTable:
+    table = SafeTable(title=f"Experiment results: {summary.root}")
     for col in ("trial", "status", "elapsed", "execs", "coverage", "corpus", "unique findings"):
         table.add_column(col, justify="left" if col in ("trial", "status") else "right")
     for r in summary.results:
@@ -80,24 +79,24 @@ def run_cmd(file: Path, resume: bool, results: Path, parallel: int | None, no_re
         from seedzer.experiment.ray_trials import RayLauncher
 
         info = connect(ray_address or None)
-        click.echo(info.describe(), err=True)
+        echo(info.describe(), err=True)
         parallel = parallel or spec.parallel or max(1, int(info.cpus) // spec.jobs)
         launcher = RayLauncher()
     summary = ExperimentRunner(spec, results, resume=resume, parallel=parallel, launcher=launcher).run()
-    Console(stderr=True).print(_summary_table(summary))
+    SafeConsole(stderr=True).print(_summary_table(summary))
     ctx = click.get_current_context()
     if summary.interrupted:
-        click.echo(f"interrupted: continue with `seedzer experiment run {file} --resume"
+        echo(f"interrupted: continue with `seedzer experiment run {file} --resume"
                    f"{'' if results == DEFAULT_RESULTS else f' --results {results}'}`", err=True)
         ctx.exit(130)
     failed = summary.count("failed")
     if not no_report and summary.count("done"):
         from seedzer.report.build import build_report
 
-        rep = build_report(summary.root, warn=lambda m: click.echo(f"warning: {m}", err=True))
-        click.echo(f"report: {rep.html}", err=True)
+        rep = build_report(summary.root, warn=lambda m: echo(f"warning: {m}", err=True))
+        echo(f"report: {rep.html}", err=True)
     if failed:
-        click.echo(f"{failed} trial(s) failed (see fuzz.log in their directories); rerun with --resume", err=True)
+        echo(f"{failed} trial(s) failed (see fuzz.log in their directories); rerun with --resume", err=True)
         ctx.exit(1)
 
 
@@ -114,7 +113,7 @@ def check_cmd(file: Path) -> None:
     arms = spec.arms()
     trials = spec.trials * len(arms)
     what = f"{len(spec.heuristics)} heuristics" + (f" x {len(spec.levels)} level settings" if spec.levels else "")
-    click.echo(f"{file}: ok: {spec.name}: {what} x {spec.trials} trials = {trials} "
+    echo(f"{file}: ok: {spec.name}: {what} x {spec.trials} trials = {trials} "
                f"campaigns of {spec.minutes:g} min ({spec.jobs} job(s) each; "
                f"{trials * spec.minutes * spec.jobs:g} core-minutes)")
     for arm in arms:
@@ -122,5 +121,5 @@ def check_cmd(file: Path) -> None:
         plan = heuristic_epochs(arm.heuristic)
         epochs = (f" ({spec.pool_size(arm.heuristic)} models, grown in {plan.count} epochs of {plan.models})"
                   if plan is not None else "")
-        click.echo(f"  {arm.name if spec.levels else arm.heuristic}: pool {spec.pool_path(arm.heuristic)}{epochs}"
+        echo(f"  {arm.name if spec.levels else arm.heuristic}: pool {spec.pool_path(arm.heuristic)}{epochs}"
                    f"{levels}")

@@ -9,19 +9,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
 from seedzer.config import INT64, MAX_JOBS, MAX_POOL
+from seedzer.console import SafeConsole, SafeTable, echo, visible
 from seedzer.generate.driver import GenerateSummary, generate_pool
 from seedzer.generate.heuristics import available_heuristics, load_heuristic
 from seedzer.generate.selection import select_pool
 from seedzer.generate.stats import pool_stats, render_stats
 
 
-def print_summary(summary: GenerateSummary, console: Console) -> None:
+def print_summary(summary: GenerateSummary, console: SafeConsole) -> None:
     """The end-of-run summary: made, rejected by reason, models/min."""
-    table = Table(title=f"generate {summary.heuristic} → {summary.out}", show_header=False)
+    table = SafeTable(title=f"generate {summary.heuristic} → {summary.out}", show_header=False)
     table.add_column("key", style="bold")
     table.add_column("value")
     table.add_row("models in pool", f"{summary.total} / {summary.requested}")
@@ -71,7 +71,7 @@ def generate_cmd(
         heuristic, count, out, jobs=jobs, seed=seed, max_nodes=max_nodes,
         progress=not no_progress, cache_dir=cache_dir,
     )  # fmt: skip
-    print_summary(summary, Console())
+    print_summary(summary, SafeConsole())
 
 
 @click.group("pool")
@@ -86,7 +86,7 @@ def pool_group() -> None:
 )
 def stats_cmd(pool_dir: Path, top_ops: int) -> None:
     """Show counts, rejections, op histogram, conv kernel sizes and size distribution of POOL_DIR."""
-    render_stats(pool_stats(pool_dir), Console(), top_ops=top_ops)
+    render_stats(pool_stats(pool_dir), SafeConsole(), top_ops=top_ops)
 
 
 @pool_group.command("select")
@@ -100,13 +100,13 @@ def stats_cmd(pool_dir: Path, top_ops: int) -> None:
 def select_cmd(heuristic: str, count: int | None, src: Path, dst: Path) -> None:
     """Copy the models of pool SRC that HEURISTIC selects into pool DST (with a manifest)."""
     manifest = select_pool(load_heuristic(heuristic), src, dst, count)
-    Console().print(f"selected {len(manifest['models'])} of {manifest['selection']['candidates']} models into {dst}")
+    echo(f"selected {len(manifest['models'])} of {manifest['selection']['candidates']} models into {dst}")
 
 
 @pool_group.command("heuristics")
 def heuristics_cmd() -> None:
     """List the shipped heuristics with their descriptions."""
-    console = Console()
+    console = SafeConsole()
     for name in available_heuristics():
         h = load_heuristic(name)
-        console.print(f"[bold]{name}[/bold]: {getattr(h, 'description', '') or h.path}")
+        console.print(Text.assemble((visible(name), "bold"), f": {visible(getattr(h, 'description', '') or h.path)}"))

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 
 from seedzer.commands.load_output import prepare, write_all
 from seedzer.commands.load_report import build_report, invalid_notes, render, verdict_of
+from seedzer.console import SafeConsole, echo
 from seedzer.errors import ModelError, PoolError, UsageError, shown
 from seedzer.execute.isolated_load import OnnxLoader
 from seedzer.load.loader import DEFAULT_INPUT_SEED, LoadOptions, ModelLoad, load_all
@@ -252,14 +252,14 @@ def load_cmd(
         more = f"; and {len(bad) - 2} more" if len(bad) > 2 else ""
         raise ModelError(f"{target}: none of its {len(bad)} models can be loaded ({first}{more})")
     for path, why in bad:
-        click.echo(f"error: {shown(path)}: {why}", err=True)
+        echo(f"error: {shown(path)}: {why}", err=True)
     models = [p for p, why in problems if why is None]
     if out is not None:
         prepare(out)
     options = LoadOptions(
         differential=not no_diff, fold=not no_fold, timeout=timeout, input_seed=input_seed, target=build_target
     )
-    console = Console()
+    console = SafeConsole()
 
     def progress(r: ModelLoad) -> None:
         if not quiet:
@@ -273,6 +273,6 @@ def load_cmd(
         console.print(f"wrote {unique} unique seeds and load_report.json to {shown(out)}", highlight=False,
                       markup=False)
     if bad:
-        click.echo(f"error: {shown(target)}: {len(bad)} of {len(listed)} models were not loaded "
+        echo(f"error: {shown(target)}: {len(bad)} of {len(listed)} models were not loaded "
                    "(unreadable or corrupt, listed above)", err=True)
         click.get_current_context().exit(1)

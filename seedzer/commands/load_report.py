@@ -12,9 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
+from seedzer.console import SafeConsole, SafeTable
 from seedzer.finding.kind import Observed
 from seedzer.finding.registry import POOL_KIND, kind
 from seedzer.kernel.common import Observation
@@ -189,10 +187,10 @@ def _model_row(r: ModelLoad, final: dict[str, bool]) -> dict[str, Any]:
     }
 
 
-def render(report: LoadReport, console: Console | None = None, max_models: int = 8) -> None:
+def render(report: LoadReport, console: SafeConsole | None = None, max_models: int = 8) -> None:
     """Print the funnel, the failures by signature and the time per step as rich tables."""
-    console = console or Console()
-    funnel_t = Table(title=f"Load funnel ({report.models} models)")
+    console = console or SafeConsole()
+    funnel_t = SafeTable(title=f"Load funnel ({report.models} models)")
     funnel_t.add_column("stage")
     funnel_t.add_column("raw", justify="right")
     funnel_t.add_column("after folding", justify="right")
@@ -210,7 +208,7 @@ def render(report: LoadReport, console: Console | None = None, max_models: int =
         f"invalid inputs: {report.invalid_inputs}, seeds: {report.seeds['total']} "
         f"({report.seeds['op']} per-op, {report.seeds['fused']} fused)"
     )
-    fail_t = Table(title=f"Failures by signature ({len(report.groups)})")
+    fail_t = SafeTable(title=f"Failures by signature ({len(report.groups)})")
     for col in ("signature", "n", "symptom", "substage", "attempts", "message", "models"):
         fail_t.add_column(col, overflow="fold")
     for g in report.groups:
@@ -218,7 +216,7 @@ def render(report: LoadReport, console: Console | None = None, max_models: int =
         attempts = ", ".join(f"{k}:{v}" for k, v in g.attempts.items())
         fail_t.add_row(g.signature, str(g.count), g.symptom, g.substage, attempts, g.message[:160], models)
     console.print(fail_t)
-    time_t = Table(title="Time per step (s)")
+    time_t = SafeTable(title="Time per step (s)")
     for col in ("step", "models", "total", "mean", "max"):
         time_t.add_column(col, justify="right" if col != "step" else "left")
     for step, t in report.timings.items():

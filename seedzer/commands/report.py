@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from seedzer.console import echo
 from seedzer.errors import SeedzerError
 
 
@@ -15,19 +16,19 @@ def _echo_result(result: object) -> None:
     from seedzer.report.build import ReportResult
 
     assert isinstance(result, ReportResult)
-    click.echo(f"report: {result.html} ({result.trials} trials, {len(result.files)} files in {result.out})")
+    echo(f"report: {result.html} ({result.trials} trials, {len(result.files)} files in {result.out})")
     for backend, ranking in result.ranking.items():
         for r in ranking.itertuples():
-            click.echo(f"  #{r.rank} {r.heuristic}: median final coverage ({backend}) {r.median:g} "
+            echo(f"  #{r.rank} {r.heuristic}: median final coverage ({backend}) {r.median:g} "
                        f"over {r.trials} trial(s), average rank {r.average_rank:.2f}, wins {r.wins}")
     if result.findings is not None and not result.findings.empty:
         for h, row in result.findings.iterrows():
             parts = ", ".join(f"{c} {int(row[c])}" for c in result.findings.columns if c != "total" and row[c])
-            click.echo(f"  {h}: {int(row['total'])} distinct finding(s){' (' + parts + ')' if parts else ''}")
+            echo(f"  {h}: {int(row['total'])} distinct finding(s){' (' + parts + ')' if parts else ''}")
 
 
 def _warn(msg: str) -> None:
-    click.echo(f"warning: {msg}", err=True)
+    echo(f"warning: {msg}", err=True)
 
 
 @click.command("report", context_settings={"help_option_names": ["-h", "--help"]})
@@ -54,7 +55,7 @@ def report_cmd(results_dir: Path, out: Path | None, watch: float | None, publish
             raise SeedzerError("--publish: cannot be combined with --watch (publish a finished report)")
         _report(results_dir, out, watch, publish)
     except SeedzerError as exc:  # one line, also when the command is used outside the seedzer group
-        click.echo(f"error: {exc}", err=True)
+        echo(f"error: {exc}", err=True)
         click.get_current_context().exit(2)
 
 
@@ -93,14 +94,14 @@ def _report(results_dir: Path, out: Path | None, watch: float | None, publish: P
         result = build_report(results_dir, out, warn=_warn)
         _echo_result(result)
         if publish is not None:
-            click.echo(f"published: {publish_study(results_dir, result.out, publish)}")
+            echo(f"published: {publish_study(results_dir, result.out, publish)}")
         return
     try:
         while True:
             try:
                 _echo_result(build_report(results_dir, out, refresh=watch, warn=_warn))
             except SeedzerError as exc:  # e.g. no trial yet: keep waiting
-                click.echo(f"waiting: {exc}", err=True)
+                echo(f"waiting: {exc}", err=True)
             time.sleep(watch)
     except KeyboardInterrupt:
-        click.echo("report: watch stopped", err=True)
+        echo("report: watch stopped", err=True)

@@ -10,11 +10,10 @@ import tempfile
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from seedzer.cli_group import CONFIG_OPTION, MINUTES
 from seedzer.config import Config, load_config
+from seedzer.console import SafeConsole, SafeTable, echo
 from seedzer.errors import SeedzerError, shown
 from seedzer.finding.kind import FindingKind, TriageOptions, TriageResult
 from seedzer.finding.layout import REDUCED_DIR
@@ -139,28 +138,28 @@ def triage_cmd(campaign: Path, minutes: float, only: tuple[str, ...], force: boo
     summary = Path(campaign) / "triage.json" if (Path(campaign) / "findings").is_dir() else None
     check_writable([f for f in folders if f not in problems], summary)
     cfg = load_config(config_path).reproducers
-    verify = VerifySettings(environments=cfg.venvs, fresh=cfg.fresh_env and not no_fresh_env, python=python,
-                            pip_args=tuple(cfg.pip_args))
+    verify = VerifySettings(environments=cfg.venvs, max_gb=cfg.venvs_max_gb, fresh=cfg.fresh_env and not no_fresh_env,
+                            python=python, pip_args=tuple(cfg.pip_args))
     options = TriageOptions(minutes=minutes, force=force, python=python, minimal_seconds=cfg.minutes * 60.0,
                             verify=verify)
-    table = Table(title=f"triage of {campaign}")
+    table = SafeTable(title=f"triage of {campaign}")
     for col in ("signature", "kind", "symptom", "stage/pass", "size", "passes", "tests", "status", "minimal.py",
                 "note"):
         table.add_column(col)
     results = []
     for folder, got in checked.items():
         if isinstance(got, str):
-            click.echo(f"warning: {got}; skipped", err=True)
+            echo(f"warning: {got}; skipped", err=True)
             res = _unusable_row(folder, got)
         else:
-            click.echo(f"triage: {folder.name} ...", err=True)
+            echo(f"triage: {folder.name} ...", err=True)
             res = _triage_one(folder, *got, options)
         results.append(res.to_dict())
         table.add_row(res.signature, res.kind, res.symptom, res.where, _fmt(res.size_before, res.size_after)
                       + (f" {res.unit}" if res.size_before is not None else ""),
                       _fmt(res.passes_before, res.passes_after), str(res.tests), res.status, res.minimal[:80] or "-",
                       res.note[:120])
-    Console(width=max(Console().width, 160)).print(table)
+    SafeConsole(min_width=160).print(table)
     if summary is not None:
         summary.write_text(json.dumps(results, indent=1))
 
@@ -178,7 +177,7 @@ def replay_cmd(path: Path, reduced: bool, python: str) -> None:
     """
     folders = finding_dirs(path)
     check_interpreter(python)
-    table = Table(title=f"replay of {path}")
+    table = SafeTable(title=f"replay of {path}")
     for col in ("signature", "symptom", "verdict", "exit", "seconds", "detail"):
         table.add_column(col)
     present = False
@@ -187,7 +186,7 @@ def replay_cmd(path: Path, reduced: bool, python: str) -> None:
         present |= res.verdict == "still-present"
         table.add_row(res.signature, res.symptom, res.verdict, str(res.returncode), f"{res.seconds:.1f}",
                       res.detail)
-    Console(width=max(Console().width, 140)).print(table)
+    SafeConsole(min_width=140).print(table)
     sys.exit(1 if present else 0)
 
 
@@ -216,19 +215,19 @@ def recheck_cmd(campaign: Path, only: tuple[str, ...], models: Path | None, conf
 
     def line(row: RecheckRow) -> None:
         why = (f"{' + '.join(row.culprit) or '-'} (root {row.root})" if row.verdict == "bug" else row.reason)
-        click.echo(f"{row.signature}  {row.verdict:<9}  {row.symptom:<9}  {why[:200]}")
+        echo(f"{row.signature}  {row.verdict:<9}  {row.symptom:<9}  {why[:200]}")
 
     rows = recheck(campaign, only, line, models)
     roots = {r.root for r in rows if r.verdict == "bug"}
     dismissed = Counter(reason_code(r.reason) for r in rows if r.verdict == "not-a-bug")
     errors = sum(r.verdict == "error" for r in rows)
-    click.echo(f"{len(rows)} findings: {len(roots)} distinct bugs ({sum(r.verdict == 'bug' for r in rows)} "
+    echo(f"{len(rows)} findings: {len(roots)} distinct bugs ({sum(r.verdict == 'bug' for r in rows)} "
                f"findings), not bugs: " + (", ".join(f"{k} {v}" for k, v in dismissed.most_common()) or "none")
                + (f"; {errors} could not be judged" if errors else ""))
     for change in root_changes(rows):
         before = ", ".join(f"{root} ({culprit})" for root, culprit in change.before)
         after = ", ".join(f"{root} ({culprit})" for root, culprit in change.after)
-        click.echo(f"{change.change}: {before} -> {after}" + (f": {change.evidence[:200]}" if change.evidence else ""))
+        echo(f"{change.change}: {before} -> {after}" + (f": {change.evidence[:200]}" if change.evidence else ""))
     _record(campaign, load_config(config_path))
 
 
@@ -242,7 +241,7 @@ def _record(campaign: Path, cfg: Config) -> None:
             return
         new = record_campaign(campaign, path, RECHECK)
     except SeedzerError as exc:
-        click.echo(f"warning: {exc}; the ledger was not updated (`seedzer bugs add {campaign}` does it later)",
+        echo(f"warning: {exc}; the ledger was not updated (`seedzer bugs add {campaign}` does it later)",
                    err=True)
         return
-    click.echo(f"ledger {path}: roots recorded ({len(new)} new to it)")
+    echo(f"ledger {path}: roots recorded ({len(new)} new to it)")

@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from seedzer.campaign.ledger_roots import campaign_ledger
 from seedzer.cli_group import CONFIG_OPTION
 from seedzer.config import load_config
+from seedzer.console import SafeConsole, SafeTable, echo
 from seedzer.environments.wheels import tvm_source
 from seedzer.errors import SeedzerError, UsageError
 from seedzer.finding.affected import VersionsTable, check_sources, root_programs, run_versions
@@ -23,9 +22,9 @@ VERSIONS_FILE = "versions.json"
 """What ``seedzer versions`` writes into each campaign directory it checked."""
 
 
-def _table(table: VersionsTable) -> Table:
+def _table(table: VersionsTable) -> SafeTable:
     regressions = table.regressions()
-    out = Table(title="Which TVM releases each root affects (present / fixed / no verdict)")
+    out = SafeTable(title="Which TVM releases each root affects (present / fixed / no verdict)")
     for col in ("root", "kind", "symptom", "component", "lines", *table.versions, "regression"):
         out.add_column(col, overflow="fold")
     for r in table.roots:
@@ -85,17 +84,18 @@ def versions_cmd(campaigns: tuple[Path, ...], versions: tuple[str, ...], only_gi
     roots, missing = root_programs(campaigns)
     roots = [r for r in roots if not only or any(r.root.startswith(o) for o in only)]
     for root, why in sorted(missing.items()):
-        click.echo(f"warning: root {root}: {why}; skipped", err=True)
+        echo(f"warning: root {root}: {why}; skipped", err=True)
     if not roots:
         raise UsageError(f"{', '.join(map(str, campaigns))}: no bug root with a verified minimal.py "
                          "(run `seedzer triage` first)")
-    settings = VerifySettings(environments=cfg.reproducers.venvs, pip_args=tuple(cfg.reproducers.pip_args))
-    table = run_versions(roots, sources, settings, lambda line: click.echo(line, err=True))
-    Console(width=max(Console().width, 160)).print(_table(table))
+    settings = VerifySettings(environments=cfg.reproducers.venvs, max_gb=cfg.reproducers.venvs_max_gb,
+                              pip_args=tuple(cfg.reproducers.pip_args))
+    table = run_versions(roots, sources, settings, lambda line: echo(line, err=True))
+    SafeConsole(min_width=160).print(_table(table))
     for root, (fixed, present) in table.regressions().items():
-        click.echo(f"regression: {root} is fixed in {fixed} and present in {present}")
+        echo(f"regression: {root} is fixed in {fixed} and present in {present}")
     made = ", ".join(f"{name} ({seconds:.0f} s)" for name, seconds in table.created) or "none (all cached)"
-    click.echo(f"{len(table.roots)} roots x {len(table.versions)} versions in {table.seconds:.0f} s; "
+    echo(f"{len(table.roots)} roots x {len(table.versions)} versions in {table.seconds:.0f} s; "
                f"environments created: {made}")
     _write(campaigns, table)
-    click.echo(_record(campaign_ledger(campaigns[0], cfg), table))
+    echo(_record(campaign_ledger(campaigns[0], cfg), table))

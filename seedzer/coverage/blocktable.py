@@ -28,6 +28,7 @@ from typing import TextIO
 
 import numpy as np
 
+from seedzer.console import echo
 from seedzer.coverage.blocks import find_leaders
 from seedzer.coverage.elf import ElfFile, Fde
 from seedzer.errors import ConfigError
@@ -186,10 +187,10 @@ class ProgressPrinter:
         now = self.clock()
         line = f"seedzer: {self.label}: {done}/{total} chunks, {now - self.started:.0f} s"
         if self.live:
-            print(f"\r{line}", end="\n" if done >= total else "", file=self.stream, flush=True)
+            echo(line, file=self.stream, nl=done >= total, redraw=True)
         elif done >= total or self._last is None or now - self._last >= self.period:
             self._last = now
-            print(line, file=self.stream, flush=True)
+            echo(line, file=self.stream)
 
 
 def build_table(lib: Path, granularity: str = "blocks", progress: bool = True) -> tuple[np.ndarray, TableMeta]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import glob
 import json
-import sqlite3
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,7 +19,8 @@ from pathlib import Path
 from seedzer.coverage.tracker import family_of
 from seedzer.errors import SeedzerError
 from seedzer.store.atomic import write_atomic
-from seedzer.store.readonly import is_sqlite, open_campaign
+from seedzer.store.reader import CampaignReader, UnreadableCampaign
+from seedzer.store.readonly import is_sqlite
 
 FORMAT = "seedzer-coverage-set"
 DB_NAME = "campaign.db"
@@ -60,20 +60,17 @@ def read_campaign(directory: Path) -> CoverageSet:
     if not db.is_file():
         raise CoverageSetError(f"{directory}: not a campaign directory (no {DB_NAME})")
     try:
-        conn = open_campaign(db)
+        with CampaignReader.open(db) as reader:
+            features = reader.features()
+    except UnreadableCampaign as exc:
+        raise CoverageSetError(f"{db}: cannot read coverage features ({exc.cause})") from None
     except SeedzerError as exc:
         raise CoverageSetError(str(exc)) from None
-    try:
-        rows = conn.execute("SELECT feature FROM coverage_features").fetchall()
-    except sqlite3.DatabaseError as exc:
-        raise CoverageSetError(f"{db}: cannot read coverage features ({exc})") from None
-    finally:
-        conn.close()
-    bad = [r[0] for r in rows if not isinstance(r[0], str)]
+    bad = [row for row in reader.corrupt if row.table == "coverage_features"]
     if bad:
         raise CoverageSetError(f"{db}: coverage_features holds {len(bad)} feature(s) that are not text "
-                               f"(e.g. {bad[0]!r}), so it was not written by Seedzer")
-    return CoverageSet({r[0] for r in rows}, [str(directory)])
+                               f"(e.g. {bad[0].value}), so it was not written by Seedzer")
+    return CoverageSet(set(features), [str(directory)])
 
 
 def read_file(path: Path) -> CoverageSet:

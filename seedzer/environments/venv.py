@@ -5,7 +5,9 @@
 then pip installs the TVM (a release from the package index or a local wheel) and the pinned packages,
 then ``import tvm`` must work. The environment is usable only once its marker file is written, last;
 a half-made one (a killed creation) is removed and made again. Creation holds an exclusive lock on
-``<root>/.<name>.lock``, so two processes never build one environment at once. Nothing is downloaded
+``<root>/.<name>.lock``, so two processes never build one environment at once; a program running in
+an environment holds ``<root>/.<name>.use`` (shared), and every use marks the marker's time (its last
+use: what :mod:`seedzer.environments.cache` lists and prunes by). Nothing is downloaded
 but what pip fetches from the package index the user's pip is configured with.
 
 Errors are one line: a version the index does not have (with the versions it has), a wheel pip
@@ -17,12 +19,14 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -68,6 +72,17 @@ class EnvSpec:
         return f"tvm-{label}-{names}-{pins}-py{sys.version_info[0]}{sys.version_info[1]}"
 
 
+def creation_lock(path: Path) -> Path:
+    """The file an environment's creation holds locked (exclusively): ``<root>/.<name>.lock``."""
+    return path.parent / f".{path.name}.lock"
+
+
+def use_lock(path: Path) -> Path:
+    """The file a program running in an environment holds locked (shared): ``<root>/.<name>.use``; pruning
+    never removes an environment whose use lock another process holds."""
+    return path.parent / f".{path.name}.use"
+
+
 @dataclass(frozen=True)
 class Environment:
     """A finished environment: where it is, whether this call created it and how long that took."""
@@ -82,9 +97,28 @@ class Environment:
         """Its interpreter."""
         return self.path / "bin" / "python"
 
+    @contextmanager
+    def in_use(self) -> Iterator[None]:
+        """Hold the environment's use lock (shared) while a program runs in it."""
+        try:
+            lock = open(use_lock(self.path), "a")  # noqa: SIM115 - held for the block
+        except OSError:  # a cache directory this user cannot write: nobody can prune it either
+            yield
+            return
+        with lock:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_SH)
+            yield
 
-def _ready(path: Path) -> bool:
+
+def ready(path: Path) -> bool:
+    """Whether ``path`` is a finished environment (its marker, written last, is there)."""
     return (path / MARKER).is_file() and (path / "bin" / "python").exists()
+
+
+def mark_used(path: Path) -> None:
+    """Record that the environment at ``path`` is used now (its marker's modification time)."""
+    with suppress(OSError):  # a read-only cache: its last use stays its creation
+        os.utime(path / MARKER)
 
 
 def _run(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
@@ -159,7 +193,7 @@ def ensure_env(spec: EnvSpec, root: Path, pip_args: Sequence[str] = (), timeout:
     root = Path(root).expanduser()
     try:
         root.mkdir(parents=True, exist_ok=True)
-        lock = open(root / f".{spec.name}.lock", "a")  # noqa: SIM115 - held until the environment is ready
+        lock = open(creation_lock(root / spec.name), "a")  # noqa: SIM115 - held until the environment is ready
     except OSError as exc:
         why = exc.strerror or exc
         raise SeedzerError(f"{shown(root)}: cannot create the environments' directory ({why})") from None
@@ -167,7 +201,8 @@ def ensure_env(spec: EnvSpec, root: Path, pip_args: Sequence[str] = (), timeout:
     start = time.monotonic()
     with lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        if _ready(path):
+        if ready(path):
+            mark_used(path)
             return Environment(spec, path)
         if path.exists():
             shutil.rmtree(path)  # a half-made environment of a killed creation
@@ -182,7 +217,8 @@ def ensure_env(spec: EnvSpec, root: Path, pip_args: Sequence[str] = (), timeout:
 def existing_envs(root: Path) -> list[Path]:
     """The finished environments under ``root``."""
     root = Path(root).expanduser()
-    return sorted(p for p in root.glob("tvm-*") if _ready(p)) if root.is_dir() else []
+    return sorted(p for p in root.glob("tvm-*") if ready(p)) if root.is_dir() else []
 
 
-__all__ = ["MARKER", "EnvSpec", "Environment", "ensure_env", "existing_envs", "pinned"]
+__all__ = ["MARKER", "EnvSpec", "Environment", "creation_lock", "ensure_env", "existing_envs", "mark_used", "pinned",
+           "ready", "use_lock"]

@@ -47,7 +47,7 @@ def died(symptom: Symptom, message: str, attempt: str, workdir: Path) -> Attempt
     """The result of an attempt whose process crashed, hung or raised outside its own error
     handling: its checkpoint (seeds, case, folded model), plus the observation of its end at the
     step it was in and the tail of its output. A SIGKILL is never a TVM bug (the OOM killer or an
-    operator): it is recorded as ``invalid``."""
+    operator): it is recorded as ``invalid``, and the attempt as ``killed``."""
     result = AttemptResult(attempt)
     with contextlib.suppress(ValueError, OSError, TypeError, KeyError):
         result = AttemptResult.from_json(json.loads((workdir / PARTIAL_FILE).read_text()))
@@ -59,6 +59,7 @@ def died(symptom: Symptom, message: str, attempt: str, workdir: Path) -> Attempt
         signum = _signal_of(message) if symptom is Symptom.CRASH else None
         observation = death_observation(Stage.LOAD, step, message, signum=signum, timed_out=symptom is Symptom.HANG,
                                         exit_crashes=True)
+        result.killed = signum == signal.SIGKILL
     else:
         observation = Observation(symptom, Stage.LOAD, step, message)
     result.observations.append(observation)
@@ -99,12 +100,13 @@ class OnnxLoader:
             shutil.rmtree(workdir, ignore_errors=True)
 
     def load(self, path: Path) -> ModelLoad:
-        """Load one model: raw first; if that yields no seeds, retry on the constant-folded model."""
+        """Load one model: raw first; if that yields no seeds, retry on the constant-folded model (not
+        after a raw attempt SIGKILLed from outside: that one said nothing about the model)."""
         path = Path(path)
         result = ModelLoad(model=path.name, path=str(path))
         raw = self._attempt(path, "raw")
         result.merge(raw)
-        if result.seeds or not self.options.fold or not raw.retryable:
+        if result.seeds or not self.options.fold or not raw.retryable or raw.killed:
             return result
         folded = self._attempt(path, "folded")
         if folded.nothing_to_fold:

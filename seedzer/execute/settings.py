@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from seedzer.config import BoundsConfig, GraphConfig
+from seedzer.config import BoundsConfig
 from seedzer.coverage.collectors import CollectorSpec
 from seedzer.load.bounds import DEFAULT_MAX_TESTCASE_MEMORY
+
+Section = TypeVar("Section")
 
 
 @dataclass
@@ -41,17 +43,20 @@ class WorkerSettings:
     """Everything a worker needs, fixed for its lifetime."""
 
     exec: ExecSettings = field(default_factory=ExecSettings)
-    tolerance: int = 4
-    max_passes: int = 50
-    ir_weights: dict[str, float] | None = None
     collector: CollectorSpec | None = None
     """Native coverage collector the worker builds at start (None: ``passes`` features only)."""
     bounds: BoundsConfig = field(default_factory=BoundsConfig)
     """How far a mutant may grow from its parent before it is not run."""
-    graph: GraphConfig = field(default_factory=GraphConfig)
-    """How the graph level mutates (the weight of each kind of mutation)."""
+    levels: dict[str, Any] = field(default_factory=dict)
+    """Level -> its own settings section (``levels.<name>.*`` in the configuration), for the levels that
+    declare one (:meth:`section` reads it)."""
     log_dir: str | None = None
     """Where the worker writes its output (TVM's C++ warnings, crash reports): ``worker-<n>.log``."""
     fuzzers: dict[str, Callable[..., Any]] = field(default_factory=dict)
     """Level -> the factory of its fuzzer (:data:`seedzer.execute.fuzzing.FuzzerFactory`, a module-level
     callable), for every level the campaign fuzzes."""
+
+    def section(self, level: str, cls: type[Section]) -> Section:
+        """Level ``level``'s own settings, a ``cls`` (its defaults when the campaign gave none)."""
+        found = self.levels.get(level)
+        return found if isinstance(found, cls) else cls()

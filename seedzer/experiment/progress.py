@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from seedzer.store.readonly import open_readonly, read_meta
+from seedzer.store.reader import CampaignReader, UnreadableCampaign
 
 
 @dataclass(frozen=True)
@@ -32,19 +31,15 @@ def latest_snapshot(trial_dir: Path) -> Snapshot | None:
     if not db.exists():
         return None
     try:
-        conn = open_readonly(db)
-        try:
-            row = conn.execute("SELECT time, execs, coverage, corpus_size, unique_findings FROM snapshots "
-                               "ORDER BY time DESC LIMIT 1").fetchone()
-            elapsed = read_meta(conn, "elapsed", None)
-        finally:
-            conn.close()
-    except sqlite3.Error:
+        with CampaignReader.open(db, checked=False) as reader:
+            row = reader.last_snapshot()
+            elapsed = reader.meta("elapsed", None)
+    except UnreadableCampaign:  # not made yet, or being made
         return None
     if row is None:
         return None
-    t, execs, cov, corpus, uniq = row
-    return Snapshot(float(elapsed if elapsed is not None else t), int(execs), int(cov), int(corpus), int(uniq))
+    return Snapshot(float(elapsed if elapsed is not None else row.time), row.execs, row.coverage, row.corpus_size,
+                    row.unique_findings)
 
 
 def _mmss(seconds: float) -> str:

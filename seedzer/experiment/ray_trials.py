@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from seedzer.console import echo as say
 from seedzer.execute.ray_cluster import import_ray
 from seedzer.experiment.launch import lock_dir, signal_process, spawn, wait_for
 from seedzer.experiment.progress import Snapshot, latest_snapshot
@@ -286,7 +287,7 @@ class RayLauncher:
                  checkpoint_period: float = 60.0, grace: float = 120.0, echo: Any = None) -> None:
         self.shared_fs, self.report_period = shared_fs, report_period
         self.checkpoint_period, self.grace = checkpoint_period, grace
-        self.echo = echo or (lambda s: print(s, file=sys.stderr, flush=True))
+        self.echo = echo or (lambda s: say(s, err=True))
         self._mailbox: Any = None
         self._remote: Any = None
         self._pools: dict[str, Any] = {}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from seedzer import config as _config
-from seedzer.config import Config, config_from_dict, read_yaml, to_dict
+from seedzer.config import Config, config_from_dict, read_yaml, setting, to_dict
 from seedzer.errors import ConfigError, SeedzerError, UsageError
 from seedzer.generate.epoch_plan import EpochPlan
 from seedzer.level_table import level_names
@@ -42,18 +42,14 @@ FINGERPRINT_DEFAULTS: dict[str, Any] = {"levels": []}
 """Fingerprint fields added after the first results were written: their value in older experiment.json."""
 
 
-def _f(default: Any, doc: str) -> Any:
-    return field(default=default, metadata={"doc": doc})
-
-
 @dataclass
 class PoolSpec:
     """How missing seed pools are generated (``seedpools/<heuristic>``)."""
 
-    size: int = _f(20, "Models per generated pool.")
-    seed: int = _f(0, "Generation seed (the same seed gives the same pool).")
-    max_nodes: int | None = _f(None, "Override of the heuristic's maximum operators per model (null: its own).")
-    dir: str = _f("seedpools", "Directory holding one pool per heuristic (relative to the working directory).")
+    size: int = setting(20, "Models per generated pool.")
+    seed: int = setting(0, "Generation seed (the same seed gives the same pool).")
+    max_nodes: int | None = setting(None, "Override of the heuristic's maximum operators per model (null: its own).")
+    dir: str = setting("seedpools", "Directory holding one pool per heuristic (relative to the working directory).")
 
 
 @dataclass(frozen=True)
@@ -70,24 +66,24 @@ class Arm:
 class ExperimentSpec:
     """One experiment: heuristics x trials campaigns of a fixed duration."""
 
-    name: str = _f("", "Experiment name; results go to <results>/<name>/.")
-    description: str = _f("", "Free text shown in the report.")
+    name: str = setting("", "Experiment name; results go to <results>/<name>/.")
+    description: str = setting("", "Free text shown in the report.")
     heuristics: list[str] = field(default_factory=list, metadata={
         "doc": "Heuristic names (or paths); each names a pool seedpools/<stem>."})
-    trials: int = _f(5, "Independent campaigns per heuristic.")
-    minutes: float = _f(10.0, "Duration of each trial in minutes.")
-    snapshot_period: float = _f(5.0, "Seconds between coverage snapshots.")
-    jobs: int = _f(1, "Worker processes per trial.")
-    coverage: str = _f("passes", "Coverage backend of every trial.")
+    trials: int = setting(5, "Independent campaigns per heuristic.")
+    minutes: float = setting(10.0, "Duration of each trial in minutes.")
+    snapshot_period: float = setting(5.0, "Seconds between coverage snapshots.")
+    jobs: int = setting(1, "Worker processes per trial.")
+    coverage: str = setting("passes", "Coverage backend of every trial.")
     oracles: list[str] = field(default_factory=lambda: list(ORACLES),
                                metadata={"doc": "Oracles every trial runs."})
-    seed: int = _f(0, "Base fuzzing seed; trial n uses seed + n.")
+    seed: int = setting(0, "Base fuzzing seed; trial n uses seed + n.")
     levels: list[str] = field(default_factory=list, metadata={
         "doc": "Level settings compared, each a --levels string (tir, graph, \"tir,graph\", \"tir=3,graph=1\"): "
                "one arm <pool>@<label> per heuristic and setting (empty: one arm <pool> per heuristic with "
                "the campaign section's levels). Two settings with the same levels on in the same proportions "
                "are one setting, refused."})
-    parallel: int = _f(0, "Trials run at once (0: as many as cores allow, cores // jobs).")
+    parallel: int = setting(0, "Trials run at once (0: as many as cores allow, cores // jobs).")
     pool: PoolSpec = field(default_factory=PoolSpec, metadata={"doc": "Pool generation."})
     campaign: dict[str, Any] = field(default_factory=dict, metadata={
         "doc": "Further campaign settings (a seedzer config mapping: timeouts...)."})
@@ -192,14 +188,14 @@ def parse_levels(text: str, current: _config.LevelsConfig, option: str = "levels
 
 
 def _fail(source: str, where: str, what: str, value: Any) -> ConfigError:
-    return ConfigError(f"{source}: field '{where}' {what} (got {value!r})")
+    return ConfigError(f"{source}: field '{where}' {what} (got {_config.excerpt(value)})")
 
 
 def _check_with_config(source: str, where: str, dotted: str, value: Any) -> None:
     """Apply seedzer.config's own check for the matching campaign field (keeps both in step)."""
-    check = _config.CHECKS.get(dotted)
-    if check and not check[1](value):
-        raise _fail(source, where, check[0], value)
+    check = _config.check_of(dotted)
+    if check is not None and not check.test(value):
+        raise _fail(source, where, check.sentence, value)
 
 
 def effective_levels(levels: _config.LevelsConfig) -> tuple[tuple[str, float], ...]:
@@ -308,7 +304,7 @@ def spec_from_dict(data: Any, source: str = "<experiment>", *, check_heuristics:
     """Build and validate an :class:`ExperimentSpec` from a parsed YAML mapping."""
     if isinstance(data, dict) and "source" in data:
         raise ConfigError(f"{source}: unknown field 'source'")
-    spec: ExperimentSpec = _config._build(ExperimentSpec, data, "", source)
+    spec: ExperimentSpec = _config.build(ExperimentSpec, data, "", source)
     spec.source = source
     if spec.campaign is None:
         spec.campaign = {}

@@ -28,6 +28,7 @@ from typing import IO, Any
 import yaml
 
 from seedzer.config import to_dict
+from seedzer.console import echo as say
 from seedzer.experiment.launch import LocalLauncher, TrialHandle, TrialLauncher, lock_dir
 from seedzer.experiment.progress import Snapshot, latest_snapshot, progress_line, result_line
 from seedzer.experiment.spec import FINGERPRINT_DEFAULTS, ExperimentError, ExperimentSpec
@@ -156,7 +157,7 @@ class ExperimentRunner:
         self.root = Path(results) / spec.name
         self.parallel = parallel or spec.parallel or max(1, cores() // spec.jobs)
         self.command, self.make_pool = command, make_pool
-        self.echo: Echo = echo or (lambda s: print(s, file=sys.stderr, flush=True))
+        self.echo: Echo = echo or (lambda s: say(s, err=True))
         self.progress_period, self.grace = progress_period, grace
         self._stop = 0
         self._lock: IO[str] | None = None

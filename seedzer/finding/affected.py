@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from seedzer.environments.venv import ensure_env
+from seedzer.environments.cache import GB, ensure_bounded
 from seedzer.environments.wheels import TVM_DISTRIBUTION, TvmSource
 from seedzer.errors import SeedzerError, UsageError
 from seedzer.finding.bug_report import fault_component
@@ -151,11 +151,16 @@ def run_versions(roots: Sequence[RootProgram], sources: Sequence[TvmSource], set
     table = VersionsTable([s.label for s in ordered], list(roots))
     for source in ordered:
         for root in roots:
-            env = ensure_env(env_spec(root.needs, source), Path(settings.environments), settings.pip_args)
+            env, pruned = ensure_bounded(env_spec(root.needs, source), Path(settings.environments),
+                                         settings.pip_args, settings.max_gb)
             if env.created:
                 table.created.append((env.spec.name, env.seconds))
                 say(f"created {env.path} in {env.seconds:.0f} s")
-            run = run_repro(root.folder / MINIMAL_FILE, str(env.python), settings.timeout)
+            if pruned is not None and pruned.removed:
+                say(f"removed {len(pruned.removed)} least recently used environment(s) "
+                    f"({pruned.freed() / GB:.1f} GiB): the cache is bounded by reproducers.venvs_max_gb")
+            with env.in_use():
+                run = run_repro(root.folder / MINIMAL_FILE, str(env.python), settings.timeout)
             verdict, why = minimal_verdict(run.returncode, run.output)
             table.cells[(root.root, source.label)] = VersionCell(verdict, why, run.seconds)
             say(f"{root.root} on {source.label}: {verdict}" + (f" ({why})" if why else ""))

@@ -288,7 +288,7 @@ def generate_pool(
     ``cache_dir`` (default: ``.nnsmith-cache`` next to ``out``). ``attempt_limit`` bounds the
     attempts of this run (default: 20 per missing model, at least 50).
     """
-    from seedzer.yamlfiles import MAX_JOBS, MAX_POOL
+    from seedzer.config import MAX_JOBS, MAX_POOL
 
     if not 1 <= count <= MAX_POOL:
         raise ConfigError(f"--count: must be a positive integer of at most {MAX_POOL}, got {count}")

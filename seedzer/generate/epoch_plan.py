@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from seedzer.config import excerpt
 from seedzer.errors import ConfigError
 
 MAX_EPOCHS = 9
@@ -28,7 +29,7 @@ class EpochPlan:
 
 def _int(path: str, key: str, value: Any, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigError(f"{path}: epochs.{key}: expected an integer between {low} and {high}, got {value!r}")
+        raise ConfigError(f"{path}: epochs.{key}: expected an integer between {low} and {high}, got {excerpt(value)}")
     return value
 
 
@@ -37,7 +38,7 @@ def parse_epoch_plan(raw: Any, path: str) -> EpochPlan | None:
     if raw is None:
         return None
     if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: epochs: expected a mapping with count, models and pool, got {raw!r}")
+        raise ConfigError(f"{path}: epochs: expected a mapping with count, models and pool, got {excerpt(raw)}")
     unknown = set(raw) - {"count", "models", "pool"}
     if unknown:
         raise ConfigError(f"{path}: epochs.{sorted(map(str, unknown))[0]}: unknown key (allowed: count, models, pool)")

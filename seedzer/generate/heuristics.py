@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 import seedzer
+from seedzer.config import excerpt
 from seedzer.errors import ConfigError
 from seedzer.generate.epoch_plan import EpochPlan, parse_epoch_plan
 from seedzer.generate.options import (
@@ -194,11 +195,11 @@ def load_heuristic(spec: str) -> Heuristic:
 
 
 def _load_yaml(path: Path) -> YamlHeuristic:
-    from seedzer.yamlfiles import StrictLoader, read_text
+    from seedzer.config import load_bounded, read_text
 
     text = read_text(path, "heuristic")
     try:
-        data = yaml.load(text, Loader=StrictLoader)
+        data = load_bounded(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -216,7 +217,7 @@ def _load_yaml(path: Path) -> YamlHeuristic:
         )
     description = data.get("description", "")
     if not isinstance(description, str):
-        raise ConfigError(f"{path}: description: expected a string, got {description!r}")
+        raise ConfigError(f"{path}: description: expected a string, got {excerpt(description)}")
     return YamlHeuristic(
         name=path.stem,
         path=path,
@@ -241,7 +242,7 @@ def _load_python(path: Path) -> PythonHeuristic:
             raise ConfigError(f"{path}: {hook}: missing hook (a Python heuristic defines a function {hook})")
     oversample = getattr(module, "OVERSAMPLE", 1.0)
     if isinstance(oversample, bool) or not isinstance(oversample, int | float) or not 1 <= oversample <= 100:
-        raise ConfigError(f"{path}: OVERSAMPLE: expected a number between 1 and 100, got {oversample!r}")
+        raise ConfigError(f"{path}: OVERSAMPLE: expected a number between 1 and 100, got {excerpt(oversample)}")
     generation = parse_generation(module.generation_options(), str(path))
     doc = (module.__doc__ or "").strip().splitlines()
     return PythonHeuristic(path.stem, path, module, generation, float(oversample), description=doc[0] if doc else "")

@@ -13,6 +13,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from seedzer.config import excerpt
 from seedzer.errors import ConfigError
 from seedzer.generate.insert_options import InsertOptions, parse_insert
 
@@ -190,10 +191,7 @@ class _Ctx:
         return _Ctx(self.source, f"{self.path}.{key}" if self.path else key)
 
     def fail(self, expected: str, got: Any) -> ConfigError:
-        shown = repr(got)
-        if len(shown) > 60:
-            shown = shown[:57] + "..."
-        return ConfigError(f"{self.source}: {self.path}: expected {expected}, got {shown}")
+        return ConfigError(f"{self.source}: {self.path}: expected {expected}, got {excerpt(got)}")
 
 
 def _mapping(ctx: _Ctx, value: Any, allowed: set[str]) -> dict[str, Any]:

@@ -7,8 +7,9 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from seedzer.console import SafeConsole, echo
 
 
 def _is_terminal(stream: TextIO) -> bool:
@@ -40,13 +41,13 @@ class ProgressBar:
         self._task: TaskID | None = None
         if enabled and _is_terminal(self.stream):
             self._progress = Progress(
-                TextColumn("[bold]{task.description}"),
+                TextColumn("{task.description}", style="bold", markup=False),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TextColumn("{task.fields[rejected]} rejected"),
-                TextColumn("{task.fields[rate]:.0f} models/min"),
+                TextColumn("{task.fields[rejected]} rejected", markup=False),
+                TextColumn("{task.fields[rate]:.0f} models/min", markup=False),
                 TimeElapsedColumn(),
-                console=Console(file=self.stream),
+                console=SafeConsole(file=self.stream),
                 transient=False,
             )
             self._task = self._progress.add_task(label, total=total, rejected=0, rate=0.0)
@@ -64,9 +65,8 @@ class ProgressBar:
     def _line(self) -> None:
         done, rejected = self._state
         self._last_line = self.clock()
-        print(f"seedzer: {self.label}: {done}/{self.total} models, {rejected} rejected, "
-              f"{self._rate(done):.0f} models/min, {self._last_line - self._start:.0f} s",
-              file=self.stream, flush=True)
+        echo(f"seedzer: {self.label}: {done}/{self.total} models, {rejected} rejected, "
+             f"{self._rate(done):.0f} models/min, {self._last_line - self._start:.0f} s", file=self.stream)
 
     def update(self, done: int, rejected: int) -> None:
         """Report the models in the pool and the rejections of this run."""

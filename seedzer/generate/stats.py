@@ -9,9 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
+from seedzer.console import SafeConsole, SafeTable
 from seedzer.generate.seed_pool import check_integrity, read_manifest
 from seedzer.load.importer_ops import operator_reach
 
@@ -77,9 +75,9 @@ def pool_stats(pool_dir: Path, *, verify: bool = True, importer: Sequence[str] |
     }
 
 
-def render_stats(stats: dict[str, Any], console: Console, top_ops: int = 25) -> None:
+def render_stats(stats: dict[str, Any], console: SafeConsole, top_ops: int = 25) -> None:
     """Print ``stats`` as rich tables."""
-    head = Table(title=f"pool {stats['pool']}", show_header=False)
+    head = SafeTable(title=f"pool {stats['pool']}", show_header=False)
     head.add_column("key", style="bold")
     head.add_column("value")
     head.add_row("heuristic", str(stats["heuristic"]))
@@ -98,7 +96,7 @@ def render_stats(stats: dict[str, Any], console: Console, top_ops: int = 25) -> 
         head.add_row("never in the pool", ", ".join(reach["missing"]) or "none")
     console.print(head)
 
-    sizes = Table(title="size distribution")
+    sizes = SafeTable(title="size distribution")
     for col in ("measure", "min", "median", "mean", "max"):
         sizes.add_column(col, justify="right" if col != "measure" else "left")
     for key, label in (("nodes", "ONNX nodes"), ("weights", "weight elements")):
@@ -107,7 +105,7 @@ def render_stats(stats: dict[str, Any], console: Console, top_ops: int = 25) -> 
     console.print(sizes)
 
     if stats["kernels"]:
-        kt = Table(title="conv kernel sizes")
+        kt = SafeTable(title="conv kernel sizes")
         kt.add_column("kernel")
         kt.add_column("convs", justify="right")
         for k, n in stats["kernels"].items():
@@ -115,7 +113,7 @@ def render_stats(stats: dict[str, Any], console: Console, top_ops: int = 25) -> 
         console.print(kt)
 
     if stats.get("edge_features"):
-        et = Table(title="edge features")
+        et = SafeTable(title="edge features")
         et.add_column("feature")
         et.add_column("count", justify="right")
         et.add_column("models", justify="right")
@@ -123,7 +121,7 @@ def render_stats(stats: dict[str, Any], console: Console, top_ops: int = 25) -> 
             et.add_row(f, str(total), str(in_models))
         console.print(et)
 
-    ops = Table(title=f"ops (top {top_ops})")
+    ops = SafeTable(title=f"ops (top {top_ops})")
     ops.add_column("ONNX op")
     ops.add_column("models", justify="right")
     ops.add_column("nodes", justify="right")

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 from seedzer.errors import SeedzerError, shown
 from seedzer.ledger.records import KNOWN_STATES, STATES, LedgerRoot, RootSighting, Sighting, VersionVerdict
@@ -37,17 +38,28 @@ class LedgerError(SeedzerError):
     """The ledger cannot be read or written (the message names the file and why; nothing was changed)."""
 
 
-class Ledger:
-    """One ledger file (see the module docstring). ``create``: make it when it does not exist."""
+class NoLedger(LedgerError):
+    """There is no ledger yet at the path: no file, or a file without a ledger's tables (e.g. 0 bytes)."""
 
-    def __init__(self, path: Path, *, create: bool = True, busy: float = BUSY_SECONDS) -> None:
+
+class Ledger:
+    """One ledger file (see the module docstring). ``create``: make it when it does not exist (or is an
+    empty file); ``readonly``: open it read-only (a listing never writes, not even a schema)."""
+
+    def __init__(self, path: Path, *, create: bool = True, readonly: bool = False,
+                 busy: float = BUSY_SECONDS) -> None:
         self.path = Path(path).expanduser()
-        if not self.path.exists() and not create:
-            raise LedgerError(f"{shown(self.path)}: no ledger there (a campaign makes it; see ledger.path)")
+        self.create = create and not readonly
+        if not self.path.exists() and not self.create:
+            raise self._none()
         try:
-            if create:
+            if self.create:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(str(self.path), timeout=busy, isolation_level=None)
+            if readonly:
+                self.conn = sqlite3.connect(f"file:{quote(str(self.path.absolute()))}?mode=ro", uri=True,
+                                            timeout=busy, isolation_level=None)
+            else:
+                self.conn = sqlite3.connect(str(self.path), timeout=busy, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
             raise LedgerError(f"{shown(self.path)}: cannot open the ledger ({exc})") from None
         try:
@@ -55,6 +67,9 @@ class Ledger:
         except BaseException:
             self.conn.close()
             raise
+
+    def _none(self) -> NoLedger:
+        return NoLedger(f"{shown(self.path)}: no ledger there (a campaign makes it; see ledger.path)")
 
     def close(self) -> None:
         """Close the file."""
@@ -76,9 +91,12 @@ class Ledger:
         return LedgerError(f"{shown(self.path)}: {doing} failed ({text}); the ledger is unchanged")
 
     def _check(self) -> None:
-        """Create the schema in a new file; refuse a file that is not a ledger or is a newer one."""
+        """Create the schema in a new file (only with ``create``: else an empty file is no ledger yet);
+        refuse a file that is not a ledger or is a newer one."""
         try:
             tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not tables and not self.create:
+                raise self._none()
             if not tables:
                 with self._write("creating the ledger"):
                     for statement in filter(str.strip, _SCHEMA.split(";")):

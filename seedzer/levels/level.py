@@ -33,6 +33,9 @@ class ModelSeeds:
     failures: list[LoaderFailure] = field(default_factory=list)
     imports_raw: bool = True
     """Whether TVM imports the model as it is (not only once constant-folded)."""
+    killed: bool = False
+    """Whether an attempt was SIGKILLed from outside (an operator, the OOM killer): then the load says
+    nothing about the model, and a campaign loads it again on ``--resume``."""
 
 
 class Level(Protocol):

@@ -88,6 +88,8 @@ class AttemptResult:
     tracebacks: dict[str, str] = field(default_factory=dict)
     log: str = ""
     died: bool = False
+    killed: bool = False
+    """Its process was SIGKILLed from outside (an operator, the OOM killer): it says nothing about the model."""
     model: bytes | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -145,6 +147,11 @@ class ModelLoad(LoadResult):
     def final_attempt(self) -> str:
         """The attempt whose result counts: the last one made (``raw`` if none)."""
         return self.attempts[-1] if self.runs else "raw"
+
+    @property
+    def killed(self) -> bool:
+        """Whether an attempt was SIGKILLed from outside (then the load says nothing about the model)."""
+        return any(r.killed for r in self.runs)
 
     def final_reached(self) -> list[str]:
         """Steps the final attempt completed."""

@@ -8,7 +8,7 @@ executions count as ``tir``. A finding's level follows from its ``kind``
 
 from __future__ import annotations
 
-import sqlite3
+from collections import Counter
 from typing import Any
 
 import pandas as pd
@@ -16,6 +16,7 @@ import pandas as pd
 from seedzer.finding.meta import OLDEST_KIND, canonical_kind
 from seedzer.finding.registry import POOL_KIND
 from seedzer.level_table import level_names
+from seedzer.store.reader import CampaignReader
 
 OLD_LEVEL = OLDEST_KIND
 """The level of every execution of a campaign without ``level_summary`` (the only level there was)."""
@@ -29,15 +30,13 @@ def finding_level(kind: str | None) -> str:
     return canonical_kind(kind)
 
 
-def execs_by_level(conn: sqlite3.Connection, last_execs: int) -> dict[str, int]:
+def execs_by_level(reader: CampaignReader, last_execs: int) -> dict[str, int]:
     """Executions by level from ``level_summary``; without that table or its rows, ``last_execs``
     (the campaign's last snapshot) all at the TIR level."""
-    try:
-        rows = conn.execute("SELECT level, SUM(count) FROM level_summary GROUP BY level").fetchall()
-    except sqlite3.OperationalError:  # an older campaign.db
-        rows = []
-    counts = {str(level): int(n or 0) for level, n in rows}
-    return counts if any(counts.values()) else {OLD_LEVEL: int(last_execs)}
+    counts: Counter[str] = Counter()
+    for row in reader.level_counts():
+        counts[row.level] += row.count
+    return dict(sorted(counts.items())) if any(counts.values()) else {OLD_LEVEL: int(last_execs)}
 
 
 def level_order() -> tuple[str, ...]:

@@ -9,7 +9,6 @@ under its first finding's mutations and oracle (:func:`seedzer.campaign.breakdow
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pandas as pd
 
 from seedzer.campaign.breakdown import mutants_by_mutation, mutation_levels, mutation_order, origins
 from seedzer.campaign.summary import findings_view
+from seedzer.store.reader import CampaignReader
 
 MUTANT_COLUMNS = ["experiment", "heuristic", "trial", "mutation", "mutants"]
 """One trial's mutants run (every symptom) by one mutation."""
@@ -27,14 +27,14 @@ ORACLE_COLUMNS = ["heuristic", "level", "oracle", "bugs"]
 
 
 def read_trial_mutations(ident: dict[str, Any], trial_dir: Path,
-                         conn: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame]:
+                         reader: CampaignReader) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One trial's rows of :data:`MUTANT_COLUMNS` and :data:`BUG_COLUMNS`, read from its open campaign.db
     and its finding folders."""
-    mutants = pd.DataFrame([{**ident, "mutation": m, "mutants": n} for m, n in mutants_by_mutation(conn).items()],
+    mutants = pd.DataFrame([{**ident, "mutation": m, "mutants": n} for m, n in mutants_by_mutation(reader).items()],
                            columns=MUTANT_COLUMNS)
     bugs = pd.DataFrame([{**ident, "root": root, "level": o.level, "oracle": o.oracle,
                           "mutations": tuple(sorted(o.mutations))}
-                         for root, o in origins(findings_view(trial_dir, conn).bugs).items()], columns=BUG_COLUMNS)
+                         for root, o in origins(findings_view(trial_dir, reader).bugs).items()], columns=BUG_COLUMNS)
     return mutants, bugs
 
 

@@ -9,7 +9,6 @@ spec-edge change's).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pandas as pd
 
 from seedzer.campaign.operators import bug_operators, exercised_operators
 from seedzer.campaign.summary import findings_view
+from seedzer.store.reader import CampaignReader
 
 OPERATOR_COLUMNS = ["experiment", "heuristic", "trial", "operator"]
 """One operator type a trial handed to TVM's importer."""
@@ -29,11 +29,11 @@ OPERATOR_BUG_COLUMNS = ["heuristic", "operator", "bugs"]
 
 
 def read_trial_operators(ident: dict[str, Any], trial_dir: Path,
-                         conn: sqlite3.Connection) -> tuple[pd.DataFrame, pd.DataFrame]:
+                         reader: CampaignReader) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One trial's rows of :data:`OPERATOR_COLUMNS` and :data:`ROOT_OPERATOR_COLUMNS`."""
-    ops = pd.DataFrame([{**ident, "operator": op} for op in sorted(exercised_operators(conn))],
+    ops = pd.DataFrame([{**ident, "operator": op} for op in sorted(exercised_operators(reader))],
                        columns=OPERATOR_COLUMNS)
-    bugs = findings_view(trial_dir, conn).bugs
+    bugs = findings_view(trial_dir, reader).bugs
     roots = pd.DataFrame([{**ident, "root": root, "operator": op} for root, lines in bugs.items()
                           for op in bug_operators(lines)], columns=ROOT_OPERATOR_COLUMNS)
     return ops, roots

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -21,14 +20,14 @@ import numpy as np
 import pandas as pd
 
 from seedzer.campaign.throughput import read_points, whole
-from seedzer.errors import SeedzerError
+from seedzer.errors import CampaignError, SeedzerError
 from seedzer.finding.layout import META_FILE
 from seedzer.provenance import read_machine, read_source
 from seedzer.report.levels import LEVEL_COLUMNS, execs_by_level, finding_level, trial_rows
 from seedzer.report.mutations import BUG_COLUMNS, MUTANT_COLUMNS, read_trial_mutations
 from seedzer.report.operators import OPERATOR_COLUMNS, ROOT_OPERATOR_COLUMNS, read_trial_operators
 from seedzer.report.triggers import TRIGGER_COLUMNS, read_trial_triggers
-from seedzer.store.readonly import open_readonly, read_meta
+from seedzer.store.reader import CampaignReader, UnreadableCampaign
 
 CATEGORIES = ("segfault", "other_crash", "mismatch", "other")
 """Finding categories of the report: SIGSEGV crashes, other crashes, wrong results, the rest."""
@@ -162,12 +161,6 @@ def _finding_meta(trial_dir: Path, signature: str, stored_dir: str) -> dict[str,
     return None
 
 
-def _rows(conn: sqlite3.Connection, query: str) -> list[dict[str, Any]]:
-    cur = conn.execute(query)
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r, strict=True)) for r in cur]
-
-
 def wall_to_elapsed(walls: np.ndarray, snapshots: pd.DataFrame) -> np.ndarray:
     """Map wall-clock times (findings' first_seen) to campaign-elapsed seconds via the snapshots."""
     if snapshots.empty:
@@ -176,9 +169,9 @@ def wall_to_elapsed(walls: np.ndarray, snapshots: pd.DataFrame) -> np.ndarray:
     return np.interp(walls, order["wall"].to_numpy(float), order["time"].to_numpy(float))
 
 
-def _stage_rows(ident: dict[str, Any], conn: sqlite3.Connection, jobs: int) -> pd.DataFrame:
+def _stage_rows(ident: dict[str, Any], reader: CampaignReader, jobs: int) -> pd.DataFrame:
     """Seconds and shares by stage over a whole trial, from its last snapshot's cumulative timings."""
-    total = whole(read_points(conn), jobs)
+    total = whole(read_points(reader), jobs)
     shares = total.shares() if total is not None else {}
     rows = [{**ident, "stage": k, "seconds": total.seconds.get(k, 0.0) if total else 0.0, "share": v}
             for k, v in shares.items()]
@@ -200,30 +193,27 @@ def read_trial(ref: TrialRef) -> TrialTables:
     (``OPERATOR_COLUMNS``), those its bugs name (``ROOT_OPERATOR_COLUMNS``) and the passes it
     triggered over time (``TRIGGER_COLUMNS``)."""
     ident = {"experiment": ref.experiment, "heuristic": ref.heuristic, "trial": ref.trial}
-    conn = open_readonly(ref.dir / "campaign.db")
-    try:
-        snaps = pd.DataFrame(_rows(conn, "SELECT * FROM snapshots ORDER BY time"))
-        finds = _rows(conn, "SELECT * FROM findings ORDER BY first_seen")
-        cfg = read_meta(conn, "config", {}) or {}
-        elapsed = float(read_meta(conn, "elapsed", 0.0) or 0.0)
-        versions = read_meta(conn, "versions", {}) or {}
-        stages = _stage_rows(ident, conn, int((cfg.get("fuzz") or {}).get("jobs", 1) or 1))
-        execs = execs_by_level(conn, int(snaps["execs"].iloc[-1]) if not snaps.empty else 0)
-        mutants, bugs = read_trial_mutations(ident, ref.dir, conn)
-        operators, root_operators = read_trial_operators(ident, ref.dir, conn)
-        triggers = read_trial_triggers(ident, conn)
-    finally:
-        conn.close()
+    with CampaignReader.open(ref.dir / "campaign.db") as reader:
+        snaps = pd.DataFrame([asdict(row) for row in reader.snapshots()])
+        finds = reader.findings()
+        cfg = reader.meta("config", {}) or {}
+        elapsed = float(reader.meta("elapsed", 0.0) or 0.0)
+        versions = reader.meta("versions", {}) or {}
+        stages = _stage_rows(ident, reader, int((cfg.get("fuzz") or {}).get("jobs", 1) or 1))
+        execs = execs_by_level(reader, int(snaps["execs"].iloc[-1]) if not snaps.empty else 0)
+        mutants, bugs = read_trial_mutations(ident, ref.dir, reader)
+        operators, root_operators = read_trial_operators(ident, ref.dir, reader)
+        triggers = read_trial_triggers(ident, reader)
     status = trial_status(ref.dir)
     frows = []
-    first = wall_to_elapsed(np.array([f["first_seen"] for f in finds], float), snaps)
+    first = wall_to_elapsed(np.array([f.first_seen for f in finds], float), snaps)
     for f, t in zip(finds, first, strict=True):
-        meta = _finding_meta(ref.dir, f["signature"], f["dir"])
-        frows.append({**ident, "signature": f["signature"], "symptom": f["symptom"],
-                      "category": classify(f["symptom"], meta), "stage": f["stage"] or "",
-                      "pass": f["pass"] or "", "status": f["status"], "count": int(f["count"]),
-                      "time": float(t), "message": (f["message"] or "").splitlines()[0][:200]
-                      if f["message"] else "", "level": finding_level(f.get("kind"))})
+        meta = _finding_meta(ref.dir, f.signature, f.dir)
+        frows.append({**ident, "signature": f.signature, "symptom": f.symptom,
+                      "category": classify(f.symptom, meta), "stage": f.stage or "",
+                      "pass": f.pass_name or "", "status": f.status, "count": f.count,
+                      "time": float(t), "message": f.message.splitlines()[0][:200] if f.message else "",
+                      "level": finding_level(f.kind)})
     fdf = pd.DataFrame(frows, columns=FINDING_COLUMNS)
     if snaps.empty:
         long = pd.DataFrame(columns=LONG_COLUMNS)
@@ -259,8 +249,9 @@ def build_tables(results: Path, *, warn: Callable[[str], None] | None = None) ->
     for ref in discover(results):
         try:
             got = read_trial(ref)
-        except (sqlite3.Error, OSError, ValueError, KeyError) as exc:
-            msg = f"{ref.dir}: skipped, campaign.db unreadable ({exc})"
+        except (CampaignError, OSError, ValueError, KeyError) as exc:
+            cause = exc.cause if isinstance(exc, UnreadableCampaign) else exc
+            msg = f"{ref.dir}: skipped, campaign.db unreadable ({cause})"
             warnings.append(msg)
             if warn:
                 warn(msg)

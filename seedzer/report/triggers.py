@@ -4,12 +4,12 @@ campaign, :mod:`seedzer.campaign.triggers`, read off each trial's snapshots)."""
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 import pandas as pd
 
 from seedzer.campaign.triggers import OFTEN, read_trigger_points
+from seedzer.store.reader import CampaignReader
 
 TRIGGER_COLUMNS = ["experiment", "heuristic", "trial", "time", "level", "run", "once", "often"]
 """One snapshot of one trial and level: passes run, triggered >= 1 and >= :data:`OFTEN` times."""
@@ -18,10 +18,10 @@ TRIGGER_ARM_COLUMNS = ["heuristic", "level", "trials", "median_run", "median_onc
 TRIGGER_TIME_COLUMNS = ["heuristic", "level", "minute", "median_once", "median_often"]
 
 
-def read_trial_triggers(ident: dict[str, Any], conn: sqlite3.Connection) -> pd.DataFrame:
+def read_trial_triggers(ident: dict[str, Any], reader: CampaignReader) -> pd.DataFrame:
     """One trial's rows of :data:`TRIGGER_COLUMNS` (none for a campaign from before the figures)."""
     rows = [{**ident, "time": t, "level": level, "run": totals.run, "once": totals.once, "often": totals.often}
-            for t, by_level in read_trigger_points(conn) for level, totals in by_level.items()]
+            for t, by_level in read_trigger_points(reader) for level, totals in by_level.items()]
     return pd.DataFrame(rows, columns=TRIGGER_COLUMNS)
 
 

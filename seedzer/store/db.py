@@ -309,6 +309,18 @@ class CampaignDB:
         """Models already loaded (whatever the result)."""
         return {r[0] for r in self.conn.execute("SELECT model FROM models")}
 
+    def killed_loads(self) -> dict[str, int]:
+        """Models whose last load was SIGKILLed from outside (status ``killed``, loaded again on
+        ``--resume``), with the times in a row it was (the detail's ``killed``; 1 when unreadable)."""
+        found = {}
+        for model, detail in self.conn.execute("SELECT model, detail FROM models WHERE status = 'killed'"):
+            try:
+                kills = json.loads(detail).get("killed", 1)
+            except (ValueError, AttributeError):
+                kills = 1
+            found[str(model)] = kills if isinstance(kills, int) and kills > 0 else 1
+        return found
+
     # --- corpus -----------------------------------------------------------------------------
     def add_corpus(self, row: CorpusRow) -> bool:
         """Insert a corpus entry; False when an entry with that id already exists."""

@@ -1,7 +1,8 @@
 """Read-only access to a campaign.db that may still be written by a running campaign (WAL mode).
 
-Readers (``status``, ``report``, ``coverage export|diff``, ``fuzz --resume``'s checks) never write
-a database, never create one, and never leave files next to it:
+Readers (:class:`seedzer.store.reader.CampaignReader`, used by ``status``, ``report``, ``coverage
+export|diff``, ``fuzz --resume``'s checks) never write a database, never create one, and never leave
+files next to it:
 
 * a database whose ``-wal`` file exists (a campaign running, or killed) is opened ``mode=ro``, which
   sees the WAL's latest commits;
@@ -15,15 +16,12 @@ SQLite database is refused in one line instead of being read as an empty campaig
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
-from seedzer.errors import CampaignError, SeedzerError
-from seedzer.level_table import level_of_path
+from seedzer.errors import CampaignError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -88,30 +86,3 @@ def open_campaign(db: Path) -> sqlite3.Connection:
         raise CampaignError(f"{path}: an SQLite database but not a Seedzer campaign (no meta table with a "
                             "schema_version)")
     return conn
-
-
-def read_meta(conn: sqlite3.Connection, key: str, default: Any = None) -> Any:
-    """A JSON value from the meta table (``default`` when absent)."""
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return json.loads(row[0]) if row else default
-
-
-def corpus_by_level(conn: sqlite3.Connection) -> dict[str, int]:
-    """Corpus entries by level of a campaign.db opened read-only: the ``level`` column, or for rows
-    written before it (or a database without it), the level of the file's suffix."""
-    try:
-        columns = {r[1] for r in conn.execute("PRAGMA table_info(corpus)")}
-        sql = "SELECT path, level FROM corpus" if "level" in columns else "SELECT path, '' FROM corpus"
-        rows = conn.execute(sql).fetchall()
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
-            return {}
-        raise
-    counts: dict[str, int] = {}
-    for path, level in rows:
-        try:
-            name = str(level or level_of_path(str(path)))
-        except SeedzerError:
-            continue
-        counts[name] = counts.get(name, 0) + 1
-    return counts

@@ -1,6 +1,7 @@
 """Workers under chaos (issue 13): a real campaign survives 100 worker kills in 10 minutes, then its own
 SIGKILL, and resumes to use its whole budget with every finding and corpus entry on disk; (issue 45)
-so does a graph-only campaign, with no entry quarantined and campaign.db's integrity check ok.
+so does a graph-only campaign, with no entry quarantined and campaign.db's integrity check ok; (issue
+55) load attempts SIGKILLed while the pool loads lose no model: the resume loads them.
 
 It drives ``benchmarks/chaos.py`` (the same code the benchmark runs) on a pool made by
 ``seedzer generate --heuristic basic --count 6``, with the default coverage backend.
@@ -57,6 +58,7 @@ def test_hundred_worker_kills_then_campaign_kill_then_resume(tmp_path: Path, lev
     assert report.corpus > 0 and not report.missing_corpus, summary
     assert not report.missing_findings, summary
     assert report.integrity == "ok" and not report.quarantined, summary
+    assert report.load_kills >= 1 and not report.models_lost, summary  # every pool model loaded in the end
     if levels == "graph":
         assert set(report.levels) == {"graph"}, summary
     assert not report.problems(), summary

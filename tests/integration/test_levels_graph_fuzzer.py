@@ -12,11 +12,11 @@ import onnx
 import pytest
 import tvm
 
-from seedzer.config import GraphConfig
 from seedzer.execute.records import FuzzTask
 from seedzer.kernel.common import Symptom
 from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed
 from seedzer.levels.graph.fuzzer import GraphFuzzer
+from seedzer.levels.graph.settings import GraphSettings
 from seedzer.load.importer_ops import OPERATOR_FEATURE
 from seedzer.seed import PassSpec, passes_to_json
 from tests.integration.conftest import conv_model
@@ -26,7 +26,7 @@ FOLD = passes_to_json([PassSpec("relax.FoldConstant", ())])
 
 
 def _fuzzer(**weights: float) -> GraphFuzzer:
-    config = GraphConfig(**{"passes": 0.0, "uoc": 0.0, "pioc": 0.0, "edge": 0.0, "insert": 0.0, "special": 0.0,
+    config = GraphSettings(**{"passes": 0.0, "uoc": 0.0, "pioc": 0.0, "edge": 0.0, "insert": 0.0, "special": 0.0,
                             **weights})
     return GraphFuzzer(lambda stage, step, program: None, None, config)
 

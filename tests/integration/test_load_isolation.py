@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -37,6 +38,15 @@ def hang_in_build(path: str, attempt: str, options: LoadOptions, workdir: str | 
     """An attempt that never finishes."""
     assert workdir is not None
     (Path(workdir) / "step").write_text("build")
+    time.sleep(120)
+    return AttemptResult(attempt)
+
+
+def wait_to_be_killed(path: str, attempt: str, options: LoadOptions, workdir: str | None) -> AttemptResult:
+    """An attempt that says where it is and waits to be SIGKILLed from outside (an operator, the OOM killer)."""
+    assert workdir is not None
+    (Path(workdir) / "step").write_text("import")
+    Path(f"{path}.{attempt}.pid").write_text(str(os.getpid()))
     time.sleep(120)
     return AttemptResult(attempt)
 
@@ -74,6 +84,27 @@ def test_hang_becomes_a_hang_finding(tmp_path: Path) -> None:
     assert time.monotonic() - start < 30
     (outcome,) = result.observations
     assert outcome.symptom is Symptom.HANG and outcome.pass_name == "build"
+
+
+def test_an_attempt_killed_from_outside_is_a_killed_load_not_the_models_failure(tmp_path: Path) -> None:
+    """Issue 55 row 5: the load is marked killed (a campaign loads the model again on --resume) and no
+    folded attempt follows, since the raw one said nothing about the model."""
+    model = _model(tmp_path / "m.onnx")
+    pid_file = Path(f"{model}.raw.pid")
+
+    def kill_when_it_runs() -> None:
+        end = time.monotonic() + 60
+        while not pid_file.exists() and time.monotonic() < end:
+            time.sleep(0.05)
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_when_it_runs)
+    killer.start()
+    result = OnnxLoader(LoadOptions(timeout=60), attempt_fn=wait_to_be_killed).load(model)
+    killer.join()
+    assert result.killed and result.attempts == ["raw"] and not result.seeds and not result.failures()
+    (outcome,) = result.observations
+    assert outcome.symptom is Symptom.INVALID and outcome.pass_name == "import" and "SIGKILL" in outcome.message
 
 
 def test_load_command_on_a_pool_writes_seeds_and_report(tmp_path: Path) -> None:

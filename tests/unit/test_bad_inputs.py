@@ -225,6 +225,11 @@ def yaml_file(path: str, text: str) -> Setup:
     return lambda r: _write(r / path, text)
 
 
+LAUGHS = ("[&l0 [" + ", ".join(["lol"] * 9) + "], "
+          + ", ".join(f"&l{d} [" + ", ".join([f"*l{d - 1}"] * 9) + "]" for d in range(1, 10)) + "]")
+"""A "billion laughs" YAML value: 9**10 strings once its aliases are expanded, 400 bytes written."""
+
+
 def experiment(text: str) -> Setup:
     return yaml_file("exp.yaml", "name: exp\nheuristics: [basic]\n" + text)
 
@@ -610,8 +615,17 @@ CASES: list[Case] = [
          rf"c\.yaml: field 'timeouts\.load' must be a finite number of seconds{N}\(got 1e\+300\)",
          yaml_file("c.yaml", "timeouts:\n  load: 1.0e+300\n")),
     Case("config-check-timeout-bigint", ["config", "check", "c.yaml"],
-         r"c\.yaml: field 'timeouts\.load' must be a finite number \(got 1" + "0" * 400 + r"\)",
+         r"c\.yaml: field 'timeouts\.load' must be a finite number \(got 10{30,}\.\.\.0{30,}\)",
          yaml_file("c.yaml", "timeouts:\n  load: 1" + "0" * 400 + "\n")),
+    Case("config-check-billion-laughs", ["config", "check", "c.yaml"],
+         r"c\.yaml: invalid YAML at line 2, column \d+: aliases expand this value to more than 1000000 values",
+         yaml_file("c.yaml", f"fuzz:\n  jobs: {LAUGHS}\n")),
+    Case("fuzz-config-billion-laughs", ["fuzz", "--pool", "pool", "--out", "camp", "--config", "c.yaml"],
+         r"c\.yaml: invalid YAML at line 2, column \d+: aliases expand this value to more than 1000000 values",
+         yaml_file("c.yaml", f"fuzz:\n  jobs: {LAUGHS}\n")),
+    Case("experiment-billion-laughs", ["experiment", "check", "exp.yaml"],
+         r"exp\.yaml: invalid YAML at line 3, column \d+: aliases expand this value to more than 1000000 values",
+         experiment(f"trials: {LAUGHS}\n")),
     Case("config-check-minutes-inf", ["config", "check", "c.yaml"],
          r"c\.yaml: field 'fuzz\.minutes' must be > 0 and <= 527040 \(a year\), a finite number \(got inf\)",
          yaml_file("c.yaml", "fuzz:\n  minutes: .inf\n")),

@@ -50,7 +50,7 @@ DEFAULT_TARGET = "llvm"
 
 def build_targets(case: GraphCase) -> tuple[str, ...]:
     """The targets a reproducer is tried with, in order: a maintainer's default first, then the case's
-    own (a campaign builds at ``graph.llvm_opt_level``, 0 by default) when it is another."""
+    own (a campaign builds at ``levels.graph.llvm_opt_level``, 0 by default) when it is another."""
     return tuple(dict.fromkeys((DEFAULT_TARGET, str(case.target))))
 
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from seedzer.console import visible
 from seedzer.kernel.common import GONE_LINE, PRESENT_LINE
 from seedzer.kernel.messages import key_line
 
@@ -73,10 +74,17 @@ def error_mark(message: str, names: Iterable[str] = ()) -> str:
     return best if len(best) >= 6 else line.strip()[:80]
 
 
+def _docstring_line(text: str) -> str:
+    """``text`` as one line of a raw docstring: its backslashes kept as written (a message's ``\\N`` or ``\\x``
+    is no escape), control characters shown (no NUL that cannot compile, no sequence that would drive the
+    terminal of someone reading the file), and never three double quotes that would end it."""
+    return visible(text).replace('"""', "'''")
+
+
 def docstring(docs: Docs, needs: Sequence[str]) -> list[str]:
     """The docstring of a plain reproducer: what it shows, how to install what it needs, its exit statuses."""
     pins = " ".join(f"{n}=={docs.tvm}" if n == "apache-tvm" and docs.tvm else n for n in needs)
-    return ['"""' + docs.title.replace('"""', "'''"), *[a.replace('"""', "'''") for a in docs.about],
+    return ['r"""' + _docstring_line(docs.title), *[_docstring_line(a) for a in docs.about],
             f"Needs only: pip install {pins}", EXITS + '"""']
 
 

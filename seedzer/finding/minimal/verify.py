@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from seedzer.environments.cache import ensure_bounded
 from seedzer.environments.facts import probe
-from seedzer.environments.venv import EnvSpec, ensure_env, pinned
+from seedzer.environments.venv import EnvSpec, pinned
 from seedzer.environments.wheels import TVM_DISTRIBUTION, TvmSource
 from seedzer.finding.minimal.program import MINIMAL_FILE, MinimalProgram, MinimalRecord, write_minimal
 from seedzer.finding.minimal.text import CANNOT_RUN, CANNOT_RUN_LINE, DIFFERENT, DIFFERENT_LINE
@@ -29,6 +30,9 @@ class VerifySettings:
     ``python``, e.g. in tests, which never download), pip's extra arguments and the run's time limit."""
 
     environments: str = DEFAULT_ENVIRONMENTS
+    max_gb: float = 0.0
+    """Bound of the environments' directory in GiB (0: none): a new environment prunes the least recently
+    used others down to it (:func:`~seedzer.environments.cache.ensure_bounded`)."""
     fresh: bool = True
     python: str = sys.executable
     pip_args: tuple[str, ...] = ()
@@ -94,13 +98,16 @@ def verify_minimal(folder: Path, program: MinimalProgram, validity: dict[str, st
     record = MinimalRecord.of(program, validity)
     path = write_minimal(folder, program, record)
     if settings.fresh:
-        env = ensure_env(env_spec(program.needs), Path(settings.environments), settings.pip_args)
-        python, name = str(env.python), env.spec.name
+        env, _ = ensure_bounded(env_spec(program.needs), Path(settings.environments), settings.pip_args,
+                                settings.max_gb)
+        with env.in_use():
+            run = run_repro(path, str(env.python), settings.timeout)
+            facts = probe(str(env.python)).to_json()
+        name = env.spec.name
     else:
-        python, name = settings.python, "this interpreter"
-    run = run_repro(path, python, settings.timeout)
+        run, name = run_repro(path, settings.python, settings.timeout), "this interpreter"
+        facts = probe(settings.python).to_json()
     verdict, why = minimal_verdict(run.returncode, run.output)
-    facts = probe(python).to_json()
     record = record.verified_by(verdict == "present", run.returncode, verdict + (f": {why}" if why else ""), name,
                                 facts)
     write_minimal(folder, program, record)

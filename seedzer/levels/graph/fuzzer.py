@@ -29,7 +29,6 @@ from collections.abc import Callable
 import onnx
 import tvm
 
-from seedzer.config import GraphConfig
 from seedzer.coverage.collectors import Collector
 from seedzer.coverage.triggers import PassTriggers, TriggerInstrument
 from seedzer.execute.records import ExecResult, FuzzTask
@@ -45,6 +44,7 @@ from seedzer.levels.graph.build_reuse import ReusingMemo
 from seedzer.levels.graph.codegen_reuse import CodegenReuse
 from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed, model_mutation_name
 from seedzer.levels.graph.fold_builds import FoldBuilds
+from seedzer.levels.graph.settings import GraphSettings
 from seedzer.load.importer_ops import OPERATOR_FEATURE, importer_operators
 from seedzer.mutate.insertion import sample_insertion
 from seedzer.mutate.model_mutators import sample_model_mutation
@@ -73,17 +73,17 @@ def graph_timings(timings: dict[str, float], stages: dict[str, Stage]) -> dict[s
 
 def llvm_target(opt_level: int) -> str:
     """The target a graph case builds for, as JSON text (what ``tvm.target.Target`` and a reproducer's
-    ``tvm.compile`` take): LLVM at ``opt_level`` (``graph.llvm_opt_level``)."""
+    ``tvm.compile`` take): LLVM at ``opt_level`` (``levels.graph.llvm_opt_level``)."""
     return json.dumps({"kind": "llvm", "opt-level": int(opt_level)})
 
 
 class GraphFuzzer:
     """Mutation and execution of graph-level test cases in one worker (see the module docstring)."""
 
-    def __init__(self, progress: OnStage, collector: Collector | None, config: GraphConfig | None = None) -> None:
+    def __init__(self, progress: OnStage, collector: Collector | None, config: GraphSettings | None = None) -> None:
         self.progress = progress
         self.collector = collector
-        self.config = config or GraphConfig()
+        self.config = config or GraphSettings()
         self.mutators = default_relax_pass_mutators()
         self.models: dict[str, onnx.ModelProto] = {}
         """Seed models by path (a pool has tens of them)."""

@@ -13,6 +13,7 @@ from seedzer.execute.fuzzing import LevelFuzzer, SlotProgress
 from seedzer.execute.settings import WorkerSettings
 from seedzer.kernel.graph.case import MODEL_MUTATION_KINDS
 from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed, model_mutation_name
+from seedzer.levels.graph.settings import GraphSettings
 from seedzer.levels.level import ModelSeeds
 from seedzer.mutate.relax_pass_mutators import default_relax_pass_mutators
 from seedzer.seed import JointSeed, PassSpec, passes_to_json
@@ -30,7 +31,7 @@ def graph_fuzzer(settings: WorkerSettings, progress: SlotProgress, collector: Co
     ``target.build.llvm`` in the worker's process."""
     from seedzer.levels.graph.fuzzer import GraphFuzzer
 
-    fuzzer = GraphFuzzer(progress, collector, settings.graph)
+    fuzzer = GraphFuzzer(progress, collector, settings.section(NAME, GraphSettings))
     fuzzer.folds.install()
     fuzzer.codegen.install()
     return fuzzer

@@ -25,6 +25,7 @@ from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.messages import normalize
 from seedzer.kernel.tir.case import Case, Checks
 from seedzer.kernel.tir.observe import observe
+from seedzer.levels.tir.settings import TirSettings
 from seedzer.mutate.bounds import kind_of, out_of_bounds
 from seedzer.passes.contracts import placeable, plan
 from seedzer.seed import input_seed, passes_from_json, passes_to_json
@@ -62,7 +63,8 @@ def error_feature(observation: Observation) -> str | None:
 class TirFuzzer:
     """Mutation and execution of TIR test cases inside one worker (see the module docstring)."""
 
-    def __init__(self, settings: WorkerSettings, progress: SlotProgress, collector: Collector | None) -> None:
+    def __init__(self, settings: WorkerSettings, progress: SlotProgress, collector: Collector | None,
+                 own: TirSettings | None = None) -> None:
         from seedzer import mutate
         from seedzer.mutate.schedule import TzerSchedule
 
@@ -72,11 +74,12 @@ class TirFuzzer:
         ex = settings.exec
         self.runner = WorkerRunner(RunnerSettings(ex.program_cache_size, ex.build_cache_size,
                                                   ex.detailed_build_coverage), self.progress, self.scripts)
-        self.ir_mutators = mutate.build_ir_mutators(settings.ir_weights)
+        own = own or TirSettings()
+        self.ir_mutators = mutate.build_ir_mutators()
         self.pass_mutators = mutate.default_pass_mutators()
         self.stats = mutate.MutationStats()
         self.collector = collector
-        self.schedule = TzerSchedule(settings.tolerance, settings.max_passes, self.ir_mutators,
+        self.schedule = TzerSchedule(own.tolerance, own.max_passes, self.ir_mutators,
                                      self.pass_mutators, self.stats)
         self.out_of_bounds: tuple[str, str, str] | None = None
         """``(script, passes JSON, reason)`` of the last mutant when it is out of bounds."""

@@ -10,6 +10,7 @@ from seedzer.coverage.collectors import Collector
 from seedzer.execute.fuzzing import LevelFuzzer, SlotProgress
 from seedzer.execute.settings import WorkerSettings
 from seedzer.levels.level import ModelSeeds
+from seedzer.levels.tir.settings import TirSettings
 from seedzer.mutate import IR_MUTATOR_NAMES, PASS_MUTATORS
 from seedzer.seed import JointSeed
 from seedzer.store.corpus import CorpusEntry
@@ -22,7 +23,7 @@ def tir_fuzzer(settings: WorkerSettings, progress: SlotProgress, collector: Coll
     """The TIR fuzzer of a worker (imports TVM: called in workers only)."""
     from seedzer.levels.tir.fuzzer import TirFuzzer
 
-    return TirFuzzer(settings, progress, collector)
+    return TirFuzzer(settings, progress, collector, settings.section(NAME, TirSettings))
 
 
 class TirLevel:

@@ -1,6 +1,7 @@
 """A campaign directory on a full disk (issue 45 row 5): a new campaign that cannot write leaves no
 ``.write-probe``, no empty folder and no campaign.db that is none; a finding being written when the
-disk fills is written whole or not at all, and ``--resume`` loses nothing. The full disk is an
+disk fills is written whole or not at all, and ``--resume`` loses nothing (nor announces again what
+it had filed, issue 55 row 11). The full disk is an
 ``ENOSPC`` raised by the N-th write (the real tmpfs case is tests/integration/test_full_disk.py)."""
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ import pytest
 from seedzer.campaign import directory, loop
 from seedzer.campaign.directory import CAMPAIGN_FOLDERS, discard_new, prepare_dir
 from seedzer.errors import CampaignError
+from seedzer.finding.meta import BUG, PENDING, FindingMeta
+from seedzer.kernel.common import Symptom
 from seedzer.store import atomic
-from tests.unit.campaign.test_loop_campaigns import by_symptom, campaign, config, query
+from seedzer.store.db import CampaignDB
+from tests.unit.campaign.test_loop_campaigns import ROOTS, by_symptom, campaign, config, events, query
 from tests.unit.fake_gate import FakeGate
 
 pytestmark = pytest.mark.usefixtures("restore_signals")
@@ -114,3 +118,33 @@ def test_a_finding_written_when_the_disk_fills_is_whole_or_absent_and_resume_los
     assert query(out / "campaign.db", "PRAGMA integrity_check") == [("ok",)]
     assert not [p for p in (out / "findings").iterdir() if p.name.startswith(".")]
     assert os.listdir(out / "findings")
+
+
+def test_a_verdict_written_to_its_folder_before_the_disk_filled_is_not_announced_as_new_again(
+        tmp_path: Path, pool: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 55 row 11: the gate's verdict reached the finding's meta.json, then campaign.db's write of it
+    failed (disk full) and the campaign stopped. Before: the resume judged the finding again and announced
+    ``new bug`` for the root its folder already held. After: the resume takes the folder's verdict into
+    campaign.db, counts the root as filed, and neither gates nor announces it again."""
+    out = tmp_path / "camp"
+    real = CampaignDB.set_verdict
+
+    def disk_full(self: CampaignDB, *args: Any) -> None:
+        raise CampaignError(f"{self.path}: database write failed (database or disk is full)")
+
+    monkeypatch.setattr(CampaignDB, "set_verdict", disk_full)
+    c, first = campaign(out, pool, ["a", "ERROR"], FakeGate(by_symptom), lambda c: False)
+    with pytest.raises(CampaignError, match="database or disk is full"):
+        c.run()
+    ((sig, verdict),) = query(out / "campaign.db", "SELECT signature, verdict FROM findings")
+    assert verdict == PENDING and FindingMeta.load(out / "findings" / sig).verdict == BUG  # the folder has it
+    monkeypatch.setattr(CampaignDB, "set_verdict", real)
+    gate = FakeGate(by_symptom)
+    again, second = campaign(out, pool, ["a", "ERROR"], gate, lambda c: c.stats.session_execs >= 20, resume=True,
+                             cfg=config())
+    stats = again.run()
+    root = ROOTS[Symptom.EXCEPTION]
+    assert not [m for m in first.messages + second.messages if m.startswith(f"new bug {root}")]
+    assert sig not in gate.submitted and stats.unique == {"exception": 1}
+    assert query(out / "campaign.db", "SELECT verdict, root FROM findings") == [(BUG, root)]
+    assert [e["signature"] for e in events(out, "verdict_restored")] == [sig]

@@ -9,7 +9,7 @@ import json
 import pickle
 import sys
 import time
-from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,10 +25,13 @@ from seedzer.campaign.epochs import (
     check_epoch_pool,
     epoch_dir,
     epoch_models,
+    resumed_epochs,
 )
+from seedzer.campaign.loading import Loading
 from seedzer.campaign.monitor import QuietMonitor
+from seedzer.campaign.pending import PendingSeeds
 from seedzer.campaign.stats import CampaignStats
-from seedzer.config import Config, LevelsConfig
+from seedzer.config import Config, EpochsConfig, LevelsConfig
 from seedzer.coverage import make_backend
 from seedzer.errors import PoolError
 from seedzer.levels.level import ModelSeeds
@@ -63,7 +66,7 @@ class NoFiling:
 
 @dataclass
 class Host:
-    """The campaign's parts the epochs use: a real store, corpus and coverage totals."""
+    """The campaign's parts the epochs use: a real store, corpus, loading and coverage totals."""
 
     out: Path
     pool: Path
@@ -72,13 +75,19 @@ class Host:
     corpus: Corpus
     stats: CampaignStats
     coverage: CoverageBackend = field(default_factory=lambda: make_backend("passes"))
-    filing: NoFiling = field(default_factory=NoFiling)
     monitor: QuietMonitor = field(default_factory=QuietMonitor)
-    models: list[Path] = field(default_factory=list)
-    pending: deque[CorpusEntry] = field(default_factory=deque)
+    pending: PendingSeeds = field(default_factory=PendingSeeds)
+    loading: Loading = field(init=False)
 
-    def stopping(self) -> bool:
-        return False
+    def __post_init__(self) -> None:
+        self.loading = Loading(self.cfg, self.pool, [], self.db, self.corpus, self.pending, NoFiling(), self.stats,
+                               self.monitor)
+
+
+def epochs_of(h: Host, generator: Callable[[Path], list[str]]) -> Epochs:
+    """The epochs of the campaign ``h`` stands for, as the campaign makes them."""
+    return Epochs(h.out, h.cfg, h.db, h.loading, h.corpus, h.coverage.total, h.monitor, h.stats.budget,
+                  h.stats.elapsed, generator=generator)
 
 
 def host(tmp_path: Path, count: int = 3, minutes: float = 3.0) -> Host:
@@ -143,7 +152,7 @@ def test_weights_are_drawn_half_way_from_the_rewards_so_far_and_recorded(tmp_pat
     h.corpus.add(CorpusEntry("s0", "x0", "[]", "model_000000.onnx", level="tir"), 0)
     h.corpus.add(CorpusEntry("m0", "x0'", "[]", "model_000000.onnx", "s0", level="tir"), 3)
     launched: list[Path] = []
-    epochs = Epochs(h, generator=lambda job: launched.append(job) or idle(job))
+    epochs = epochs_of(h, lambda job: launched.append(job) or idle(job))
     epochs.poll(LAUNCH_AT * 60 - 1)
     assert len(launched) == 1  # the generator starts at once (it imports NNSmith while it waits)
     assert not (epoch_dir(h.out, 1) / WEIGHTS_FILE).exists()
@@ -167,7 +176,7 @@ def test_weights_are_drawn_half_way_from_the_rewards_so_far_and_recorded(tmp_pat
 def test_a_generator_that_stops_early_is_started_again_a_bounded_number_of_times(tmp_path: Path) -> None:
     h = host(tmp_path)
     launched: list[Path] = []
-    epochs = Epochs(h, generator=lambda job: launched.append(job) or idle(job))
+    epochs = epochs_of(h, lambda job: launched.append(job) or idle(job))
     deadline = time.monotonic() + 20
     while epochs.failures <= RELAUNCHES and time.monotonic() < deadline:
         if epochs.proc is not None:
@@ -181,13 +190,13 @@ def test_models_are_taken_in_only_once_their_epoch_started(tmp_path: Path) -> No
     h = host(tmp_path)
     models = write_epoch(h.out, 1, ["a", "b"], done=True)
     write_epoch(h.out, 2, [], done=True)
-    epochs = Epochs(h, generator=idle)
+    epochs = epochs_of(h, idle)
     epochs.poll(59.0)
     assert not h.corpus.entries
     epochs.next_poll = 0.0
     epochs.poll(61.0)
     assert {e.origin for e in h.corpus.entries} == {m.name for m in models}
-    assert [e.script for e in h.pending] == ["a", "b"] and h.models == models
+    assert [e.script for e in h.pending] == ["a", "b"] and h.loading.models == models
     rows = {r.epoch: r for r in epoch_rows(h.db.conn)}
     assert rows[0].ended == 61.0 and rows[1].started == 61.0 and rows[1].loaded == 2 and rows[1].made == 2
     assert epochs.proc is None  # every epoch done: no generator
@@ -202,7 +211,7 @@ def test_a_campaign_resumed_mid_epoch_takes_in_the_rest_and_generates_nothing_tw
     (epoch_dir(h.out, 1) / WEIGHTS_FILE).write_text(json.dumps(weights))
     h.db.set_model(models[0].name, "ok", 1, {})  # taken in before the kill
     launched: list[Path] = []
-    epochs = Epochs(h, generator=lambda job: launched.append(job) or idle(job))
+    epochs = epochs_of(h, lambda job: launched.append(job) or idle(job))
     assert epochs.current == 1
     epochs.poll(70.0)
     assert [e.script for e in h.corpus.entries] == ["b"]  # the first was taken in already, the third not loaded
@@ -215,3 +224,18 @@ def test_a_campaign_resumed_mid_epoch_takes_in_the_rest_and_generates_nothing_tw
     epochs.next_poll = 0.0
     epochs.poll(71.0)
     assert [e.script for e in h.corpus.entries] == ["b", "c"]
+
+
+def test_a_resumed_campaign_keeps_its_recorded_epochs_and_says_so_when_asked_for_others() -> None:
+    """Issue 55 row 11: before, ``--resume --epochs 5`` kept (or silently changed) the recorded number."""
+    three = {"epochs": {"count": 3, "models": 4, "cpu_share": 0.5}}
+    kept, said = resumed_epochs(three, EpochsConfig(count=5))
+    assert (kept.count, kept.models) == (3, 4)
+    assert said == ("this campaign was started with 3 epochs: --resume keeps them (epochs.count 5, from --epochs "
+                    "or the configuration, applies to new campaigns only)")
+    assert resumed_epochs(three, EpochsConfig())[1] is None  # nothing asked: nothing to say
+    assert resumed_epochs(three, EpochsConfig(count=3))[1] is None
+    assert "without epochs" in str(resumed_epochs({"epochs": {"count": 0}}, EpochsConfig(count=2))[1])
+    assert resumed_epochs({"epochs": {"count": 1}}, EpochsConfig(count=1))[1] is None  # 0 and 1: both none
+    old = EpochsConfig(count=4)
+    assert resumed_epochs({"fuzz": {}}, old) == (old, None)  # recorded before the epochs: as asked

@@ -84,7 +84,7 @@ def file(filing: Filing, obs: Observation, tc_id: int, passes: tuple[str, ...] =
     tc = TestCaseInfo(tc_id, "fuzz", None, "tir", script=SCRIPT, passes=pj, announced=True,
                       case=fake_case("tir", SCRIPT, pj))
     before = set(filing.verdicts)
-    filing.candidate(obs, tc, 0, [])
+    filing.file(filing.candidate(obs, tc, 0, []))
     (sig,) = set(filing.verdicts) - before
     return sig
 
@@ -298,7 +298,9 @@ def test_the_end_drain_judges_what_waited_and_a_resume_what_it_left(tmp_path: Pa
     assert stats.pending == 0 and stats.unique == {"exception": 4}
 
     # a candidate left pending by a campaign that ended is judged on --resume
-    db.set_verdict(sigs[3], PENDING, "", None)
+    meta = filing.findings.load(sigs[3])
+    meta.verdict, meta.verdict_reason, meta.root_signature = PENDING, "", None
+    filing.findings.update(meta)  # its folder and its row, as a campaign that ended before its verdict left them
     again = FakeGate(culprit_bug("tirx.D"))
     resumed = make_filing(tmp_path, db, again, 0.05, CampaignStats())
     resumed.restore()
@@ -349,7 +351,7 @@ def test_a_graph_candidate_is_filed_with_its_model_and_steps_and_sent_to_the_gra
     gate = RecordingGate()
     filing = make_filing(tmp_path, db, gate)
     obs = error("relax.ConvertLayout", "InternalError: Check failed: (res != npos) is false: layoutAB")
-    filing.candidate(obs, tc, 1, [])
+    filing.file(filing.candidate(obs, tc, 1, []))
     (sig,) = filing.verdicts
     folder = tmp_path / "findings" / sig
     meta = FindingMeta.load(folder)
@@ -358,7 +360,7 @@ def test_a_graph_candidate_is_filed_with_its_model_and_steps_and_sent_to_the_gra
     filed = GraphCase.from_json(json.loads((folder / "case.json").read_text()))
     assert filed.passes == steps and filed.model_file == "model.onnx" and filed.expected == obs
     assert gate.calls == [(sig, run_graph_gate_on_folder)]
-    filing.candidate(obs, tc, 1, [])  # the same failure again: counted, never filed or gated twice
+    filing.file(filing.candidate(obs, tc, 1, []))  # the same failure again: counted, never filed or gated twice
     assert row_of(db, sig).count == 2 and len(gate.calls) == 1
 
 

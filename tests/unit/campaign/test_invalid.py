@@ -13,6 +13,7 @@ from rich.console import Console
 from seedzer.campaign.invalid import invalid_class, invalid_table, unloaded_models_table
 from seedzer.campaign.summary import campaign_summary
 from seedzer.store.db import CampaignDB
+from seedzer.store.reader import CampaignReader
 from tests.unit.campaign.test_loop_campaigns import by_symptom, campaign, query
 from tests.unit.fake_gate import FakeGate
 
@@ -67,8 +68,32 @@ def test_status_all_lists_invalid_test_cases_by_reason_and_models_without_seeds(
 def test_a_campaign_from_before_the_table_shows_none(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "old.db")
     conn.execute("CREATE TABLE models (model TEXT, status TEXT, seeds INTEGER, detail TEXT)")
-    assert invalid_table(conn) is None and unloaded_models_table(conn) is None
+    assert invalid_table(CampaignReader(conn, tmp_path / "old.db")) is None
+    assert unloaded_models_table(CampaignReader(conn, tmp_path / "old.db")) is None
     conn.execute("INSERT INTO models VALUES ('m.onnx', 'failed', 0, 'not json')")
-    table = unloaded_models_table(conn)
+    table = unloaded_models_table(CampaignReader(conn, tmp_path / "old.db"))
     assert table is not None and table.row_count == 1
     conn.close()
+
+
+def test_status_shows_a_corrupt_count_as_corrupt_never_as_a_count(tmp_path: Path) -> None:
+    """Issue 55 row 8: counts such as ``abc``, ``1e+20``, ``-5`` or bytes in ``filter_summary`` were printed
+    as counts by ``status --invalid`` / ``--all``. Each is one line naming its row; the table counts only
+    the real row."""
+    from click.testing import CliRunner
+
+    from seedzer.cli import main
+    from tests.unit.store.test_reader import HOSTILE, hostile_campaign
+
+    hostile_campaign(tmp_path / "camp")
+    for option in ("--invalid", "--all"):
+        res = CliRunner().invoke(main, ["status", str(tmp_path / "camp"), option])
+        assert res.exit_code == 0, res.output
+        lines = res.stdout.splitlines()
+        table = [ln for ln in lines if ln.startswith("│")]
+        assert any("fine" in ln and "│ 7 " in ln for ln in table)
+        corrupt = [ln for ln in lines if ln.startswith("corrupt row in campaign.db: filter_summary")]
+        assert len(corrupt) == len(HOSTILE) - 1
+        for (_, reason, _, _), line in zip(HOSTILE, corrupt, strict=False):
+            assert f"reason '{reason}'" in line and line.endswith("is not a count; left out")
+            assert not any(reason in ln for ln in table)  # never a row of the table

@@ -131,7 +131,7 @@ class Probe(QuietMonitor):
 
     def update(self, stats: CampaignStats) -> None:
         c = self.campaign
-        if c is not None and stats.phase == "fuzzing" and c._executor is not None and self.step(c):
+        if c is not None and stats.phase == "fuzzing" and c.executor is not None and self.step(c):
             c.stop()
 
     def message(self, text: str) -> None:
@@ -479,7 +479,7 @@ def test_external_sigkill_is_an_event_never_a_finding(tmp_path: Path, pool: Path
     kills: list[tuple[int, str]] = []
 
     def step(c: Campaign) -> bool:
-        pool_ = c._executor
+        pool_ = c.executor
         assert isinstance(pool_, WorkerPool)
         w = pool_.workers[0]
         if not kills and w.current is not None and w.current.announced and "HANG" in w.current.script:
@@ -490,7 +490,7 @@ def test_external_sigkill_is_an_event_never_a_finding(tmp_path: Path, pool: Path
         return len(kills) == 2 and pool_.restarts == 2 and c.stats.execs >= 10
 
     c, probe = campaign(out, pool, ["a", "HANG"], FakeGate(by_symptom), step)
-    c.schedulers["tir"] = NoHang()
+    c.feeder.schedulers["tir"] = NoHang()
     stats = c.run()
     killed = events(out, "worker_killed")
     assert len(killed) == 2 and [k["signal"] for k in killed] == [signal.SIGKILL] * 2
@@ -514,7 +514,7 @@ def test_a_seed_waiting_behind_a_killed_test_case_is_executed_later(tmp_path: Pa
     kills: list[int] = []
 
     def step(c: Campaign) -> bool:
-        pool_ = c._executor
+        pool_ = c.executor
         assert isinstance(pool_, Recording) and isinstance(pool_.inner, WorkerPool)
         w = pool_.inner.workers[0]
         if not kills and w.current is not None and w.current.announced and "HANG" in w.current.script \
@@ -524,7 +524,7 @@ def test_a_seed_waiting_behind_a_killed_test_case_is_executed_later(tmp_path: Pa
         return bool(kills) and waiting is not None and waiting.executed and c.stats.execs >= 3
 
     c, _ = campaign(out, pool, ["HANG", "b"], FakeGate(by_symptom), step, tasks=log)
-    c.schedulers["tir"] = NoHang()
+    c.feeder.schedulers["tir"] = NoHang()
     c.run()
     execs = [t.script for t in log if isinstance(t, ExecTask)]
     assert execs == ["HANG", "b", "b"]  # sent behind the hang, dropped with the worker, sent again
@@ -618,7 +618,7 @@ def test_a_worker_killed_while_setting_up_is_restarted(tmp_path: Path, pool: Pat
     kills: list[int] = []
 
     def step(c: Campaign) -> bool:
-        pool_ = c._executor
+        pool_ = c.executor
         assert isinstance(pool_, WorkerPool)
         w = pool_.workers[0]
         if len(kills) < 6 and not w.ready and w.proc.pid not in kills and w.proc.is_alive():

@@ -12,7 +12,7 @@ from rich.console import Console
 from seedzer.campaign.operators import bug_operators, exercised_operators, operator_bug_table, reach_table
 from seedzer.load.importer_ops import operator_reach
 from seedzer.store.db import CampaignDB
-from seedzer.store.readonly import open_campaign
+from seedzer.store.reader import CampaignReader
 
 IMPORTER = ("Add", "Conv", "Relu", "TopK", "Unique")
 
@@ -38,11 +38,8 @@ def test_the_operators_of_graph_cases_and_loaded_pool_models_count(tmp_path: Pat
     db.set_model("m.onnx", "ok", 1, {})
     db.add_features(["onnx-op/TopK", "onnx-op/Shape", "graph/relax.FoldConstant", "bp:tvm:1"], 1.0)
     db.close()
-    conn = open_campaign(tmp_path / "campaign.db")
-    try:
-        found = exercised_operators(conn)
-    finally:
-        conn.close()
+    with CampaignReader.open(tmp_path / "campaign.db") as reader:
+        found = exercised_operators(reader)
     assert found == {"Relu", "TopK", "Shape"}
     reach = operator_reach(found, IMPORTER)
     assert (reach.covered, reach.missing) == (["Relu", "TopK"], ["Add", "Conv", "Unique"])

@@ -22,7 +22,7 @@ from seedzer.campaign.throughput import (
 )
 from seedzer.cli import main
 from seedzer.store.db import CampaignDB
-from seedzer.store.readonly import open_readonly
+from seedzer.store.reader import CampaignReader
 
 
 def test_stage_totals_rename_keep_unknown_keys_and_derive_other() -> None:
@@ -152,9 +152,8 @@ def test_status_of_a_campaign_db_older_than_the_timings_column(tmp_path: Path) -
     con.commit()
     con.close()
     before = (out / "campaign.db").read_bytes()
-    ro = open_readonly(out / "campaign.db")
-    assert [p.timings for p in read_points(ro)] == [{}] * 11
-    ro.close()
+    with CampaignReader.open(out / "campaign.db") as reader:
+        assert [p.timings for p in read_points(reader)] == [{}] * 11
     text = render(out)
     assert "│ 0.0-5.0" in text and "5.00" in text and "(not recorded)" in text
     assert (out / "campaign.db").read_bytes() == before

@@ -19,6 +19,7 @@ from seedzer.campaign.triggers import (
     triggered_feature,
 )
 from seedzer.store.db import CampaignDB
+from seedzer.store.reader import CampaignReader
 
 
 def test_a_test_case_counts_once_per_pass_and_gives_the_features_of_what_it_triggered() -> None:
@@ -56,11 +57,11 @@ def test_a_campaign_db_from_before_the_figures_reads_as_none(tmp_path: Path) -> 
     path = tmp_path / "old.db"
     con = sqlite3.connect(path)
     con.execute("CREATE TABLE snapshots (id INTEGER PRIMARY KEY, time REAL NOT NULL)")
-    assert read_pass_counts(con) == {} and read_trigger_points(con) == []
+    old = CampaignReader(con, path)
+    assert read_pass_counts(old) == {} and read_trigger_points(old) == []
     con.close()
     db = CampaignDB(tmp_path / "new.db")
     db.add_pass_triggers([("tir", "tirx.Simplify", 3, 1)])
     db.close()
-    con = sqlite3.connect(tmp_path / "new.db")
-    assert read_pass_counts(con) == {("tir", "tirx.Simplify"): PassCount(3, 1)}
-    con.close()
+    with CampaignReader.open(tmp_path / "new.db") as reader:
+        assert read_pass_counts(reader) == {("tir", "tirx.Simplify"): PassCount(3, 1)}

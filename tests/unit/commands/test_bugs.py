@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from seedzer.cli import main
@@ -47,3 +48,79 @@ def test_a_marked_root_is_listed_by_state_and_exported_with_its_report(tmp_path:
     assert "aaaa00000001: report.md, minimal.py ->" in exported
     assert (tmp_path / "out" / "aaaa00000001" / "report.md").read_text() == "# [Bug] report\n"
     assert not (tmp_path / "out" / "bbbb00000002").exists()
+
+
+def _fail(*args: str) -> str:
+    """The one line a refused command printed (exit status 2, nothing on standard output)."""
+    res = CliRunner().invoke(main, list(args))
+    assert res.exit_code == 2, res.output
+    assert res.stdout == "" and len(res.stderr.splitlines()) == 1, res.output
+    return res.stderr.strip()
+
+
+def test_an_export_never_replaces_an_edited_report_without_force(tmp_path: Path) -> None:
+    ledger, out = str(tmp_path / "ledger.db"), tmp_path / "out"
+    camp = fake_campaign(tmp_path / "c", tmp_path / "p", {"aaaa00000001": ["111111111111"]})
+    (camp / "findings" / "111111111111" / "report.md").write_text("# [Bug] report\n")
+    _invoke("bugs", "--ledger", ledger, "add", str(camp))
+    _invoke("bugs", "--ledger", ledger, "export", str(out), "aaaa")
+    _invoke("bugs", "--ledger", ledger, "export", str(out), "aaaa")  # the same files again: nothing to lose
+    edited = out / "aaaa00000001" / "report.md"
+    edited.write_text("# [Bug] report\n\nMy analysis, an hour of work.\n")
+    said = _fail("bugs", "--ledger", ledger, "export", str(out), "aaaa")
+    assert said.startswith(f"error: {edited}: exists and differs") and said.endswith("(--force replaces them)")
+    assert edited.read_text().endswith("an hour of work.\n")
+    _invoke("bugs", "--ledger", ledger, "export", str(out), "aaaa", "--force")
+    assert edited.read_text() == "# [Bug] report\n"
+
+
+def test_an_export_takes_the_newest_sighting_that_holds_a_report(tmp_path: Path) -> None:
+    ledger, out = str(tmp_path / "ledger.db"), tmp_path / "out"
+    one = fake_campaign(tmp_path / "one", tmp_path / "p", {"aaaa00000001": ["111111111111"]})
+    two = fake_campaign(tmp_path / "two", tmp_path / "p", {"bbbb00000002": ["222222222222"],
+                                                           "aaaa00000001": ["333333333333"]})  # found later
+    (one / "findings" / "111111111111" / "report.md").write_text("# [Bug] triaged in one\n")
+    for camp in (one, two):
+        _invoke("bugs", "--ledger", ledger, "add", str(camp))
+    exported = _invoke("bugs", "--ledger", ledger, "export", str(out), "aaaa")
+    assert f"(from {one.resolve() / 'findings' / '111111111111'})" in exported
+    assert (out / "aaaa00000001" / "report.md").read_text() == "# [Bug] triaged in one\n"
+    (two / "findings" / "333333333333" / "report.md").write_text("# [Bug] triaged in two\n")
+    _invoke("bugs", "--ledger", ledger, "export", str(tmp_path / "again"), "aaaa")
+    assert (tmp_path / "again" / "aaaa00000001" / "report.md").read_text() == "# [Bug] triaged in two\n"
+
+
+def test_a_root_without_a_report_anywhere_is_an_error_and_nothing_is_exported(tmp_path: Path) -> None:
+    ledger, out = str(tmp_path / "ledger.db"), tmp_path / "out"
+    camp = fake_campaign(tmp_path / "c", tmp_path / "p", {"aaaa00000001": ["111111111111"],
+                                                           "bbbb00000002": ["222222222222"]})
+    (camp / "findings" / "111111111111" / "report.md").write_text("# [Bug] report\n")
+    _invoke("bugs", "--ledger", ledger, "add", str(camp))
+    said = _fail("bugs", "--ledger", ledger, "export", str(out), "aaaa", "bbbb")
+    assert said == ("error: bbbb00000002: no report.md in any of the 1 campaign(s) that found it (run `seedzer "
+                    "triage` on one); nothing was exported")
+    assert not out.exists()
+    res = CliRunner().invoke(main, ["bugs", "--ledger", ledger, "export", str(out), "--state", "new"])
+    assert res.exit_code == 0 and "warning: bbbb00000002: no report.md" in res.stderr  # chosen by state: skipped
+    assert sorted(p.name for p in out.iterdir()) == ["aaaa00000001"]
+    _invoke("bugs", "--ledger", ledger, "mark", "aaaa", "fixed")
+    assert _fail("bugs", "--ledger", ledger, "export", str(out), "--state", "new").startswith(
+        "error: --state new: none of its 1 root(s) has a report.md")
+
+
+@pytest.mark.parametrize("verb", [(), ("mark", "aaaa", "fixed"), ("export", "out", "--state", "new")])
+def test_an_empty_ledger_file_is_no_ledger_yet_and_stays_empty(tmp_path: Path, verb: tuple[str, ...]) -> None:
+    empty = tmp_path / "ledger.db"
+    empty.touch()
+    said = _fail("bugs", "--ledger", str(empty), *verb)
+    assert said == f"error: {empty}: no ledger there (a campaign makes it; see ledger.path)"
+    assert empty.read_bytes() == b""
+
+
+def test_status_of_a_campaign_whose_ledger_is_an_empty_file_says_no_ledger(tmp_path: Path) -> None:
+    empty = tmp_path / "ledger.db"
+    empty.touch()
+    camp = fake_campaign(tmp_path / "c", tmp_path / "p", {"aaaa00000001": ["111111111111"]}, ledger=empty)
+    res = CliRunner().invoke(main, ["status", str(camp)], env={"COLUMNS": "300"})
+    assert res.exit_code == 0 and res.stderr == "" and "(no ledger)" in res.stdout
+    assert empty.read_bytes() == b""

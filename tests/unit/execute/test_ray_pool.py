@@ -298,7 +298,7 @@ def test_sigkill_of_an_actor_loses_nothing_already_reported(ray_local: None, tmp
     def step(c: Campaign) -> bool:
         from seedzer.execute.ray_pool import RayWorkerPool
 
-        pool_ = c._executor
+        pool_ = c.executor
         assert isinstance(pool_, RayWorkerPool)
         if "killed" not in seen and c.stats.execs >= 60 and c.stats.unique and None not in pool_.actor_pids():
             pid = pool_.actor_pids()[1]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from seedzer.ledger.records import CAMPAIGN, RECHECK, RootSighting, VersionVerdict
-from seedzer.ledger.store import SCHEMA_VERSION, Ledger, LedgerError
+from seedzer.ledger.store import SCHEMA_VERSION, Ledger, LedgerError, NoLedger
 
 
 def sighting(root: str, campaign: str, first: float = 10.0, last: float = 20.0, count: int = 1) -> RootSighting:
@@ -125,3 +125,24 @@ def test_a_missing_ledger_is_not_made_by_readers(tmp_path: Path) -> None:
     with pytest.raises(LedgerError, match="no ledger there"):
         Ledger(tmp_path / "none.db", create=False)
     assert not (tmp_path / "none.db").exists()
+
+
+@pytest.mark.parametrize("readonly", [True, False])
+def test_an_empty_file_is_no_ledger_yet_for_whoever_does_not_create_one(tmp_path: Path, readonly: bool) -> None:
+    path = tmp_path / "ledger.db"
+    path.touch()
+    with pytest.raises(NoLedger, match="no ledger there"):
+        Ledger(path, create=False, readonly=readonly)
+    assert path.read_bytes() == b""
+
+
+def test_a_ledger_opened_read_only_is_never_written(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    with Ledger(path) as ledger:
+        ledger.record([sighting("aaa111", "/c/one")], CAMPAIGN)
+    before = path.read_bytes()
+    with Ledger(path, readonly=True) as ledger:
+        assert [r.root for r in ledger.roots()] == ["aaa111"]
+        with pytest.raises(LedgerError, match="setting the state failed"):
+            ledger.set_state("aaa", "fixed")
+    assert path.read_bytes() == before

@@ -1,7 +1,8 @@
 """A third level for the tests, made as the issue says a level is made: this one module plus one entry
 in :data:`seedzer.level_table.LEVELS` (see :func:`register`). Its test case is a text whose lines are
-its coverage features; a mutation appends a line; it runs without TVM. It never fails, so it files
-nothing (a level that fails files under the finding kind of its name)."""
+its coverage features; a mutation appends a line, one of ``levels.echo.lines`` (its own setting, a
+section the entry names, read from the configuration like a shipped level's); it runs without TVM.
+It never fails, so it files nothing (a level that fails files under the finding kind of its name)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from seedzer.config import Check, setting
 from seedzer.coverage.collectors import Collector
 from seedzer.execute.fuzzing import LevelFuzzer, SlotProgress
 from seedzer.execute.records import ExecResult, FuzzTask
@@ -21,12 +23,21 @@ from seedzer.seed import JointSeed
 from seedzer.store.corpus import CorpusEntry
 
 NAME = "echo"
-ENTRY = LevelEntry(NAME, "tests.unit.levels.echo_level:LEVEL", 2.0, "a text whose lines are its features.", ".echo")
+ENTRY = LevelEntry(NAME, "tests.unit.levels.echo_level:LEVEL", 2.0, "a text whose lines are its features.", ".echo",
+                   "tests.unit.levels.echo_level:EchoSettings")
 """Its entry in the level table (registered by the tests that use it)."""
 QUIET = "quiet-echo"
 QUIET_ENTRY = LevelEntry(QUIET, "tests.unit.levels.echo_level:QUIET_LEVEL", 0.0, "the echo level, off by default.",
                          ".quiet")
 """A second echo level, turned off by default (a level a campaign does not fuzz)."""
+
+
+@dataclass
+class EchoSettings:
+    """The echo level's own settings (``levels.echo.*``)."""
+
+    lines: int = setting(6, "How many different lines a mutation appends (line0, line1, ...).",
+                         Check("must be between 1 and 100", lambda v: 1 <= v <= 100))
 
 
 @dataclass(frozen=True)
@@ -39,12 +50,13 @@ class EchoCase:
 class EchoFuzzer:
     """Appends a line; a test case's features are its distinct lines."""
 
-    def __init__(self, progress: SlotProgress) -> None:
+    def __init__(self, progress: SlotProgress, own: EchoSettings) -> None:
         self.progress = progress
+        self.own = own
 
     def mutate(self, task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
         """The entry's text with one more line."""
-        return f"{task.script}\nline{rng.randrange(6)}", task.passes, ["echo_append"]
+        return f"{task.script}\nline{rng.randrange(self.own.lines)}", task.passes, ["echo_append"]
 
     def case(self, script: str, passes_json: str) -> EchoCase:
         """The text as the case."""
@@ -57,8 +69,8 @@ class EchoFuzzer:
 
 
 def echo_fuzzer(settings: WorkerSettings, progress: SlotProgress, collector: Collector | None) -> LevelFuzzer:
-    """The echo fuzzer of a worker."""
-    return EchoFuzzer(progress)
+    """The echo fuzzer of a worker, with the echo level's own settings."""
+    return EchoFuzzer(progress, settings.section(NAME, EchoSettings))
 
 
 class EchoLevel:

@@ -18,7 +18,7 @@ from seedzer.campaign.loop import Campaign
 from seedzer.campaign.monitor import QuietMonitor
 from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.summary import campaign_summary
-from seedzer.config import Config, LevelsConfig, parse_levels
+from seedzer.config import Config, LevelsConfig, load_config, parse_levels
 from seedzer.errors import SeedzerError
 from seedzer.level_table import LEVELS, level_entry, level_names
 from seedzer.levels.level import ModelSeeds
@@ -26,7 +26,7 @@ from seedzer.levels.registry import level, levels
 from seedzer.load.bounds import Limits
 from seedzer.store.corpus import CorpusEntry
 from tests.unit.fake_gate import FakeGate
-from tests.unit.levels.echo_level import ENTRY, NAME, QUIET, QUIET_ENTRY
+from tests.unit.levels.echo_level import ENTRY, NAME, QUIET, QUIET_ENTRY, EchoSettings
 
 
 @pytest.fixture
@@ -124,3 +124,23 @@ def test_entries_of_a_level_turned_off_still_run_once(echo: None, tmp_path: Path
     finally:
         conn.close()
     assert counted[QUIET] == 3 and counted[NAME] >= 22
+
+
+@pytest.mark.usefixtures("restore_signals")
+def test_a_level_s_own_setting_goes_from_yaml_to_its_fuzzer(echo: None, tmp_path: Path, pool: Path) -> None:
+    """The echo level's ``lines`` setting (its section names it; no house module does), set in a
+    configuration file, reaches the echo fuzzer in the campaign's forked workers: every line its
+    mutants appended is one of the two it allows."""
+    path = tmp_path / "c.yaml"
+    path.write_text(f"levels:\n  {NAME}:\n    weight: 1\n    lines: 2\n")
+    cfg = load_config(path)
+    assert cfg.levels.settings()[NAME] == EchoSettings(lines=2)
+    cfg.fuzz.coverage, cfg.fuzz.minutes, cfg.fuzz.snapshot_period = "passes", 1.0, 0.5
+    cfg.levels = parse_levels(NAME, cfg.levels)
+    monitor = StopAfter(30)
+    out = tmp_path / "camp"
+    camp = Campaign(out, pool, cfg, monitor=monitor, seed_loader=_one_seed, gate=FakeGate(lambda job: None))  # type: ignore[arg-type, return-value]
+    monitor.campaign = camp
+    assert camp.run().execs >= 30
+    appended = {line for path in (out / "corpus").glob("*.echo") for line in path.read_text().splitlines()[1:]}
+    assert appended == {"line0", "line1"}  # 6 lines by default: only the configured 2 were drawn

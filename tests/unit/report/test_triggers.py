@@ -3,7 +3,6 @@ trials' ends (median, largest) and over time."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -11,6 +10,7 @@ import pandas as pd
 from seedzer.campaign.triggers import TriggerTotals, snapshot_column
 from seedzer.report.triggers import TRIGGER_COLUMNS, read_trial_triggers, triggers_by_arm, triggers_over_time
 from seedzer.store.db import CampaignDB
+from seedzer.store.reader import CampaignReader
 
 
 def _snapshot(t: float, triggers: str) -> dict[str, object]:
@@ -23,9 +23,8 @@ def test_a_trial_reads_its_snapshots_figures(tmp_path: Path) -> None:
     db.add_snapshot(_snapshot(5.0, ""))  # before any test case
     db.add_snapshot(_snapshot(60.0, snapshot_column({"tir": TriggerTotals(40, 12, 3)})))
     db.close()
-    conn = sqlite3.connect(tmp_path / "campaign.db")
-    rows = read_trial_triggers({"experiment": "e", "heuristic": "basic", "trial": 1}, conn)
-    conn.close()
+    with CampaignReader.open(tmp_path / "campaign.db") as reader:
+        rows = read_trial_triggers({"experiment": "e", "heuristic": "basic", "trial": 1}, reader)
     assert rows.to_dict("records") == [{"experiment": "e", "heuristic": "basic", "trial": 1, "time": 60.0,
                                         "level": "tir", "run": 40, "once": 12, "often": 3}]
 

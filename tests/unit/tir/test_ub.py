@@ -292,10 +292,10 @@ def test_seeds_have_no_hazards_and_the_check_is_cheap() -> None:
     for name, seed in SEEDS.items():
         facts = ub.Interp(seed).facts
         assert facts.hazards == {} and not facts.unproven, name
-        start = time.perf_counter()
+        start = time.process_time()  # this process's CPU time: other work on the machine does not count
         for _ in range(5):
             ub.Interp(seed)
-        assert (time.perf_counter() - start) / 5 < 0.005, name  # ~0.05-0.3 ms; generous for slow CI
+        assert (time.process_time() - start) / 5 < 0.005, name  # ~0.05-0.3 ms; generous for slow CI
 
 
 # -- the fuzz run ---------------------------------------------------------------------------------

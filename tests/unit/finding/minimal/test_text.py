@@ -35,3 +35,19 @@ def test_a_program_of_every_check_is_python_with_the_guard_first() -> None:
     assert "pip install apache-tvm==0.27.0.post1 numpy" in text
     lines = text.splitlines()
     assert lines.index(parts.GUARD) < lines.index("import numpy as np")
+
+
+@pytest.mark.parametrize("message", [
+    r"Check failed: path C:\Nope\x9 is \N{bad} at \u12",  # escapes a plain string literal would refuse
+    'quotes """ and a trailing backslash \\',
+    "a NUL \x00, a set-title \x1b]0;pwned\x07 and a\nsecond line",
+])
+def test_a_docstring_holding_any_message_compiles_and_shows_it(message: str) -> None:
+    docs = Docs(f"Plain reproducer of a TVM bug: {message}", (message, message + "\\"), "0.27.0.post1")
+    text = parts.program([parts.docstring(docs, ["apache-tvm"]), ["x = 1"]])
+    code = compile(text, "minimal.py", "exec")
+    shown = code.co_consts[0]
+    assert isinstance(shown, str) and "\x00" not in shown and "\x1b" not in shown
+    assert message.split("\\")[0].split('"""')[0].split("\x00")[0] in shown
+    if "\\N" in message:
+        assert r"C:\Nope\x9 is \N{bad} at \u12" in shown  # as the message wrote it

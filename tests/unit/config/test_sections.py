@@ -1,9 +1,11 @@
+"""The house's sections of the configuration: defaults, checks and one-line errors naming file and field."""
+
 from pathlib import Path
 
 import pytest
 
-from seedzer.config import Config, config_from_dict, load_config, reference
-from seedzer.errors import ConfigError
+from seedzer.config import Config, check_of, check_value, config_from_dict, load_config, reference
+from seedzer.errors import ConfigError, UsageError
 
 
 def test_defaults_without_file() -> None:
@@ -17,7 +19,7 @@ def test_partial_file_keeps_other_defaults(tmp_path: Path) -> None:
     p = tmp_path / "c.yaml"
     p.write_text("fuzz:\n  jobs: 2\n  minutes: 1\nknown_issues:\n  - pattern: 'LoopPartition'\n    note: x\n")
     cfg = load_config(p)
-    assert cfg.fuzz.jobs == 2 and cfg.fuzz.minutes == 1.0 and cfg.fuzz.tolerance == 4
+    assert cfg.fuzz.jobs == 2 and cfg.fuzz.minutes == 1.0 and cfg.fuzz.seed == 0
     assert cfg.known_issues[0].pattern == "LoopPartition"
 
 
@@ -34,7 +36,9 @@ def test_partial_file_keeps_other_defaults(tmp_path: Path) -> None:
         ("timeouts:\n  hang_share: 2\n", "field 'timeouts.hang_share' must be a share between 0 and 1"),
         ("bounds:\n  max_growth: 0.5\n", "field 'bounds.max_growth' must be between 1 and 1000"),
         ("oracles:\n  gate_share: -1\n", "field 'oracles.gate_share' must be a share between 0 (no limit) and 1"),
-        ("graph:\n  llvm_opt_level: 4\n", "field 'graph.llvm_opt_level' must be 0, 1, 2 or 3"),
+        ("levels:\n  graph:\n    llvm_opt_level: 4\n", "field 'levels.graph.llvm_opt_level' must be 0, 1, 2 or 3"),
+        ("graph:\n  llvm_opt_level: 4\n", "field 'levels.graph.llvm_opt_level' must be 0, 1, 2 or 3"),  # old key
+        ("fuzz:\n  jobs: [1, 2]\n", "field 'fuzz.jobs' must be int, got list [1, 2]"),
         ("oracles:\n  enabled: [crash, telepathy]\n", "field 'oracles.enabled'"),
         ("known_issues:\n  - pattern: 'a('\n", "known_issues[0].pattern' must be a valid regular expression"),
         ("fuzz:\n  jobs: [\n", "invalid YAML at line"),
@@ -76,13 +80,24 @@ def test_a_config_turning_every_level_off_is_refused(tmp_path: Path) -> None:
         load_config(path)
 
 
-def test_graph_mutation_weights_have_defaults_ranges_and_cannot_all_be_off(tmp_path: Path) -> None:
-    assert Config().graph.weights() == {"passes": 3.0, "uoc": 0.6, "pioc": 1.2, "edge": 4.0, "insert": 4.0,
-                                        "special": 1.0}
-    path = tmp_path / "c.yaml"
-    path.write_text("graph:\n  uoc: -1\n")
-    with pytest.raises(ConfigError, match=r"field 'graph\.uoc' must be between 0"):
-        load_config(path)
-    path.write_text("graph:\n  passes: 0\n  uoc: 0\n  pioc: 0\n  edge: 0\n  insert: 0\n  special: 0\n")
-    with pytest.raises(ConfigError, match="turns every graph mutation off"):
-        load_config(path)
+def test_a_cross_field_conflict_is_refused_naming_the_field() -> None:
+    with pytest.raises(ConfigError, match=r"^c\.yaml: field 'fuzz\.energy' rarity needs fuzz\.scheduler cost "
+                                          r"\(got 'uniform'\)$"):
+        config_from_dict({"fuzz": {"energy": "rarity", "scheduler": "uniform"}}, "c.yaml")
+
+
+def test_a_field_declares_its_check_and_a_cli_value_is_checked_by_it() -> None:
+    jobs, pattern = check_of("fuzz.jobs"), check_of("known_issues[].pattern")
+    assert jobs is not None and jobs.test(2) and not jobs.test(0)
+    assert pattern is not None and not pattern.test("a(") and pattern.test("a+")
+    assert check_of("fuzz.differential_load") is None and check_of("fuzz.nope") is None and check_of("nope") is None
+    check_value("fuzz.jobs", 2, "--jobs")
+    check_value("no.such.field", -1, "--x")  # a field without a check accepts anything
+    with pytest.raises(UsageError, match=r"^--minutes: must be > 0") as err:
+        check_value("fuzz.minutes", 0, "--minutes")
+    assert "\n" not in str(err.value)
+
+
+def test_the_checks_of_the_reference_fields_are_found_by_their_dotted_names() -> None:
+    checked = [name for name, _, _ in reference() if check_of(name) is not None]
+    assert {"fuzz.jobs", "timeouts.load", "oracles.enabled", "known_issues[].pattern", "ledger.path"} <= set(checked)

@@ -1,8 +1,8 @@
-"""Reading small YAML files strictly, and the value limits every verb and file shares.
+"""Reading small YAML files strictly and boundedly.
 
-Bottom layer (standard library and PyYAML only): configuration files, experiment files and
-heuristic definitions are read the same way (UTF-8, at most 1 MiB, duplicate keys refused, ``1e9``
-a number as in YAML 1.2), with one-line errors naming the file.
+Configuration files, experiment files and heuristic definitions are read the same way (UTF-8, at
+most 1 MiB, duplicate keys refused, ``1e9`` a number as in YAML 1.2, aliases expanding to at most
+:data:`MAX_YAML_VALUES` values, none containing itself), with one-line errors naming the file.
 """
 
 from __future__ import annotations
@@ -15,19 +15,11 @@ import yaml
 
 from seedzer.errors import ConfigError, shown
 
-MAX_JOBS = 1024
-"""Most worker processes a campaign (or a generation run) may ask for."""
-MAX_MINUTES = 366 * 24 * 60.0
-"""Longest campaign budget: a year."""
-MIN_TIMEOUT, MAX_TIMEOUT = 1.0, 24 * 3600.0
-"""Stage time limits: under a second only makes false hang findings; over a day is a typo."""
-INT64 = 2**63 - 1
-MAX_POOL = 100_000
-"""Most models a pool may be asked to hold."""
-
-
 MAX_YAML_BYTES = 1 << 20
 """Largest configuration or experiment file read (a larger one is refused, e.g. ``--config /dev/zero``)."""
+MAX_YAML_VALUES = 1_000_000
+"""Most values a YAML document may hold with every alias expanded (a 1 MiB file holds fewer without
+aliases): a "billion laughs" nest of aliases is refused before anything walks it."""
 
 
 class StrictLoader(yaml.SafeLoader):
@@ -59,6 +51,51 @@ PyYAML implements, wants a dot and a signed exponent (``1.0e+9``) and reads ``1e
 StrictLoader.add_implicit_resolver("tag:yaml.org,2002:float", EXPONENT_FLOAT, list("-+.0123456789"))
 
 
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _check_aliases(root: yaml.Node) -> None:
+    """Refuse a document whose aliases expand to more than :data:`MAX_YAML_VALUES` values or make a value
+    contain itself; counted on the composed nodes (an alias is the node it names), each node once."""
+    size: dict[int, int] = {}
+    open_nodes: set[int] = set()  # the nodes on the path from the root to the one being counted
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, counted = stack.pop()
+        key = id(node)
+        if counted:
+            open_nodes.discard(key)
+            size[key] = 1 + sum(size[id(child)] for child in _children(node))
+            if size[key] > MAX_YAML_VALUES:
+                raise yaml.composer.ComposerError(
+                    None, None, f"aliases expand this value to more than {MAX_YAML_VALUES} values", node.start_mark)
+        elif key in open_nodes:
+            raise yaml.composer.ComposerError(None, None, "an alias makes a value contain itself", node.start_mark)
+        elif key not in size:
+            open_nodes.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in _children(node))
+
+
+def load_bounded(text: str) -> Any:
+    """The one YAML document of ``text`` read with :class:`StrictLoader`, its aliases checked before it is
+    built (:func:`_check_aliases`); a problem is a ``yaml.YAMLError``."""
+    loader = StrictLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_aliases(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
 def read_text(path: Path, what: str, error: type[Exception] = ConfigError) -> str:
     """A small UTF-8 text file's content; anything else is a one-line ``error`` naming ``path``.
 
@@ -82,7 +119,7 @@ def read_text(path: Path, what: str, error: type[Exception] = ConfigError) -> st
 def parse_yaml(text: str, source: str) -> Any:
     """Parse YAML text with :class:`StrictLoader`; a syntax error is a one-line ConfigError naming ``source``."""
     try:
-        return yaml.load(text, Loader=StrictLoader)
+        return load_bounded(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         pos = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
