@@ -32,14 +32,17 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from seedzer.config import ALLOCATION_FAMILIES, AllocationConfig
+from seedzer.store.allocation_rows import ArmRow
+
 LEVELS = "level"
 """The group of levels (arms: level names)."""
 MODELS = "model"
 """The group of seed models (arms: pool model file names, the corpus entries' ``origin``)."""
 
 
-FAMILIES = {"levels": LEVELS, "mutations": "mutation", "models": MODELS}
-"""The names ``allocation.pinned`` takes, and the group (or prefix of groups) each pins."""
+FAMILIES = dict(zip(ALLOCATION_FAMILIES, (LEVELS, "mutation", MODELS), strict=True))
+"""The names ``allocation.pinned`` takes (the configuration's), and the group (or prefix of groups) each pins."""
 
 
 def mutation_group(level: str) -> str:
@@ -72,6 +75,13 @@ class AllocationSettings:
     rewards: Rewards = field(default_factory=Rewards)
     pinned: frozenset[str] = frozenset()
     """Families of groups kept at their configured weights even when adaptive (:data:`FAMILIES`)."""
+
+    @staticmethod
+    def of(cfg: AllocationConfig) -> AllocationSettings:
+        """The settings the configuration's ``allocation`` section gives."""
+        return AllocationSettings(cfg.adaptive, cfg.floor, cfg.half_life, cfg.prior_seconds,
+                                  Rewards(cfg.reward_coverage, cfg.reward_trigger, cfg.reward_root),
+                                  frozenset(cfg.pinned))
 
 
 @dataclass
@@ -112,19 +122,6 @@ class Group:
     def arm(self, name: str) -> Arm:
         """The arm ``name`` (made on first use: a new seed model, a mutation not configured)."""
         return self.arms.setdefault(name, Arm(stamp=self.clock))
-
-
-@dataclass(frozen=True)
-class ArmView:
-    """One arm as the reports show it: its draw weight now, and its reward per worker-minute so far."""
-
-    group: str
-    arm: str
-    weight: float
-    reward_per_minute: float
-    runs: int
-    roots: int
-    seconds: float
 
 
 def floored(raw: Mapping[str, float], floor: float) -> dict[str, float]:
@@ -256,7 +253,7 @@ class Allocation:
         elif seconds > 0:
             found.runs += 1
 
-    def view(self) -> list[ArmView]:
+    def view(self) -> list[ArmRow]:
         """Every arm of every group, as the reports show it (groups and arms in name order)."""
         out = []
         for name in sorted(self.groups):
@@ -266,7 +263,7 @@ class Allocation:
             for arm in arms:
                 stats = group.arms.get(arm, Arm())
                 per_minute = 60.0 * stats.total_reward / stats.total_seconds if stats.total_seconds > 0 else 0.0
-                out.append(ArmView(name, arm, round(weights.get(arm, 0.0), 6), round(per_minute, 6), stats.runs,
+                out.append(ArmRow(name, arm, round(weights.get(arm, 0.0), 6), round(per_minute, 6), stats.runs,
                                    stats.roots, round(stats.total_seconds, 3)))
         return out
 
