@@ -56,7 +56,7 @@ class Rewards:
 
     coverage: float = 1.0
     trigger: float = 2.0
-    root: float = 100.0
+    root: float = 300.0
 
     def of(self, new_features: int, new_triggers: int) -> float:
         """The reward of a test case that reached ``new_features`` coverage features and ``new_triggers``
@@ -235,9 +235,11 @@ class Allocation:
 
     def credit_root(self, credit: Credit) -> None:
         """A root new to the ledger, reached by a test case of ``credit``: ``rewards.root`` to its arms
-        (no seconds: those were counted when it ran)."""
+        (no seconds: those were counted when it ran; a credit of no level, a pool model's loading,
+        rewards its seed model only)."""
         reward = self.settings.rewards.root
-        self._add(LEVELS, credit.level, reward, 0.0, root=True)
+        if credit.level:
+            self._add(LEVELS, credit.level, reward, 0.0, root=True)
         for mutation in credit.mutations:
             self._add(mutation_group(credit.level), mutation, reward / len(credit.mutations), 0.0, root=True)
         if credit.model:

@@ -83,8 +83,10 @@ class Allocator:
             self.seen_before += 1
             return False
         parent = self.corpus.by_id.get(meta.parent or "")
-        origin = meta.origin or (parent.origin if parent is not None else "")
-        self.allocation.credit_root(Credit(meta.kind, tuple(meta.mutators), origin.rsplit("/", 1)[-1]))
+        origin = (meta.origin or (parent.origin if parent is not None else "")).rsplit("/", 1)[-1]
+        fuzzed = meta.kind in self.allocation.group(LEVELS).base  # a pool model's loading is no level's draw
+        self.allocation.credit_root(Credit(meta.kind if fuzzed else "", tuple(meta.mutators) if fuzzed else (),
+                                           origin))
         return True
 
     # --- drawing ----------------------------------------------------------------------------
