@@ -2,8 +2,10 @@
 
 Each :class:`Section` is a block of a page of ``docs/`` between two markers, written from the code:
 the configuration reference (``docs/configuration.md``, from the configuration's dataclasses and
-the level table), the filing gate's rules and the reducer's passes of every registered finding kind
-(``docs/findings.md``, from each kind's :meth:`~seedzer.finding.kind.FindingKind.gate_rules` and
+the level table), the filing gate's rules, the rules of the code at fault and the reducer's passes of every registered
+finding kind
+(``docs/findings.md``, from each kind's :meth:`~seedzer.finding.kind.FindingKind.gate_rules`,
+:meth:`~seedzer.finding.kind.FindingKind.fault_rules` and
 :meth:`~seedzer.finding.kind.FindingKind.reduction_passes`: their docstrings). ``python -m
 seedzer.docs`` rewrites them all (run it from the repository root; ``PATH`` rewrites one page); a
 test fails when one is stale.
@@ -20,6 +22,7 @@ from pathlib import Path
 from seedzer.config import reference
 from seedzer.console import echo
 from seedzer.finding.kind import Described
+from seedzer.finding.known_upstream import shipped
 from seedzer.finding.meta import KIND_ALIASES
 from seedzer.finding.registry import KINDS, kind
 
@@ -63,6 +66,22 @@ def reduction_passes_markdown() -> str:
     return _per_kind("pass", lambda name: kind(name).reduction_passes())
 
 
+def fault_rules_markdown() -> str:
+    """Every kind's rules of the code at fault, in the order they decide."""
+    return _per_kind("rule", lambda name: kind(name).fault_rules())
+
+
+def upstream_table_markdown() -> str:
+    """The known upstream bugs shipped with Seedzer (:mod:`seedzer.ledger.upstream`)."""
+    lines = ["| issue | state | title | fingerprint | fixed in |", "| --- | --- | --- | --- | --- |"]
+    for issue in shipped():
+        printed = "; ".join(f"{k}: `{v}`" for k, v in issue.fingerprint.to_json().items()).replace("|", "\\|")
+        title = issue.title.replace("|", "\\|")
+        lines.append(f"| [{issue.name}]({issue.url}){' (pull request)' if issue.pull else ''} | {issue.state} | "
+                     f"{title} | {printed} | {issue.fixed_in or '-'} |")
+    return "\n".join(lines)
+
+
 @dataclass(frozen=True)
 class Section:
     """A generated block of a page: its marker name and what writes it."""
@@ -86,6 +105,8 @@ SECTIONS = (
     Section(CONFIG_PAGE, "config-reference", config_reference_markdown),
     Section(FINDINGS_PAGE, "gate-rules", gate_rules_markdown),
     Section(FINDINGS_PAGE, "reduction-passes", reduction_passes_markdown),
+    Section(FINDINGS_PAGE, "fault-rules", fault_rules_markdown),
+    Section(FINDINGS_PAGE, "upstream-table", upstream_table_markdown),
 )
 """Every generated block of the manual."""
 

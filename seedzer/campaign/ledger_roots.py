@@ -12,12 +12,14 @@ from pathlib import Path
 
 from seedzer.config import Config
 from seedzer.errors import SeedzerError
+from seedzer.finding.known_upstream import shipped
 from seedzer.finding.meta import BUG, FindingMeta, canonical_kind
 from seedzer.finding.minimal.program import read_record
 from seedzer.finding.store import finding_folder
 from seedzer.ledger.location import ledger_path
 from seedzer.ledger.records import LedgerRoot, RootSighting
 from seedzer.ledger.store import Ledger, NoLedger
+from seedzer.ledger.upstream import UpstreamIssue, merged
 from seedzer.store.db import FindingRow
 from seedzer.store.reader import CampaignReader
 
@@ -99,6 +101,15 @@ def known_roots(path: Path | None) -> dict[str, str]:
         return {}
 
 
+def upstream_table(path: Path | None) -> list[UpstreamIssue]:
+    """The known upstream bugs: the table shipped with Seedzer, with the rows of the ledger at ``path`` (the
+    user's) replacing shipped rows of the same issue."""
+    if path is None or not Path(path).exists():
+        return shipped()
+    with Ledger(path, create=False) as ledger:
+        return merged(shipped(), ledger.upstream())
+
+
 def seen_before(path: Path | None, out: Path) -> dict[str, LedgerRoot] | None:
     """The roots the ledger at ``path`` holds from other campaigns than ``out`` (None: no ledger yet;
     read-only)."""
@@ -135,6 +146,14 @@ class CampaignLedger:
         except SeedzerError as exc:
             self.say(f"warning: {exc}; every bug of this campaign counts as new")
             return {}
+
+    def upstream(self) -> list[UpstreamIssue]:
+        """:func:`upstream_table`, or the shipped table alone with a warning."""
+        try:
+            return upstream_table(self.path)
+        except SeedzerError as exc:
+            self.say(f"warning: {exc}; only the upstream bugs shipped with Seedzer are recognised")
+            return shipped()
 
     def seen(self, out: Path) -> dict[str, LedgerRoot] | None:
         """:func:`seen_before` for the campaign in ``out`` (None: the ledger is off, or cannot be read:

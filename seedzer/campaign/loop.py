@@ -109,7 +109,7 @@ class Campaign:
         self.quarantine = Quarantine(self.db, self.corpus, self.monitor.message)
         self.ledger = CampaignLedger.of(cfg, self.pool, ledger_source, self.monitor.message)
         self.findings = FindingStore(self.out / "findings", self.db, [(k.pattern, k.note) for k in cfg.known_issues],
-                                     self.ledger.known())
+                                     self.ledger.known(), self.ledger.upstream())
         self.limits = stage_limits(cfg)
         self.stats = CampaignStats(budget=cfg.fuzz.minutes * 60, jobs=cfg.fuzz.jobs)
         self.filing = Filing(self.findings, self.corpus, FilingSettings.of(cfg), self.stats, self.monitor, gate,

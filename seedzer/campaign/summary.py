@@ -44,6 +44,7 @@ from seedzer.campaign.trigger_tables import triggers_over_time_table, triggers_t
 from seedzer.campaign.triggers import read_pass_counts, read_trigger_points
 from seedzer.console import SafeTable, visible
 from seedzer.errors import CampaignError, SeedzerError
+from seedzer.finding.known_upstream import upstream_note
 from seedzer.finding.meta import BUG, NOT_A_BUG, PENDING, FindingMeta, canonical_kind
 from seedzer.finding.store import finding_folder
 from seedzer.finding.verdict import reason_code
@@ -80,6 +81,8 @@ class FindingLine:
     """The mutations that made the test case (from its parent)."""
     comparison: str = ""
     """A mismatch's oracle: the two builds or engines that disagree."""
+    upstream: str = ""
+    """``known upstream apache/tvm#N (...)`` when its root is a known upstream bug (empty: not known)."""
 
     def decided(self) -> str:
         """The verdict with the rule that decided it, e.g. ``bug (witness)``."""
@@ -109,7 +112,7 @@ def _line(campaign: Path, row: FindingRow) -> FindingLine:
                                                               row.message, row.status, row.count)
     verdict, reason, root, kind = row.verdict, row.verdict_reason, row.root, row.kind
     culprit: list[str] = []
-    gate_seconds, rule, mutators, comparison = 0.0, "", [], ""
+    gate_seconds, rule, mutators, comparison, upstream = 0.0, "", [], "", ""
     try:
         folder = finding_folder(campaign / "findings", str(sig))
         meta = FindingMeta.load(folder)
@@ -118,12 +121,14 @@ def _line(campaign: Path, row: FindingRow) -> FindingLine:
         gate_seconds = float(meta.gate_seconds or 0.0)
         rule = str(meta.extra.get("gate_rule") or "")
         mutators, comparison = list(meta.mutators), meta.observation.comparison or ""
+        upstream = upstream_note(meta) or ""
     except SeedzerError:
         pass  # a folder damaged or written by hand: the database row still says what it was
     first = next((ln.strip() for ln in str(message).splitlines() if ln.strip()), "")
     return FindingLine(str(sig), str(symptom), f"{stage or '?'}/{pass_name or '-'}", str(verdict or PENDING),
                        str(reason or ""), root, culprit, str(status), int(count), first,
-                       f"findings/{sig}/repro.py", gate_seconds, rule, canonical_kind(kind), mutators, comparison)
+                       f"findings/{sig}/repro.py", gate_seconds, rule, canonical_kind(kind), mutators, comparison,
+                       upstream)
 
 
 def findings_view(campaign: Path, reader: CampaignReader) -> FindingsView:
@@ -168,8 +173,10 @@ def _bug_table(view: FindingsView, seen: dict[str, LedgerRoot] | None, here: str
     for root, lines in view.bugs.items():
         first = lines[0]
         statuses = sorted({ln.status for ln in lines})
+        upstream = next((ln.upstream for ln in lines if ln.upstream), "")
         table.add_row(root, first.symptom, " + ".join(first.culprit) or first.where,
-                      str(sum(ln.count for ln in lines)), ", ".join(statuses), _seen(root, seen, here),
+                      str(sum(ln.count for ln in lines)), ", ".join(statuses) + (f"; {upstream}" if upstream else ""),
+                      _seen(root, seen, here),
                       first.message[:160], first.repro)
     return table
 

@@ -1,8 +1,10 @@
 """The ``seedzer bugs`` verbs: the ledger of bug roots across campaigns (:mod:`seedzer.ledger`): list it
-(with which campaigns found which roots), mark a root's state, record a campaign, export reports."""
+(with which campaigns found which roots), mark a root's state, record a campaign, export reports, and the
+table of known upstream bugs (list, export, import)."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -11,12 +13,14 @@ import click
 from seedzer.campaign.ledger_roots import campaign_ledger, record_campaign
 from seedzer.cli_group import CONFIG_OPTION
 from seedzer.commands.bugs_export import export_root, plan_export
-from seedzer.config import Config, load_config
+from seedzer.config import Config, load_config, read_text
 from seedzer.console import SafeConsole, SafeTable, echo
 from seedzer.errors import UsageError, shown
+from seedzer.finding.known_upstream import parse_table, shipped
 from seedzer.ledger.location import ledger_path
 from seedzer.ledger.records import CAMPAIGN, IMPORT, RECHECK, REPORTED, STATES, TRIAL, LedgerRoot
 from seedzer.ledger.store import Ledger
+from seedzer.ledger.upstream import ReportedRoot, dump_table, merged
 
 LEDGER_OPTION = click.option("--ledger", "ledger", type=click.Path(path_type=Path), default=None,
                              help="The ledger file (default: ledger.path, else ledger.db beside the seed pools).")
@@ -46,7 +50,7 @@ def _roots_table(path: Path, roots: list[LedgerRoot]) -> SafeTable:
                 "present in", "what happened"):
         table.add_column(col, overflow="fold")
     for r in roots:
-        state = r.state + (f" {r.link}" if r.link else "")
+        state = r.state + (f" {r.link}" if r.link else "") + (f"; merged into {r.merged_into}" if r.merged_into else "")
         table.add_row(r.root, r.kind, r.symptom, r.culprit or "-", state, _day(r.first_seen), _day(r.last_seen),
                       ", ".join(_name(c) for c in r.campaigns), ", ".join(r.affected()) or "-", r.headline[:100])
     return table
@@ -127,7 +131,18 @@ def bugs_mark(ctx: click.Context, root: str, state: str, link: str, note: str) -
     path = _path(ledger, cfg)
     with Ledger(path, create=False) as book:
         full = book.set_state(root, state, link, note)
-    echo(f"{full}: {state}" + (f" {link}" if link else "") + f" ({path})")
+        known = next(r for r in book.roots() if r.root == full)
+        issue = ReportedRoot(full, known.kind, known.symptom, known.culprit, known.headline, link).issue() \
+            if state == REPORTED else None
+        table = {i.name: i for i in merged(shipped(), book.upstream())}
+        if issue is not None:  # the user's upstream table: the issue (as the table knows it), now covering this root
+            had = table.get(issue.name)
+            if had is not None:
+                roots = tuple(dict.fromkeys([*had.fingerprint.roots, full]))
+                issue = dataclasses.replace(had, fingerprint=dataclasses.replace(had.fingerprint, roots=roots))
+            book.put_upstream([issue])
+    echo(f"{full}: {state}" + (f" {link}" if link else "") + f" ({path})"
+         + (f"; upstream table: {issue.name} covers it" if issue is not None else ""))
 
 
 @bugs_group.command("add")
@@ -181,3 +196,69 @@ def bugs_export(ctx: click.Context, out: Path, roots: tuple[str, ...], states: t
     for export in plan.exports:
         copied = export_root(export)
         echo(f"{export.root}: {', '.join(copied)} -> {export.target} (from {export.source})")
+
+
+@bugs_group.group("upstream", invoke_without_command=True)
+@click.pass_context
+def bugs_upstream(ctx: click.Context) -> None:
+    """The known upstream bugs: with no sub-command, list the table (the rows shipped with Seedzer and the
+    ledger's own, which replace shipped rows of the same issue). A root that matches a row is counted as
+    known ("known upstream apache/tvm#N") instead of being drafted as a new report.
+
+    Example: seedzer bugs upstream
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    ledger, cfg = _context(ctx)
+    path = _path(ledger, cfg)
+    mine = []
+    if path.exists():
+        with Ledger(path, create=False) as book:
+            mine = book.upstream()
+    names = {i.name for i in mine}
+    table = SafeTable(title=f"Known upstream bugs ({len(shipped())} shipped, {len(mine)} in {path})")
+    for col in ("issue", "state", "title", "fingerprint", "fixed in", "from"):
+        table.add_column(col, overflow="fold")
+    for issue in merged(shipped(), mine):
+        printed = ", ".join(f"{k}={v}" for k, v in issue.fingerprint.to_json().items())
+        table.add_row(issue.url, issue.state, issue.title[:100], printed, issue.fixed_in or "-",
+                      "ledger" if issue.name in names else "shipped")
+    SafeConsole(min_width=160).print(table)
+
+
+@bugs_upstream.command("export")
+@click.argument("out", type=click.Path(path_type=Path))
+@click.pass_context
+def bugs_upstream_export(ctx: click.Context, out: Path) -> None:
+    """Write the ledger's own upstream rows (those `bugs mark ... reported` and `bugs upstream import` made) to
+    OUT, a table another ledger imports.
+
+    Example: seedzer bugs upstream export my-upstream.yaml
+    """
+    ledger, cfg = _context(ctx)
+    path = _path(ledger, cfg)
+    with Ledger(path, create=False) as book:
+        rows = book.upstream()
+    try:
+        Path(out).write_text(dump_table(rows), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{shown(out)}: cannot write ({exc.strerror or exc})") from None
+    echo(f"{out}: {len(rows)} upstream row(s) of {path}")
+
+
+@bugs_upstream.command("import")
+@click.argument("table_file", type=click.Path(path_type=Path))
+@click.pass_context
+def bugs_upstream_import(ctx: click.Context, table_file: Path) -> None:
+    """Add the rows of TABLE_FILE (as `bugs upstream export` writes it, or upstream.yaml's form) to the ledger's
+    upstream table; a row of an issue the ledger has replaces it. A file that is no table is a one-line error
+    and changes nothing.
+
+    Example: seedzer bugs upstream import my-upstream.yaml
+    """
+    ledger, cfg = _context(ctx)
+    rows = parse_table(read_text(table_file, "upstream table"), shown(table_file))
+    path = _path(ledger, cfg)
+    with Ledger(path) as book:
+        names = book.put_upstream(rows)
+    echo(f"{path}: {len(names)} upstream row(s) imported ({', '.join(names) or 'none'})")

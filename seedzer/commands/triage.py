@@ -16,14 +16,26 @@ from seedzer.config import Config, load_config
 from seedzer.console import SafeConsole, SafeTable, echo
 from seedzer.errors import SeedzerError, shown
 from seedzer.finding.kind import FindingKind, TriageOptions, TriageResult
+from seedzer.finding.known_upstream import shipped
 from seedzer.finding.layout import REDUCED_DIR
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.minimal.verify import VerifySettings
-from seedzer.finding.recheck import RecheckRow, recheck, root_changes
+from seedzer.finding.recheck import (
+    DISMISSED,
+    RECHECK_FILE,
+    REKEYED,
+    UNCHANGED,
+    RecheckRow,
+    RootMove,
+    recheck,
+    root_changes,
+    root_map,
+)
 from seedzer.finding.registry import kind
 from seedzer.finding.replay import finding_dirs, replay_one
 from seedzer.finding.repro import check_interpreter
 from seedzer.ledger.records import RECHECK
+from seedzer.ledger.upstream import UpstreamIssue
 
 PYTHON_OPTION = click.option(
     "--python", "python", default=sys.executable, show_default="this interpreter",
@@ -203,9 +215,13 @@ def recheck_cmd(campaign: Path, only: tuple[str, ...], models: Path | None, conf
 
     Prints one line per finding: signature, bug or not-a-bug, reason (for a bug: its culprit, the code
     at fault, and root signature), then the number of bugs and the not-a-bug counts by reason, then
-    the roots it re-keyed: ``merged: A (culprit), B (culprit) -> C (culprit): evidence`` when several
-    old roots are one bug now (e.g. one TOPI defect reached through two passes), ``split:`` when one
-    old root is several, ``re-blamed:`` when one root now names other code.
+    the old -> new root map: ``merged: A (culprit), B (culprit) -> C (culprit): evidence`` when several
+    old roots are one bug now (e.g. one TOPI defect reached through two passes, or one converter reached
+    through two model mutations), ``split:`` when one old root is several, ``re-blamed:`` when one root
+    now names other code, ``re-keyed:`` when only its signature changed, ``dismissed:`` when none of its
+    findings is a bug now. The map is also written to recheck.json in the campaign, and the ledger's rows
+    of the campaign follow it (an old root's sightings move to its new roots; `seedzer bugs` says it was
+    merged).
 
     Example: seedzer recheck campaigns/basic-1 --models seedpools/basic
     """
@@ -217,31 +233,56 @@ def recheck_cmd(campaign: Path, only: tuple[str, ...], models: Path | None, conf
         why = (f"{' + '.join(row.culprit) or '-'} (root {row.root})" if row.verdict == "bug" else row.reason)
         echo(f"{row.signature}  {row.verdict:<9}  {row.symptom:<9}  {why[:200]}")
 
-    rows = recheck(campaign, only, line, models)
+    cfg = load_config(config_path)
+    rows = recheck(campaign, only, line, models, _upstream(campaign, cfg))
     roots = {r.root for r in rows if r.verdict == "bug"}
     dismissed = Counter(reason_code(r.reason) for r in rows if r.verdict == "not-a-bug")
     errors = sum(r.verdict == "error" for r in rows)
     echo(f"{len(rows)} findings: {len(roots)} distinct bugs ({sum(r.verdict == 'bug' for r in rows)} "
-               f"findings), not bugs: " + (", ".join(f"{k} {v}" for k, v in dismissed.most_common()) or "none")
-               + (f"; {errors} could not be judged" if errors else ""))
+         f"findings), not bugs: " + (", ".join(f"{k} {v}" for k, v in dismissed.most_common()) or "none")
+         + (f"; {errors} could not be judged" if errors else ""))
     for change in root_changes(rows):
         before = ", ".join(f"{root} ({culprit})" for root, culprit in change.before)
         after = ", ".join(f"{root} ({culprit})" for root, culprit in change.after)
         echo(f"{change.change}: {before} -> {after}" + (f": {change.evidence[:200]}" if change.evidence else ""))
-    _record(campaign, load_config(config_path))
+    moves = root_map(rows)
+    for move in (m for m in moves if m.change in (REKEYED, DISMISSED)):
+        after = ", ".join(f"{root} ({culprit})" for root, culprit in move.new) or "not a bug"
+        echo(f"{move.change}: {move.old} ({move.old_culprit}) -> {after}")
+    counts = Counter(m.change for m in moves)
+    old, new = len(moves), len({root for m in moves for root, _ in m.new})
+    echo(f"old roots {old} -> new roots {new}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+         + f" (the map: {campaign / RECHECK_FILE})")
+    _record(campaign, cfg, moves)
 
 
-def _record(campaign: Path, cfg: Config) -> None:
-    """Record the re-judged campaign's roots in its ledger (a ledger that cannot take them: one line)."""
+def _upstream(campaign: Path, cfg: Config) -> list[UpstreamIssue]:
+    """The known upstream bugs for re-judging ``campaign``: the shipped table and its ledger's rows."""
+    from seedzer.campaign.ledger_roots import campaign_ledger, upstream_table
+
+    try:
+        return upstream_table(campaign_ledger(campaign, cfg))
+    except SeedzerError as exc:
+        echo(f"warning: {exc}; only the upstream bugs shipped with Seedzer are recognised", err=True)
+        return shipped()
+
+
+def _record(campaign: Path, cfg: Config, moves: list[RootMove]) -> None:
+    """Record the re-judged campaign's roots in its ledger and move the campaign's sightings of the roots the
+    recheck re-keyed to their new roots (a ledger that cannot take them: one line)."""
     from seedzer.campaign.ledger_roots import campaign_ledger, record_campaign
+    from seedzer.ledger.store import Ledger
 
     try:
         path = campaign_ledger(campaign, cfg)
         if path is None:
             return
         new = record_campaign(campaign, path, RECHECK)
+        with Ledger(path) as ledger:
+            gone = ledger.rekey(str(Path(campaign).resolve()),
+                                {m.old: [root for root, _ in m.new] for m in moves if m.change != UNCHANGED}, RECHECK)
     except SeedzerError as exc:
-        echo(f"warning: {exc}; the ledger was not updated (`seedzer bugs add {campaign}` does it later)",
-                   err=True)
+        echo(f"warning: {exc}; the ledger was not updated (`seedzer bugs add {campaign}` does it later)", err=True)
         return
-    echo(f"ledger {path}: roots recorded ({len(new)} new to it)")
+    echo(f"ledger {path}: roots recorded ({len(new)} new to it); {len(gone)} old root(s) no campaign sees any "
+         "more, marked merged into their new roots")

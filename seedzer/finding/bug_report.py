@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from seedzer.environments.facts import EnvironmentFacts
 from seedzer.finding.kind import Described
+from seedzer.finding.known_upstream import upstream_note
 from seedzer.finding.meta import FindingMeta
 from seedzer.finding.minimal.program import IMPORTER, PASS_FAILURE, WRONG_RESULT, MinimalRecord
 from seedzer.kernel.common import Symptom
@@ -56,7 +57,8 @@ def area(component: str) -> str:
 
 
 SPECIFIC_SHARED = ("relax.frontend.onnx",)
-"""Shared components the plain reproducer names more precisely (the importer of one operator)."""
+"""Shared components the plain reproducer names more precisely (the importer as a whole, where the frames named
+no converter: the plain reproducer names its operator)."""
 
 
 def fault_component(meta: FindingMeta, minimal_component: str = "") -> str:
@@ -66,7 +68,7 @@ def fault_component(meta: FindingMeta, minimal_component: str = "") -> str:
     (one pass, ``ns.Name``, not the bisected ``A + B`` or a load step) comes before the plain
     reproducer's failing pass too."""
     fault = meta.at_fault
-    if fault is not None and fault.shared and fault.code and not fault.code.startswith(SPECIFIC_SHARED):
+    if fault is not None and fault.shared and fault.code and fault.code not in SPECIFIC_SHARED:
         return fault.code
     if fault is not None and not fault.shared and "." in fault.code and " + " not in fault.code:  # a pass
         return fault.code
@@ -204,8 +206,31 @@ def regression_test(r: ReportInput) -> str:
     return f"`test_{snake}_seedzer_{r.meta.root_signature or r.meta.signature}`: on the program above, {check}."
 
 
+def known_upstream_note(r: ReportInput, upstream: str) -> str:
+    """The short note ``report.md`` is for a root that is a known upstream bug: where it is reported, what
+    Seedzer found, how to reproduce it; no new report to file."""
+    found = re.search(r"(\S+/\S+)#(\d+)", upstream)
+    url = f"https://github.com/{found.group(1)}/issues/{found.group(2)}" if found else ""
+    fault = r.meta.at_fault
+    return "\n".join([
+        f"# Known upstream: {upstream.removeprefix('known upstream ').strip()}", "",
+        f"This root (`{r.meta.root_signature}`) is a bug already reported upstream{f': {url}' if url else ''}. "
+        "Do not file a new report; add this case to the upstream issue if it shows something the issue does not.",
+        "",
+        f"- observed: {r.meta.observation.headline()[:300]}",
+        f"- code at fault: `{fault.code if fault else ' + '.join(r.meta.culprit) or '-'}`"
+        + (f" (reached through {', '.join(f'`{p}`' for p in fault.reached)})" if fault and fault.reached else ""),
+        f"- finding `{r.meta.signature}` (kind `{r.meta.kind}`); reproduce: "
+        + ("`minimal.py` beside this note" if r.minimal_text
+           else "`python repro.py` (exit 1 while the bug is present)"),
+        ""])
+
+
 def render(r: ReportInput) -> str:
-    """The report's markdown."""
+    """The report's markdown (a short note pointing at the upstream issue for a known upstream bug)."""
+    upstream = upstream_note(r.meta)
+    if upstream is not None:
+        return known_upstream_note(r, upstream)
     labels = r.labels or ("needs-triage", "type: bug", area(component_of(r)).split("]")[0].lower())
     return "\n".join([
         f"# {title(r)}", "",

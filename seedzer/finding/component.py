@@ -1,23 +1,39 @@
-"""The shared component of TVM a failure was raised in, read off its innermost TVM frames.
+"""The shared component of TVM a failure was raised in, read off its TVM frames.
 
 A failure surfaces in a pass (or the importer, or the build), but the code at fault is often shared by
-every pass that reaches it: the arithmetic analyzer, code generation, a TOPI operator, a legalization
-rule. Its innermost TVM frames (:attr:`seedzer.kernel.common.Observation.frames`, or the C++ frames of
-a crash report) say which: skipping the infrastructure every failure passes through (the FFI, the IR
-visitors' dispatch, the constructors and constant folding of expressions, the pass manager), the
-first frame left names either a shared component (:data:`COMPONENTS`) or the pass's own code (no
-component: the pass is the unit a maintainer fixes). A component is named down to its class or function
-(``arith.IntSetAnalyzer``, ``topi.image.resize``), so two defects of one subsystem stay apart, and a
-root keyed on the component is one bug however many passes reach it.
+every pass that reaches it: an ONNX converter, a TOPI operator, a legalization rule, a code generator's
+intrinsic rule, the arithmetic analyzer. Its TVM frames (:attr:`seedzer.kernel.common.Observation.frames`,
+or the C++ frames of a crash report) say which, in three tiers asked in order:
+
+1. **The code generator's intrinsic rule** (:func:`intrinsic_rule`): code generation raising "unknown
+   intrinsic" names the operator no rule lowers (``codegen.intrin_rule.tirx.sinh``): the missing rule
+   is the defect, not the pass that made the (valid) call.
+2. **An operator's implementation anywhere on the stack** (:data:`OWNERS`, innermost first): an ONNX
+   converter (its class and converter version, ``relax.frontend.onnx.SequenceAt._impl_v11``, or the
+   operator the importer's per-node loop was converting), a TOPI operator's module (``topi.nn.rms_norm``),
+   a legalization rule. Whatever generic code it called that then checked its arguments (the arithmetic
+   analyzer, ``topi.utils``, the tensor expression language, a Relax operator's type inference) only
+   tripped on what the operator asked of it.
+3. **The innermost frame that is not infrastructure** (:data:`HELPERS`): the arithmetic analyzer or code
+   generation, named by class (``arith.IntSetAnalyzer``), or ``topi.utils``; else no component (the
+   failure is a pass's own code: the pass is the unit a maintainer fixes).
+
+Infrastructure (:data:`INFRASTRUCTURE`: the FFI, the IR visitors' dispatch, the constructors and
+constant folding of expressions, the pass manager) is never the code at fault. A root keyed on a
+component is one bug however many passes, kinds or mutations reach it.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
-from seedzer.kernel.common import Observation
+from seedzer.kernel.common import CONVERTING, Observation
 
 INFRASTRUCTURE = tuple(re.compile(p) for p in (
     r"^tvm::ffi::", r"^tvm::runtime::", r"ObjectMutator", r"Functor", r"Mutator::", r"Visitor::", r"Dispatch",
@@ -27,8 +43,13 @@ INFRASTRUCTURE = tuple(re.compile(p) for p in (
     r"\(tvm/ir/", r"\(tvm/te/", r"\(tvm/tirx/(expr|stmt|buffer|op|generic)\.py", r"\(tvm/runtime/",
     r"\(tvm/relax/(utils|block_builder|expr)\.py", r"\(tvm/script/", r"\(tvm/driver/",
     r"\(tvm/s_tir/pipeline\.py", r"\(tvm/relax/pipeline\.py", r"\(tvm/relax/transform/transform\.py",
+    r"(?:^|\s)tvm::te::[\w:]*(?:operator\(\))?\(", r"\(src/te/",
 ))
 """Frames every failure passes through, never the code at fault."""
+IMPORTER = "relax.frontend.onnx"
+"""The ONNX importer's name; a converter is named below it (``relax.frontend.onnx.SequenceAt._impl_v11``)."""
+_IMPORTER_FILE = re.compile(r"\((tvm/relax/frontend/onnx/[\w/]+\.py):(\d+)\)")
+_CONVERTER = re.compile(r"^(?:(\w+)\.)?(_impl_v\d+) \(")
 
 
 @dataclass(frozen=True)
@@ -39,22 +60,25 @@ class Component:
     frame: str
 
 
-def _python_module(prefix: str, label: str, whole: bool = False) -> Callable[[str], str | None]:
+Namer = Callable[[str], str | None]
+"""Names the component of one frame, or None (not its frame)."""
+
+
+def _python_module(prefix: str, label: str, skip: tuple[str, ...] = ()) -> Namer:
     """A namer of frames in TVM's Python package under ``prefix`` (``tvm/topi/``): ``label`` and the
-    module's dotted path below it (``topi.image.resize``); with ``whole``, ``label`` alone (the ONNX
-    importer is one module whose converters a maintainer knows by the operator, not the file)."""
+    module's dotted path below it (``topi.image.resize``); the modules in ``skip`` are not its frames."""
     pattern = re.compile(rf"\({re.escape(prefix)}([\w/]+)\.py:\d+\)")
 
     def name(frame: str) -> str | None:
         found = pattern.search(frame)
-        if not found:
+        if not found or found.group(1) in skip:
             return None
-        return label if whole else f"{label}.{found.group(1).replace('/', '.')}"
+        return f"{label}.{found.group(1).replace('/', '.')}"
 
     return name
 
 
-def _cpp(namespace: str, label: str, member: bool = False) -> Callable[[str], str | None]:
+def _cpp(namespace: str, label: str, member: bool = False) -> Namer:
     """A namer of C++ frames in ``namespace``: ``label`` (with ``member``, ``label.<the class or
     function right below the namespace>``: ``arith.IntSetAnalyzer``, ``arith.EstimateRegionStrictBound``)."""
     pattern = re.compile(rf"^(?:[\w:<>, ]+ )?{re.escape(namespace)}(\w+)")
@@ -68,21 +92,89 @@ def _cpp(namespace: str, label: str, member: bool = False) -> Callable[[str], st
     return name
 
 
-COMPONENTS: tuple[Callable[[str], str | None], ...] = (
-    _python_module("tvm/topi/", "topi"),
+@lru_cache(maxsize=8)
+def _classes(relative: str) -> tuple[tuple[int, int, str], ...]:
+    """``(first line, last line, class name)`` of the top-level classes of the installed TVM's module at
+    ``relative`` (``tvm/relax/...py``); none when TVM or the file is not found (nothing is imported)."""
+    spec = importlib.util.find_spec("tvm")
+    if spec is None or not spec.submodule_search_locations:
+        return ()
+    path = Path(next(iter(spec.submodule_search_locations))).parent / relative
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return ()
+    return tuple((c.lineno, c.end_lineno or c.lineno, c.name) for c in tree.body if isinstance(c, ast.ClassDef))
+
+
+def _class_at(relative: str, line: int) -> str | None:
+    """The class of the installed TVM's module ``relative`` that holds ``line`` (a frame recorded by an
+    older Seedzer names a converter method without its class)."""
+    return next((name for first, last, name in _classes(relative) if first <= line <= last), None)
+
+
+def converter(frame: str) -> str | None:
+    """The ONNX converter a frame of the importer names: a converter method (``SequenceAt._impl_v11``;
+    a frame of an older Seedzer, ``_impl_v11`` alone, finds its class in the installed importer), or the
+    operator the importer's per-node loop was converting (:data:`~seedzer.kernel.common.CONVERTING`:
+    ``SkipLayerNormalization`` when the failure came after its converter returned). None for any other
+    frame (the importer's own plumbing, or a helper a converter calls)."""
+    found = _IMPORTER_FILE.search(frame)
+    if found is None:
+        return None
+    if CONVERTING in frame:
+        return f"{IMPORTER}.{frame.rsplit(CONVERTING, 1)[1].rstrip(']').strip()}"
+    method = _CONVERTER.match(frame)
+    if method is None:
+        return None
+    owner = method.group(1) or _class_at(found.group(1), int(found.group(2)))
+    return f"{IMPORTER}.{owner}.{method.group(2)}" if owner else None
+
+
+def _importer(frame: str) -> str | None:
+    """The importer as a whole, for a frame of it that names no converter."""
+    return IMPORTER if _IMPORTER_FILE.search(frame) else None
+
+
+OWNERS: tuple[Namer, ...] = (
+    converter,
+    _python_module("tvm/topi/", "topi", skip=("utils",)),
     _cpp("tvm::topi::", "topi", member=True),
     _python_module("tvm/relax/transform/legalize_ops/", "legalize"),
-    _python_module("tvm/relax/frontend/onnx/", "relax.frontend.onnx", whole=True),
+)
+"""Code that implements an operator, asked of every frame from the innermost out: the first frame one
+names is the component (a helper it called only checked what it was given)."""
+HELPERS: tuple[Namer, ...] = (
+    _python_module("tvm/topi/", "topi"),
     _cpp("tvm::arith::", "arith", member=True),
     _cpp("tvm::sym::", "arith", member=True),
     _cpp("tvm::codegen::", "codegen", member=True),
+    _importer,
 )
-"""Shared components, each a namer of a frame (None: not its frame), in the order they are asked."""
+"""Shared components asked of the innermost frame that is not infrastructure only, in order."""
+UNKNOWN_INTRINSIC = re.compile(r"unknown intrinsic .*?name=\"([\w.]+)\"")
+"""Code generation's error for a call no intrinsic rule lowers (the operator's name follows)."""
+
+
+def intrinsic_rule(message: str, frames: Sequence[str]) -> Component | None:
+    """The intrinsic rule code generation lacks, when it raised "unknown intrinsic" for an operator:
+    ``codegen.intrin_rule.<operator>`` (a vectorized ``tirx.sinh`` that VectorizeLoop made, validly, is
+    the rule's defect)."""
+    found = UNKNOWN_INTRINSIC.search(message)
+    frame = next((f for f in reversed(frames) if "tvm::codegen::" in f), None)
+    if found is None or frame is None:
+        return None
+    return Component(f"codegen.intrin_rule.{found.group(1)}", frame)
+
+
+def infrastructure(frame: str) -> bool:
+    """Whether ``frame`` is code every failure passes through (:data:`INFRASTRUCTURE`)."""
+    return any(p.search(frame) for p in INFRASTRUCTURE)
 
 
 def innermost(frames: Sequence[str]) -> str | None:
     """The innermost frame that is not infrastructure (None: none is left)."""
-    return next((f for f in reversed(frames) if not any(p.search(f) for p in INFRASTRUCTURE)), None)
+    return next((f for f in reversed(frames) if not infrastructure(f)), None)
 
 
 def crash_frames(message: str) -> tuple[str, ...]:
@@ -92,15 +184,24 @@ def crash_frames(message: str) -> tuple[str, ...]:
     return tuple(reversed(frames))
 
 
-def component_of(observation: Observation) -> Component | None:
-    """The shared component the failure was raised in, or None (raised in a pass's own code, or no
-    frames to tell)."""
-    frames = observation.frames or crash_frames(observation.message)
-    frame = innermost(frames)
-    if frame is None:
-        return None
-    for namer in COMPONENTS:
-        name = namer(frame)
-        if name is not None:
-            return Component(name, frame)
+def _first(namers: Sequence[Namer], frames: Sequence[str]) -> Component | None:
+    for frame in frames:
+        for namer in namers:
+            name = namer(frame)
+            if name is not None:
+                return Component(name, frame)
     return None
+
+
+def component_of(observation: Observation) -> Component | None:
+    """The shared component the failure was raised in (see the module docstring), or None (raised in a
+    pass's own code, or no frames to tell)."""
+    frames = observation.frames or crash_frames(observation.message)
+    rule = intrinsic_rule(observation.message, frames)
+    if rule is not None:
+        return rule
+    inner_first = [f for f in reversed(frames) if not infrastructure(f)]
+    owner = _first(OWNERS, inner_first)
+    if owner is not None:
+        return owner
+    return _first(HELPERS, inner_first[:1])

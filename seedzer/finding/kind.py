@@ -208,6 +208,8 @@ class DocumentedKind:
     """The gate's ordered rules (objects with a ``name``, documented by their class)."""
     passes_at: ClassVar[tuple[str, ...]] = ()
     """The classes whose :func:`~seedzer.finding.reducer.defines_pass` methods are the reducer's passes, in order."""
+    fault_rules_at: ClassVar[str] = ""
+    """The ordered rules of the code at fault (a :class:`~seedzer.finding.fault.FaultRules`)."""
 
     def gate_rules(self) -> list[Described]:
         """Its gate's rules, in the order they judge."""
@@ -217,6 +219,11 @@ class DocumentedKind:
         """Its reducer's passes, in the order they run."""
         return [Described.of(name, method) for where in self.passes_at
                 for name, method in pass_methods(_target(where)).items()]
+
+    def fault_rules(self) -> list[Described]:
+        """Its rules of the code at fault, in the order they decide."""
+        return [Described.of(rule.name, type(rule)) for rule in _target(self.fault_rules_at).rules] \
+            if self.fault_rules_at else []
 
 
 class FindingKind(Protocol):
@@ -271,4 +278,8 @@ class FindingKind(Protocol):
 
     def reduction_passes(self) -> list[Described]:
         """Its reducer's passes, in the order they run."""
+        ...
+
+    def fault_rules(self) -> list[Described]:
+        """Its rules of the code at fault, in the order they decide."""
         ...

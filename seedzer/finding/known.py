@@ -7,6 +7,9 @@ of the fuzzer's own observation with the failing pass as the culprit (the step o
 changed the IR, if only one did). The raw signature's folder is always written first, so nothing is
 lost: ``seedzer recheck`` re-judges a candidate counted here like any other.
 
+A failure whose TVM frames name a shared component (:mod:`seedzer.finding.component`) is predicted
+under that component, as the gate keys it.
+
 * **known-root.** When the predicted root is the root of a bug the gate filed, and the culprit the
   gate found for it is exactly the guess, the candidate is counted as one more finding of that root
   (verdict ``bug``, rule ``known-root``) instead of being gated again. It never adds a root: the count
@@ -30,10 +33,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from seedzer.finding.component import component_of
 from seedzer.finding.meta import BUG, NOT_A_BUG, FindingMeta
 from seedzer.finding.verdict import Verdict, reason_code
 from seedzer.kernel.common import Observation, Symptom, label_parts
-from seedzer.oracles.signature import root_key
+from seedzer.oracles.signature import component_key, root_key
 
 KNOWN_ROOT = "known-root"
 """The rule name recorded (``meta.json`` ``gate_rule``) for a candidate counted against a known bug root."""
@@ -63,7 +67,12 @@ def culprit_guess(observation: Observation, changed_passes: Sequence[str]) -> li
 def predict(kind: str, observation: Observation, names: Iterable[str],
             changed_passes: Sequence[str]) -> dict[str, object]:
     """The ``meta.json`` entries of a candidate's prediction (:data:`PREDICTED`, :data:`GUESS`), or
-    none when there is no culprit guess."""
+    none when there is no culprit guess. A failure whose frames name a shared component is predicted as
+    the gate keys it (:func:`~seedzer.oracles.signature.component_key`, the component as its culprit),
+    whatever step it surfaced at."""
+    component = component_of(observation)
+    if component is not None:
+        return {PREDICTED: component_key(observation, component.name, names).digest(), GUESS: [component.name]}
     guess = culprit_guess(observation, changed_passes)
     if guess is None:
         return {}

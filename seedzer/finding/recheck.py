@@ -5,13 +5,16 @@ Works on campaigns written by any Seedzer version (their ``findings/<sig>/`` fol
 Seedzer ran its passes outside their contracts), a load finding by the load gate, each in a
 process forked from the zygote. The verdict goes into the finding's ``meta.json`` (``verdict``,
 ``verdict_reason``, ``culprit``, ``root_signature``) and into campaign.db, under the campaign's
-lock (a live campaign is refused).
+lock (a live campaign is refused). ``recheck.json`` in the campaign records the verdicts and where every old
+root went (:func:`root_map`): roots are keyed by the code at fault, so a recheck after a change of keying
+merges, splits, re-blames or re-keys them, and the ledger's rows for the campaign follow (the command's).
 """
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +29,8 @@ from seedzer.finding.replay import finding_dirs
 from seedzer.finding.store import FindingStore
 from seedzer.finding.verdict import Verdict
 from seedzer.kernel.common import Stage
+from seedzer.ledger.upstream import UpstreamIssue
+from seedzer.store.atomic import write_atomic
 from seedzer.store.corpus import CORPUS_DIR
 from seedzer.store.db import CampaignDB, CorpusRow
 from seedzer.store.lock import DirLock
@@ -91,6 +96,77 @@ def root_changes(rows: list[RecheckRow]) -> list[RootChange]:
     return changes
 
 
+UNCHANGED, REKEYED, MERGED, SPLIT, REBLAMED, DISMISSED = ("unchanged", "re-keyed", "merged", "split", "re-blamed",
+                                                         "dismissed")
+
+
+@dataclass(frozen=True)
+class RootMove:
+    """Where one old root went: the roots and culprits its findings are filed under now, and how it changed
+    (``unchanged``; ``re-keyed``: one new root, the same culprit, another signature, as when the essence of its
+    message changed; ``merged`` with other old roots into one; ``split`` into several; ``re-blamed``: one root,
+    another culprit; ``dismissed``: no finding of it is a bug now)."""
+
+    old: str
+    old_culprit: str
+    new: tuple[tuple[str, str], ...]
+    findings: int
+    change: str
+
+    def to_json(self) -> dict[str, object]:
+        """JSON-friendly form (``recheck.json``'s ``roots``)."""
+        return {"old": self.old, "old_culprit": self.old_culprit, "change": self.change, "findings": self.findings,
+                "new": [{"root": root, "culprit": culprit} for root, culprit in self.new]}
+
+
+def root_map(rows: list[RecheckRow]) -> list[RootMove]:
+    """Every old bug root of a recheck and where it went (see :class:`RootMove`); findings that could not be
+    judged, and those filed before root signatures existed, move nothing."""
+    judged = [r for r in rows if r.before_root and r.verdict in ("bug", "not-a-bug")]
+    olds_of: dict[str, set[str]] = {}
+    for r in judged:
+        if r.verdict == "bug" and r.root:
+            olds_of.setdefault(r.root, set()).add(str(r.before_root))
+    moves = []
+    for old in sorted({str(r.before_root) for r in judged}):
+        group = [r for r in judged if r.before_root == old]
+        before = " + ".join(group[0].before_culprit) or "-"
+        new = tuple(sorted({_pair(r.root, r.culprit) for r in group if r.verdict == "bug" and r.root}))
+        if not new:
+            change = DISMISSED
+        elif len({root for root, _ in new}) > 1:
+            change = SPLIT
+        elif len(olds_of.get(new[0][0], set())) > 1:
+            change = MERGED
+        elif new[0][1] != before:
+            change = REBLAMED
+        else:
+            change = UNCHANGED if new[0][0] == old else REKEYED
+        moves.append(RootMove(old, before, new, len(group), change))
+    return moves
+
+
+RECHECK_FILE = "recheck.json"
+"""Where ``recheck`` records its verdicts and the old -> new root map, in the campaign directory."""
+
+
+def record_recheck(campaign: Path, rows: list[RecheckRow]) -> Path:
+    """Write ``recheck.json`` into ``campaign``: when, by which Seedzer, every finding's verdict with its root and
+    culprit before and after, the old -> new root map and the merges, splits and re-blames."""
+    from seedzer import __version__
+
+    data = {"rechecked": time.time(), "seedzer": __version__,
+            "findings": [{"signature": r.signature, "symptom": r.symptom, "verdict": r.verdict,
+                          "reason": r.reason[:300], "root": r.root, "culprit": r.culprit, "before_root": r.before_root,
+                          "before_culprit": r.before_culprit, "evidence": r.evidence} for r in rows],
+            "roots": [m.to_json() for m in root_map(rows)],
+            "changes": [{"change": c.change, "before": [list(p) for p in c.before], "after": [list(p) for p in c.after],
+                         "evidence": c.evidence} for c in root_changes(rows)]}
+    path = Path(campaign) / RECHECK_FILE
+    write_atomic(path, json.dumps(data, indent=1))
+    return path
+
+
 def campaign_config(db: CampaignDB) -> Config:
     """The configuration a campaign recorded (defaults where it recorded none or an older schema)."""
     try:
@@ -138,9 +214,11 @@ def _judge(folder: Path, meta: FindingMeta, settings: GateSettings, parents: dic
 
 
 def recheck(campaign: Path, only: tuple[str, ...] = (),
-            on_row: Callable[[RecheckRow], None] = lambda row: None, models: Path | None = None) -> list[RecheckRow]:
+            on_row: Callable[[RecheckRow], None] = lambda row: None, models: Path | None = None,
+            upstream: Sequence[UpstreamIssue] | None = None) -> list[RecheckRow]:
     """Re-judge the findings of ``campaign`` (all, or the signatures in ``only``; ``models``: where
-    moved model files of older load findings are); see the module doc."""
+    moved model files of older load findings are; ``upstream``: the known upstream bugs, default the shipped
+    table) and write ``recheck.json`` (:func:`record_recheck`); see the module doc."""
     campaign = Path(campaign)
     if not (campaign / "campaign.db").is_file():
         raise CampaignError(f"{campaign}: not a campaign directory (no campaign.db)")
@@ -149,7 +227,7 @@ def recheck(campaign: Path, only: tuple[str, ...] = (),
     with DirLock(campaign, what="campaign"):
         db = CampaignDB(campaign / "campaign.db")
         try:
-            store = FindingStore(campaign / "findings", db, [])
+            store = FindingStore(campaign / "findings", db, [], upstream=upstream)
             settings = gate_settings(campaign_config(db))
             parents = {r.id: r for r in db.corpus_rows()}
             for folder in folders:
@@ -169,6 +247,7 @@ def recheck(campaign: Path, only: tuple[str, ...] = (),
                                  evidence=verdict.at_fault.evidence if verdict.at_fault else "")
                 rows.append(row)
                 on_row(row)
+            record_recheck(campaign, rows)
         finally:
             db.close()
     return rows

@@ -15,10 +15,12 @@ from pathlib import Path
 
 from seedzer.errors import SeedzerError
 from seedzer.finding.kind import Finding
+from seedzer.finding.known_upstream import known_upstream, shipped
 from seedzer.finding.layout import META_FILE
 from seedzer.finding.meta import BUG, FindingMeta
 from seedzer.finding.registry import kind
 from seedzer.finding.verdict import Verdict
+from seedzer.ledger.upstream import UpstreamIssue
 from seedzer.store.atomic import write_atomic, write_folder
 from seedzer.store.db import CampaignDB, FindingRow
 
@@ -56,13 +58,16 @@ class FindingStore:
     """Writes finding folders and keeps campaign.db's findings table in step."""
 
     def __init__(self, root: Path, db: CampaignDB, known: Sequence[tuple[str, str]] = (),
-                 known_roots: Mapping[str, str] | None = None) -> None:
+                 known_roots: Mapping[str, str] | None = None, upstream: Sequence[UpstreamIssue] | None = None) -> None:
         self.root = Path(root)
         self.db = db
         self.known = [(re.compile(pattern), note) for pattern, note in known]
         self.known_roots = dict(known_roots or {})
         """Root -> why it is known: the roots the ledger marks reported, fixed or wont-fix (a bug the gate
         files under one is counted with status ``known``, not reported as new)."""
+        self.upstream = list(shipped() if upstream is None else upstream)
+        """The known upstream bugs (:mod:`seedzer.ledger.upstream`): a bug whose root matches one is counted
+        with status ``known`` ("known upstream apache/tvm#N"), not drafted as a new report."""
 
     def known_note(self, meta: FindingMeta) -> str | None:
         """The note of the first known-issue pattern the finding matches."""
@@ -114,6 +119,9 @@ class FindingStore:
         """Record the gate's verdict on a recorded finding (:func:`apply_verdict`) in its folder and row."""
         apply_verdict(finding_folder(self.root, meta.signature), meta, verdict)
         note = self.known_roots.get(meta.root_signature or "") if meta.verdict == BUG else None
+        if note is None and meta.verdict == BUG:
+            issue = known_upstream(meta, self.upstream)
+            note = issue.note() if issue is not None else None
         if note is not None:
             meta.status, meta.known_issue = "known", note
         self.update(meta)

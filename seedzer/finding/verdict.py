@@ -36,19 +36,27 @@ class AtFault:
     code: str
     evidence: str
     reached: tuple[str, ...] = ()
+    """What only led there (``reached_through``): passes, model mutations, the input mode."""
     shared: bool = False
     """The code is a component shared by passes (its root is keyed on it whatever kind filed it)."""
+    rule: str = ""
+    """The fault rule that named it (:mod:`seedzer.finding.fault`; empty in older folders)."""
+    essence: str = ""
+    """What the root keys on besides the code, when it is not the failure's own message (a converter that made
+    an ill-typed value: the kind of mistake, not the message of whichever consumer tripped on it)."""
 
     def to_json(self) -> dict[str, Any]:
         """JSON-friendly form (``meta.json``'s ``at_fault``)."""
         return {"code": self.code, "evidence": self.evidence, "reached_through": list(self.reached),
-                "shared": self.shared}
+                "shared": self.shared, **({"rule": self.rule} if self.rule else {}),
+                **({"essence": self.essence} if self.essence else {})}
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> AtFault:
         """Inverse of :meth:`to_json`."""
         return AtFault(str(data["code"]), str(data.get("evidence") or ""),
-                       tuple(str(p) for p in data.get("reached_through") or ()), bool(data.get("shared")))
+                       tuple(str(p) for p in data.get("reached_through") or ()), bool(data.get("shared")),
+                       str(data.get("rule") or ""), str(data.get("essence") or ""))
 
 
 @dataclass

@@ -213,18 +213,49 @@ def error_text(exc: BaseException) -> str:
 
 
 MAX_FRAMES = 16
-"""Most of an error's TVM frames an observation keeps (the innermost ones)."""
+"""Most of an error's TVM frames an observation keeps (the innermost ones, and the innermost frame that
+names the operator an importer was converting, wherever it is)."""
+CONVERTING = " [converting "
+"""How a frame of TVM's frontend names the operator it was converting: ``... [converting SequenceAt._impl_v11]``
+(the converter method it called) or ``... [converting SkipLayerNormalization]`` (only the ONNX operator)."""
+
+
+def _converting(frame: Any, where: str) -> str:
+    """The operator a frame of TVM's frontend (``tvm/relax/frontend/``) was converting, read off its locals
+    (the importer's per-node loop holds ``op_name``, its dispatch also ``op_function``), as a suffix."""
+    if not where.startswith("tvm/relax/frontend/"):
+        return ""
+    names = frame.f_locals
+    function, op = names.get("op_function"), names.get("op_name")
+    qualname = getattr(function, "__qualname__", None)
+    if isinstance(qualname, str):
+        return f"{CONVERTING}{qualname}]"
+    return f"{CONVERTING}{op}]" if isinstance(op, str) else ""
 
 
 def tvm_frames(exc: BaseException) -> tuple[str, ...]:
     """TVM's frames of an exception's traceback, innermost last: its Python modules' (``tvm/...py``)
     and its C++ functions' (``tvm::...``, which TVM's FFI adds to the traceback), each as
-    ``function (file:line)`` with the file relative to TVM's package or source tree."""
+    ``function (file:line)`` with the file relative to TVM's package or source tree. A Python function is
+    named with its class (``SequenceAt._impl_v11``, where Python knows it), and a frontend frame with the
+    operator it was converting (:data:`CONVERTING`)."""
     frames = []
-    for frame in traceback.extract_tb(exc.__traceback__):
-        path, name = frame.filename.replace("\\", "/"), frame.name or ""
+    converting = None
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        code = frame.f_code
+        path, name = code.co_filename.replace("\\", "/"), code.co_name or ""
         where = path.rsplit("site-packages/", 1)[-1] if "site-packages/tvm/" in path else \
             path.split("/project/", 1)[-1] if "/project/src/" in path else ""
+        qualname = getattr(code, "co_qualname", name)  # Python 3.11+; a code object made by exec may lie
+        if where.endswith(".py") and isinstance(qualname, str) and qualname.rsplit(".", 1)[-1] == name:
+            name = qualname
         if where or "tvm::" in name:
-            frames.append(f"{name} ({where}:{frame.lineno})" if where else name)
-    return tuple(frames[-MAX_FRAMES:])
+            suffix = _converting(frame, where)
+            frames.append(f"{name} ({where}:{lineno})" if where else name)
+            if suffix:
+                frames[-1] += suffix
+                converting = frames[-1]
+    kept = frames[-MAX_FRAMES:]
+    if converting is not None and converting not in kept:
+        kept = [converting, *kept[1:]]
+    return tuple(kept)

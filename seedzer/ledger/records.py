@@ -68,6 +68,8 @@ class LedgerRoot:
     note: str = ""
     sightings: tuple[Sighting, ...] = ()
     versions: tuple[VersionVerdict, ...] = field(default_factory=tuple)
+    merged_into: str = ""
+    """The roots a ``recheck`` re-keyed this one's findings under (comma-separated; empty: none)."""
 
     @property
     def campaigns(self) -> tuple[str, ...]:

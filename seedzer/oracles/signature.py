@@ -11,11 +11,12 @@ through different seeds and passes is one finding and two causes never share one
 from __future__ import annotations
 
 import hashlib
+import re
 import signal
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from seedzer.kernel.common import Observation, Symptom, label_parts
+from seedzer.kernel.common import SPECIAL_VALUES, Observation, Symptom, label_parts
 from seedzer.kernel.messages import normalize
 
 
@@ -60,6 +61,50 @@ def essence(observation: Observation, names: Iterable[str] = ()) -> str:
     return ""
 
 
+DTYPE = re.compile(r"\b(?:bool|u?int\d+|float\d+|bfloat\d+|float8_\w+)(?:x\d+)?\b")
+"""A data type (``float32``, ``int64``, a vector ``float32x4``) in a normalized message."""
+SHAPE = re.compile(r"[\[(]\s*N(?:\s*,\s*N)*\s*,?\s*[\])]")
+"""A shape or an index list (``[N, N]``, ``(N,)``) once :func:`~seedzer.kernel.messages.normalize` made its
+numbers ``N``."""
+IR_CALL = re.compile(r"\b(?:R|T|I)\.[\w.]+\(")
+"""The start of a printed IR expression in a message (``R.split(x, ...)``, ``R.Tensor((N, N), ...)``): its
+operands name the input's values."""
+IR_VALUE = re.compile(r"\b(expression|variable|var|value|tensor) [A-Za-z_]\w*")
+"""A value of the IR named in a message (``expression lv has type``)."""
+VALUE_KINDS = {"nan positions": "nan", "inf positions": "inf"}
+"""The kind of special value a difference is about (:func:`seedzer.kernel.comparison.compare`'s reasons)."""
+
+
+def without_ir(text: str) -> str:
+    """``text`` with every printed IR expression (:data:`IR_CALL`, to its closing parenthesis) made ``IR``
+    and every IR value it names (:data:`IR_VALUE`) made ``ID``."""
+    out, at = [], 0
+    for found in IR_CALL.finditer(text):
+        if found.start() < at:
+            continue  # inside an expression already removed
+        depth, end = 0, len(text)
+        for i in range(found.end() - 1, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            if depth == 0:
+                end = i + 1
+                break
+        out.append(text[at:found.start()] + "IR")
+        at = end
+    return IR_VALUE.sub(lambda m: f"{m.group(1)} ID", "".join(out) + text[at:])
+
+
+def root_essence(observation: Observation, names: Iterable[str] = ()) -> str:
+    """What a root keys on: the :func:`essence` without what varies with the input it was reached by (data
+    types, so that a pair named in either order is one; shapes and index lists; printed IR expressions and
+    the IR's value names), and for a wrong result on special values the kind of value it gets wrong (a lost
+    NaN and a wrong infinity are two defects)."""
+    text = SHAPE.sub("SHAPE", DTYPE.sub("DT", without_ir(essence(observation, names))))
+    diff = observation.difference
+    if observation.comparison == SPECIAL_VALUES and diff is not None:
+        text += ":" + VALUE_KINDS.get(diff.reason, "value")
+    return text
+
+
 def raw_key(kind: str, observation: Observation, names: Iterable[str] = (),
             changed_passes: Sequence[str] = ()) -> SignatureKey:
     """The key occurrences are grouped by before the gate (see the module docstring)."""
@@ -73,11 +118,14 @@ SHARED = "component"
 """What a root in a shared component hashes as its kind: one bug, whichever kind of finding reached it."""
 
 
-def component_key(observation: Observation, component: str, names: Iterable[str] = ()) -> SignatureKey:
+def component_key(observation: Observation, component: str, names: Iterable[str] = (),
+                  keyed_on: str = "") -> SignatureKey:
     """The root of a failure raised in a shared component of TVM (the arithmetic analyzer, code
     generation, a TOPI operator...): the component and the essence of the symptom, whatever pass or
-    kind of test case reached it, so one defect reached by several passes is one finding."""
-    return SignatureKey(SHARED, observation.symptom.value, (component,), essence(observation, names))
+    kind of test case reached it, so one defect reached by several passes is one finding. ``keyed_on``
+    replaces the essence when the code at fault's defect is not what the failure says (a converter whose
+    ill-typed output another converter tripped on)."""
+    return SignatureKey(SHARED, observation.symptom.value, (component,), keyed_on or root_essence(observation, names))
 
 
 def root_key(kind: str, observation: Observation, culprit: Sequence[str], names: Iterable[str] = ()) -> SignatureKey:
@@ -96,4 +144,4 @@ def root_key(kind: str, observation: Observation, culprit: Sequence[str], names:
         where = tuple(c for c in where if c != failing)
     elif observation.symptom is Symptom.ILLFORMED and failing in where:
         where = (failing,)  # the verifier saw it take well-formed IR and emit ill-formed IR: its bug
-    return SignatureKey(kind, observation.symptom.value, where, essence(observation, names))
+    return SignatureKey(kind, observation.symptom.value, where, root_essence(observation, names))

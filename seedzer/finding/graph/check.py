@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from seedzer.execute.forked import SharedProgress
+from seedzer.execute.forked import SharedProgress, call_forked
 from seedzer.execute.memory import limit_address_space
 from seedzer.finding.forked_check import observe_isolated, silence
+from seedzer.finding.onnx_types import CHECK_SECONDS, IllTyped
 from seedzer.kernel.common import Observation, Stage
 from seedzer.kernel.graph.case import GraphCase
 
@@ -54,3 +55,27 @@ def observe_folder(where: str, timeout: float, max_memory: int = 0) -> Observati
     preload()
     limit_address_space(max_memory)
     return observe_forked(finding_case(Path(where)), timeout)
+
+
+def _ill_typed(case: GraphCase, operator: str) -> object:
+    """The child: the model ``case`` runs (its mutations applied) checked for an ill-typed input of ``operator``."""
+    silence()
+    from seedzer.finding.onnx_types import ill_typed_input
+    from seedzer.kernel.graph.feeds import case_inputs
+    from seedzer.kernel.graph.mutant import apply_model_mutations
+    from seedzer.kernel.onnx.model import model_bytes
+
+    data = model_bytes(case)
+    if case.model_mutations:
+        import onnx
+
+        seed = onnx.load_model_from_string(data)
+        data = apply_model_mutations(seed, case.model_mutations, case_inputs(case)).SerializeToString()
+    return ill_typed_input(data, operator)
+
+
+def ill_typed_forked(case: GraphCase, operator: str) -> IllTyped | None:
+    """:func:`seedzer.finding.onnx_types.ill_typed_input` of the model ``case`` runs, in a forked child (a crash, a
+    timeout or an error: None, nothing decided)."""
+    got = call_forked(_ill_typed, case, operator, timeout=CHECK_SECONDS)
+    return got.value if got.ok and isinstance(got.value, IllTyped) else None

@@ -26,6 +26,7 @@ class GraphKind(seam.DocumentedKind):
     needs = folder.NEEDS
     rules_at = "seedzer.finding.graph.gate:RULES"
     passes_at = ("seedzer.finding.onnx_reduce:OnnxReducer",)
+    fault_rules_at = "seedzer.finding.graph.at_fault:FAULT_RULES"
 
     def signature(self, observed: seam.Observed) -> str:
         """Symptom, where it surfaced and its normalized message (for a mismatch, the sequence's passes)."""

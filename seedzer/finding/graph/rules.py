@@ -19,12 +19,14 @@ from seedzer.finding.component import component_of
 from seedzer.finding.ddmin import ddmin
 from seedzer.finding.gate import GateSettings
 from seedzer.finding.gate import InvalidInput as HouseInvalidInput
-from seedzer.finding.graph.check import matches, observe_forked
+from seedzer.finding.graph.at_fault import FAULT_RULES, GraphFault, failing_pass
+from seedzer.finding.graph.check import ill_typed_forked, matches, observe_forked
 from seedzer.finding.graph.folder import KIND_NAME, stored, to_specs
 from seedzer.finding.meta import BUG, NOT_A_BUG
-from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, AtFault, Verdict
-from seedzer.kernel.common import IMPORTER_LIMIT, IMPORTER_LIMITS, Observation, Stage, Symptom
-from seedzer.kernel.graph.case import MUTATION_PREFIX, RANDOM_INPUTS, WELL_FORMED, GraphCase, GraphPass, ModelMutation
+from seedzer.finding.onnx_types import IllTyped
+from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, Verdict
+from seedzer.kernel.common import IMPORTER_LIMIT, IMPORTER_LIMITS, Observation, Symptom
+from seedzer.kernel.graph.case import MUTATION_PREFIX, RANDOM_INPUTS, GraphCase
 from seedzer.oracles.preconditions import is_precondition_error
 from seedzer.oracles.signature import component_key, root_key
 from seedzer.seed import PassSpec
@@ -78,39 +80,6 @@ def invalid_reason(observation: Observation) -> str | None:
     return None
 
 
-def failing_pass(observation: Observation) -> str | None:
-    """The Relax pass a failure surfaced in (``relax.X``, also for ``relax.X:well-formed``), or None
-    when it surfaced after the sequence (build, run, comparison)."""
-    name = observation.pass_name or ""
-    if observation.stage is not Stage.PASS or not name.startswith(("relax.", MUTATION_PREFIX)):
-        return None
-    return name.removesuffix(WELL_FORMED)
-
-
-def mutation_culprit(mutation: ModelMutation) -> str:
-    """How a model mutation names a root: its kind and the operator a spec-edge change moved or an
-    insertion added, or the garbage ops of an obscure condition (``edge:Resize``, ``insert:TopK``,
-    ``uoc:Conv+Add``)."""
-    if mutation.kind in ("edge", "insert"):
-        return f"{mutation.kind}:{mutation.params.get('op', '?')}"
-    return f"{mutation.kind}:{'+'.join(mutation.garbage) or '-'}"
-
-
-def graph_fault(observed: Observation, culprit: list[str], minimal: tuple[GraphPass, ...]) -> AtFault:
-    """The code at fault of a graph failure: the shared component it was raised in (a TOPI operator, a
-    legalization rule, the importer's converter, the arithmetic analyzer...), every step of the
-    minimal sequence only reaching it; else ``culprit`` (the failing step, the last step of the
-    minimal sequence, or the model mutations)."""
-    component = component_of(observed)
-    steps = tuple(dict.fromkeys(p.name for p in minimal))
-    if component is not None:
-        return AtFault(component.name, f"raised in {component.frame}, code every step reaching it shares",
-                       steps or tuple(culprit), shared=True)
-    return AtFault(" + ".join(culprit), "the failing step" if failing_pass(observed) else
-                   "the last step of the minimal sequence, or the model mutations it needs",
-                   tuple(p for p in steps if p not in culprit))
-
-
 @dataclass
 class GraphContext:
     """One graph candidate's judgement so far, shared by the rules (see the module docstring).
@@ -130,6 +99,7 @@ class GraphContext:
     observe: Callable[[GraphCase, float], Observation] = observe_forked
     match: Callable[[Observation, Observation], bool] = matches
     contracts: Contracts = relax_out_of_contract
+    check_types: Callable[[GraphCase, str], IllTyped | None] = ill_typed_forked
     got: Observation | None = None
     parent: Observation | None = None
     tests: int = 0
@@ -196,24 +166,6 @@ class Contract:
                                f"its contract: {why}", context.seen)
 
 
-SPECIAL_KINDS = {"nan positions": "nan", "inf positions": "inf"}
-"""The kind of special value a difference is about (:func:`seedzer.kernel.comparison.compare`'s reasons)."""
-
-
-def input_culprit(mode: str, observed: Observation) -> str:
-    """The culprit an input mode adds (``inputs:special``), with the operator computing the output that
-    differs where the kernel names it and the kind of value it gets wrong (``inputs:special:Relu:nan``):
-    a NaN lost by Relu and one lost by Sign are two bugs, not one root of every special-values
-    mismatch, and so are a NaN and an infinity one reduction gets wrong (the study's audit: ReduceMin's
-    lost NaN and its +inf turned into FLT_MAX, two defects, were one root)."""
-    diff = observed.difference
-    operator = diff.operator if diff is not None else None
-    if not operator:
-        return f"inputs:{mode}"
-    kind = SPECIAL_KINDS.get(diff.reason) if diff is not None else None
-    return f"inputs:{mode}:{operator}" + (f":{kind}" if kind else "")
-
-
 class Parent:
     """The seed model with no Relax step and no model mutation (TVM's default pipeline alone, on the
     random inputs the load kind runs) failing the same way is the load kind's finding, not the case's:
@@ -239,14 +191,12 @@ class Parent:
 class Culprit:
     """A bug: ddmin over the model mutations, then over the step sequence (its in-contract
     subsequences only: the repro is a sequence a user may run), to a minimal case that still fails
-    the same way (relations go first, as in MT-DLComp's reduction); the culprit is the
-    failing step (an error, ill-formed IR or a crash in a step), else the last Relax pass of the minimal
-    sequence, else the minimal model mutations (:func:`mutation_culprit`) and the input mode when
-    special; a failure raised inside a shared TVM component (a TOPI operator, a legalization rule,
-    the arithmetic analyzer: the innermost TVM frame) blames that component instead, every step only
-    reaching it, and is keyed by it (one root whichever pass reached it). Otherwise a minimal
-    sequence of Seedzer's own rewrites only (Relax IR mutations ``mutate.X``, no Relax pass) makes
-    the failure Seedzer's, not TVM's: invalid. Always answers."""
+    the same way (relations go first, as in MT-DLComp's reduction); the culprit is the code at fault
+    the kind's fault rules name (:data:`~seedzer.finding.graph.at_fault.FAULT_RULES`: a shared component
+    the frames name, the failing step, the last Relax pass, the operator a wrong result is located at,
+    the step it surfaced at), and the root is keyed by it; model mutations and the input mode are only
+    ways there. A minimal sequence of Seedzer's own rewrites only (Relax IR mutations ``mutate.X``, no
+    Relax pass) makes the failure Seedzer's, not TVM's: invalid. Always answers."""
 
     name = "culprit"
 
@@ -292,21 +242,20 @@ class Culprit:
         if case.model_mutations:
             context.notes.append("minimal model mutations: " + ", ".join(m.label() for m in case.model_mutations))
         passes = [p.name for p in minimal if seedzer_step(p.name) is None]
-        culprit = [failing_pass(observed) or (passes[-1] if passes else "")]
+        fault_case = case.with_passes(minimal)
+        fault_context = GraphFault(observed, minimal, case.model_mutations, case.input_mode,
+                                   lambda operator: context.check_types(fault_case, operator))
         shared = component_of(observed) is not None  # a shared TVM component at fault outranks the steps
-        if not culprit[0] and minimal and not shared:  # Seedzer's Relax IR mutations and no Relax pass
+        if failing_pass(observed) is None and not passes and minimal and not shared:
             return context.verdict(NOT_A_BUG, f"{INVALID}: {SEEDZER_STEP} is the only culprit (the minimal sequence "
                                    f"{', '.join(p.label() for p in minimal)} has no Relax pass): "
                                    f"{observed.headline()[:200]}", observed)
-        if not culprit[0]:
-            special = [input_culprit(case.input_mode, observed)] if case.input_mode != RANDOM_INPUTS else []
-            culprit = sorted({mutation_culprit(m) for m in case.model_mutations}) + special or \
-                [observed.pass_name or "build"]
-        fault = graph_fault(observed, culprit, minimal)
+        fault = FAULT_RULES.decide(fault_context)
+        assert fault is not None, "the graph kind's last fault rule always answers"
         culprit = [fault.code]
-        key = component_key(observed, fault.code) if fault.shared else root_key(KIND_NAME, observed, culprit)
-        root = key.digest()
+        key = component_key(observed, fault.code, keyed_on=fault.essence) if fault.shared else \
+            root_key(KIND_NAME, observed, culprit)
         bug_case = stored(dataclasses.replace(case.with_passes(minimal), expected=observed))
-        verdict = context.verdict(BUG, "bug", observed, culprit, root, bug_case)
+        verdict = context.verdict(BUG, "bug", observed, culprit, key.digest(), bug_case)
         verdict.at_fault = fault
         return verdict

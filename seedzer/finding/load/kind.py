@@ -24,6 +24,7 @@ class LoadKind(seam.DocumentedKind):
     needs = folder.NEEDS
     rules_at = "seedzer.finding.load.gate:RULES"
     passes_at = ("seedzer.finding.onnx_reduce:OnnxReducer",)
+    fault_rules_at = "seedzer.finding.load.at_fault:FAULT_RULES"
 
     def signature(self, observed: seam.Observed) -> str:
         """Symptom, the load step and its normalized message."""

@@ -13,12 +13,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from seedzer.finding.component import component_of
 from seedzer.finding.gate import InvalidInput as HouseInvalidInput
+from seedzer.finding.load.at_fault import FAULT_RULES, LoadFault
 from seedzer.finding.load.check import matching, observe_forked
 from seedzer.finding.load.folder import SALT
 from seedzer.finding.meta import BUG, NOT_A_BUG
-from seedzer.finding.verdict import INVALID, NOT_REPRODUCED, AtFault, Verdict
+from seedzer.finding.onnx_types import IllTyped, ill_typed_forked
+from seedzer.finding.verdict import INVALID, NOT_REPRODUCED, Verdict
 from seedzer.kernel.common import Observation, Symptom
 from seedzer.oracles.preconditions import is_precondition_error
 from seedzer.oracles.signature import component_key, root_key
@@ -43,6 +44,14 @@ def invalid_reason(observation: Observation) -> str | None:
     return None
 
 
+def check_model_types(case: LoadCase, operator: str) -> IllTyped | None:
+    """:func:`seedzer.finding.onnx_types.ill_typed_forked` of the case's model (its bytes read here, TVM only in
+    the child)."""
+    from seedzer.kernel.onnx.model import model_bytes
+
+    return ill_typed_forked(model_bytes(case), operator)
+
+
 @dataclass
 class LoadContext:
     """One loader candidate's judgement so far, shared by the rules (see the module docstring).
@@ -60,6 +69,7 @@ class LoadContext:
     start: float = field(default_factory=time.monotonic)
     observe: Callable[[LoadCase, float], list[Observation]] = observe_forked
     match: Callable[[Observation, Sequence[Observation]], Observation | None] = matching
+    check_types: Callable[[LoadCase, str], IllTyped | None] = lambda case, operator: check_model_types(case, operator)
     observed: list[Observation] = field(default_factory=list)
     got: Observation | None = None
 
@@ -101,21 +111,19 @@ class InvalidInput(HouseInvalidInput[LoadContext]):
 
 
 class Culprit:
-    """A bug: its code at fault is the shared component it was raised in (the importer's converter, a
-    TOPI operator, a legalization rule...), else the load step it happened at. Always answers."""
+    """A bug: its code at fault is what the kind's fault rules name
+    (:data:`~seedzer.finding.load.at_fault.FAULT_RULES`: the shared component it was raised in, such as
+    the importer's converter, a TOPI operator or a legalization rule; else the load step it happened at).
+    Always answers."""
 
     name = "culprit"
 
     def judge(self, context: LoadContext) -> Verdict:
         got = context.seen
-        step = got.pass_name or "import"
-        component = component_of(got)
-        if component is not None:
-            fault = AtFault(component.name, f"raised in {component.frame}, code every step reaching it shares",
-                            (step,), shared=True)
-            verdict = context.verdict(BUG, "bug", got, [fault.code], component_key(got, fault.code).digest())
-        else:
-            fault = AtFault(step, f"the load step it happened at ({step})")
-            verdict = context.verdict(BUG, "bug", got, [step], root_key(SALT, got, [step]).digest())
+        fault = FAULT_RULES.decide(LoadFault(got, lambda operator: context.check_types(context.case, operator)))
+        assert fault is not None, "the load kind's last fault rule always answers"
+        key = component_key(got, fault.code, keyed_on=fault.essence) if fault.shared else \
+            root_key(SALT, got, [fault.code])
+        verdict = context.verdict(BUG, "bug", got, [fault.code], key.digest())
         verdict.at_fault = fault
         return verdict

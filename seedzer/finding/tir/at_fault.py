@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from seedzer.finding.component import component_of
+from seedzer.finding.fault import FaultRules
 from seedzer.finding.tir.context import TirContext, reproduces
 from seedzer.finding.tir.culprit import Culprit, variant
 from seedzer.finding.tir.witness import WitnessIR, forked_ir_before
@@ -206,82 +207,172 @@ def made_invalid(make_ir: Callable[[Case, int], WitnessIR], case: Case, culprit:
     return None
 
 
-def code_at_fault(context: TirContext, case: Case, got: Observation, found: Culprit) -> Fault | None:
-    """The code at fault of a confirmed failure, the gate's last rule's root (``found``: the bisection's
-    culprit, the passes the failure needs). In this order:
+@dataclass
+class TirFault:
+    """What the TIR kind's fault rules read: the gate's context, the case and the failure it confirmed,
+    the bisection's culprit (``found``: the passes the failure needs), and the case's intermediate IRs,
+    each made once (a forked child each) and shared by the rules."""
 
-    1. ill-formed IR after a step whose input the verifier accepted: that step (its output is invalid,
-       its input was not);
-    2. a culprit of several passes, one of which made IR with a defect its input did not have
-       (:func:`made_invalid`: the verifier rejects it, or a constructor's type check fails as it
-       parses back): that pass, the others only reaching the failure (a component that trips on such
-       IR, e.g. the simplifier building an int64 + int32 Add, is not at fault);
-    3. the failure was raised in a shared component (:func:`~seedzer.finding.component.component_of`,
-       from its innermost TVM frames): that component, every culprit pass only reaching it, unless
-       the IR the failing step received fails a constructor's type check (then the component only
-       tripped on it, and the next rule finds its maker);
-    4. an error, ill-formed IR or crash: the pass that made the IR the failing step cannot handle
-       (:meth:`Localizer.error`); when that pass is not the failing step, the IR the failing step
-       received decides: a valid program (it parses back as TVMScript and passes the verifier) makes
-       the failing step the one at fault (the pass before only reached it), anything else the pass that
-       made it;
-    5. a wrong result: its last culprit pass when the ones before only enable it
-       (:meth:`Localizer.enabling`).
+    context: TirContext
+    case: Case
+    got: Observation
+    found: Culprit
+    made: dict[int, WitnessIR] = dataclasses.field(default_factory=dict)
 
-    None: not decided (the bisected culprit stands)."""
-    needed = tuple(found.names())
-    make = context.make_witness_ir or forked_ir_before
-
-    made_here: dict[int, WitnessIR] = {}  # the case's own IRs, each made once (a forked child each)
-
-    def make_ir(program: Case, index: int) -> WitnessIR:
-        if program is case and index in made_here:
-            return made_here[index]
-        made: WitnessIR = make(program, index, context.timeout)
-        if program is case:
-            made_here[index] = made
+    def make_ir(self, program: Case, index: int) -> WitnessIR:
+        """The TVMScript of ``program``'s IR after ``index`` steps (the case's own made once)."""
+        if program is self.case and index in self.made:
+            return self.made[index]
+        make = self.context.make_witness_ir or forked_ir_before
+        made: WitnessIR = make(program, index, self.context.timeout)
+        if program is self.case:
+            self.made[index] = made
         return made
 
-    def same(expected: Observation, observed: Observation, script: str) -> bool:
-        return reproduces(expected, observed, context.names | ir_names(script))
+    def same(self, expected: Observation, observed: Observation, script: str) -> bool:
+        """Whether ``observed`` (run on ``script``) is the failure ``expected`` describes."""
+        return reproduces(expected, observed, self.context.names | ir_names(script))
 
-    failing = failing_index(case, got)
-    surfaced = label_parts(got.pass_name or "")[1]
-    if got.symptom is Symptom.ILLFORMED and failing is not None and failing < len(case.steps) \
-            and verified_input(case, failing):
+    @property
+    def needed(self) -> tuple[str, ...]:
+        """The culprit's pass names."""
+        return tuple(self.found.names())
+
+    @property
+    def failing(self) -> int | None:
+        """The index of the step the failure showed at (:func:`failing_index`)."""
+        return failing_index(self.case, self.got)
+
+    @property
+    def surfaced(self) -> str:
+        """The name of the step the failure showed at (empty: none)."""
+        return label_parts(self.got.pass_name or "")[1]
+
+    @property
+    def indices(self) -> list[int]:
+        """The culprit's step indices, in order."""
+        return [i for i, step in enumerate(self.case.steps) if any(step is s for s in self.found.steps)]
+
+    def others(self, code: str) -> tuple[str, ...]:
+        """The culprit's passes but ``code``: what only reached it."""
+        return tuple(p for p in self.needed if p != code)
+
+    def localizer(self) -> Localizer:
+        """A :class:`Localizer` over this case's IRs."""
+        return Localizer(self.context.observe, self.make_ir, self.same)
+
+
+class IllformedOutput:
+    """Ill-formed IR after a step whose input the verifier accepted (it runs after every step from the
+    first fuzzed one on): that step (its output is invalid, its input was not)."""
+
+    name = "illformed-output"
+
+    def decide(self, fault: TirFault) -> Fault | None:
+        """The step that emitted the ill-formed IR, or None."""
+        failing, surfaced = fault.failing, fault.surfaced
+        if fault.got.symptom is not Symptom.ILLFORMED or failing is None or failing >= len(fault.case.steps) \
+                or not verified_input(fault.case, failing):
+            return None
         return Fault(surfaced, f"the verifier accepted the IR {surfaced} was given and rejects its output",
-                     tuple(p for p in needed if p != surfaced))
-    indices = [i for i, step in enumerate(case.steps) if any(step is s for s in found.steps)]
-    if len(indices) > 1:  # a pass that made IR no program has outranks the component that trips on it
-        invalid = made_invalid(make_ir, case, indices)
-        if invalid is not None:
-            step, problem = invalid
-            return Fault(step.name, f"{step.name} made IR with a defect the IR it was given did not have ({problem})",
-                         tuple(p for p in needed if p != step.name))
-    component = component_of(got)
-    received = make_ir(case, failing) if component is not None and failing is not None else None
-    if received is not None and received.problem is not None and TYPE_CHECK in received.problem:
-        component = None  # it tripped on IR no program has (e.g. an int64 + int32 Add): the maker is at fault
-    if component is not None:
+                     fault.others(surfaced))
+
+
+class MadeInvalid:
+    """Of several culprit passes, the one that made IR with a defect its input did not have (the verifier
+    rejects it, or a constructor's type check fails as it parses back: :func:`made_invalid`): that pass,
+    the others only reaching the failure (a component that trips on such IR, e.g. the simplifier building
+    an int64 + int32 Add, is not at fault)."""
+
+    name = "made-invalid"
+
+    def decide(self, fault: TirFault) -> Fault | None:
+        """The pass that made the invalid IR, or None."""
+        indices = fault.indices
+        if len(indices) < 2:
+            return None
+        invalid = made_invalid(fault.make_ir, fault.case, indices)
+        if invalid is None:
+            return None
+        step, problem = invalid
+        return Fault(step.name, f"{step.name} made IR with a defect the IR it was given did not have ({problem})",
+                     fault.others(step.name))
+
+
+class SharedComponent:
+    """A failure raised in a shared component (its TVM frames: a code generator's intrinsic rule, an
+    operator's implementation, the arithmetic analyzer; :func:`~seedzer.finding.component.component_of`):
+    that component, every culprit pass only reaching it, unless the IR the failing step received fails a
+    constructor's type check (then the component only tripped on it, and the next rule finds its maker)."""
+
+    name = "component"
+
+    def decide(self, fault: TirFault) -> Fault | None:
+        """The component, or None."""
+        component = component_of(fault.got)
+        if component is None:
+            return None
+        failing = fault.failing
+        received = fault.make_ir(fault.case, failing) if failing is not None else None
+        if received is not None and received.problem is not None and TYPE_CHECK in received.problem:
+            return None  # it tripped on IR no program has (e.g. an int64 + int32 Add): the maker is at fault
         return Fault(component.name, f"raised in {component.frame}, code every pass reaching it shares",
-                     tuple(p for p in needed if p != component.name), shared=True)
-    localizer = Localizer(context.observe, make_ir, same)
-    if got.symptom in ERRORS:
-        at = localizer.error(case, got)
+                     fault.others(component.name), shared=True)
+
+
+class Maker:
+    """An error, ill-formed IR or a crash: the pass that made the IR the failing step cannot handle
+    (:meth:`Localizer.error`: the earliest intermediate IR that, lowered minimally with the failing step,
+    fails the same way); when that pass is not the failing step, the IR the failing step received
+    decides: a valid program (it parses back as TVMScript and passes the verifier) makes the failing step
+    the one at fault (the pass before only reached it), anything else the pass that made it."""
+
+    name = "maker"
+
+    def decide(self, fault: TirFault) -> Fault | None:
+        """The pass at fault of an error, or None (not localized, or not an error)."""
+        got, failing, surfaced = fault.got, fault.failing, fault.surfaced
+        if got.symptom not in ERRORS:
+            return None
+        at = fault.localizer().error(fault.case, got)
         if at.step is None:
             return None
         if not surfaced or surfaced == at.step.name or failing is None:
             return Fault(at.step.name, f"{at.step.name} fails on the IR it is given, as a user program gives it",
-                         tuple(p for p in needed if p != at.step.name))
-        received = make_ir(case, failing) if failing < len(case.steps) else WitnessIR("", "a lowered host module")
+                         fault.others(at.step.name))
+        received = fault.make_ir(fault.case, failing) if failing < len(fault.case.steps) else \
+            WitnessIR("", "a lowered host module")
         if received.problem is None and received.script:
             return Fault(surfaced, f"{surfaced} fails on the IR it received, a valid program (it parses back and "
                          f"passes the verifier): {at.step.name}, which made it, only reached it",
-                         tuple(p for p in needed if p != surfaced) or (at.step.name,))
+                         fault.others(surfaced) or (at.step.name,))
         return Fault(at.step.name, f"{at.step.name} made the IR {surfaced} fails on, which is no valid program "
                      f"({received.problem or 'it cannot be printed'})", (surfaced,))
-    enabled = localizer.enabling(case, got, indices)
-    if enabled.step is None:
-        return None
-    return Fault(enabled.step.name, f"from the IR just before {enabled.step.name}, it alone gives the wrong result",
-                 tuple(p for p in needed if p != enabled.step.name))
+
+
+class Enabling:
+    """A wrong result: its last culprit pass when the ones before only enable it (from the IR just before
+    that pass, it alone gives the wrong result: :meth:`Localizer.enabling`)."""
+
+    name = "enabling"
+
+    def decide(self, fault: TirFault) -> Fault | None:
+        """The last culprit pass, or None."""
+        enabled = fault.localizer().enabling(fault.case, fault.got, fault.indices)
+        if enabled.step is None:
+            return None
+        return Fault(enabled.step.name, f"from the IR just before {enabled.step.name}, it alone gives the wrong "
+                     "result", fault.others(enabled.step.name))
+
+
+FAULT_RULES: FaultRules[TirFault] = FaultRules((IllformedOutput(), MadeInvalid(), SharedComponent(), Maker(),
+                                                Enabling()))
+"""The TIR kind's fault rules, in the order they decide (the first answer wins; none: the bisected culprit
+stands)."""
+
+
+def code_at_fault(context: TirContext, case: Case, got: Observation, found: Culprit) -> Fault | None:
+    """The code at fault of a confirmed failure, the gate's last rule's root (``found``: the bisection's
+    culprit, the passes the failure needs): the first answer of :data:`FAULT_RULES`. None: not decided
+    (the bisected culprit stands)."""
+    return FAULT_RULES.decide(TirFault(context, case, got, found))

@@ -41,6 +41,7 @@ class TirKind(seam.DocumentedKind):
     needs = folder.NEEDS
     rules_at = "seedzer.finding.tir.gate:RULES"
     passes_at = ("seedzer.finding.tir.reduce:TirPasses",)
+    fault_rules_at = "seedzer.finding.tir.at_fault:FAULT_RULES"
 
     def signature(self, observed: seam.Observed) -> str:
         """Symptom, where it surfaced, its message normalized without the IR's own names (and for a

@@ -90,7 +90,7 @@ from seedzer.kernel.graph.inputs import SPECIAL_INPUTS
 from seedzer.kernel.graph.memo import GraphMemo
 from seedzer.kernel.graph.mutant import apply_model_mutations
 from seedzer.kernel.graph.relax_mutations import apply_mutation
-from seedzer.kernel.graph.special import judge_special, rejected_input
+from seedzer.kernel.graph.special import judge_special, locate_operator, rejected_input
 from seedzer.kernel.messages import moved_failure, normalize, same_failure
 from seedzer.kernel.onnx.model import (
     TOLERANCES,
@@ -266,6 +266,11 @@ def _judge_differential(case: GraphCase, model: onnx.ModelProto, feeds: dict[str
     dispute = disputed(model)
     if sided in ("tvm", "neither") or dispute is not None:  # onnxruntime departs, or no two engines agree there
         return Observation(Symptom.INVALID, Stage.COMPARE, "compare", f"{dispute or side}: {diff.describe()}")
+    if not case.passes:  # the probe's build is the case's own (TVM's default pipeline): locate the operator
+        tvm_outputs = lambda probe: run(build(import_model(probe, specs), case.target), specs, feeds)  # noqa: E731
+        located = locate_operator(model, feeds, tolerances(case), tvm_outputs, model.graph.output[diff.output].name,
+                                  diff.reason)
+        diff = dataclasses.replace(diff, operator=located) if located else diff
     return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; {side}",
                        comparison=MODEL_VS_ONNXRUNTIME, difference=diff)
 

@@ -383,3 +383,20 @@ def test_a_bug_under_a_root_the_ledger_marks_reported_is_counted_as_known_not_ne
     other = file(filing, error("tirx.StorageRewrite", "InternalError: Check failed: another"), 2)
     filing.poll()
     assert FindingMeta.load(tmp_path / "findings" / other).status == "new"
+
+
+def test_a_bug_whose_root_matches_a_known_upstream_issue_is_filed_known_with_its_number(tmp_path: Path,
+                                                                                        db: CampaignDB) -> None:
+    from seedzer.ledger.upstream import Fingerprint, UpstreamIssue
+
+    table = [UpstreamIssue("apache/tvm", 424242, "VectorizeLoop lanes", "open",
+                           Fingerprint(code=r"tirx\.VectorizeLoop", message="lanes == 1"))]
+    settings = FilingSettings(FindingSettings(), GateSettings(), 2.0, 3, False, 0.05)
+    filing = Filing(FindingStore(tmp_path / "findings", db, upstream=table), Corpus(tmp_path / "corpus", db),
+                    settings, CampaignStats(), QuietMonitor(), FakeGate(culprit_bug("tirx.VectorizeLoop")))
+    sig = file(filing, error("tirx.VectorizeLoop"), 1)
+    other = file(filing, error("tirx.StorageRewrite", "InternalError: Check failed: another"), 2)
+    filing.poll()
+    meta = FindingMeta.load(tmp_path / "findings" / sig)
+    assert (meta.status, meta.known_issue) == ("known", "known upstream apache/tvm#424242 (open)")
+    assert FindingMeta.load(tmp_path / "findings" / other).status == "new"

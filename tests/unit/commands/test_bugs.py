@@ -17,6 +17,13 @@ def _invoke(*args: str) -> str:
     return res.stdout
 
 
+def _wide(*args: str) -> str:
+    """The output of a listing printed wide enough that no cell folds."""
+    res = CliRunner().invoke(main, list(args), env={"COLUMNS": "600"})
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
 def test_two_campaigns_roots_found_by_both_and_by_each_alone(tmp_path: Path) -> None:
     ledger = str(tmp_path / "ledger.db")
     one = fake_campaign(tmp_path / "one", tmp_path / "p1", {"aaaa00000001": ["111111111111"],
@@ -48,6 +55,58 @@ def test_a_marked_root_is_listed_by_state_and_exported_with_its_report(tmp_path:
     assert "aaaa00000001: report.md, minimal.py ->" in exported
     assert (tmp_path / "out" / "aaaa00000001" / "report.md").read_text() == "# [Bug] report\n"
     assert not (tmp_path / "out" / "bbbb00000002").exists()
+
+
+def test_a_root_reported_upstream_goes_into_the_ledgers_upstream_table_which_exports_and_imports(
+        tmp_path: Path) -> None:
+    ledger, other = str(tmp_path / "ledger.db"), str(tmp_path / "other.db")
+    camp = fake_campaign(tmp_path / "c", tmp_path / "p", {"aaaa00000001": ["111111111111"]})
+    _invoke("bugs", "--ledger", ledger, "add", str(camp))
+    said = _invoke("bugs", "--ledger", ledger, "mark", "aaaa", "reported", "--link",
+                   "https://github.com/apache/tvm/issues/424242")
+    assert "upstream table: apache/tvm#424242 covers it" in said
+    listed = _wide("bugs", "--ledger", ledger, "upstream")
+    assert "https://github.com/apache/tvm/issues/424242" in listed and "roots=['aaaa00000001']" in listed
+    assert "https://github.com/apache/tvm/issues/19579" in listed  # the shipped rows are listed too
+    table = tmp_path / "mine.yaml"
+    assert "1 upstream row(s)" in _invoke("bugs", "--ledger", ledger, "upstream", "export", str(table))
+    imported = _invoke("bugs", "--ledger", other, "upstream", "import", str(table))
+    assert "1 upstream row(s) imported (apache/tvm#424242)" in imported
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("issues: [{number: 1}]\n")
+    res = CliRunner().invoke(main, ["bugs", "--ledger", other, "upstream", "import", str(bad)])
+    assert res.exit_code != 0 and "row 1: 'state' must be" in res.output and "Traceback" not in res.output
+
+
+def test_bugs_says_a_root_a_recheck_merged_into_another(tmp_path: Path) -> None:
+    from seedzer.ledger.records import RECHECK
+    from seedzer.ledger.store import Ledger
+
+    ledger = tmp_path / "ledger.db"
+    camp = fake_campaign(tmp_path / "c", tmp_path / "p", {"aaaa00000001": ["111111111111"]})
+    _invoke("bugs", "--ledger", str(ledger), "add", str(camp))
+    with Ledger(ledger) as book:
+        book.rekey(str(camp.resolve()), {"aaaa00000001": ["ffff00000009"]}, RECHECK)
+    assert "new; merged into ffff00000009" in _wide("bugs", "--ledger", str(ledger))
+
+
+def test_marking_a_root_reported_on_a_shipped_issue_keeps_the_shipped_fingerprint(tmp_path: Path) -> None:
+    from seedzer.finding.known_upstream import shipped
+    from seedzer.ledger.store import Ledger
+    from seedzer.ledger.upstream import RootFacts, match, merged
+
+    ledger = tmp_path / "ledger.db"
+    camp = fake_campaign(tmp_path / "c", tmp_path / "p", {"aaaa00000001": ["111111111111"]})
+    _invoke("bugs", "--ledger", str(ledger), "add", str(camp))
+    _invoke("bugs", "--ledger", str(ledger), "mark", "aaaa", "reported", "--link",
+            "https://github.com/apache/tvm/issues/19579")
+    with Ledger(ledger, create=False) as book:
+        (row,) = book.upstream()
+        table = merged(shipped(), book.upstream())
+    assert row.number == 19579 and row.fingerprint.roots == ("aaaa00000001",) and row.fingerprint.value == "nan"
+    other = RootFacts("other", "graph", "mismatch", "codegen.llvm.max_min", "", "nan")  # another root of the family
+    found = match(table, other)
+    assert found is not None and found.number == 19579
 
 
 def _fail(*args: str) -> str:

@@ -84,3 +84,28 @@ def test_a_shared_component_the_gate_blamed_names_the_report_not_the_importer_th
     assert "`test_resize_seedzer_7e7405684159`" in render(report) and "* topi\n" in render(report)
     meta.at_fault = AtFault("relax.frontend.onnx", "raised in the importer", shared=True)
     assert title(report).startswith("[Bug][Frontend][ONNX] relax.frontend.onnx (Resize): ")
+
+
+def test_a_converter_at_fault_names_the_report() -> None:
+    meta = _meta(Symptom.EXCEPTION)
+    meta.at_fault = AtFault("relax.frontend.onnx.SequenceAt._impl_v11", "raised in SequenceAt._impl_v11",
+                            ("insert:SequenceAt",), shared=True)
+    assert title(_report(meta)).startswith("[Bug][Frontend][ONNX] relax.frontend.onnx.SequenceAt._impl_v11: ")
+
+
+def test_a_known_upstream_root_gets_a_note_pointing_at_the_issue_not_a_new_report() -> None:
+    from seedzer.kernel.common import SPECIAL_VALUES
+    from seedzer.kernel.comparison import Difference
+
+    meta = _meta(Symptom.MISMATCH)
+    meta.observation = Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "output 0: 1/4 elements differ (nan "
+                                   "positions)", comparison=SPECIAL_VALUES,
+                                   difference=Difference(0, "nan positions", 1, 4, operator="Relu"))
+    meta.at_fault = AtFault("codegen.llvm.max_min", "Relu computes the first wrong output", ("inputs:special",),
+                            shared=True, rule="operator")
+    text = render(_report(meta))
+    assert text.startswith("# Known upstream: apache/tvm#19579 (open)")
+    assert "https://github.com/apache/tvm/issues/19579" in text and "Do not file a new report" in text
+    assert "### Expected behavior" not in text and "reached through `inputs:special`" in text
+    meta.known_issue = "known upstream apache/tvm#424242 (open)"  # filed against the user's own row
+    assert render(_report(meta)).startswith("# Known upstream: apache/tvm#424242 (open)")

@@ -1,19 +1,67 @@
-"""The shared component a failure was raised in, from its innermost TVM frames."""
+"""The shared component a failure was raised in, from its TVM frames: real frames of the installed TVM
+(``tests/frames.py``) and the shapes older Seedzers recorded."""
 
 from __future__ import annotations
 
-from seedzer.finding.component import component_of, innermost
+from seedzer.finding.component import IMPORTER, component_of, converter, innermost
 from seedzer.kernel.common import Observation, Stage, Symptom
+from tests.frames import real_failure
 
 
 def _raised(*frames: str) -> Observation:
     return Observation(Symptom.EXCEPTION, Stage.PASS, "relax.LegalizeOps", "Check failed", frames=frames)
 
 
-def test_a_topi_operator_is_named_by_its_module() -> None:
-    found = component_of(_raised("transform (tvm/relax/transform/transform.py:10)",
-                                 "resize2d (tvm/topi/image/resize.py:700)", "get_inx (tvm/topi/image/resize.py:168)"))
-    assert found is not None and found.name == "topi.image.resize" and "get_inx" in found.frame
+def test_an_importer_failure_names_the_converter_class_and_version() -> None:
+    for name in ("sequence_at_negative_a", "sequence_at_negative_b"):
+        found = component_of(real_failure(name))
+        assert found is not None and found.name == "relax.frontend.onnx.SequenceAt._impl_v11", name
+
+
+def test_a_failure_after_the_converter_returned_names_the_operator_being_converted() -> None:
+    """PRelu's converter returned; the importer's normalize then failed in C++ type inference: the frame of
+    the per-node dispatch records which converter it had called."""
+    found = component_of(real_failure("prelu_rank0"))
+    assert found is not None and found.name == "relax.frontend.onnx.PRelu._impl_v1"
+    assert "NormalizeAxes" in real_failure("prelu_rank0").frames[-1]  # the innermost frame is the check, not the code
+
+
+def test_an_older_frame_without_its_class_finds_it_in_the_installed_importer() -> None:
+    """Frames recorded before frames carried qualified names: ``_impl_v11 (file:line)``."""
+    frames = real_failure("sequence_at_negative_a").frames
+    bare = next(f for f in frames if "SequenceAt._impl_v11" in f and "[" not in f)
+    assert converter(bare.replace("SequenceAt._impl_v11", "_impl_v11")) == "relax.frontend.onnx.SequenceAt._impl_v11"
+    assert converter("_construct_nodes (tvm/relax/frontend/onnx/onnx_frontend.py:6540)") is None
+
+
+def test_a_topi_operator_outranks_the_tensor_expression_check_it_tripped() -> None:
+    for name in ("rms_norm_legalize_ops", "rms_norm_fold_constant", "rms_norm_build"):
+        found = component_of(real_failure(name))
+        assert found is not None and found.name == "topi.nn.rms_norm", name
+
+
+def test_codegens_missing_intrinsic_rule_is_named_by_the_operator() -> None:
+    for op in ("cosh", "sinh"):
+        found = component_of(real_failure(f"vectorized_{op}_codegen"))
+        assert found is not None and found.name == f"codegen.intrin_rule.tirx.{op}"
+
+
+def test_a_pass_of_its_own_is_no_component() -> None:
+    assert component_of(real_failure("force_narrow_compact")) is None  # ForceNarrowIndexToInt32's IR, EQ's check
+    assert component_of(_raised("tvm::tirx::LoopPartitioner::MakeFor(...)")) is None
+    assert component_of(_raised()) is None
+    assert innermost(["tvm::ffi::Function::operator()", "tvm::runtime::Foo"]) is None
+
+
+def test_an_operator_implementation_outranks_a_helper_it_called() -> None:
+    trilu = _raised("trilu (tvm/topi/transform.py:1030)", "get_const_int (tvm/topi/utils.py:80)")
+    found = component_of(trilu)
+    assert found is not None and found.name == "topi.transform"
+    analyzer = _raised("resize2d (tvm/topi/image/resize.py:700)", "tvm::arith::CanonicalSimplifier::operator()(...)")
+    found = component_of(analyzer)
+    assert found is not None and found.name == "topi.image.resize"
+    alone = component_of(_raised("get_const_int (tvm/topi/utils.py:80)"))
+    assert alone is not None and alone.name == "topi.utils"  # a helper reached by no operator is named itself
 
 
 def test_the_arithmetic_analyzer_is_named_by_its_class_past_the_infrastructure() -> None:
@@ -22,16 +70,10 @@ def test_the_arithmetic_analyzer_is_named_by_its_class_past_the_infrastructure()
     assert found is not None and found.name == "arith.IntSetAnalyzer"
 
 
-def test_the_onnx_importer_is_one_component_whatever_its_function() -> None:
+def test_the_importers_own_plumbing_is_the_importer() -> None:
     found = component_of(_raised("from_onnx (tvm/relax/frontend/onnx/onnx_frontend.py:6798)",
                                  "_construct_nodes (tvm/relax/frontend/onnx/onnx_frontend.py:6560)"))
-    assert found is not None and found.name == "relax.frontend.onnx"
-
-
-def test_a_pass_of_its_own_and_no_frames_are_no_component() -> None:
-    assert component_of(_raised("tvm::tirx::LoopPartitioner::MakeFor(...)")) is None
-    assert component_of(_raised()) is None
-    assert innermost(["tvm::ffi::Function::operator()", "tvm::runtime::Foo"]) is None
+    assert found is not None and found.name == IMPORTER
 
 
 def test_a_crash_report_gives_its_frames_innermost_last() -> None:
@@ -39,3 +81,15 @@ def test_a_crash_report_gives_its_frames_innermost_last() -> None:
                         "ConstIntBoundAnalyzer::Update(...)\n  at tvm::relax::ConvertLayout(...)", signal=8)
     found = component_of(crash)
     assert found is not None and found.name == "arith.ConstIntBoundAnalyzer"
+
+
+def test_a_cpp_topi_operator_returning_a_tensor_expression_is_not_taken_for_the_tensor_expression_language() -> None:
+    """The frames of the audited corpus' i43-broadcast-symbolic-legalize, as the gate recorded them."""
+    frames = ("Pass.__call__ (tvm/ir/transform.py:171)",
+              "reshape_call_te (tvm/relax/transform/legalize_ops/manipulate.py:43)",
+              "call_te (tvm/relax/block_builder.py:364)", "gen_call_tir_inputs (tvm/relax/utils.py:344)",
+              "broadcast_to (tvm/topi/broadcast.py:40)",
+              "tvm::te::Tensor tvm::topi::broadcast_to(const tvm::te::Tensor&, const tvm::ffi::Array<tvm::PrimExpr>&, "
+              "std::string, std::string)")
+    found = component_of(_raised(*frames))
+    assert found is not None and found.name == "topi.broadcast_to"

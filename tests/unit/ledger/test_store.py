@@ -127,6 +127,63 @@ def test_a_missing_ledger_is_not_made_by_readers(tmp_path: Path) -> None:
     assert not (tmp_path / "none.db").exists()
 
 
+V1_SCHEMA = """
+CREATE TABLE ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE roots (root TEXT PRIMARY KEY, kind TEXT NOT NULL, symptom TEXT NOT NULL, culprit TEXT NOT NULL,
+    headline TEXT NOT NULL, first_seen REAL NOT NULL, last_seen REAL NOT NULL, state TEXT NOT NULL DEFAULT 'new',
+    link TEXT NOT NULL DEFAULT '', note TEXT NOT NULL DEFAULT '');
+CREATE TABLE sightings (root TEXT NOT NULL, campaign TEXT NOT NULL, source TEXT NOT NULL, finding TEXT NOT NULL,
+    count INTEGER NOT NULL, first_seen REAL NOT NULL, last_seen REAL NOT NULL, recorded REAL NOT NULL,
+    PRIMARY KEY (root, campaign));
+CREATE TABLE versions (root TEXT NOT NULL, version TEXT NOT NULL, verdict TEXT NOT NULL, detail TEXT NOT NULL,
+    checked REAL NOT NULL, PRIMARY KEY (root, version));
+INSERT INTO ledger_meta VALUES ('schema_version', '1');
+INSERT INTO roots VALUES ('aaa111', 'tir', 'exception', 'x', 'h', 1.0, 2.0, 'reported', 'https://l/1', '');
+"""
+
+
+def test_a_ledger_of_the_schema_before_is_upgraded_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(V1_SCHEMA)
+    conn.close()
+    with Ledger(path, create=False) as ledger:
+        (root,) = ledger.roots()
+        assert (root.root, root.state, root.merged_into) == ("aaa111", "reported", "")
+        assert ledger.upstream() == []
+    conn = sqlite3.connect(path)
+    version = conn.execute("SELECT value FROM ledger_meta WHERE key = 'schema_version'").fetchone()
+    assert version == (str(SCHEMA_VERSION),)
+    conn.close()
+
+
+def test_a_recheck_moves_a_campaigns_sightings_to_the_roots_it_re_keyed(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "ledger.db") as ledger:
+        ledger.record([sighting("old111", "/c/one"), sighting("old222", "/c/one"), sighting("old222", "/c/two"),
+                       sighting("gone33", "/c/one"), sighting("same44", "/c/one")], CAMPAIGN)
+        ledger.set_state("old111", "reported", "https://github.com/apache/tvm/issues/7")
+        ledger.record([sighting("new999", "/c/one"), sighting("same44", "/c/one")], RECHECK)
+        gone = ledger.rekey("/c/one", {"old111": ["new999"], "old222": ["new999"], "gone33": [], "same44": ["same44"]},
+                            RECHECK)
+        roots = {r.root: r for r in ledger.roots()}
+    assert sorted(gone) == ["gone33", "old111"]  # old222 is still a root of /c/two's
+    assert roots["old111"].merged_into == "new999" and roots["old111"].campaigns == ()
+    assert roots["old222"].merged_into == "new999" and roots["old222"].campaigns == ("/c/two",)
+    assert roots["gone33"].merged_into == "(not a bug)" and roots["same44"].merged_into == ""
+    new = roots["new999"]  # the user's report follows the bug to its new key
+    assert (new.state, new.link, new.campaigns) == ("reported", "https://github.com/apache/tvm/issues/7", ("/c/one",))
+
+
+def test_the_users_upstream_rows_are_kept_and_replaced_by_issue(tmp_path: Path) -> None:
+    from seedzer.ledger.upstream import Fingerprint, UpstreamIssue
+
+    first = UpstreamIssue("apache/tvm", 7, "a bug", "open", Fingerprint(roots=("aaa111",)))
+    with Ledger(tmp_path / "ledger.db") as ledger:
+        assert ledger.put_upstream([first]) == ["apache/tvm#7"]
+        ledger.put_upstream([replace(first, state="closed", fixed_in="0.28.0")])
+        assert ledger.upstream() == [replace(first, state="closed", fixed_in="0.28.0")]
+
+
 @pytest.mark.parametrize("readonly", [True, False])
 def test_an_empty_file_is_no_ledger_yet_for_whoever_does_not_create_one(tmp_path: Path, readonly: bool) -> None:
     path = tmp_path / "ledger.db"
@@ -145,4 +202,16 @@ def test_a_ledger_opened_read_only_is_never_written(tmp_path: Path) -> None:
         assert [r.root for r in ledger.roots()] == ["aaa111"]
         with pytest.raises(LedgerError, match="setting the state failed"):
             ledger.set_state("aaa", "fixed")
+    assert path.read_bytes() == before
+
+
+def test_a_ledger_of_the_schema_before_opened_read_only_is_read_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(V1_SCHEMA)
+    conn.close()
+    before = path.read_bytes()
+    with Ledger(path, readonly=True) as ledger:
+        (root,) = ledger.roots()
+        assert (root.root, root.merged_into) == ("aaa111", "") and ledger.upstream() == []
     assert path.read_bytes() == before

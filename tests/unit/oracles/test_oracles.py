@@ -7,7 +7,8 @@ from seedzer.kernel.comparison import Difference
 from seedzer.kernel.messages import ir_names, normalize
 from seedzer.oracles import ORACLES, judge, make_oracles
 from seedzer.oracles.preconditions import is_precondition_error
-from seedzer.oracles.signature import essence, raw_key, root_key
+from seedzer.oracles.signature import essence, raw_key, root_essence, root_key, without_ir
+from tests.frames import real_failure
 
 ALL = make_oracles(list(ORACLES))
 
@@ -155,3 +156,22 @@ def test_illformed_ir_is_keyed_on_the_pass_that_emitted_it() -> None:
     obs = Observation(Symptom.ILLFORMED, Stage.PASS, "tirx.VectorizeLoop", "ValueError: Invalid use of variable x.")
     assert root_key("lowlevel", obs, ["s_tir.StmtSimplify", "tirx.VectorizeLoop"]).digest() == \
         root_key("lowlevel", obs, ["tirx.VectorizeLoop"]).digest()
+
+
+def test_a_root_essence_keeps_no_dtype_shape_or_ir_expression_the_input_decides() -> None:
+    narrow = real_failure("force_narrow_compact")  # "mismatched types. int64 vs. int32", as TVM raised it
+    swapped = dataclasses.replace(narrow, message=narrow.message.replace("int64 vs. int32", "int32 vs. int64"))
+    assert swapped.message != narrow.message  # the audit saw this order too: the same compare, operands swapped
+    culprit = ["tirx.ForceNarrowIndexToInt32"]
+    assert root_key("tir", narrow, culprit).digest() == root_key("tir", swapped, culprit).digest()
+    assert raw_key("tir", narrow).digest() != raw_key("tir", swapped).digest()  # raw signatures keep them apart
+    a, b = real_failure("sequence_at_negative_a"), real_failure("sequence_at_negative_b")  # R.split(x, ...) / (lv, ...)
+    assert root_essence(a) == root_essence(b) and "IR cannot be accessed" in root_essence(a)
+    shapes = Observation(Symptom.EXCEPTION, Stage.PASS, "relax.X", "Check failed: expected [1, 3] got [2, 3, 4]")
+    assert root_essence(shapes) == "Check failed: expected SHAPE got SHAPE"
+
+
+def test_printed_ir_expressions_and_value_names_are_left_out_of_a_root() -> None:
+    text = ('The type of Tuple must be TupleType, but expression lv has type R.Tensor((1, 2), dtype="float32") '
+            "and R.split(x, indices_or_sections=3) too")
+    assert without_ir(text) == "The type of Tuple must be TupleType, but expression ID has type IR and IR too"

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from seedzer.finding.gate import GateRules, GateSettings
 from seedzer.finding.graph import gate
+from seedzer.finding.graph.at_fault import mutation_label
 from seedzer.finding.graph.gate import RULES
 from seedzer.finding.graph.rules import (
     Alone,
@@ -19,7 +20,6 @@ from seedzer.finding.graph.rules import (
     Parent,
     failing_pass,
     invalid_reason,
-    mutation_culprit,
 )
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.kernel.common import SPECIAL_VALUES, Observation, Stage, Symptom
@@ -27,6 +27,7 @@ from seedzer.kernel.comparison import Difference
 from seedzer.kernel.graph.case import GraphCase, GraphPass, ModelMutation
 from seedzer.oracles.signature import root_key
 from seedzer.seed import PassSpec
+from tests.frames import at_import, real_failure
 
 FOLD, NORM = GraphPass("relax.FoldConstant"), GraphPass("relax.Normalize")
 LAYOUT = GraphPass("relax.ConvertLayout", {"desired_layouts": {"relax.nn.conv2d": ["NHWC", "default"]}})
@@ -66,7 +67,8 @@ def _context(expected: Observation, decide: Callable[[tuple[GraphPass, ...]], Ob
         return [(i, why) for i, why in broken if i < len(passes)]
 
     return GraphContext("0123456789ab", case, expected, 5.0, GateSettings(max_tests=40, max_seconds=60.0),
-                        observe=Runs(decide), match=_same, contracts=contracts, got=got)
+                        observe=Runs(decide), match=_same, contracts=contracts, got=got,
+                        check_types=lambda case, operator: None)
 
 
 def test_the_module_docstring_lists_the_rules_in_order() -> None:
@@ -114,10 +116,10 @@ def test_what_the_importer_says_it_does_not_support_and_engine_failures_are_abou
     assert invalid_reason(genuine) is None
 
 
-def test_a_mutation_names_its_operator_in_a_root() -> None:
-    assert mutation_culprit(ModelMutation("insert", "t", params={"op": "TopK", "nodes": []})) == "insert:TopK"
-    assert mutation_culprit(ModelMutation("edge", "t", params={"op": "Resize"})) == "edge:Resize"
-    assert mutation_culprit(ModelMutation("uoc", "t", ("a", "b"), ("Conv", "Add"))) == "uoc:Conv+Add"
+def test_a_mutation_names_its_operator_among_the_ways_a_root_was_reached() -> None:
+    assert mutation_label(ModelMutation("insert", "t", params={"op": "TopK", "nodes": []})) == "insert:TopK"
+    assert mutation_label(ModelMutation("edge", "t", params={"op": "Resize"})) == "edge:Resize"
+    assert mutation_label(ModelMutation("uoc", "t", ("a", "b"), ("Conv", "Add"))) == "uoc:Conv+Add"
 
 
 def test_contract_dismisses_a_pass_out_of_its_contract_and_names_it() -> None:
@@ -161,11 +163,12 @@ def test_parent_of_a_special_case_runs_the_load_kinds_random_inputs() -> None:
     assert isinstance(context.observe, Runs) and context.observe.cases[-1].input_mode == "random"
 
 
-def test_culprit_of_a_special_case_without_passes_or_mutations_is_its_input_mode() -> None:
+def test_a_special_case_without_passes_or_mutations_is_keyed_by_where_it_failed_not_its_input_mode() -> None:
     crash = Observation(Symptom.CRASH, Stage.RUN, "run", "killed by signal SIGSEGV", signal=11)
     special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
     verdict = Culprit().judge(_context(crash, lambda p: crash, got=crash, case=special))
-    assert verdict.verdict == BUG and verdict.culprit == ["inputs:special"]
+    assert verdict.verdict == BUG and verdict.culprit == ["run"]
+    assert verdict.at_fault is not None and verdict.at_fault.reached == ("inputs:special",)
 
 
 def test_a_special_values_mismatch_is_rooted_at_the_operator_whose_output_differed() -> None:
@@ -177,8 +180,25 @@ def test_a_special_values_mismatch_is_rooted_at_the_operator_whose_output_differ
     special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
     relu, sign = (Culprit().judge(_context(m, lambda p, m=m: m, got=m, case=special))
                   for m in (mismatch("Relu"), mismatch("Sign")))
-    assert relu.culprit == ["inputs:special:Relu:nan"] and sign.culprit == ["inputs:special:Sign:nan"]
+    assert relu.culprit == ["codegen.llvm.max_min"] and sign.culprit == ["relax.frontend.onnx.Sign"]
     assert relu.root != sign.root  # two NaN bugs, two roots
+    assert relu.at_fault is not None and relu.at_fault.rule == "operator" and relu.at_fault.shared
+    assert "inputs:special" in relu.at_fault.reached
+
+
+def test_the_nan_that_max_and_min_lose_is_one_root_whichever_operator_reached_it() -> None:
+    def mismatch(operator: str) -> Observation:
+        diff = Difference(0, "nan positions", 1, 6, operator=operator)
+        return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"output {len(operator)}: nan lost",
+                           comparison=SPECIAL_VALUES, difference=diff)
+
+    special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
+    edged = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9,
+                      model_mutations=(ModelMutation("edge", "t", params={"op": "Clip"}),))
+    roots = {Culprit().judge(_context(m, lambda p, m=m: m, got=m, case=c)).root
+             for m, c in ((mismatch("Relu"), special), (mismatch("Clip"), edged), (mismatch("Max"), special),
+                          (mismatch("ReduceMax"), special), (mismatch("ReduceMin"), edged))}
+    assert len(roots) == 1
 
 
 def test_a_lost_nan_and_a_lost_infinity_of_one_operator_are_two_roots() -> None:
@@ -190,8 +210,8 @@ def test_a_lost_nan_and_a_lost_infinity_of_one_operator_are_two_roots() -> None:
     special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
     nan, inf, values = (Culprit().judge(_context(m, lambda p, m=m: m, got=m, case=special))
                         for m in (mismatch("nan positions"), mismatch("inf positions"), mismatch("values")))
-    assert nan.culprit == ["inputs:special:ReduceMin:nan"] and inf.culprit == ["inputs:special:ReduceMin:inf"]
-    assert values.culprit == ["inputs:special:ReduceMin"] and len({nan.root, inf.root, values.root}) == 3
+    assert nan.culprit == ["codegen.llvm.max_min"] and inf.culprit == ["topi.reduction.min_max_identity"]
+    assert values.culprit == ["relax.frontend.onnx.ReduceMin"] and len({nan.root, inf.root, values.root}) == 3
 
 
 def test_parent_does_not_run_for_a_failure_in_a_pass() -> None:
@@ -310,3 +330,125 @@ def test_a_relax_pass_the_failure_needs_beside_a_mutation_is_the_culprit() -> No
     verdict = Culprit().judge(_context(BUILD_ERROR, needs_both, got=BUILD_ERROR, case=case))
     assert (verdict.verdict, verdict.culprit) == (BUG, ["relax.FoldConstant"])
     assert verdict.case is not None and verdict.case.passes == (FOLD, DUPLICATE)
+
+
+def test_one_converter_reached_through_two_mutations_is_one_root() -> None:
+    """The audit's SequenceAt negative position: two roots before (one per mutation label). The real errors
+    differ in the position, the split's operand name and the importer's path; both are raised in
+    SequenceAt._impl_v11, which keys the root; the mutations are only ways there."""
+    inserted = GraphCase(CASE.specs, (), model="AAAA", model_mutations=(
+        ModelMutation("insert", "t", params={"op": "SequenceAt", "nodes": []}),))
+    edged = GraphCase(CASE.specs, (FOLD,), model="AAAA", model_mutations=(
+        ModelMutation("edge", "u", params={"op": "SplitToSequence"}), ModelMutation("pioc", "v", garbage=("MatMul",))))
+    verdicts = []
+    for name, case in (("sequence_at_negative_a", inserted), ("sequence_at_negative_b", edged)):
+        observed = at_import(name)
+        context = _context(observed, lambda p, observed=observed: observed, got=observed, case=case)
+        needs = case.model_mutations  # the failure needs every mutation of its case, and no pass
+
+        def run(candidate: GraphCase, timeout: float, observed: Observation = observed,
+                needs: tuple[ModelMutation, ...] = needs) -> Observation:
+            return observed if candidate.model_mutations == needs else Observation.ok()
+
+        context.observe = run
+        verdicts.append(Culprit().judge(context))
+    assert [v.culprit for v in verdicts] == [["relax.frontend.onnx.SequenceAt._impl_v11"]] * 2
+    assert verdicts[0].root == verdicts[1].root
+    fault = verdicts[1].at_fault
+    assert fault is not None and fault.rule == "component" and fault.shared
+    assert set(fault.reached) == {"edge:SplitToSequence", "pioc:MatMul"}  # reached through, never keyed
+
+
+def test_a_topi_defect_reached_by_a_relax_pass_is_the_root_the_load_kind_files() -> None:
+    """rms_norm over every axis: LegalizeOps in a graph case, FoldConstant in another, the build of a pool
+    model: one root, keyed by topi.nn.rms_norm."""
+    from seedzer.finding.load.rules import Culprit as LoadCulprit
+    from seedzer.finding.load.rules import LoadContext
+
+    legalize = real_failure("rms_norm_legalize_ops", step_index=0)
+    fold = real_failure("rms_norm_fold_constant", step_index=0)
+    roots = {Culprit().judge(_context(o, lambda p, o=o: o, got=o, case=GraphCase(CASE.specs, (step,), model="AAAA")))
+             .root for o, step in ((legalize, GraphPass("relax.LegalizeOps")), (fold, FOLD))}
+    built = real_failure("rms_norm_build", stage=Stage.LOAD, pass_name="build")
+    roots.add(LoadCulprit().judge(LoadContext("0123456789ab", "CASE", built, 3.0, got=built,
+                                              check_types=lambda case, operator: None)).root)
+    assert len(roots) == 1
+
+
+def test_a_converter_tripping_on_a_value_another_converter_typed_wrongly_blames_that_converter() -> None:
+    """SplitToSequence into one chunk: SequenceAt and SequenceLength fail on its tensor, each with its own
+    message (real errors of 0.27.0.post1): one root, keyed by SplitToSequence's converter and the mistake."""
+    from seedzer.finding.onnx_types import SEQUENCE_FOR_TENSOR, IllTyped
+
+    made = IllTyped("relax.frontend.onnx.SplitToSequence._impl_v11", "SplitToSequence", "s", SEQUENCE_FOR_TENSOR,
+                    "ONNX: sequence, Relax: R.Tensor((1, 2))")
+    at = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "InternalError: Check failed: (opt) is false: The type "
+                     "of Tuple must be TupleType, but expression lv has type R.Tensor((1, 2), dtype=\"float32\")",
+                     frames=("ONNXGraphImporter._convert_operator (tvm/relax/frontend/onnx/onnx_frontend.py:6642) "
+                             "[converting SequenceAt._impl_v11]", "normalize (tvm/relax/block_builder.py:673)"))
+    length = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "TypeError: object of type 'Call' has no len()",
+                         frames=("SequenceLength._impl_v11 (tvm/relax/frontend/onnx/onnx_frontend.py:5701)",))
+    asked: list[str] = []
+
+    def check(case: GraphCase, operator: str) -> IllTyped:
+        asked.append(operator)
+        return made
+
+    verdicts = []
+    for observed in (at, length):
+        context = _context(observed, lambda p, o=observed: o, got=observed)
+        context.check_types = check
+        verdicts.append(Culprit().judge(context))
+    assert asked == ["SequenceAt", "SequenceLength"]
+    assert [v.culprit for v in verdicts] == [["relax.frontend.onnx.SplitToSequence._impl_v11"]] * 2
+    assert verdicts[0].root == verdicts[1].root
+    fault = verdicts[0].at_fault
+    assert fault is not None and fault.rule == "ill-typed-input" and "relax.frontend.onnx.SequenceAt._impl_v11" in (
+        fault.reached) and fault.essence == f"ill-typed output: {SEQUENCE_FOR_TENSOR}"
+    context = _context(at, lambda p: at, got=at)  # no ill-typed input: the converter that raised is at fault
+    assert Culprit().judge(context).culprit == ["relax.frontend.onnx.SequenceAt._impl_v11"]
+
+
+def test_an_infinity_a_min_or_max_reduction_turns_into_the_largest_float_is_one_root_whichever_operator() -> None:
+    """camp-before: ReduceMin of +inf, and the variadic Max the importer stacks and reduces, of -inf."""
+    def mismatch(operator: str) -> Observation:
+        diff = Difference(0, "inf positions", 1, 1, operator=operator)
+        return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "expected -inf, got -3.40282e+38",
+                           comparison=SPECIAL_VALUES, difference=diff)
+
+    special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
+    verdicts = [Culprit().judge(_context(m, lambda p, m=m: m, got=m, case=special))
+                for m in (mismatch("ReduceMin"), mismatch("Max"), mismatch("ReduceMax"))]
+    assert {v.root for v in verdicts} == {verdicts[0].root}
+    assert verdicts[1].culprit == ["topi.reduction.min_max_identity"]
+
+
+def test_a_run_failure_of_one_inserted_operator_that_no_frame_names_is_that_operators() -> None:
+    run = Observation(Symptom.EXCEPTION, Stage.RUN, "run", "RuntimeError: Check failed: input_shape.size() == size "
+                      "(2 vs. 1) : ErrorContext(match_cast, ty=R.Tensor((inverse_0,), dtype='int64'))")
+    case = GraphCase(CASE.specs, (), model="AAAA", model_mutations=(
+        ModelMutation("insert", "t", params={"op": "Unique", "nodes": []}),))
+    context = _context(run, lambda p: run, got=run, case=case)
+    context.observe = lambda candidate, timeout: run if candidate.model_mutations else Observation.ok()
+    verdict = Culprit().judge(context)
+    assert verdict.culprit == ["relax.frontend.onnx.Unique"] and verdict.at_fault is not None
+    assert verdict.at_fault.reached == ("insert:Unique",)
+
+
+def test_one_converters_wrong_outputs_are_one_root_whichever_output_shows_it() -> None:
+    """LayerNormalization's Mean/InvStdDev placeholders: outputs 7 and 8 of two mutants (two roots before)."""
+    def mismatch(output: int) -> Observation:
+        diff = Difference(output, "shape/dtype", 1, 1, operator="LayerNormalization")
+        return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"output {output}: shape differs",
+                           comparison="model-vs-onnxruntime", difference=diff)
+
+    inserted = GraphCase(CASE.specs, (), model="AAAA", model_mutations=(
+        ModelMutation("insert", "t", params={"op": "LayerNormalization", "nodes": []}),))
+    roots = set()
+    for m in (mismatch(7), mismatch(8)):
+        context = _context(m, lambda p, m=m: m, got=m, case=inserted)
+        context.observe = lambda candidate, timeout, m=m: m if candidate.model_mutations else Observation.ok()
+        verdict = Culprit().judge(context)
+        assert verdict.culprit == ["relax.frontend.onnx.LayerNormalization"]
+        roots.add(verdict.root)
+    assert len(roots) == 1

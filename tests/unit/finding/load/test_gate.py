@@ -14,7 +14,8 @@ from seedzer.finding.load.gate import RULES
 from seedzer.finding.load.rules import Alone, Culprit, InvalidInput, LoadContext, invalid_reason
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.oracles.signature import root_key
+from seedzer.oracles.signature import component_key, root_key
+from tests.frames import at_import
 
 CRASH = Observation(Symptom.CRASH, Stage.LOAD, "legalize", "killed by signal SIGSEGV", signal=11)
 ERROR = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "TVMError: Check failed: shape mismatch")
@@ -38,7 +39,8 @@ class Rerun:
 
 
 def _context(expected: Observation, observed: list[Observation], got: Observation | None = None) -> LoadContext:
-    return LoadContext("0123456789ab", "CASE", expected, 3.0, observe=Rerun(observed), match=_same_step, got=got)
+    return LoadContext("0123456789ab", "CASE", expected, 3.0, observe=Rerun(observed), match=_same_step, got=got,
+                       check_types=lambda case, operator: None)
 
 
 def test_the_module_docstring_lists_the_rules_in_order() -> None:
@@ -85,8 +87,10 @@ def test_bug_names_the_step_and_keys_the_root_on_it() -> None:
     verdict = Culprit().judge(_context(CRASH, [], got=CRASH))
     assert (verdict.verdict, verdict.culprit, verdict.observation) == (BUG, ["legalize"], CRASH)
     assert verdict.root == root_key("loader", CRASH, ["legalize"]).digest()
-    nameless = Observation(Symptom.HANG, Stage.LOAD, None, "ran over 3s alone")
-    assert Culprit().judge(_context(nameless, [], got=nameless)).culprit == ["import"]
+    nameless = Observation(Symptom.HANG, Stage.LOAD, None, "ran over 3s alone")  # at the import: the importer's
+    importer = Culprit().judge(_context(nameless, [], got=nameless))
+    assert importer.culprit == ["relax.frontend.onnx"]
+    assert importer.root == component_key(nameless, "relax.frontend.onnx").digest()
 
 
 def test_the_engine_marks_the_answering_rule() -> None:
@@ -95,3 +99,12 @@ def test_the_engine_marks_the_answering_rule() -> None:
     invalid = Observation(Symptom.EXCEPTION, Stage.LOAD, "parse", "not a model")
     verdict = GateRules(RULES).first_answer(_context(invalid, [invalid]))
     assert (verdict.rule, verdict.reason) == ("invalid-input", "invalid: parse: not a model")
+
+
+def test_one_converter_failing_on_two_input_dtypes_is_one_root() -> None:
+    """The audit's EyeLike: two roots before, because the message names the input's dtype."""
+    float_input, int_input = at_import("eyelike_float32"), at_import("eyelike_int32")
+    assert float_input.message != int_input.message
+    verdicts = [Culprit().judge(_context(o, [], got=o)) for o in (float_input, int_input)]
+    assert [v.culprit for v in verdicts] == [["relax.frontend.onnx.EyeLike._impl_v9"]] * 2
+    assert verdicts[0].root == verdicts[1].root

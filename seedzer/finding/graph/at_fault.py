@@ -1,0 +1,162 @@
+"""The graph kind's code at fault: its ordered fault rules (:mod:`seedzer.finding.fault`).
+
+The ``culprit`` gate rule minimizes a graph case (its model mutations, then its steps) and asks these
+rules, in order, which code a maintainer would fix. Model mutations and the input mode are never the
+code at fault: they made the model or the inputs TVM then handled wrongly, so they go into ``reached``
+(``meta.json`` ``at_fault.reached_through``) with the steps that only led there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from seedzer.finding.component import IMPORTER
+from seedzer.finding.fault import FaultRules, IllTypedInputRule, SharedComponentRule
+from seedzer.finding.onnx_types import IllTyped
+from seedzer.finding.operator_code import evidence, operator_code
+from seedzer.finding.verdict import AtFault
+from seedzer.kernel.common import SPECIAL_VALUES, Observation, Stage, Symptom
+from seedzer.kernel.graph.case import MUTATION_PREFIX, RANDOM_INPUTS, WELL_FORMED, GraphPass, ModelMutation
+from seedzer.oracles.signature import VALUE_KINDS
+
+MUTATED_OPS = ("edge", "insert")
+"""Model mutations that make one operator the test case is about: an insertion adds it, a spec-edge
+change edits its attributes or inputs (the others, MT-DLComp's relations, wrap a node in garbage
+arithmetic that only feeds it)."""
+
+
+def failing_pass(observation: Observation) -> str | None:
+    """The Relax pass a failure surfaced in (``relax.X``, also for ``relax.X:well-formed``), or None
+    when it surfaced after the sequence (build, run, comparison)."""
+    name = observation.pass_name or ""
+    if observation.stage is not Stage.PASS or not name.startswith(("relax.", MUTATION_PREFIX)):
+        return None
+    return name.removesuffix(WELL_FORMED)
+
+
+def mutation_label(mutation: ModelMutation) -> str:
+    """How a model mutation is named among the ways a root was reached: its kind and the operator a
+    spec-edge change moved or an insertion added, or the garbage ops of an obscure condition
+    (``edge:Resize``, ``insert:TopK``, ``uoc:Conv+Add``)."""
+    if mutation.kind in MUTATED_OPS:
+        return f"{mutation.kind}:{mutation.params.get('op', '?')}"
+    return f"{mutation.kind}:{'+'.join(mutation.garbage) or '-'}"
+
+
+@dataclass(frozen=True)
+class GraphFault:
+    """What the graph kind's fault rules read: the failure the minimal case showed, the minimal step
+    sequence, the minimal model mutations and the input mode."""
+
+    observation: Observation
+    minimal: tuple[GraphPass, ...] = ()
+    mutations: tuple[ModelMutation, ...] = ()
+    input_mode: str = RANDOM_INPUTS
+    check_types: Callable[[str], IllTyped | None] = lambda operator: None
+    """The check of the failing node's inputs (:func:`seedzer.finding.onnx_types.ill_typed_input` on the
+    minimal case's model, in a forked child; none by default)."""
+
+    def ill_typed(self, operator: str) -> IllTyped | None:
+        """The first input of a node of op type ``operator`` its producer's converter typed wrongly, or None."""
+        return self.check_types(operator)
+
+    @property
+    def passes(self) -> list[str]:
+        """The Relax passes of the minimal sequence (Seedzer's own rewrites left out), in order."""
+        return [p.name for p in self.minimal if not p.name.startswith(MUTATION_PREFIX)]
+
+    @property
+    def reached(self) -> tuple[str, ...]:
+        """The steps, model mutations and input mode the failure was reached through."""
+        steps = [p.name for p in self.minimal]
+        labels = [mutation_label(m) for m in self.mutations]
+        mode = [f"inputs:{self.input_mode}"] if self.input_mode != RANDOM_INPUTS else []
+        return tuple(dict.fromkeys([*steps, *sorted(set(labels)), *mode]))
+
+    def without(self, code: str) -> tuple[str, ...]:
+        """:attr:`reached` without ``code`` itself."""
+        return tuple(r for r in self.reached if r != code)
+
+    def mutated_operator(self) -> str | None:
+        """The one operator the minimal model mutations insert or edit (None: none, or several)."""
+        ops = {str(m.params.get("op")) for m in self.mutations if m.kind in MUTATED_OPS and m.params.get("op")}
+        return next(iter(ops)) if len(ops) == 1 else None
+
+
+class FailingStep:
+    """An error, ill-formed IR or a crash in a Relax pass of the sequence: that pass (the pass is the unit
+    a maintainer fixes; the steps before it and the model mutations only made its input)."""
+
+    name = "failing-step"
+
+    def decide(self, context: GraphFault) -> AtFault | None:
+        """The pass it failed in, or None after the sequence."""
+        step = failing_pass(context.observation)
+        if step is None:
+            return None
+        return AtFault(step, f"{step} raised, crashed or left ill-formed IR", context.without(step))
+
+
+class LastPass:
+    """A failure after the sequence (a wrong result, the build) that needs a Relax pass: the last Relax pass
+    of the minimal sequence (delta debugging kept every pass of it: the ones before only enable it)."""
+
+    name = "last-pass"
+
+    def decide(self, context: GraphFault) -> AtFault | None:
+        """The last Relax pass of the minimal sequence, or None without one."""
+        passes = context.passes
+        if not passes:
+            return None
+        return AtFault(passes[-1], f"the last Relax pass of the minimal sequence ({', '.join(passes)}): the case "
+                       "needs it", context.without(passes[-1]))
+
+
+class Operator:
+    """A wrong result that needs no Relax pass, or a failure of the import, the build or the run that no frame
+    names: the code implementing the operator at fault (the kernel locates the first node TVM computes
+    wrongly from inputs it computes right; else the one operator the model mutations insert or edit), by
+    the operator table (the importer's converter, or a lowering several operators share for the kind of
+    value it gets wrong: NaN through Relu, Clip, Max, Min, ReduceMax, ReduceMin is one root). An import
+    failure naming no operator is the importer's."""
+
+    name = "operator"
+
+    def decide(self, context: GraphFault) -> AtFault | None:
+        """The operator's code, or None (a failure after the import that names no one operator)."""
+        observed = context.observation
+        wrong = observed.symptom is Symptom.MISMATCH
+        diff = observed.difference
+        located = diff.operator if wrong and diff is not None and diff.operator else None
+        operator = located or context.mutated_operator()
+        if operator is None:
+            return AtFault(IMPORTER, "the import failed, and no one operator is named", context.reached,
+                           shared=True) if observed.pass_name == "import" and not wrong else None
+        value = VALUE_KINDS.get(diff.reason) if diff is not None and observed.comparison == SPECIAL_VALUES else None
+        code = operator_code(operator, value)
+        if not wrong:
+            return AtFault(code, f"{observed.pass_name or 'the build'} failed and no frame names the code; {operator} "
+                           "is the one operator the model mutations insert or edit, and its converter owns its meaning",
+                           context.without(code), shared=True)
+        how = "located by the kernel" if located else "the one operator the model mutations insert or edit"
+        return AtFault(code, f"{evidence(operator, value)} ({how})", context.without(code), shared=True)
+
+
+class SurfacedStep:
+    """Otherwise the step the failure surfaced at (``build``, ``run``): TVM's default pipeline there, the
+    model mutations and the input mode only leading to it. Always answers."""
+
+    name = "stage"
+
+    def decide(self, context: GraphFault) -> AtFault:
+        """The step it surfaced at."""
+        step = context.observation.pass_name or "build"
+        return AtFault(step, f"the step it surfaced at ({step}); no pass, component or operator is named",
+                       context.without(step))
+
+
+FAULT_RULES: FaultRules[GraphFault] = FaultRules(
+    (IllTypedInputRule[GraphFault](), SharedComponentRule[GraphFault](), FailingStep(), LastPass(), Operator(),
+     SurfacedStep()))
+"""The graph kind's fault rules, in the order they decide (the first answer wins)."""
