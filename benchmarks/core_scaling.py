@@ -39,7 +39,7 @@ def cases(seed: str) -> list[Any]:
     """The kernel cases of fixture seed ``seed`` (one, with StmtSimplify), or of ``all``: every
     fixture seed with each of :data:`MIXED_PASSES`."""
     from seedzer.kernel.tir.case import Case
-    from seedzer.passes.contracts import plan
+    from seedzer.passes.tir.contracts import plan
     from seedzer.seed import PassSpec, input_seed
 
     if seed == "all":

@@ -32,7 +32,7 @@ from seedzer.kernel.graph.case import ModelMutation
 from seedzer.kernel.graph.mutant import apply_model_mutations
 from seedzer.kernel.load.observe import onnxruntime_outputs
 from seedzer.kernel.onnx.model import TOLERANCES
-from seedzer.mutate.model_mutators import random_feeds, sample_model_mutation
+from seedzer.mutate.graph.model_mutators import random_feeds, sample_model_mutation
 
 
 def _reason(exc: BaseException) -> str:

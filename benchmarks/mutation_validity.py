@@ -33,7 +33,7 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from seedzer.mutate import MutationStats, default_ir_mutators, mutate_ir
+from seedzer.mutate.tir import MutationStats, default_ir_mutators, mutate_ir
 from seedzer.tir import ub
 from seedzer.tvmio import module_of, parse_primfunc
 

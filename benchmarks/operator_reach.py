@@ -7,7 +7,7 @@ Usage::
 Model ``i`` starts from a model of ``POOL`` (or, one in ten, from the ``reach`` heuristic's
 one-operator model at an opset from 9 to 13, where removed operators are reachable) and gets one
 insertion from the sampler the graph level and the ``reach`` heuristic use
-(:func:`seedzer.mutate.insertion.sample_insertion`: an operator of the importer's converter map, read
+(:func:`seedzer.mutate.graph.insertion.sample_insertion`: an operator of the importer's converter map, read
 from the installed TVM; model ``i`` prefers the ``i``-th of them in a shuffled round robin, and the
 engines run in a forked child as at the graph level). Every kept model is then checked
 again, on the whole model, its engines in a forked child (as the graph level does: an engine's crash
@@ -40,8 +40,8 @@ from seedzer.kernel.graph.inputs import bounded_inputs
 from seedzer.kernel.graph.mutant import apply_model_mutations
 from seedzer.kernel.onnx.validity import model_validity
 from seedzer.load.importer_ops import importer_operators
-from seedzer.mutate.insertion import InsertionStats, sample_insertion
-from seedzer.mutate.model_mutators import random_feeds
+from seedzer.mutate.graph.insertion import InsertionStats, sample_insertion
+from seedzer.mutate.graph.model_mutators import random_feeds
 
 CHUNK = 25
 """Models per worker task."""

@@ -17,8 +17,8 @@ from collections.abc import Callable
 
 from seedzer.console import SafeTable
 from seedzer.kernel.messages import normalize
-from seedzer.mutate.bounds import PREFIX as BOUNDS_PREFIX
-from seedzer.mutate.bounds import kind_of
+from seedzer.mutate.tir.bounds import PREFIX as BOUNDS_PREFIX
+from seedzer.mutate.tir.bounds import kind_of
 from seedzer.oracles.preconditions import precondition_pattern
 from seedzer.store.reader import CampaignReader
 

@@ -194,8 +194,8 @@ class EpochsConfig:
 @dataclass
 class BoundsConfig:
     """How far a mutant may grow before it is not run: counted as out of bounds, never filed or kept
-    (:mod:`seedzer.mutate.bounds`; the campaign figures behind the defaults are in
-    docs/measurements.md, 'Mutant bounds'). A script's size counts every explicitly unrolled loop
+    (checked by the level's mutators before the mutant runs; the campaign figures behind the defaults
+    are in docs/measurements.md, 'Mutant bounds'). A script's size counts every explicitly unrolled loop
     written out."""
 
     max_growth: float = setting(4.0, "A mutant's TVMScript (unrolled loops written out) at most this many times the "

@@ -23,7 +23,7 @@ from seedzer.execute.worker import redirect_worker_output, serve
 from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
 from seedzer.kernel.comparison import Difference
 from seedzer.kernel.tir.case import Case
-from seedzer.passes.contracts import plan
+from seedzer.passes.tir.contracts import plan
 from seedzer.seed import input_seed, passes_from_json
 
 TRIGGER_LINE = "T:"

@@ -283,7 +283,7 @@ class NNSmithGenerator:
         from seedzer.generate.reference import ReferenceFailure, all_finite, npz_bytes, reference_outputs
         from seedzer.kernel.onnx.validity import model_validity
         from seedzer.load.bounds import bounds_problem, opset_problem
-        from seedzer.mutate.insertion import reason_key
+        from seedzer.mutate.graph.insertion import reason_key
 
         data = proto.SerializeToString()
         unknown = opset_problem(proto)

@@ -1,7 +1,7 @@
 """Pools whose models carry the operators NNSmith alone cannot make: a heuristic's ``generation.insert``
 (TVM-free).
 
-Each generated model gets ``operators`` insertions (:func:`seedzer.mutate.insertion.sample_insertion`,
+Each generated model gets ``operators`` insertions (:func:`seedzer.mutate.graph.insertion.sample_insertion`,
 the same the graph level's ``insert`` mutation makes: an operator of TVM's importer, read at run
 time, drawn from its schema and kept only when onnx.checker, onnxruntime and onnx.reference accept
 the model), uniformly among the operators the model does not have yet (those it has weigh
@@ -26,9 +26,9 @@ from onnx import TensorProto, helper
 from seedzer.generate.insert_options import InsertOptions
 from seedzer.kernel.graph.mutant import apply_model_mutations
 from seedzer.load.importer_ops import importer_operators
-from seedzer.mutate.insertion import sample_insertion
-from seedzer.mutate.model_mutators import random_feeds
-from seedzer.mutate.op_table import DEPRECATED_AT
+from seedzer.mutate.graph.insertion import sample_insertion
+from seedzer.mutate.graph.model_mutators import random_feeds
+from seedzer.mutate.graph.op_table import DEPRECATED_AT
 
 OLD_OPSETS = (9, 10, 11, 12, 13)
 """The opsets a model made for old operator versions may have."""

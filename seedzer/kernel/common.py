@@ -81,6 +81,8 @@ class Stage(str, enum.Enum):  # noqa: UP042 - see Symptom
     BUILD = "build"
     RUN = "run"
     COMPARE = "compare"
+    SCHEDULE = "schedule"
+    """A schedule primitive or MetaSchedule postprocessor of a ``sched`` case (:mod:`seedzer.kernel.sched`)."""
 
     def __str__(self) -> str:
         return self.value

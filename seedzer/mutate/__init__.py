@@ -1,83 +1,13 @@
-"""Tzer-style mutators on TVM 0.27: IR mutators, pass-sequence mutators and the Tzer mutation schedule.
+"""Mutators, one sub-package per level, and what the levels' mutators share.
 
-The mutators work with the TIR analysis toolkit (:mod:`seedzer.tir`: sites, expression ranges, the
-UB and well-formedness gate) and insert passes of the pass model (:mod:`seedzer.passes`: catalogue
-and contracts). Importing the package is cheap and TVM-free; names that need TVM (``mutate_ir``,
-``MutationStats``) are imported on first access. Pass-sequence mutators, the tolerance schedule
-(:mod:`seedzer.mutate.schedule`) and ``pick`` never import TVM.
+- :mod:`seedzer.mutate.tir`: the TIR level's Tzer-style IR mutators, its mutant bounds and Tzer's
+  tolerance schedule;
+- :mod:`seedzer.mutate.graph`: the graph level's model mutations (MT-DLComp's relations, spec-edge
+  changes, operator insertions);
+- the house: the sequence mutators, written once and made with a pass family
+  (:mod:`seedzer.mutate.sequence`, :mod:`seedzer.passes.family`), the preference for passes an entry
+  has not triggered (:mod:`seedzer.mutate.untriggered`) and the weighted choice of a mutator
+  (:mod:`seedzer.mutate.weighted`).
 
-Typical use in a worker::
-
-    ir_mutators = build_ir_mutators(config_weights)        # or default_ir_mutators()
-    found = mutate_ir(func, rng, ir_mutators, stats=stats)  # -> (mutant, mutator name) | None
-    passes = pick(default_pass_mutators(), rng).mutate(seed.passes, rng, other=other_seq)
-    steps = plan(passes)              # seedzer.passes.contracts: TVM's pipeline with the passes inserted
-    script = script_of(mutant)        # seedzer.tvmio
-    case = Case(script, tuple(steps), input_seed(script))  # seedzer.kernel.common, seedzer.seed
-    observation = observe(case)       # seedzer.kernel.tir.observe: minimal, opt, reference; judged
-
-or, for Tzer's whole schedule, :class:`~seedzer.mutate.schedule.TzerSchedule`.
+A level's sub-package never imports another level's, and the house imports none (``lint-imports``).
 """
-
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
-
-from seedzer.mutate.pass_mutators import MAX_LEN, MIN_LEN
-from seedzer.mutate.registry import (
-    IR_MUTATOR_NAMES,
-    PASS_MUTATORS,
-    build_ir_mutators,
-    build_pass_mutators,
-    ir_mutator_classes,
-    pick,
-    validate_weights,
-)
-from seedzer.mutate.schedule import Mutant, TzerSchedule, choose_mutation_kind
-
-if TYPE_CHECKING:
-    from seedzer.mutate.driver import MutationStats, mutate_ir
-
-_LAZY = {
-    "MutationStats": "seedzer.mutate.driver",
-    "mutate_ir": "seedzer.mutate.driver",
-}
-
-__all__ = [
-    "IR_MUTATOR_NAMES",
-    "MAX_LEN",
-    "MIN_LEN",
-    "PASS_MUTATORS",
-    "Mutant",
-    "MutationStats",
-    "TzerSchedule",
-    "build_ir_mutators",
-    "build_pass_mutators",
-    "choose_mutation_kind",
-    "default_ir_mutators",
-    "default_pass_mutators",
-    "ir_mutator_classes",
-    "mutate_ir",
-    "pick",
-    "validate_weights",
-]
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'seedzer.mutate' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def default_ir_mutators() -> list[Any]:
-    """Every IR mutator at its default weight (imports TVM)."""
-    return build_ir_mutators()
-
-
-def default_pass_mutators() -> list[Any]:
-    """Every pass-sequence mutator at its default weight."""
-    return build_pass_mutators()

@@ -11,28 +11,25 @@ TVM-free.
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 UNTRIGGERED_SHARE = 0.75
 """How often an inserted pass is drawn among those the entry has not triggered (when there are some)."""
 
 
-def short_name(name: str) -> str:
-    """A pass's name without its namespace (``relax.FoldConstant`` -> ``FoldConstant``: TVM names a Relax
-    pass without it when it runs)."""
-    return name.rsplit(".", 1)[-1] if name.startswith("relax.") else name
+def untriggered(candidates: Sequence[str], triggered: Collection[str],
+                ran_as: Callable[[str], str] = str) -> list[str]:
+    """The candidates (catalogue names) not among ``triggered`` (names as the passes ran: ``ran_as``
+    gives a candidate's, :meth:`seedzer.passes.family.PassFamily.ran_as`)."""
+    return [name for name in candidates if name not in triggered and ran_as(name) not in triggered]
 
 
-def untriggered(candidates: Sequence[str], triggered: Collection[str]) -> list[str]:
-    """The candidates (catalogue names) not among ``triggered`` (names as the passes ran)."""
-    return [name for name in candidates if name not in triggered and short_name(name) not in triggered]
-
-
-def insertion_names(candidates: Sequence[str], triggered: Collection[str], rng: random.Random) -> list[str] | None:
+def insertion_names(candidates: Sequence[str], triggered: Collection[str], rng: random.Random,
+                    ran_as: Callable[[str], str] = str) -> list[str] | None:
     """The names to draw an inserted pass from: :data:`UNTRIGGERED_SHARE` of the time the untriggered
     candidates, else (or when every candidate was triggered, or none is known) None: all of them. Draws
     from ``rng`` only when ``triggered`` is not empty (today's draws otherwise)."""
     if not triggered:
         return None
-    fresh = untriggered(candidates, triggered)
+    fresh = untriggered(candidates, triggered, ran_as)
     return fresh if fresh and rng.random() < UNTRIGGERED_SHARE else None

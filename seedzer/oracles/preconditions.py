@@ -1,7 +1,7 @@
 """TVM errors that mean "invalid input" (a violated, stated precondition), not a bug.
 
 Collected by running every pass alone and in random sequences on the fixture seeds (TVM
-0.27.0.post1). With pass contracts (:mod:`seedzer.passes.contracts`) fuzzed passes only see IR in the
+0.27.0.post1). With pass contracts (:mod:`seedzer.passes.tir.contracts`) fuzzed passes only see IR in the
 form TVM's pipeline gives them, so these fire rarely; each is a pass stating what it needs.
 """
 

@@ -1,268 +1,78 @@
-"""The TIR pass catalogue: names, argument samplers and sampling weights.
+"""What a pass family's catalogue is made of: items with argument samplers and a sampling weight, and
+the weighted draw of one (TVM-free).
 
-TVM-free on purpose (the campaign process may sample and mutate pass sequences without importing
-TVM). Where a pass may run is its contract (:mod:`seedzer.passes.contracts`, which also turns a
-sequence into flat steps); :func:`seedzer.kernel.tir.observe.make_pass` binds a name to
-``tvm.tirx.transform`` / ``tvm.s_tir.transform``, and a unit test checks that :data:`PASS_NAMES` is
-exactly what enumerating those two modules yields, minus :data:`EXCLUDED`.
-
-A pass is named ``"<module>.<Function>"`` (``"tirx.UnrollLoop"``), which is also its
-``PassInfo.name`` inside TVM, so the same names work in ``PassContext(disabled_pass=...)``.
-Arguments are either constructor arguments or fields of a ``PassContext`` config object.
+Every family (:mod:`seedzer.passes.family`) lists its items as :class:`PassInfo` by name: the TIR passes
+(:mod:`seedzer.passes.tir.catalog`), the Relax passes and IR mutations (:mod:`seedzer.passes.graph.catalog`).
+An item's arguments are JSON values drawn by their samplers; where an argument goes when the kernel
+applies the item (a constructor argument, a ``PassContext`` config field) is the family's business.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from seedzer.seed import PassSpec
 
 Sampler = Callable[[random.Random], Any]
+"""Draws one value of an argument."""
 
 
 @dataclass(frozen=True)
 class ArgSpec:
-    """One pass argument: where it goes (constructor or a PassContext config) and how to sample it."""
+    """One argument of a catalogue item: its name, its sampler, where it goes when it is no constructor
+    argument (a ``PassContext`` config key, and a field of that config), and whether every sample
+    carries it (``required``; an optional argument is drawn half of the time)."""
 
     name: str
     sample: Sampler
     config_key: str | None = None
     config_field: str | None = None
+    required: bool = False
 
 
 @dataclass(frozen=True)
 class PassInfo:
-    """One catalogue pass: how to build it (``module``.``function`` of TVM), its arguments and its
-    sampling weight."""
+    """One catalogue item: its full name (``"<namespace>.<Function>"``), its arguments and its sampling
+    weight."""
 
     name: str
     args: tuple[ArgSpec, ...] = ()
     weight: float = 1.0
 
     @property
-    def module(self) -> str:
-        """``"tirx"`` or ``"s_tir"``: the ``tvm.<module>.transform`` that defines the pass."""
-        return self.name.split(".", 1)[0]
-
-    @property
     def function(self) -> str:
-        """The pass constructor's name in its module (``"UnrollLoop"``)."""
+        """The name after the namespace: the constructor in TVM's module (``"UnrollLoop"``)."""
         return self.name.split(".", 1)[1]
 
     def sample(self, rng: random.Random) -> PassSpec:
-        """A PassSpec of this pass with freshly sampled arguments (each kept with probability 1/2)."""
-        args = {a.name: a.sample(rng) for a in self.args if rng.random() < 0.5}
+        """A PassSpec of this item with freshly sampled arguments (the optional ones each kept with
+        probability 1/2)."""
+        args = {a.name: a.sample(rng) for a in self.args if a.required or rng.random() < 0.5}
         return PassSpec(self.name, tuple(sorted(args.items())))
 
 
-PASS_NAMES: tuple[str, ...] = (
-    "s_tir.AnnotateIrregularLoop",
-    "s_tir.CanonicalizeLoop",
-    "s_tir.CompactBufferAllocation",
-    "s_tir.ConvertBlocksToOpaque",
-    "s_tir.ConvertSSA",
-    "s_tir.DecorateDeviceScope",
-    "s_tir.HoistExpression",
-    "s_tir.HoistIfThenElse",
-    "s_tir.InferFragment",
-    "s_tir.InjectDoubleBuffer",
-    "s_tir.InjectPermutedLayout",
-    "s_tir.InjectSoftwarePipeline",
-    "s_tir.InjectVirtualThread",
-    "s_tir.InstrumentBoundCheckers",
-    "s_tir.InstrumentProfileIntrinsics",
-    "s_tir.LiftThreadBinding",
-    "s_tir.LoopPartition",
-    "s_tir.LowerAsyncDMA",
-    "s_tir.LowerAutoCopy",
-    "s_tir.LowerCrossThreadReduction",
-    "s_tir.LowerInitBlock",
-    "s_tir.LowerMatchBuffer",
-    "s_tir.LowerOpaqueBlock",
-    "s_tir.LowerThreadAllreduce",
-    "s_tir.LowerVtcmAlloc",
-    "s_tir.ManifestSharedMemoryLocalStage",
-    "s_tir.MergeSharedMemoryAllocations",
-    "s_tir.PlanAndUpdateBufferAllocationLocation",
-    "s_tir.RemoveStoreUndef",
-    "s_tir.RemoveWeightLayoutRewriteBlock",
-    "s_tir.RenormalizeSplitPattern",
-    "s_tir.RewriteUnsafeSelect",
-    "s_tir.StmtSimplify",
-    "s_tir.ThreadSync",
-    "s_tir.TransformMmaBufferLayout",
-    "s_tir.UnifyThreadBinding",
-    "s_tir.UseAssumeToReduceBranches",
-    "s_tir.VerifyVTCMLimit",
-    "tirx.AnnotateEntryFunc",
-    "tirx.BF16ComputeLegalize",
-    "tirx.CommonSubexprElim",
-    "tirx.ConvertSSA",
-    "tirx.FP8ComputeLegalize",
-    "tirx.FlattenBuffer",
-    "tirx.ForceNarrowIndexToInt32",
-    "tirx.InlinePrivateFunctions",
-    "tirx.LowerIntrin",
-    "tirx.LowerTIRx",
-    "tirx.LowerTIRxOpaque",
-    "tirx.LowerTVMBuiltin",
-    "tirx.LowerWarpMemory",
-    "tirx.NarrowDataType",
-    "tirx.PointerValueTypeRewrite",
-    "tirx.RemoveAssume",
-    "tirx.RemoveNoOp",
-    "tirx.SkipAssert",
-    "tirx.SplitHostDevice",
-    "tirx.StmtSimplify",
-    "tirx.StorageRewrite",
-    "tirx.TilePrimitiveDispatch",
-    "tirx.UnrollLoop",
-    "tirx.VectorizeLoop",
-    "tirx.VerifyMemory",
-)
-"""Every catalogue pass (all of ``tvm.tirx.transform`` and ``tvm.s_tir.transform`` but EXCLUDED)."""
+def catalog_of(names: Sequence[str], args: Mapping[str, tuple[ArgSpec, ...]],
+               weight: Callable[[str], float]) -> dict[str, PassInfo]:
+    """The catalogue of ``names``, in their order: each with its ``args`` (none when not listed) and its
+    ``weight``."""
+    return {name: PassInfo(name, args.get(name, ()), weight(name)) for name in names}
 
 
-def _b(rng: random.Random) -> bool:
-    return rng.random() < 0.5
-
-
-def _choice(*values: Any) -> Sampler:
+def choice(*values: Any) -> Sampler:
+    """A sampler drawing one of ``values`` uniformly."""
     return lambda rng: rng.choice(values)
 
 
-def _cfg(key: str, fld: str, sample: Sampler, name: str | None = None) -> ArgSpec:
-    return ArgSpec(name or fld, sample, key, fld)
+def coin(rng: random.Random) -> bool:
+    """A fair boolean."""
+    return rng.random() < 0.5
 
 
-UNROLL = "tirx.UnrollLoop"
-SIMPLIFY = "tirx.StmtSimplify"
-_SIMPLIFY_ARGS = tuple(
-    _cfg(SIMPLIFY, f, _b)
-    for f in (
-        "transitively_prove_inequalities",
-        "convert_boolean_to_and_of_ors",
-        "apply_constraints_to_boolean_branches",
-    )
-)
-
-ARGS: dict[str, tuple[ArgSpec, ...]] = {
-    "tirx.UnrollLoop": (
-        # TVM's default pipeline asks for 0 (no auto-unrolling), meta-schedule's CPU rules for 16 at
-        # the least; larger steps grow the code past seedzer.mutate.bounds (docs/measurements.md,
-        # 'Mutant bounds')
-        _cfg(UNROLL, "auto_max_step", _choice(0, 4, 16)),
-        _cfg(UNROLL, "auto_max_depth", _choice(1, 2, 4, 8)),
-        _cfg(UNROLL, "auto_max_extent", _choice(0, 2, 4, 8)),
-        _cfg(UNROLL, "explicit_unroll", _choice(0, 1)),
-        _cfg(UNROLL, "unroll_local_access", _choice(0, 1)),
-    ),
-    "tirx.StmtSimplify": _SIMPLIFY_ARGS,
-    "s_tir.StmtSimplify": _SIMPLIFY_ARGS,
-    "tirx.RemoveNoOp": (
-        _cfg("tirx.RemoveNoOp", "max_simplification_steps", _choice(0, 100, 1000, 100000)),
-        _cfg("tirx.RemoveNoOp", "ignore_profiler_call", _b),
-    ),
-    "s_tir.LoopPartition": tuple(
-        _cfg("s_tir.LoopPartition", f, _b)
-        for f in (
-            "partition_const_loop",
-            "no_unroll_loop_with_extent_one",
-            "unroll_loop_with_partition_hint_no_interval",
-        )
-    ),
-    "s_tir.HoistIfThenElse": (
-        ArgSpec("variant", _choice(None, "basic")),
-        _cfg("s_tir.HoistIfThenElse", "support_block_scope_hoisting", _b),
-    ),
-    "s_tir.HoistExpression": (
-        _cfg("s_tir.HoistExpression", "hoisted_conditionals", lambda r: r.randrange(16)),
-        _cfg("s_tir.HoistExpression", "hoisted_let_bindings", lambda r: r.randrange(8)),
-    ),
-    "s_tir.InjectDoubleBuffer": (_cfg("s_tir.InjectDoubleBuffer", "split_loop", _choice(0, 1, 2, 4)),),
-    "tirx.VectorizeLoop": (
-        ArgSpec("enable_vectorize", _b),
-        ArgSpec("predication", _b, "tirx.enable_buffer_level_predication"),
-    ),
-    "tirx.NarrowDataType": (ArgSpec("target_bits", _choice(16, 32, 64)),),
-    "tirx.FP8ComputeLegalize": (ArgSpec("promote_dtype", _choice("float16", "float32")),),
-    "s_tir.CompactBufferAllocation": (ArgSpec("is_strict", _b),),
-    "s_tir.ThreadSync": (ArgSpec("storage_scope", _choice("shared", "shared.dyn", "warp", "global")),),
-    "s_tir.RemoveWeightLayoutRewriteBlock": (ArgSpec("skip_tensor_rewrite", _b),),
-}
-"""Argument samplers by pass name (passes not listed take no arguments)."""
-
-REQUIRED_ARG_DEFAULTS: dict[str, dict[str, Any]] = {
-    "tirx.NarrowDataType": {"target_bits": 32},
-    "s_tir.ThreadSync": {"storage_scope": "shared"},
-}
-"""Values for required constructor arguments a spec leaves out."""
-
-EXCLUDED: dict[str, str] = {
-    "tirx.Apply": "takes a Python callback, not a pass of its own",
-    "tirx.Filter": "takes a Python callback, not a pass of its own",
-    "tirx.BindTarget": "applied automatically (llvm with llvm host) before the sequence",
-    "s_tir.InjectPTXAsyncCopy": "CUDA only (rewrites shared-memory copies to cp.async)",
-    "s_tir.InjectPTXLDG32": "CUDA only (ptx.ldg.32 intrinsics)",
-    "s_tir.DefaultGPUSchedule": "GPU only (binds threads; no-op for llvm functions)",
-    "tirx.MakePackedAPI": "the build pipeline runs it again and fails on packed IR "
-    "('Cannot treat type `ir.Call` as type `ir.Expr`'): a sequence containing it never builds",
-    "tirx.BF16StorageLegalize": "must run after MakePackedAPI (excluded, see there)",
-    "tirx.FP8StorageLegalize": "must run after MakePackedAPI (excluded, see there)",
-}
-"""Passes of both modules deliberately left out, with the reason."""
-
-LOW_WEIGHT = 0.25
-GPU_ORIENTED = frozenset(
-    {
-        "s_tir.LowerCrossThreadReduction",
-        "s_tir.LiftThreadBinding",
-        "s_tir.ManifestSharedMemoryLocalStage",
-        "s_tir.LowerAutoCopy",
-        "s_tir.UnifyThreadBinding",
-        "s_tir.InjectPermutedLayout",
-        "s_tir.TransformMmaBufferLayout",
-        "s_tir.InjectSoftwarePipeline",
-        "s_tir.InjectVirtualThread",
-        "s_tir.VerifyVTCMLimit",
-        "s_tir.LowerVtcmAlloc",
-        "s_tir.ThreadSync",
-        "s_tir.InferFragment",
-        "s_tir.LowerThreadAllreduce",
-        "s_tir.MergeSharedMemoryAllocations",
-        "s_tir.LowerAsyncDMA",
-        "tirx.LowerWarpMemory",
-        "s_tir.DecorateDeviceScope",
-        "tirx.LowerTIRx",
-        "tirx.TilePrimitiveDispatch",
-        "tirx.LowerTIRxOpaque",
-        "s_tir.RemoveWeightLayoutRewriteBlock",
-    }
-)
-"""Passes that only act on GPU/Hexagon/TIRx constructs our mutators never create: sampled less."""
-
-CATALOG: dict[str, PassInfo] = {
-    name: PassInfo(
-        name=name,
-        args=ARGS.get(name, ()),
-        weight=LOW_WEIGHT if name in GPU_ORIENTED else 1.0,
-    )
-    for name in PASS_NAMES
-}
-"""Every catalogue pass by name."""
-
-
-def sample_pass(rng: random.Random, names: Sequence[str] | None = None) -> PassSpec:
-    """A random pass (weighted by :attr:`PassInfo.weight`) with sampled arguments."""
-    pool = [CATALOG[n] for n in (names or PASS_NAMES)]
+def draw(catalog: Mapping[str, PassInfo], names: Sequence[str], rng: random.Random) -> PassSpec:
+    """One of the items ``names`` of ``catalog``, drawn by their weights, with sampled arguments."""
+    pool = [catalog[n] for n in names]
     info = rng.choices(pool, weights=[p.weight for p in pool], k=1)[0]
     return info.sample(rng)
-
-
-def random_sequence(rng: random.Random, min_len: int = 1, max_len: int = 50) -> list[PassSpec]:
-    """A random pass sequence of length uniform in ``[min_len, max_len]``."""
-    return [sample_pass(rng) for _ in range(rng.randint(min_len, max_len))]
-

@@ -1,4 +1,4 @@
-"""Validity gate for IR mutants (the retrying driver that applies IR mutators is :mod:`seedzer.mutate.driver`).
+"""Validity gate for IR mutants (the retrying driver that applies IR mutators is :mod:`seedzer.mutate.tir.driver`).
 
 ``tvm.tirx.analysis.verify_well_formed`` rejects any function that still holds schedulable blocks
 ("TIR verifier does not support statement s_tir.SBlockRealize"). Every seed from LegalizeOps does,

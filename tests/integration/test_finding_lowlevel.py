@@ -20,7 +20,7 @@ from seedzer.finding.replay import replay_one
 from seedzer.finding.tir.folder import ensure_repro, write_case
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.tir.case import FUZZED, Case, Step
-from seedzer.passes.contracts import pipeline_steps
+from seedzer.passes.tir.contracts import pipeline_steps
 from seedzer.seed import input_seed
 
 SEEDS = Path(__file__).resolve().parents[1] / "fixtures" / "seeds"

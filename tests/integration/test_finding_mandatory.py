@@ -16,7 +16,7 @@ from seedzer.finding.tir.gate import GateJob, run_gate
 from seedzer.kernel.common import Symptom
 from seedzer.kernel.tir.case import Case, Checks
 from seedzer.kernel.tir.observe import observe
-from seedzer.passes.contracts import pipeline_steps
+from seedzer.passes.tir.contracts import pipeline_steps
 
 BUGS = Path(__file__).parents[1] / "fixtures" / "bugs"
 LET_DIV = (BUGS / "lowerintrin_let_div" / "ir.py").read_text()

@@ -13,7 +13,7 @@ from seedzer.finding.tir.check import Tester
 from seedzer.kernel.common import Symptom
 from seedzer.kernel.tir.case import Case
 from seedzer.kernel.tir.observe import observe
-from seedzer.passes.contracts import plan
+from seedzer.passes.tir.contracts import plan
 from seedzer.seed import PassSpec, input_seed
 
 SEEDS = Path(__file__).parent.parent / "fixtures" / "seeds"

@@ -18,7 +18,7 @@ from seedzer.kernel.common import Stage, Symptom
 from seedzer.kernel.graph.case import GraphCase, GraphPass, ModelMutation
 from seedzer.kernel.graph.observe import GraphMemo, observe_graph
 from seedzer.kernel.onnx.model import Trace
-from seedzer.mutate.model_mutators import edge_candidates, sample_model_mutation
+from seedzer.mutate.graph.model_mutators import edge_candidates, sample_model_mutation
 from tests.integration.conftest import relu_add_model
 
 pytestmark = pytest.mark.integration

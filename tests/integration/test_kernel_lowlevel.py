@@ -13,7 +13,6 @@ import pytest
 tvm = pytest.importorskip("tvm")
 import tvm_ffi  # noqa: E402
 
-from seedzer.execute.caching_runner import CachingRunner, RunnerSettings  # noqa: E402
 from seedzer.finding.kind import FileSettings, Observed  # noqa: E402
 from seedzer.finding.registry import kind  # noqa: E402
 from seedzer.finding.store import FindingStore  # noqa: E402
@@ -30,7 +29,8 @@ from seedzer.kernel.tir.lowering import (  # noqa: E402
     well_formed_error,
 )
 from seedzer.kernel.tir.observe import MINIMAL, OPT, REFERENCE, Runner, observe  # noqa: E402
-from seedzer.passes.contracts import PIPELINE_PASSES, pipeline_steps, plan  # noqa: E402
+from seedzer.levels.tir.caching_runner import CachingRunner, RunnerSettings  # noqa: E402
+from seedzer.passes.tir.contracts import PIPELINE_PASSES, pipeline_steps, plan  # noqa: E402
 from seedzer.seed import PassSpec, input_seed  # noqa: E402
 from seedzer.store.db import CampaignDB  # noqa: E402
 

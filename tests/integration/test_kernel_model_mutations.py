@@ -11,8 +11,8 @@ import pytest
 from seedzer.kernel.graph.case import ModelMutation
 from seedzer.kernel.graph.mutant import apply_model_mutations
 from seedzer.kernel.onnx.runtime import onnxruntime_outputs
-from seedzer.mutate.model_mutators import random_feeds, sample_model_mutation
-from tests.unit.mutate.test_model_mutators import SMALL_MODELS, conv_model, dense_model
+from seedzer.mutate.graph.model_mutators import random_feeds, sample_model_mutation
+from tests.unit.mutate.graph.test_model_mutators import SMALL_MODELS, conv_model, dense_model
 
 pytestmark = pytest.mark.integration
 

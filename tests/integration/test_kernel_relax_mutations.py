@@ -18,8 +18,8 @@ from tvm import relax
 from seedzer.kernel.graph.case import GraphPass
 from seedzer.kernel.graph.relax_mutations import MUTATIONS, apply_mutation
 from seedzer.kernel.onnx.model import build, import_model, random_inputs, run
-from seedzer.passes.relax_catalog import RELAX_CATALOG
-from seedzer.passes.relax_contracts import is_mutation
+from seedzer.passes.graph.catalog import RELAX_CATALOG
+from seedzer.passes.graph.contracts import is_mutation
 from tests.hostile_models import nested_if
 
 pytestmark = pytest.mark.integration

@@ -19,7 +19,7 @@ from seedzer.finding.tir.minimal_repro import TirMinimalJob, make_tir_minimal
 from seedzer.kernel.common import Symptom
 from seedzer.kernel.tir.case import Case
 from seedzer.kernel.tir.observe import observe
-from seedzer.passes.contracts import pipeline_steps
+from seedzer.passes.tir.contracts import pipeline_steps
 
 BUGS = Path(__file__).resolve().parents[1] / "fixtures" / "bugs"
 

@@ -17,8 +17,8 @@ from tvm import relax  # noqa: E402
 
 from seedzer.kernel.graph.case import GraphPass  # noqa: E402
 from seedzer.kernel.graph.observe import apply_pass  # noqa: E402
-from seedzer.passes.relax_catalog import EXCLUDED, NOT_PASSES, RELAX_CATALOG  # noqa: E402
-from seedzer.passes.relax_contracts import (  # noqa: E402
+from seedzer.passes.graph.catalog import EXCLUDED, NOT_PASSES, RELAX_CATALOG  # noqa: E402
+from seedzer.passes.graph.contracts import (  # noqa: E402
     PIPELINE_ORDERS,
     is_mutation,
     out_of_contract,
@@ -164,12 +164,13 @@ def test_pipeline_orders_compile_and_match_the_default(imported: tvm.IRModule, o
 
 @pytest.mark.slow
 def test_mutated_sequences_run_in_contract_compile_and_match(imported: tvm.IRModule) -> None:
-    from seedzer.mutate import pick
-    from seedzer.mutate.relax_pass_mutators import default_relax_pass_mutators
-    from seedzer.passes.relax_contracts import exact_sequence
+    from seedzer.mutate.sequence import sequence_mutators
+    from seedzer.mutate.weighted import pick
+    from seedzer.passes.graph.contracts import exact_sequence
+    from seedzer.passes.graph.family import RELAX_FAMILY
 
     rng = random.Random(7)
-    mutators = default_relax_pass_mutators()
+    mutators = sequence_mutators(RELAX_FAMILY)
     x = np.random.default_rng(1).standard_normal((1, 3, 8, 8)).astype("float32")
 
     def run(m: tvm.IRModule) -> np.ndarray:

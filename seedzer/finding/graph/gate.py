@@ -12,7 +12,7 @@ is an observation). Its verdict is the first answer of :data:`RULES`
    ``not-reproduced`` (``invalid`` when the run alone is an invalid test case).
 2. **invalid-input.** An unsupported operator, a violated precondition, a model ONNX refuses:
    ``not-a-bug``, ``invalid``.
-3. **contract.** A pass that ran out of its contract (:mod:`seedzer.passes.relax_contracts`):
+3. **contract.** A pass that ran out of its contract (:mod:`seedzer.passes.graph.contracts`):
    ``not-a-bug``, ``contract``, naming the pass.
 4. **parent.** The same model with no Relax pass (TVM's default pipeline alone) fails the same way:
    the load kind's finding, ``not-a-bug``, ``invalid``.

@@ -4,7 +4,7 @@ Each rule judges a :class:`GraphContext`: a verdict, or None to let the next rul
 reads what the rules before it established (the failure the case showed alone). Every TVM run goes
 through the context's ``observe`` (a forked child in the gate, a fake in the unit tests), every
 comparison with an expected failure through its ``match`` (the kernel's ``same_graph_failure``), and
-the Relax pass contracts through its ``contracts`` (:func:`seedzer.passes.relax_contracts.out_of_contract`,
+the Relax pass contracts through its ``contracts`` (:func:`seedzer.passes.graph.contracts.out_of_contract`,
 imported when first used), so each rule can be judged without TVM.
 """
 
@@ -46,9 +46,9 @@ Contracts = Callable[[Sequence[PassSpec]], list[tuple[int, str]]]
 
 
 def relax_out_of_contract(passes: Sequence[PassSpec]) -> list[tuple[int, str]]:
-    """The Relax catalog's judgement (:func:`seedzer.passes.relax_contracts.out_of_contract`),
+    """The Relax catalog's judgement (:func:`seedzer.passes.graph.contracts.out_of_contract`),
     imported when first asked."""
-    from seedzer.passes.relax_contracts import out_of_contract
+    from seedzer.passes.graph.contracts import out_of_contract
 
     return out_of_contract(passes)
 
@@ -148,7 +148,7 @@ class InvalidInput(HouseInvalidInput[GraphContext]):
 
 class Contract:
     """A pass that ran out of its contract (its position in the sequence breaks what it needs, per
-    :mod:`seedzer.passes.relax_contracts`) makes the failure the test case's: not a bug. Only the
+    :mod:`seedzer.passes.graph.contracts`) makes the failure the test case's: not a bug. Only the
     passes that ran are judged: up to the failing one for a failure in a pass, else all."""
 
     name = "contract"

@@ -26,7 +26,7 @@ from seedzer.finding.meta import FindingMeta, FindingSettings, inside
 from seedzer.finding.repro import render
 from seedzer.kernel.common import Observation, Symptom
 from seedzer.kernel.tir.case import FUZZED, Case, Checks, Step
-from seedzer.passes.contracts import pipeline_steps, plan
+from seedzer.passes.tir.contracts import pipeline_steps, plan
 from seedzer.seed import input_seed, passes_from_json
 from seedzer.store.atomic import write_atomic
 

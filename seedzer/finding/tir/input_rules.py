@@ -14,7 +14,7 @@ from seedzer.finding.tir.witness import forked_ir_before
 from seedzer.finding.verdict import CONTRACT, INVALID, Verdict
 from seedzer.kernel.common import Symptom
 from seedzer.kernel.messages import ir_names
-from seedzer.passes.contracts import reserved_attribute
+from seedzer.passes.tir.contracts import reserved_attribute
 
 
 class ReservedAttribute:

@@ -31,7 +31,7 @@ from seedzer.kernel.messages import ir_names
 from seedzer.kernel.tir.case import FUZZED, Case, reference_steps
 from seedzer.oracles.registry import judge, make_oracles
 from seedzer.oracles.signature import component_key, root_key
-from seedzer.passes.contracts import canonical_lowering, slot_of_step
+from seedzer.passes.tir.contracts import canonical_lowering, slot_of_step
 
 PIPELINE_SHARE = 0.5
 """A hang is the fuzzed sequence's doing only when TVM's default pipeline on the same program finishes

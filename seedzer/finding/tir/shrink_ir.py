@@ -1,8 +1,8 @@
 """Shrinking a PrimFunc while a test holds: deterministic candidates, greedy acceptance.
 
 Candidates reuse the mutation layer's walk (:func:`seedzer.tir.nodes.analyze`), its
-type-compatible child choice (:meth:`seedzer.mutate.ir_mutators.Deletor._children`) and its
-copy-on-write replacement (:func:`seedzer.mutate.base.replace_site`), so a shrink never touches a
+type-compatible child choice (:meth:`seedzer.mutate.tir.ir_mutators.Deletor._children`) and its
+copy-on-write replacement (:func:`seedzer.mutate.tir.base.replace_site`), so a shrink never touches a
 protected position (an index, a bound, a guard) except through loop extents, and every candidate
 must pass :func:`seedzer.tir.wellformed.check_well_formed` (which proves accesses in bounds).
 In order, biggest reductions first:
@@ -26,8 +26,8 @@ import tvm
 import tvm_ffi
 from tvm import tirx
 
-from seedzer.mutate.base import replace_site
-from seedzer.mutate.ir_mutators import Deletor
+from seedzer.mutate.tir.base import replace_site
+from seedzer.mutate.tir.ir_mutators import Deletor
 from seedzer.tir.ir import replace_fields
 from seedzer.tir.nodes import Analysis, analyze
 from seedzer.tir.wellformed import check_well_formed

@@ -33,7 +33,7 @@ from seedzer.finding.tir.context import COMPILE_STAGES, reproduces
 from seedzer.kernel.common import Observation, Symptom
 from seedzer.kernel.messages import ir_names
 from seedzer.kernel.tir.case import Case, Step, reference_steps
-from seedzer.passes.contracts import pipeline_steps, reserved_attribute, within_contract
+from seedzer.passes.tir.contracts import pipeline_steps, reserved_attribute, within_contract
 
 DIVISION = re.compile(r"division|modulo", re.IGNORECASE)
 """Undefined behaviour that can make a compiler refuse the program (TVM's "Divide by zero" checks)."""

@@ -2,7 +2,7 @@
 
 An ``insert`` :class:`~seedzer.kernel.graph.case.ModelMutation` records everything its nodes need,
 so :func:`apply_insert` rebuilds the same model from it, deterministically (the sampler,
-:mod:`seedzer.mutate.insertion`, chose and validated it):
+:mod:`seedzer.mutate.graph.insertion`, chose and validated it):
 
 - ``params["opset"]``: the default-domain opset the model is raised to first (:func:`raise_opset`:
   the opset import alone when no node of the model changes meaning, else onnx's version converter);

@@ -2,7 +2,7 @@
 
 A :class:`Case` is what a TIR-level fuzz worker runs, what a ``tir`` finding's ``case.json`` holds and
 what its ``repro.py`` carries as ``CASE``: the script, the flat :class:`Step` list (TVM's default
-pipeline with the fuzzer's passes inserted, see :mod:`seedzer.passes.contracts`), the input seed, the
+pipeline with the fuzzer's passes inserted, see :mod:`seedzer.passes.tir.contracts`), the input seed, the
 build targets and the :class:`Checks` to make. The steps themselves run in :mod:`seedzer.kernel.tir.observe`;
 this module holds only data, so the campaign process handles TIR cases without importing TVM.
 

@@ -1,7 +1,7 @@
 """The low-level kernel: one PrimFunc through a flat step list, built, run, compared and timed.
 
 A *case* holds the TVMScript of one PrimFunc and the flat steps (TVM's default pipeline with the
-fuzzer's passes inserted, see :mod:`seedzer.passes.contracts`). :func:`observe` builds three
+fuzzer's passes inserted, see :mod:`seedzer.passes.tir.contracts`). :func:`observe` builds three
 programs from it and judges them in one fixed order:
 
 1. *minimal*: the pipeline without its optional passes; if even that fails the IR is unusable

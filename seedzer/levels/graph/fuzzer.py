@@ -2,15 +2,16 @@
 
 A graph-level corpus entry is a :class:`~seedzer.levels.graph.entry.GraphSeed` (the model, its input specs, its
 model mutations and its input mode) with a Relax step sequence. :class:`GraphFuzzer` mutates the sequence
-with the Relax step mutators (:mod:`seedzer.mutate.relax_pass_mutators`), adds a model mutation
-(:mod:`seedzer.mutate.model_mutators`: MT-DLComp's UOC and PIOC, spec-edge changes;
-:mod:`seedzer.mutate.insertion`: an operator of TVM's importer, those this worker has not exercised yet
+with the sequence mutators of the Relax family (:mod:`seedzer.mutate.sequence`,
+:mod:`seedzer.passes.graph.family`), adds a model mutation
+(:mod:`seedzer.mutate.graph.model_mutators`: MT-DLComp's UOC and PIOC, spec-edge changes;
+:mod:`seedzer.mutate.graph.insertion`: an operator of TVM's importer, those this worker has not exercised yet
 first) or switches the entry to special input values, the kind drawn by the ``graph`` weights of the
 configuration; it reports the operator types of every model it imports as features ``onnx-op/<type>``
 (what ``status`` counts against the importer's operators) and the passes each case ran, fuzzed and
 in ``tvm.compile``'s pipeline, with those that changed the module
 (:mod:`seedzer.coverage.triggers`; TVM's default build of the seed model, the reference, apart).
-It plans the sequence under the Relax pass contracts (:func:`seedzer.passes.relax_contracts.plan_relax`:
+It plans the sequence under the Relax pass contracts (:func:`seedzer.passes.graph.contracts.plan_relax`:
 a pass is only run where its contract allows), makes the kernel's
 :class:`~seedzer.kernel.graph.case.GraphCase` and runs it with
 :func:`~seedzer.kernel.graph.observe.observe_graph`, keeping imported modules and TVM's default outputs per
@@ -46,10 +47,11 @@ from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed, model_mutati
 from seedzer.levels.graph.fold_builds import FoldBuilds
 from seedzer.levels.graph.settings import GraphSettings
 from seedzer.load.importer_ops import OPERATOR_FEATURE, importer_operators
-from seedzer.mutate.insertion import sample_insertion
-from seedzer.mutate.model_mutators import sample_model_mutation
-from seedzer.mutate.relax_pass_mutators import default_relax_pass_mutators
-from seedzer.passes.relax_contracts import exact_sequence, placeable_relax
+from seedzer.mutate.graph.insertion import sample_insertion
+from seedzer.mutate.graph.model_mutators import sample_model_mutation
+from seedzer.mutate.sequence import sequence_mutators
+from seedzer.passes.graph.contracts import exact_sequence, placeable_relax
+from seedzer.passes.graph.family import RELAX_FAMILY
 from seedzer.seed import passes_from_json, passes_to_json
 
 OnStage = Callable[[Stage, str, str], None]
@@ -84,7 +86,7 @@ class GraphFuzzer:
         self.progress = progress
         self.collector = collector
         self.config = config or GraphSettings()
-        self.mutators = default_relax_pass_mutators()
+        self.mutators = sequence_mutators(RELAX_FAMILY)
         self.models: dict[str, onnx.ModelProto] = {}
         """Seed models by path (a pool has tens of them)."""
         self.triggers = PassTriggers()

@@ -15,7 +15,8 @@ from seedzer.kernel.graph.case import MODEL_MUTATION_KINDS
 from seedzer.levels.graph.entry import SPECIAL_MUTATION, GraphSeed, model_mutation_name
 from seedzer.levels.graph.settings import GraphSettings
 from seedzer.levels.level import ModelSeeds
-from seedzer.mutate.relax_pass_mutators import default_relax_pass_mutators
+from seedzer.mutate.sequence import mutator_names
+from seedzer.passes.graph.family import RELAX_FAMILY
 from seedzer.seed import JointSeed, PassSpec, passes_to_json
 from seedzer.store.corpus import CorpusEntry
 
@@ -40,13 +41,13 @@ def graph_fuzzer(settings: WorkerSettings, progress: SlotProgress, collector: Co
 def graph_entries(model: Path, orders: dict[str, list[PassSpec]] | None = None) -> list[CorpusEntry]:
     """The graph-level seeds of a pool model: the model with no Relax pass (TVM's default pipeline
     alone) and with each pass order TVM's own pipelines use (``orders``, by default
-    :data:`seedzer.passes.relax_contracts.PIPELINE_ORDERS`). A model whose inputs have no usable type
+    :data:`seedzer.passes.graph.contracts.PIPELINE_ORDERS`). A model whose inputs have no usable type
     gives none (the load kind has filed it already)."""
     import onnx
     from google.protobuf.message import DecodeError
 
     from seedzer.load.onnx_import import InvalidModel, input_specs
-    from seedzer.passes.relax_contracts import PIPELINE_ORDERS
+    from seedzer.passes.graph.contracts import PIPELINE_ORDERS
 
     try:
         proto = onnx.load(str(model), load_external_data=False)
@@ -64,7 +65,7 @@ class GraphLevel:
 
     name = NAME
     mutations = (frozenset(model_mutation_name(k) for k in MODEL_MUTATION_KINDS) | {SPECIAL_MUTATION}
-                 | frozenset(m.name for m in default_relax_pass_mutators()))
+                 | frozenset(mutator_names(RELAX_FAMILY)))
 
     def __init__(self) -> None:
         self.fuzzer = graph_fuzzer

@@ -1,9 +1,9 @@
 """The TIR level in a worker: Tzer-style mutation of a joint seed and the kernel's execution of the mutant.
 
 A corpus entry of the TIR level is a PrimFunc's TVMScript with a TIR pass sequence. :class:`TirFuzzer`
-mutates it with Tzer's tolerance schedule (:mod:`seedzer.mutate.schedule`), keeps a mutant out of the
-bounds (:mod:`seedzer.mutate.bounds`) from running, plans its sequence into flat steps through the pass
-contracts (:func:`seedzer.passes.contracts.plan`) and judges it with the kernel's
+mutates it with Tzer's tolerance schedule (:mod:`seedzer.mutate.tir.schedule`), keeps a mutant out of the
+bounds (:mod:`seedzer.mutate.tir.bounds`) from running, plans its sequence into flat steps through the pass
+contracts (:func:`seedzer.passes.tir.contracts.plan`) and judges it with the kernel's
 :func:`~seedzer.kernel.tir.observe.observe` through the worker's caching runner. Imports TVM: only
 workers import this module.
 """
@@ -15,19 +15,19 @@ import random
 from typing import Any
 
 from seedzer.coverage.collectors import Collector
-from seedzer.execute.caching_runner import CachingRunner, RunnerSettings
 from seedzer.execute.fuzzing import SlotProgress
-from seedzer.execute.lru import ParsedScripts
-from seedzer.execute.parsing import quick_parser
 from seedzer.execute.records import ExecResult, FuzzTask
 from seedzer.execute.settings import WorkerSettings
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.messages import normalize
 from seedzer.kernel.tir.case import Case, Checks
 from seedzer.kernel.tir.observe import observe
+from seedzer.levels.tir.caching_runner import CachingRunner, RunnerSettings
+from seedzer.levels.tir.parsed_scripts import ParsedScripts
+from seedzer.levels.tir.parsing import quick_parser
 from seedzer.levels.tir.settings import TirSettings
-from seedzer.mutate.bounds import kind_of, out_of_bounds
-from seedzer.passes.contracts import placeable, plan
+from seedzer.mutate.tir.bounds import kind_of, out_of_bounds
+from seedzer.passes.tir.contracts import placeable, plan
 from seedzer.seed import input_seed, passes_from_json, passes_to_json
 
 
@@ -65,8 +65,8 @@ class TirFuzzer:
 
     def __init__(self, settings: WorkerSettings, progress: SlotProgress, collector: Collector | None,
                  own: TirSettings | None = None) -> None:
-        from seedzer import mutate
-        from seedzer.mutate.schedule import TzerSchedule
+        from seedzer.mutate import tir as mutate
+        from seedzer.mutate.tir.schedule import TzerSchedule
 
         self.settings = settings
         self.scripts = ParsedScripts(quick_parser(), settings.exec.parse_cache_size, settings.exec.fresh_cache_size)
@@ -85,8 +85,8 @@ class TirFuzzer:
         """``(script, passes JSON, reason)`` of the last mutant when it is out of bounds."""
 
     def mutate(self, task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
-        """Mutate a corpus entry with Tzer's tolerance schedule (:mod:`seedzer.mutate.schedule`);
-        a mutant out of the settings' bounds (:mod:`seedzer.mutate.bounds`) is remembered, and
+        """Mutate a corpus entry with Tzer's tolerance schedule (:mod:`seedzer.mutate.tir.schedule`);
+        a mutant out of the settings' bounds (:mod:`seedzer.mutate.tir.bounds`) is remembered, and
         :meth:`execute` does not run it."""
         parent = passes_from_json(task.passes)
         other = passes_from_json(task.other_passes) if task.other_passes else None

@@ -11,7 +11,7 @@ from seedzer.execute.fuzzing import LevelFuzzer, SlotProgress
 from seedzer.execute.settings import WorkerSettings
 from seedzer.levels.level import ModelSeeds
 from seedzer.levels.tir.settings import TirSettings
-from seedzer.mutate import IR_MUTATOR_NAMES, PASS_MUTATORS
+from seedzer.mutate.tir import IR_MUTATOR_NAMES, PASS_MUTATOR_NAMES
 from seedzer.seed import JointSeed
 from seedzer.store.corpus import CorpusEntry
 
@@ -30,7 +30,7 @@ class TirLevel:
     """A PrimFunc (TVMScript) from a pool model's lowering with a TIR pass sequence (docs/design.md §4, §11)."""
 
     name = NAME
-    mutations = frozenset(IR_MUTATOR_NAMES) | frozenset(PASS_MUTATORS)
+    mutations = frozenset(IR_MUTATOR_NAMES) | frozenset(PASS_MUTATOR_NAMES)
 
     def __init__(self) -> None:
         self.fuzzer = tir_fuzzer

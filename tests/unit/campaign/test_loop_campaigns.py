@@ -422,7 +422,7 @@ def test_findings_are_filed_with_the_case_their_worker_ran(tmp_path: Path, pool:
     import sys
 
     from seedzer.finding.tir.folder import new_case
-    from seedzer.passes import contracts
+    from seedzer.passes.tir import contracts
 
     real_plan = contracts.plan
 

@@ -10,7 +10,7 @@ import pytest
 tvm = pytest.importorskip("tvm")
 
 from seedzer.coverage.triggers import PassTriggers, TriggerInstrument, module_changed  # noqa: E402
-from seedzer.execute.parsing import quick_parser  # noqa: E402
+from seedzer.levels.tir.parsing import quick_parser  # noqa: E402
 
 RELU = (Path(__file__).parent.parent.parent / "fixtures" / "seeds" / "relu.py").read_text()
 

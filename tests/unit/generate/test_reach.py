@@ -8,8 +8,8 @@ from seedzer.generate.insert_options import InsertOptions
 from seedzer.generate.reach import insert_operators, old_opset_pool_model, wants_old_opset
 from seedzer.kernel.graph.model_mutations import opset_version
 from seedzer.kernel.onnx.validity import model_validity
-from seedzer.mutate.model_mutators import random_feeds
-from tests.unit.mutate.test_model_mutators import conv_model
+from seedzer.mutate.graph.model_mutators import random_feeds
+from tests.unit.mutate.graph.test_model_mutators import conv_model
 
 
 def test_a_generated_model_gets_valid_insertions_and_keeps_its_inputs() -> None:

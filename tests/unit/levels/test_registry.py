@@ -26,7 +26,7 @@ from seedzer.levels.registry import level, levels
 from seedzer.load.bounds import Limits
 from seedzer.store.corpus import CorpusEntry
 from tests.unit.fake_gate import FakeGate
-from tests.unit.levels.echo_level import ENTRY, NAME, QUIET, QUIET_ENTRY, EchoSettings
+from tests.unit.levels.echo_level import APPEND, ENTRY, LEVEL, NAME, QUIET, QUIET_ENTRY, EchoSettings
 
 
 @pytest.fixture
@@ -84,19 +84,22 @@ def test_a_campaign_fuzzes_a_third_level_registered_by_one_entry(echo: None, tmp
     conn = sqlite3.connect(out / "campaign.db")
     try:
         corpus = conn.execute("SELECT level, path FROM corpus").fetchall()
+        sequences = [row[0] for row in conn.execute("SELECT passes FROM corpus")]
         counted = dict(conn.execute("SELECT level, SUM(count) FROM level_summary GROUP BY level").fetchall())
         mutated = dict(conn.execute("SELECT mutator, SUM(count) FROM mutator_summary GROUP BY mutator").fetchall())
     finally:
         conn.close()
     assert len(corpus) > 1 and {lv for lv, _ in corpus} == {NAME}  # the seed and kept mutants, all echo
     assert all(path.endswith(".echo") and (out / path).is_file() for _, path in corpus)
-    assert set(counted) == {NAME} and set(mutated) == {"echo_append"}
+    assert set(counted) == {NAME} and APPEND in mutated and set(mutated) <= LEVEL.mutations
+    assert len(set(mutated) - {APPEND}) >= 2  # its own pass family's mutators, the house's generic ones
+    assert any(passes != "[]" for passes in sequences)  # a kept mutant carries echo passes
     console = Console(width=200, record=True)
     console.print(campaign_summary(out))
     text = console.export_text()
     by_level = next(ln for ln in text.splitlines() if ln.strip("│ ").startswith(NAME))
     assert by_level.split("│")[2].strip() == str(counted[NAME])  # the executions of its row
-    assert any("echo_append" in ln and NAME in ln for ln in text.splitlines())  # by mutation, with its level
+    assert any(APPEND in ln and NAME in ln for ln in text.splitlines())  # by mutation, with its level
 
 
 @pytest.mark.usefixtures("restore_signals")

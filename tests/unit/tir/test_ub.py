@@ -13,9 +13,9 @@ import pytest
 tvm = pytest.importorskip("tvm")
 from tvm import tirx  # noqa: E402
 
-from seedzer.mutate import MutationStats, default_ir_mutators, mutate_ir  # noqa: E402
-from seedzer.mutate.base import replace_site  # noqa: E402
-from seedzer.mutate.ir_mutators import UNARY_MATH, Flipper, Insertor  # noqa: E402
+from seedzer.mutate.tir import MutationStats, default_ir_mutators, mutate_ir  # noqa: E402
+from seedzer.mutate.tir.base import replace_site  # noqa: E402
+from seedzer.mutate.tir.ir_mutators import UNARY_MATH, Flipper, Insertor  # noqa: E402
 from seedzer.tir import ub  # noqa: E402
 from seedzer.tir.exprgen import safe_math  # noqa: E402
 from seedzer.tir.nodes import analyze  # noqa: E402

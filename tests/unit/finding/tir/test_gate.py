@@ -37,7 +37,7 @@ from seedzer.finding.tir.witness import WitnessIR
 from seedzer.finding.verdict import reason_code
 from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
 from seedzer.kernel.tir.case import FUZZED, PIPELINE, Case, Step
-from seedzer.passes.contracts import pipeline_steps
+from seedzer.passes.tir.contracts import pipeline_steps
 
 Answer = Callable[[Case], Observation]
 Measure = Callable[[Case, str, str | None, float], IRSize | None]

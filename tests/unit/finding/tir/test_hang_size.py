@@ -14,7 +14,7 @@ from seedzer.finding.tir.hang_size import (
 )
 from seedzer.kernel.common import REFERENCE
 from seedzer.kernel.tir.case import FUZZED, PIPELINE, Case, reference_steps
-from seedzer.passes.contracts import UNROLL_DEFAULT_DEPTH, UNROLL_LIMIT, bounded, plan
+from seedzer.passes.tir.contracts import UNROLL_DEFAULT_DEPTH, UNROLL_LIMIT, bounded, plan
 from seedzer.seed import PassSpec, input_seed
 
 GRID = """

@@ -8,7 +8,7 @@ import dataclasses
 from seedzer.finding.tir.witness import WitnessIR, WitnessSearch, witness_steps
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.tir.case import FUZZED, PIPELINE, Case, Step
-from seedzer.passes.contracts import pipeline_steps
+from seedzer.passes.tir.contracts import pipeline_steps
 
 PIPE = tuple(pipeline_steps())
 NARROW = next(i for i, s in enumerate(PIPE) if s.name == "tirx.NarrowDataType")

@@ -1,0 +1,43 @@
+"""Weighted mutators: the weighted choice of one, and the check of the weights a configuration gives them
+by name (TVM-free)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
+
+from seedzer.errors import ConfigError
+
+
+class Weighted(Protocol):
+    """A mutator as a weighted choice sees it."""
+
+    name: str
+    weight: float
+
+
+W = TypeVar("W", bound=Weighted)
+
+
+def pick(mutators: Sequence[W], rng: random.Random) -> W:
+    """Choose one mutator with probability proportional to its weight."""
+    live = [m for m in mutators if m.weight > 0]
+    if not live:
+        raise ValueError("no mutator with a positive weight")
+    return rng.choices(live, weights=[m.weight for m in live], k=1)[0]
+
+
+def checked_weights(weights: Mapping[str, Any] | None, known: Collection[str], kind: str) -> dict[str, float]:
+    """A ``name -> weight`` mapping for the ``kind`` mutators named ``known``, as floats; an unknown
+    name or a bad weight is a :class:`ConfigError` naming it."""
+    weights = dict(weights or {})
+    unknown = sorted(set(weights) - set(known))
+    if unknown:
+        raise ConfigError(f"unknown {kind} mutator(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    out = {}
+    for name, w in weights.items():
+        if isinstance(w, bool) or not isinstance(w, int | float) or w < 0:
+            raise ConfigError(f"{kind} mutator {name}: weight must be a number >= 0, got {w!r}")
+        out[name] = float(w)
+    return out
