@@ -56,7 +56,7 @@ class Rewards:
 
     coverage: float = 1.0
     trigger: float = 2.0
-    root: float = 300.0
+    root: float = 1000.0
 
     def of(self, new_features: int, new_triggers: int) -> float:
         """The reward of a test case that reached ``new_features`` coverage features and ``new_triggers``

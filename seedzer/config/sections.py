@@ -312,7 +312,7 @@ class AllocationConfig:
                                      Check("must be a number between 0 and 10^6", between(0.0, 1e6)))
     reward_trigger: float = setting(2.0, "Reward of each pass a test case triggered first in the campaign.",
                                     Check("must be a number between 0 and 10^6", between(0.0, 1e6)))
-    reward_root: float = setting(300.0, "Reward of a bug root new to the ledger, credited to the arms of the test "
+    reward_root: float = setting(1000.0, "Reward of a bug root new to the ledger, credited to the arms of the test "
                                  "case that reached it (a root already known, or a repeat, earns nothing).",
                                  Check("must be a number between 0 and 10^6", between(0.0, 1e6)))
 
