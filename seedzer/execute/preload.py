@@ -9,6 +9,10 @@ confirmation, loader attempt and worker restart (the cost: docs/measurements.md,
 isolation'). The zygote's children run Seedzer's own module-level functions only, never one of the
 parent's ``__main__``, so they skip it.
 
+The schedule level's MetaSchedule and dlight are preloaded too (``tvm.s_tir.tensor_intrin``, every
+target's tensor intrinsics, is not: its import takes seconds idle, minutes on a loaded machine, and the
+llvm rules do not use it).
+
 It makes ``onnx.reference`` ready too (:func:`~seedzer.kernel.onnx.validity.warm_reference`): the
 engine children a worker forks to check a mutated model then start with its operators loaded.
 """
@@ -20,6 +24,8 @@ from multiprocessing import spawn
 import tvm
 import tvm.relax
 import tvm.s_tir
+import tvm.s_tir.dlight
+import tvm.s_tir.meta_schedule
 import tvm.tirx  # noqa: F401
 
 from seedzer.kernel.onnx.validity import warm_reference

@@ -52,8 +52,8 @@ class Level(Protocol):
         """Its initial corpus entries from one loaded pool model (none where the model gives none)."""
         ...
 
-    def check_entry(self, script: str, models: Sequence[Path]) -> str | None:
-        """Why a corpus entry's ``script`` read back from disk (``--resume``: the file may have been
-        edited) cannot be fuzzed in a campaign of the pool ``models`` (resolved paths), in one line;
-        None when it can."""
+    def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> str | None:
+        """Why a corpus entry's ``script`` and sequence (``passes``, JSON) read back from disk
+        (``--resume``: the files may have been edited) cannot be fuzzed in a campaign of the pool
+        ``models`` (resolved paths), in one line; None when it can."""
         ...

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("tvm")
 
-from seedzer.finding.tir.shrink_ir import candidates, shrink, size_key
+from seedzer.finding.shrink_ir import candidates, shrink, size_key
 from seedzer.tir.wellformed import check_well_formed
 from seedzer.tvmio import parse_primfunc, script_of
 
