@@ -33,7 +33,7 @@ from seedzer.campaign.monitor import QuietMonitor
 from seedzer.campaign.seeds import ModelSeeds
 from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.summary import campaign_summary
-from seedzer.config import Config
+from seedzer.config import Config, parse_levels
 from seedzer.coverage.native import prepare_collector
 from seedzer.errors import CampaignError
 from seedzer.execute.fake_worker import fake_case, fake_execute, fake_worker_main
@@ -186,7 +186,9 @@ pytestmark = pytest.mark.usefixtures("restore_signals")
 
 
 def config(run_limit: float = 30.0) -> Config:
+    """A short campaign of the TIR level (the fake worker answers every task with a TIR case)."""
     cfg = Config()
+    cfg.levels = parse_levels("tir,graph", cfg.levels)
     cfg.fuzz.coverage = "passes"
     cfg.fuzz.minutes = 0.5  # a safety net: every test stops its campaign long before
     cfg.fuzz.snapshot_period = 0.5
