@@ -204,11 +204,14 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
 @click.option("--epochs", type=int, default=None, metavar="N",
               help="Split the budget into N generation epochs: after the first (the --pool), each fuzzes models a "
                    "niced generator process makes, operators weighted by what earlier models yielded (epochs.*).")
+@click.option("--allocation", type=click.Choice(["adaptive", "fixed"]), default=None,
+              help="Weights of levels, mutations and seed models: adapted to their yield per worker-second, or "
+                   "fixed at the configured ones (allocation.adaptive; default adaptive).")
 @CONFIG_OPTION
 @MONITOR_OPTION
 def fuzz(pool: Path, out: Path, minutes: float | None, jobs: int | None, seed: int | None, resume: bool,
-         levels: str | None, ray: str | None, recorded_as: str, epochs: int | None, config_path: Path | None,
-         monitor: str) -> None:
+         levels: str | None, ray: str | None, recorded_as: str, epochs: int | None, allocation: str | None,
+         config_path: Path | None, monitor: str) -> None:
     """Fuzz TVM with the models of a seed pool; results go to a campaign directory.
 
     Example: seedzer fuzz --pool seedpools/basic --out campaigns/basic-1 --minutes 10 --levels tir,graph
@@ -220,6 +223,8 @@ def fuzz(pool: Path, out: Path, minutes: float | None, jobs: int | None, seed: i
     if epochs is not None:
         check_value("epochs.count", epochs, "--epochs")
         cfg.epochs.count = epochs
+    if allocation is not None:
+        cfg.allocation.adaptive = allocation == "adaptive"
     _fuzz(pool, out, cfg, resume, monitor, ray, recorded_as)
 
 

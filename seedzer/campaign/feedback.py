@@ -8,10 +8,21 @@ since the last one; a resumed campaign starts from what campaign.db holds.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from seedzer.campaign.triggers import PassCount, TriggerCounts, TriggerTotals
 from seedzer.execute.records import ExecResult
 from seedzer.protocols import CoverageBackend
 from seedzer.store.db import CampaignDB
+
+
+@dataclass(frozen=True)
+class Gain:
+    """What one execution reached first: coverage features (its triggered passes' included) and passes
+    no test case of its level had triggered."""
+
+    features: int
+    first_triggers: int
 
 
 class Feedback:
@@ -22,11 +33,12 @@ class Feedback:
         self.triggers = TriggerCounts()
         """Per level and pass: test cases that ran it and that triggered it (changed the IR)."""
 
-    def merge(self, level: str, result: ExecResult) -> int:
+    def merge(self, level: str, result: ExecResult) -> Gain:
         """Merge one execution of ``level``: its triggered passes join its features (``result.features``
-        grows by them), the features join the totals; how many features were new."""
+        grows by them), the features join the totals; what was new."""
+        first = self.triggers.first(level, result.passes_triggered)
         result.features.extend(self.triggers.record(level, result.passes_ran, result.passes_triggered))
-        return self.coverage.new_since_last(result.features)
+        return Gain(self.coverage.new_since_last(result.features), first)
 
     def total(self) -> int:
         """Distinct coverage features seen so far."""

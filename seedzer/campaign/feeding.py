@@ -1,8 +1,11 @@
 """What a worker with room runs next: a pending seed as it is, else a mutant of a chosen corpus entry.
 
-A level is drawn by its configured weight among those the corpus has entries of, then an entry by that
-level's scheduler, drawn again while it is an entry another worker ran (:data:`AFFINITY_DRAWS`). The
-mutant's stage limits are relative to its parent's measured cost (:meth:`Feeder.relative_limits`).
+A level is drawn by the allocation's weights (:mod:`seedzer.campaign.allocator`: the configured ones,
+or adapted to what the levels yield) among those the corpus has entries of, then an entry by that
+level's scheduler, kept with the probability of its energy (its seed model's yield and its fatigue:
+:data:`ENERGY_DRAWS`) and drawn again while it is an entry another worker ran (:data:`AFFINITY_DRAWS`).
+The task carries the factors the worker applies to its level's mutation weights. The mutant's stage
+limits are relative to its parent's measured cost (:meth:`Feeder.relative_limits`).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 
+from seedzer.campaign.allocator import Allocator
 from seedzer.campaign.pending import PendingSeeds
 from seedzer.campaign.scheduler import Scheduler, make_scheduler
 from seedzer.config import RARITY, Config
@@ -22,6 +26,10 @@ AFFINITY_DRAWS = 8
 """Extra draws of the scheduler for an entry the asking worker ran itself (see :meth:`Feeder.choose_for`):
 with two workers, ``n`` draws leave 1 choice in ``2 ** (n + 1)`` to another's entry, which costs a parse
 (why this value: docs/measurements.md, 'Campaign loop')."""
+ENERGY_DRAWS = 16
+"""Most draws of the scheduler until one entry is kept with the probability of its energy (the last
+drawn is taken): the chosen entries follow the scheduler's weights times the entries' energies, and an
+entry of the least energy (1/16 of a tired one of the weakest model) still costs a few draws only."""
 
 
 class Feeder:
@@ -29,12 +37,13 @@ class Feeder:
     level) and the test case counter."""
 
     def __init__(self, cfg: Config, corpus: Corpus, pending: PendingSeeds, limits: Mapping[Stage, float],
-                 rng: random.Random) -> None:
+                 rng: random.Random, allocator: Allocator) -> None:
         self.cfg = cfg
         self.corpus = corpus
         self.pending = pending
         self.limits = dict(limits)
         self.rng = rng
+        self.allocator = allocator
         self.levels = cfg.levels.weights()
         self.schedulers: dict[str, Scheduler] = {name: make_scheduler(cfg.fuzz.scheduler, cfg.fuzz.energy)
                                                  for name in self.levels}
@@ -54,7 +63,7 @@ class Feeder:
         other = self.rng.choice(self.corpus.levels.get(name) or self.corpus.entries).passes
         steer = entry.triggered if self.cfg.fuzz.energy == RARITY else ()  # inserted passes: untriggered first
         task = FuzzTask(self.tc_counter, name, entry.script, entry.passes, entry.failures, other,
-                        self.rng.getrandbits(62), steer)
+                        self.rng.getrandbits(62), steer, self.allocator.mutation_factors(name))
         w.submit(task, TestCaseInfo(self.tc_counter, "fuzz", entry.seed_id, name, limits=self.relative_limits(entry)))
 
     def relative_limits(self, parent: CorpusEntry) -> dict[Stage, float] | None:
@@ -69,9 +78,9 @@ class Feeder:
         return {stage: min(full, limit) for stage, full in self.limits.items()}
 
     def level(self) -> str:
-        """A level drawn by its configured weight among those the corpus has entries of (when it has
-        none of a level on, e.g. a campaign whose pool gave no graph seed, the first it has)."""
-        present = {name: w for name, w in self.levels.items() if self.corpus.levels.get(name)}
+        """A level drawn by the allocation's weights among the levels on that the corpus has entries of
+        (when it has none of a level on, e.g. a campaign whose pool gave no graph seed, the first it has)."""
+        present = self.allocator.level_weights(n for n in self.levels if self.corpus.levels.get(n))
         if not present:
             return next(iter(self.corpus.levels))
         return self.rng.choices(list(present), weights=list(present.values()))[0]
@@ -83,12 +92,21 @@ class Feeder:
         every entry is still chosen as often as the scheduler says; each worker mostly grows its own
         part of the corpus."""
         entries, scheduler = self.corpus.levels[level], self.schedulers[level]
-        entry = scheduler.choose(entries, self.rng)
+        entry = self._energetic(scheduler, entries)
         for _ in range(AFFINITY_DRAWS):
             if entry.worker is None or entry.worker == worker:
                 break
-            entry = scheduler.choose(entries, self.rng)
+            entry = self._energetic(scheduler, entries)
         entry.chosen += 1
+        return entry
+
+    def _energetic(self, scheduler: Scheduler, entries: list[CorpusEntry]) -> CorpusEntry:
+        """The scheduler's choice, kept with the probability of its energy (see :data:`ENERGY_DRAWS`)."""
+        entry = scheduler.choose(entries, self.rng)
+        for _ in range(ENERGY_DRAWS - 1):
+            if self.rng.random() < self.allocator.energy(entry):
+                break
+            entry = scheduler.choose(entries, self.rng)
         return entry
 
     def scheduler(self, entry: CorpusEntry) -> Scheduler:

@@ -135,6 +135,8 @@ class Filing:
         self.confirmer = confirmer or Confirmer()
         self.verdicts: dict[str, tuple[str, str | None]] = {}  # raw signature -> (verdict, root)
         self.roots: set[str] = set()
+        self.root_listeners: list[Callable[[FindingMeta], object]] = []
+        """Called with the finding of every bug root first filed in this session (the allocation's credit)."""
         self.known = KnownVerdicts()
         self.waiting: deque[tuple[FindingMeta, Any]] = deque()  # candidates before their gate run
         self.ledger = FilterLedger(findings.root.parent, findings.db, settings.filing)
@@ -398,6 +400,8 @@ class Filing:
         if meta.root_signature and meta.root_signature not in self.roots:
             self.roots.add(meta.root_signature)
             self.stats.unique[symptom] += 1
+            for listener in self.root_listeners:
+                listener(meta)
             culprit = " + ".join(meta.culprit) or "-"
             fresh = "known bug" if meta.status == "known" else "new bug"
             known = f" [{meta.known_issue}]" if meta.status == "known" and meta.known_issue else ""

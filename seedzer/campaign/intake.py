@@ -2,12 +2,14 @@
 
 The keep rule (:mod:`seedzer.campaign.keep`) decides whether a clean mutant joins the corpus; a bug
 observation becomes a candidate classified by its raw signature (:meth:`Filing.candidate`); an invalid
-one is turned away (counted and sampled). What must be written is left to the caller
+one is turned away (counted and sampled). The allocation learns what every test case cost and earned
+(:mod:`seedzer.campaign.allocator`). What must be written is left to the caller
 (:class:`~seedzer.campaign.outcome.Outcome`).
 """
 
 from __future__ import annotations
 
+from seedzer.campaign.allocator import Allocator
 from seedzer.campaign.counts import ExecCounts
 from seedzer.campaign.feedback import Feedback
 from seedzer.campaign.feeding import Feeder
@@ -26,7 +28,7 @@ class Intake:
     """Turns worker results into outcomes (see the module docstring)."""
 
     def __init__(self, feedback: Feedback, judge: Judge, counts: ExecCounts, corpus: Corpus, feeder: Feeder,
-                 filing: Filing, stats: CampaignStats, keep: KeepRule | None = None) -> None:
+                 filing: Filing, stats: CampaignStats, allocator: Allocator, keep: KeepRule | None = None) -> None:
         self.feedback = feedback
         self.judge = judge
         self.counts = counts
@@ -34,12 +36,14 @@ class Intake:
         self.feeder = feeder
         self.filing = filing
         self.stats = stats
+        self.allocator = allocator
         self.keep = keep or KeepRule()
 
     def result(self, tc: TestCaseInfo, result: ExecResult, worker: int) -> Outcome:
         """Take in what running ``tc`` on ``worker`` gave."""
         self.stats.add_timings(result.timings)
-        gain = self.feedback.merge(tc.level, result)
+        reached = self.feedback.merge(tc.level, result)
+        gain = reached.features
         self.stats.coverage = self.feedback.total()
         obs = self.judge.judged(result.observation, tc.level)
         self.counts.mutants(tc.mutators, obs.symptom.value)  # what each kind of mutation yields
@@ -51,10 +55,13 @@ class Intake:
                 parent.triggered = tuple(result.passes_triggered)
                 self.feeder.scheduler(parent).learn(parent, result.features)
         entry = self.keep.apply(tc, gain, obs, result.unchanged, parent, worker)
+        candidate = self.filing.candidate(obs, tc, worker, result.unchanged) if obs.symptom.is_bug else None
+        self.allocator.ran(tc, seconds, gain, reached.first_triggers,
+                           repeat=candidate is not None and candidate.repeat)
         if obs.symptom is Symptom.INVALID:
             return Outcome.filtered(Turned(obs, tc, worker, result.observation))
-        if obs.symptom.is_bug:
-            return Outcome.bug(self.filing.candidate(obs, tc, worker, result.unchanged))
+        if candidate is not None:
+            return Outcome.bug(candidate)
         if entry is None:
             return Outcome.not_interesting()
         return Outcome.kept(Keep(entry, gain, tuple(tc.mutators), seconds, tuple(result.features),

@@ -32,6 +32,7 @@ from types import FrameType
 from rich.console import Group
 
 from seedzer import __version__
+from seedzer.campaign.allocator import Allocator
 from seedzer.campaign.counts import ExecCounts
 from seedzer.campaign.deaths import Deaths
 from seedzer.campaign.directory import discard_new, prepare_dir
@@ -116,11 +117,16 @@ class Campaign:
         self.pending = PendingSeeds()
         self.loading = Loading(cfg, self.pool, models, self.db, self.corpus, self.pending, self.filing, self.stats,
                                self.monitor, seed_loader)
-        self.feeder = Feeder(cfg, self.corpus, self.pending, self.limits, random.Random(cfg.fuzz.seed))
+        self.allocator = Allocator(cfg, {name: level(name).mutations for name in level_names()}, self.corpus,
+                                   self._ledger_roots, self.monitor.message)
+        self.filing.root_listeners.append(self.allocator.filed)
+        self.feeder = Feeder(cfg, self.corpus, self.pending, self.limits, random.Random(cfg.fuzz.seed),
+                             self.allocator)
         self.feedback = Feedback(make_backend(cfg.fuzz.coverage))
         self.counts = ExecCounts(self.stats)
         self.judge = Judge(make_oracles(cfg.oracles.enabled), self.counts, self.stats)
-        self.intake = Intake(self.feedback, self.judge, self.counts, self.corpus, self.feeder, self.filing, self.stats)
+        self.intake = Intake(self.feedback, self.judge, self.counts, self.corpus, self.feeder, self.filing, self.stats,
+                             self.allocator)
         self.deaths = Deaths(self.db, self.corpus, self.stats, self.counts, self.judge, self.filing, self.monitor,
                              self.quarantine, self.pending)
         self.executor_factory = executor
@@ -131,6 +137,10 @@ class Campaign:
         self._stop = False
 
     # --- set-up -------------------------------------------------------------------------
+    def _ledger_roots(self) -> set[str]:
+        """The roots the ledger held from other campaigns (none when it is off or unreadable)."""
+        return set(self.ledger.seen(self.out) or {})
+
     def _restore(self) -> None:
         self.stats.elapsed = float(self.db.get_meta("elapsed", 0.0))
         self.stats.execs = self.db.total_execs()
@@ -149,6 +159,7 @@ class Campaign:
         self.quarantine.restored(skipped)
         self.stats.corpus, self.stats.coverage = len(self.corpus), self.feedback.total()  # shown from the start
         self.filing.restore()
+        self.allocator.restore(self.db)
         self.db.add_event("resume", {"elapsed": self.stats.elapsed, "corpus": len(self.corpus)})
 
     def _restore_epochs(self) -> None:
@@ -309,3 +320,4 @@ class Campaign:
             "triggers": snapshot_column(self.feedback.trigger_totals()),
         })
         self.db.set_meta("elapsed", self.stats.elapsed)
+        self.allocator.save(self.db, self.stats.elapsed)

@@ -15,7 +15,9 @@ operators the campaign exercised, which it never did, and its bugs by operator
 (:mod:`seedzer.campaign.operators`), and the optimizations it triggered: per level, passes triggered
 by at least 1 and 10 test cases of the passes run, and the same over time
 (:mod:`seedzer.campaign.trigger_tables`); a campaign run with ``--epochs`` adds its epochs
-(:mod:`seedzer.campaign.epoch_table`).
+(:mod:`seedzer.campaign.epoch_table`). The allocation's weights and yields (where the workers' time went,
+:mod:`seedzer.campaign.allocation_table`) follow the mutations, and with a ledger the bug roots new to it
+against those seen before come right after the totals.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any
 from rich.console import Group
 from rich.text import Text
 
+from seedzer.campaign.allocation_table import allocation_table, weights_over_time_table
 from seedzer.campaign.breakdown import level_table, mutants_by_mutation, mutation_table, oracle_table
 from seedzer.campaign.epoch_table import epoch_table
 from seedzer.campaign.invalid import invalid_table, rerun_table, unloaded_models_table
@@ -156,6 +159,13 @@ def _seen(root: str, seen: dict[str, LedgerRoot] | None, here: str) -> str:
             f" ({', '.join(Path(s.campaign).name for s in others)}){state}")
 
 
+def _ledger_line(view: FindingsView, seen: dict[str, LedgerRoot]) -> Text:
+    """How many of the campaign's bug roots are new to the ledger and how many it held from other campaigns."""
+    before = sum(1 for root in view.bugs if root in seen)
+    return Text(visible(f"bug roots: {len(view.bugs) - before} new to the ledger, {before} seen before "
+                        "(in other campaigns)"))
+
+
 def _bug_table(view: FindingsView, seen: dict[str, LedgerRoot] | None, here: str) -> SafeTable:
     table = SafeTable(title="Bugs (one row per root cause; `seedzer status --all` lists every candidate)")
     for col in ("root", "symptom", "culprit", "count", "status", "ledger", "what happened", "reproducer"):
@@ -227,6 +237,8 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
         operators = exercised_operators(reader)
         pass_counts, trigger_points = read_pass_counts(reader), read_trigger_points(reader)
         epochs = epoch_table(reader.epochs())
+        allocation = reader.allocation()
+        adaptive = bool(((config.get("allocation") or {}) if isinstance(config, dict) else {}).get("adaptive", True))
     last_timings = points[-1].timings if points else {}
     # the gate's processor seconds, as the campaign's share limit counts them (older campaigns: the
     # wall seconds of their verdicts, which also count the time a gate run waited for a processor)
@@ -236,10 +248,14 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
     st.loaded_models, st.failed_models = int(models.get("ok", 0)), int(models.get("failed", 0))
     st.session_execs, st.session_seconds = st.execs, st.elapsed
     parts: list[Any] = [summary_table(st, str(campaign))]
+    if view.bugs and seen is not None:
+        parts.append(_ledger_line(view, seen))
     if any(by_level.values()):  # a campaign that counted its executions by level
         parts.append(level_table(view.bugs, dict(sorted(by_level.items())), corpus_levels))
         parts.append(mutation_table(view.bugs, by_mutator))
         parts.append(oracle_table(view.bugs))
+    parts.extend(t for t in (allocation_table(allocation, adaptive), weights_over_time_table(allocation))
+                 if t is not None)
     parts.append(reach_table(operator_reach(operators, importer)))
     if view.bugs:
         parts.append(operator_bug_table(view.bugs))

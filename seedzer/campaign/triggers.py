@@ -93,6 +93,12 @@ class TriggerCounts:
                 count.triggered += name in hit
         return [triggered_feature(level, name) for name in sorted(hit)]
 
+    def first(self, level: str, triggered: Iterable[str]) -> int:
+        """How many of the passes ``triggered`` no test case of ``level`` has triggered yet (ask before
+        :meth:`record`)."""
+        return sum(1 for name in set(triggered)
+                   if (found := self.counts.get((level, name))) is None or found.triggered == 0)
+
     def drain(self) -> dict[tuple[str, str], PassCount]:
         """The increments since the last drain (to be added to campaign.db)."""
         fresh, self.fresh = self.fresh, {}

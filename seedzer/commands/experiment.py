@@ -112,14 +112,17 @@ def check_cmd(file: Path) -> None:
     spec = load_spec(file)
     arms = spec.arms()
     trials = spec.trials * len(arms)
-    what = f"{len(spec.heuristics)} heuristics" + (f" x {len(spec.levels)} level settings" if spec.levels else "")
+    what = (f"{len(spec.heuristics)} heuristics" + (f" x {len(spec.levels)} level settings" if spec.levels else "")
+            + (f" x {len(spec.allocations)} allocations" if len(spec.allocations) > 1 else ""))
     echo(f"{file}: ok: {spec.name}: {what} x {spec.trials} trials = {trials} "
                f"campaigns of {spec.minutes:g} min ({spec.jobs} job(s) each; "
                f"{trials * spec.minutes * spec.jobs:g} core-minutes)")
     for arm in arms:
-        levels = f", levels {arm.levels}" if arm.levels else ""
+        levels = (f", levels {arm.levels}" if arm.levels else "") + (
+            f", {arm.allocation} weights" if arm.allocation else "")
         plan = heuristic_epochs(arm.heuristic)
         epochs = (f" ({spec.pool_size(arm.heuristic)} models, grown in {plan.count} epochs of {plan.models})"
                   if plan is not None else "")
-        echo(f"  {arm.name if spec.levels else arm.heuristic}: pool {spec.pool_path(arm.heuristic)}{epochs}"
+        shown = arm.name if spec.levels or len(spec.allocations) > 1 else arm.heuristic
+        echo(f"  {shown}: pool {spec.pool_path(arm.heuristic)}{epochs}"
                    f"{levels}")

@@ -36,6 +36,7 @@ from seedzer.config.levels import LevelsConfig, parse_levels
 from seedzer.config.reading import check_of, check_value, config_from_dict, load_config, reference
 from seedzer.config.schema import build, to_dict
 from seedzer.config.sections import (
+    ALLOCATION_FAMILIES,
     COST,
     COVERAGE,
     ENERGY_NAMES,
@@ -43,6 +44,7 @@ from seedzer.config.sections import (
     RELEASED_TVM,
     SCHEDULER_NAMES,
     UNIFORM,
+    AllocationConfig,
     BoundsConfig,
     Config,
     EpochsConfig,
@@ -59,10 +61,11 @@ from seedzer.config.sections import (
 from seedzer.config.yamlfile import MAX_YAML_BYTES, MAX_YAML_VALUES, load_bounded, parse_yaml, read_text, read_yaml
 
 __all__ = [
-    "COST", "COVERAGE", "ENERGY_NAMES", "INT64", "MAX_JOBS", "MAX_MINUTES", "MAX_POOL", "MAX_TIMEOUT",
-    "MAX_YAML_BYTES", "MAX_YAML_VALUES", "MIN_TIMEOUT", "RARITY", "RELEASED_TVM", "SCHEDULER_NAMES", "UNIFORM",
-    "WEIGHT", "BoundsConfig", "Check", "Config", "EpochsConfig", "FuzzConfig", "GenerateConfig", "KnownIssue",
-    "LedgerConfig", "LevelsConfig", "LimitsConfig", "OracleConfig", "ReproducersConfig", "TimeoutConfig", "between",
-    "build", "check_of", "check_value", "config_from_dict", "excerpt", "finite", "load_bounded", "load_config",
-    "parse_levels", "parse_yaml", "read_text", "read_yaml", "reference", "setting", "stage_limits", "to_dict",
+    "ALLOCATION_FAMILIES", "COST", "COVERAGE", "ENERGY_NAMES", "INT64", "MAX_JOBS", "MAX_MINUTES", "MAX_POOL",
+    "MAX_TIMEOUT", "MAX_YAML_BYTES", "MAX_YAML_VALUES", "MIN_TIMEOUT", "RARITY", "RELEASED_TVM", "SCHEDULER_NAMES",
+    "UNIFORM", "WEIGHT", "AllocationConfig", "BoundsConfig", "Check", "Config", "EpochsConfig", "FuzzConfig",
+    "GenerateConfig", "KnownIssue", "LedgerConfig", "LevelsConfig", "LimitsConfig", "OracleConfig",
+    "ReproducersConfig", "TimeoutConfig", "between", "build", "check_of", "check_value", "config_from_dict",
+    "excerpt", "finite", "load_bounded", "load_config", "parse_levels", "parse_yaml", "read_text", "read_yaml",
+    "reference", "setting", "stage_limits", "to_dict",
 ]

@@ -288,6 +288,38 @@ class LedgerConfig:
     enabled: bool = setting(True, "Campaigns, experiment trials and recheck record their bug roots in the ledger.")
 
 
+ALLOCATION_FAMILIES = ("levels", "mutations", "models")
+"""The families of draws ``allocation.pinned`` may name (:data:`seedzer.campaign.allocation.FAMILIES`)."""
+
+
+@dataclass
+class AllocationConfig:
+    """Where the machine's time goes: the weights of levels, mutations and seed models, adapted to what
+    they yield per second of worker time (docs/campaigns.md, 'The allocation'), or fixed."""
+
+    adaptive: bool = setting(True, "Adapt the weights of levels, mutations and seed models to their reward per "
+                             "worker-second; false keeps the configured weights (the seed-pool study's fixed arms).")
+    pinned: list[str] = setting([], f"Families kept at their configured weights even when adaptive "
+                                f"({', '.join(ALLOCATION_FAMILIES)}).",
+                                Check(f"must list some of: {', '.join(ALLOCATION_FAMILIES)}",
+                                      lambda v: all(x in ALLOCATION_FAMILIES for x in v)))
+    floor: float = setting(0.05, "Least share of its family's draws every arm keeps (at most one over the arms).",
+                           Check("must be a number between 0 and 0.5", between(0.0, 0.5)))
+    half_life: float = setting(900.0, "Worker-seconds of its family after which an observation counts half "
+                               "(the weights follow a campaign whose best arm changes).",
+                               Check("must be a number of seconds between 1 and 10^7", between(1.0, 1e7)))
+    prior_seconds: float = setting(60.0, "Pseudo worker-seconds of the family's average yield every arm starts "
+                                   "with (an arm with little data weighs like the average).",
+                                   Check("must be a number of seconds between 0 and 10^6", between(0.0, 1e6)))
+    reward_coverage: float = setting(1.0, "Reward of a test case's new coverage features, times log2(1 + n).",
+                                     Check("must be a number between 0 and 10^6", between(0.0, 1e6)))
+    reward_trigger: float = setting(2.0, "Reward of each pass a test case triggered first in the campaign.",
+                                    Check("must be a number between 0 and 10^6", between(0.0, 1e6)))
+    reward_root: float = setting(1000.0, "Reward of a bug root new to the ledger, credited to the arms of the test "
+                                 "case that reached it (a root already known, or a repeat, earns nothing).",
+                                 Check("must be a number between 0 and 10^6", between(0.0, 1e6)))
+
+
 @dataclass
 class Config:
     """Top-level configuration; every section is optional in the YAML file."""
@@ -305,3 +337,5 @@ class Config:
                                            metadata={"doc": "Plain reproducers and the TVM versions they run on."})
     ledger: LedgerConfig = field(default_factory=LedgerConfig, metadata={"doc": "The ledger of bug roots."})
     epochs: EpochsConfig = field(default_factory=EpochsConfig, metadata={"doc": "Generation epochs."})
+    allocation: AllocationConfig = field(default_factory=AllocationConfig,
+                                         metadata={"doc": "Where the workers' time goes (adaptive or fixed weights)."})

@@ -16,7 +16,8 @@ from seedzer.kernel.common import Observation, Stage, Symptom
 @dataclass(frozen=True)
 class FuzzTask:
     """Mutate a corpus entry of ``level`` (script, passes JSON, unproductive mutations so far), then run it.
-    ``triggered``: the passes the entry's own run triggered (a pass-sequence mutator prefers others)."""
+    ``triggered``: the passes the entry's own run triggered (a pass-sequence mutator prefers others);
+    ``mutation_factors``: how the allocation weighs its level's mutations now."""
 
     tc_id: int
     level: str
@@ -26,6 +27,9 @@ class FuzzTask:
     other_passes: str | None
     rng_seed: int
     triggered: tuple[str, ...] = ()
+    mutation_factors: tuple[tuple[str, float], ...] = ()
+    """Per mutation of the level: the factor its configured weight is multiplied by in this task's draw
+    (the campaign's allocation; none: the configured weights)."""
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ RESERVED = {
 }
 
 
-FINGERPRINT_DEFAULTS: dict[str, Any] = {"levels": []}
+FINGERPRINT_DEFAULTS: dict[str, Any] = {"levels": [], "allocations": []}
 """Fingerprint fields added after the first results were written: their value in older experiment.json."""
 
 
@@ -55,11 +55,14 @@ class PoolSpec:
 @dataclass(frozen=True)
 class Arm:
     """One compared configuration: a heuristic's pool fuzzed at one level setting (``levels``: a
-    ``--levels`` string, empty for the campaign section's levels); ``name`` is its results directory."""
+    ``--levels`` string, empty for the campaign section's levels) with one allocation (adaptive or fixed
+    weights); ``name`` is its results directory."""
 
     name: str
     heuristic: str
     levels: str = ""
+    allocation: str = ""
+    """``adaptive`` or ``fixed`` (empty: the campaign section's ``allocation.adaptive``)."""
 
 
 @dataclass
@@ -83,6 +86,10 @@ class ExperimentSpec:
                "one arm <pool>@<label> per heuristic and setting (empty: one arm <pool> per heuristic with "
                "the campaign section's levels). Two settings with the same levels on in the same proportions "
                "are one setting, refused."})
+    allocations: list[str] = field(default_factory=list, metadata={
+        "doc": "Allocations compared (adaptive, fixed): with two, one arm <arm>@adaptive and one <arm>@fixed per "
+               "heuristic and level setting (empty: the campaign section's allocation.adaptive; the seed-pool "
+               "study fixes its weights there)."})
     parallel: int = setting(0, "Trials run at once (0: as many as cores allow, cores // jobs).")
     pool: PoolSpec = field(default_factory=PoolSpec, metadata={"doc": "Pool generation."})
     campaign: dict[str, Any] = field(default_factory=dict, metadata={
@@ -100,10 +107,16 @@ class ExperimentSpec:
 
     def arms(self) -> list[Arm]:
         """Every arm, heuristic by heuristic: ``<pool>`` with one level setting (or none), else
-        ``<pool>@<label>`` per setting in the order listed."""
+        ``<pool>@<label>`` per setting in the order listed; with two allocations, each of those twice,
+        ``@adaptive`` and ``@fixed`` added."""
         settings = self.levels or [""]
-        return [Arm(pool_name(h) if len(settings) == 1 else f"{pool_name(h)}@{level_label(lv)}", h, lv)
-                for h in self.heuristics for lv in settings]
+        allocations = self.allocations or [""]
+        arms: list[Arm] = []
+        for h in self.heuristics:
+            for lv in settings:
+                base = pool_name(h) if len(settings) == 1 else f"{pool_name(h)}@{level_label(lv)}"
+                arms.extend(Arm(base if len(allocations) == 1 else f"{base}@{a}", h, lv, a) for a in allocations)
+        return arms
 
     def pool_size(self, heuristic: str) -> int:
         """The size of ``heuristic``'s pool: its ``epochs.pool`` (a starting pool that grows while it is
@@ -111,13 +124,16 @@ class ExperimentSpec:
         plan = heuristic_epochs(heuristic)
         return plan.pool if plan is not None and plan.pool is not None else self.pool.size
 
-    def trial_config(self, trial: int, levels: str = "", heuristic: str = "") -> Config:
+    def trial_config(self, trial: int, levels: str = "", heuristic: str = "", allocation: str = "") -> Config:
         """The campaign configuration of trial number ``trial`` (1-based) of the arm fuzzing at ``levels``
-        (a ``--levels`` string; empty: the campaign section's levels) the pool of ``heuristic``: with the
-        generation epochs the heuristic declares (``epochs:``, :mod:`seedzer.generate.epoch_plan`)."""
+        (a ``--levels`` string; empty: the campaign section's levels) the pool of ``heuristic``, with
+        ``allocation`` (``adaptive``, ``fixed``; empty: the campaign section's): with the generation epochs
+        the heuristic declares (``epochs:``, :mod:`seedzer.generate.epoch_plan`)."""
         cfg = config_from_dict(self.campaign, f"{self.source or '<experiment>'}: campaign")
         if levels:
             cfg.levels = parse_levels(levels, cfg.levels)
+        if allocation:
+            cfg.allocation.adaptive = allocation == ADAPTIVE
         plan = heuristic_epochs(heuristic) if heuristic else None
         if plan is not None:
             cfg.epochs.count, cfg.epochs.models = plan.count, plan.models
@@ -133,15 +149,16 @@ class ExperimentSpec:
         """The fields that make trials comparable; a resumed experiment must not change them."""
         return {"minutes": self.minutes, "snapshot_period": self.snapshot_period, "jobs": self.jobs,
                 "coverage": self.coverage, "oracles": sorted(self.oracles), "seed": self.seed,
-                "campaign": self.campaign, "levels": list(self.levels)}
+                "campaign": self.campaign, "levels": list(self.levels), "allocations": list(self.allocations)}
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-data form (written to the results directory as experiment.json; without ``levels``
-        when there are none, as before the field existed)."""
+        """Plain-data form (written to the results directory as experiment.json; without ``levels`` or
+        ``allocations`` when there are none, as before those fields existed)."""
         data: dict[str, Any] = to_dict(self)
         data.pop("source", None)
-        if not data.get("levels"):
-            data.pop("levels", None)
+        for optional in ("levels", "allocations"):
+            if not data.get(optional):
+                data.pop(optional, None)
         return data
 
 
@@ -228,6 +245,19 @@ def _check_levels(spec: ExperimentSpec, source: str) -> None:
         seen[effect] = i
 
 
+ADAPTIVE, FIXED = "adaptive", "fixed"
+ALLOCATIONS = (ADAPTIVE, FIXED)
+"""What ``allocations`` may list."""
+
+
+def _check_allocations(spec: ExperimentSpec, source: str) -> None:
+    for i, name in enumerate(spec.allocations):
+        if name not in ALLOCATIONS:
+            raise _fail(source, f"allocations[{i}]", f"must be one of: {', '.join(ALLOCATIONS)}", name)
+    if len(set(spec.allocations)) != len(spec.allocations):
+        raise _fail(source, "allocations", "repeats an allocation (the two arms would be one)", spec.allocations)
+
+
 def _check_heuristics(spec: ExperimentSpec, source: str, check_known: bool) -> None:
     if not spec.heuristics:
         raise ConfigError(f"{source}: field 'heuristics' must list at least one heuristic")
@@ -296,6 +326,7 @@ def validate(spec: ExperimentSpec, source: str, *, check_heuristics: bool = True
                                       f" use the top-level field '{top}' instead")
     spec.trial_config(1)  # validates the campaign section against the campaign schema
     _check_levels(spec, source)
+    _check_allocations(spec, source)
     _check_heuristics(spec, source, check_heuristics)
     return spec
 

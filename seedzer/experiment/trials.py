@@ -48,6 +48,8 @@ class Trial:
     minutes: float
     levels: str = ""
     """The arm's ``--levels`` string (empty: the campaign section's levels)."""
+    allocation: str = ""
+    """The arm's allocation, ``adaptive`` or ``fixed`` (empty: the campaign section's)."""
 
     @property
     def label(self) -> str:
@@ -215,7 +217,8 @@ class ExperimentRunner:
         for n in range(1, self.spec.trials + 1):
             for arm in self.spec.arms():
                 trials.append(Trial(arm.heuristic, self.spec.pool_path(arm.heuristic), n,
-                                    self.root / arm.name / f"trial-{n}", self.spec.minutes, arm.levels))
+                                    self.root / arm.name / f"trial-{n}", self.spec.minutes, arm.levels,
+                                    arm.allocation))
         return trials
 
     # --- trials --------------------------------------------------------------------------------
@@ -232,7 +235,7 @@ class ExperimentRunner:
         trial.dir.mkdir(parents=True, exist_ok=True)
         lock = self._lock_trial(trial)
         config = trial.dir / "config.yaml"
-        cfg = self.spec.trial_config(trial.number, trial.levels, trial.heuristic)
+        cfg = self.spec.trial_config(trial.number, trial.levels, trial.heuristic, trial.allocation)
         write_atomic(config, yaml.safe_dump(to_dict(cfg), sort_keys=False))
         resume = (trial.dir / "campaign.db").exists()
         argv = self.command(trial, config, resume)
@@ -259,6 +262,7 @@ class ExperimentRunner:
         record = {"status": status, "heuristic": trial.heuristic, "pool": str(trial.pool), "trial": trial.number,
                   "minutes": trial.minutes, "returncode": rc, "started": run.started, "finished": time.time(),
                   "resumed": run.resumed, "command": run.argv, **({"levels": trial.levels} if trial.levels else {}),
+                  **({"allocation": trial.allocation} if trial.allocation else {}),
                   "sessions": int(read_trial_json(trial.dir).get("sessions", 0)) + 1,
                   **(snap.to_dict() if snap else {})}
         write_atomic(trial.dir / "trial.json", json.dumps(record, indent=2))

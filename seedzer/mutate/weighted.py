@@ -20,12 +20,29 @@ class Weighted(Protocol):
 W = TypeVar("W", bound=Weighted)
 
 
-def pick(mutators: Sequence[W], rng: random.Random) -> W:
-    """Choose one mutator with probability proportional to its weight."""
+def pick(mutators: Sequence[W], rng: random.Random, factors: Mapping[str, float] | None = None) -> W:
+    """Choose one mutator with probability proportional to its weight, times its factor in ``factors`` (the
+    campaign's allocation, by mutator name; a name not there keeps its weight)."""
     live = [m for m in mutators if m.weight > 0]
     if not live:
         raise ValueError("no mutator with a positive weight")
-    return rng.choices(live, weights=[m.weight for m in live], k=1)[0]
+    return rng.choices(live, weights=scaled(live, factors), k=1)[0]
+
+
+def scaled(mutators: Sequence[Weighted], factors: Mapping[str, float] | None) -> list[float]:
+    """Each mutator's weight times its factor in ``factors`` (1 when absent or when there are none)."""
+    if not factors:
+        return [m.weight for m in mutators]
+    return [m.weight * factors.get(m.name, 1.0) for m in mutators]
+
+
+def group_factor(mutators: Sequence[Weighted], factors: Mapping[str, float] | None) -> float:
+    """The factor of a group of mutators drawn as one kind first: their weighted mean factor (1 when there
+    are no factors or no weight)."""
+    total = sum(m.weight for m in mutators)
+    if not factors or total <= 0:
+        return 1.0
+    return sum(scaled(mutators, factors)) / total
 
 
 def checked_weights(weights: Mapping[str, Any] | None, known: Collection[str], kind: str) -> dict[str, float]:

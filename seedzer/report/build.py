@@ -12,7 +12,7 @@ import pandas as pd
 
 from seedzer.campaign.throughput import CAMPAIGN_STAGES, WORKER_STAGES
 from seedzer.load.importer_ops import importer_operators
-from seedzer.report import levels, mutations, operators, plots, roots, stats, triggers
+from seedzer.report import allocation, levels, mutations, operators, plots, roots, stats, triggers
 from seedzer.report.html import Figure, Section, render_page
 from seedzer.report.table import CATEGORIES, ReportError, Tables, build_tables, discover
 
@@ -33,6 +33,7 @@ class ReportResult:
     operators: pd.DataFrame | None = None
     operator_bugs: pd.DataFrame | None = None
     triggers: pd.DataFrame | None = None
+    allocation: pd.DataFrame | None = None
     roots: pd.DataFrame | None = None
     files: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -152,6 +153,24 @@ def _triggers_section(tables: Tables, out: Path, files: list[Path], result: Repo
     sec.text(f"Over time, every {step_minutes:g} minutes: the median over an arm's trials of the passes triggered "
              "so far.", "note")
     return sec.table(over_time)
+
+
+def _allocation_section(tables: Tables, out: Path, files: list[Path], result: ReportResult) -> Section | None:
+    """Where each arm's workers' time went: the allocation's weights and yields per level and mutation, and
+    the levels' weights over time (None: no trial recorded an allocation)."""
+    if tables.allocation.empty:
+        return None
+    result.allocation = allocation.allocation_by_arm(tables.allocation)
+    _csv(tables.allocation, out / "allocation.csv", files)
+    _csv(result.allocation, out / "allocation_by_arm.csv", files)
+    sec = Section("Allocation")
+    sec.text(allocation.NOTE, "note")
+    sec.table(result.allocation)
+    weights = allocation.level_weights_long(tables.allocation)
+    sec.figure(_fig(plots.plot_over_time, stats.over_time(weights, "weight"), out / "level_weights_over_time", files,
+                    "Level weights over time", "Median over an arm's trials of each level's draw weight "
+                    "(<arm>:<level>); band: 2.5-97.5 percentiles of trials.", ylabel="draw weight"))
+    return sec
 
 
 def _coverage_sections(long: pd.DataFrame, out: Path, files: list[Path], colors: dict[str, Any],
@@ -289,6 +308,9 @@ def build_report(results: Path, out: Path | None = None, *, refresh: float | Non
     sections.append(_operators_section(tables, out, files, result, importer if importer is not None else
                                        importer_operators()))
     sections.append(_triggers_section(tables, out, files, result))
+    allocation_section = _allocation_section(tables, out, files, result)
+    if allocation_section is not None:
+        sections.append(allocation_section)
     if not tables.long.empty:
         sections += _coverage_sections(tables.long, out, files, colors, result)
         sections.append(_findings_section(tables, heuristics, out, files, colors))

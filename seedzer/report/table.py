@@ -23,6 +23,7 @@ from seedzer.campaign.throughput import read_points, whole
 from seedzer.errors import CampaignError, SeedzerError
 from seedzer.finding.layout import META_FILE
 from seedzer.provenance import read_machine, read_source
+from seedzer.report.allocation import ALLOCATION_COLUMNS, read_trial_allocation
 from seedzer.report.levels import LEVEL_COLUMNS, execs_by_level, finding_level, trial_rows
 from seedzer.report.mutations import BUG_COLUMNS, MUTANT_COLUMNS, read_trial_mutations
 from seedzer.report.operators import OPERATOR_COLUMNS, ROOT_OPERATOR_COLUMNS, read_trial_operators
@@ -80,6 +81,7 @@ class Tables:
     operators: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=OPERATOR_COLUMNS))
     root_operators: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ROOT_OPERATOR_COLUMNS))
     triggers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=TRIGGER_COLUMNS))
+    allocation: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ALLOCATION_COLUMNS))
 
 
 class TrialTables(NamedTuple):
@@ -95,12 +97,13 @@ class TrialTables(NamedTuple):
     operators: pd.DataFrame
     root_operators: pd.DataFrame
     triggers: pd.DataFrame
+    allocation: pd.DataFrame
 
 
 FRAME_COLUMNS = {"long": LONG_COLUMNS, "findings": FINDING_COLUMNS, "stages": STAGE_COLUMNS,
                  "levels": LEVEL_COLUMNS, "mutants": MUTANT_COLUMNS, "bugs": BUG_COLUMNS,
                  "operators": OPERATOR_COLUMNS, "root_operators": ROOT_OPERATOR_COLUMNS,
-                 "triggers": TRIGGER_COLUMNS}
+                 "triggers": TRIGGER_COLUMNS, "allocation": ALLOCATION_COLUMNS}
 """The per-trial tables :func:`build_tables` concatenates, with their columns."""
 TRIAL_COLUMNS = ["experiment", "heuristic", "trial", "status", "budget", "elapsed", "snapshots", "dir", "source",
                  "machine"]
@@ -191,7 +194,7 @@ def read_trial(ref: TrialRef) -> TrialTables:
     by stage (:data:`STAGE_COLUMNS`), executions and findings by level (``LEVEL_COLUMNS``), mutants
     by mutation (``MUTANT_COLUMNS``), bugs (``BUG_COLUMNS``), the operators it exercised
     (``OPERATOR_COLUMNS``), those its bugs name (``ROOT_OPERATOR_COLUMNS``) and the passes it
-    triggered over time (``TRIGGER_COLUMNS``)."""
+    triggered over time (``TRIGGER_COLUMNS``) and its allocation over time (``ALLOCATION_COLUMNS``)."""
     ident = {"experiment": ref.experiment, "heuristic": ref.heuristic, "trial": ref.trial}
     with CampaignReader.open(ref.dir / "campaign.db") as reader:
         snaps = pd.DataFrame([asdict(row) for row in reader.snapshots()])
@@ -204,6 +207,7 @@ def read_trial(ref: TrialRef) -> TrialTables:
         mutants, bugs = read_trial_mutations(ident, ref.dir, reader)
         operators, root_operators = read_trial_operators(ident, ref.dir, reader)
         triggers = read_trial_triggers(ident, reader)
+        allocation = read_trial_allocation(ident, reader)
     status = trial_status(ref.dir)
     frows = []
     first = wall_to_elapsed(np.array([f.first_seen for f in finds], float), snaps)
@@ -237,7 +241,7 @@ def read_trial(ref: TrialRef) -> TrialTables:
             "dir": str(ref.dir), "source": source.label() if source else "",
             "machine": machine.label() if machine else ""}
     return TrialTables(long, fdf, info, stages, trial_rows(ident, execs, fdf), mutants, bugs, operators,
-                       root_operators, triggers)
+                       root_operators, triggers, allocation)
 
 
 def build_tables(results: Path, *, warn: Callable[[str], None] | None = None) -> Tables:
@@ -269,4 +273,4 @@ def build_tables(results: Path, *, warn: Callable[[str], None] | None = None) ->
             df["heuristic"] = df["experiment"].astype(str) + ":" + df["heuristic"].astype(str)
     return Tables(frames["long"], frames["findings"], trials_df, warnings, frames["stages"], frames["levels"],
                   frames["mutants"], frames["bugs"], frames["operators"], frames["root_operators"],
-                  frames["triggers"])
+                  frames["triggers"], frames["allocation"])

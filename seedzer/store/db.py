@@ -18,6 +18,7 @@ from typing import Any
 
 from seedzer.errors import CampaignError, SeedzerError
 from seedzer.level_table import level_of_path
+from seedzer.store.allocation_rows import STATE_META, ArmRow
 
 SCHEMA_VERSION = 1
 
@@ -65,6 +66,10 @@ CREATE TABLE IF NOT EXISTS epochs (
     onnx_weights TEXT NOT NULL DEFAULT '{}', posterior TEXT NOT NULL DEFAULT '{}',
     outcomes TEXT NOT NULL DEFAULT '[]', made INTEGER NOT NULL DEFAULT 0, loaded INTEGER NOT NULL DEFAULT 0,
     coverage INTEGER, roots INTEGER, ended REAL, attribute_weights TEXT NOT NULL DEFAULT '{}');
+CREATE TABLE IF NOT EXISTS allocation (
+    time REAL NOT NULL, grp TEXT NOT NULL, arm TEXT NOT NULL, weight REAL NOT NULL,
+    reward_per_minute REAL NOT NULL, runs INTEGER NOT NULL, roots INTEGER NOT NULL, seconds REAL NOT NULL,
+    PRIMARY KEY (time, grp, arm));
 """
 
 
@@ -180,6 +185,15 @@ class CampaignDB:
         """Read a value stored with :meth:`set_meta`."""
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else default
+
+    def record_allocation(self, when: float, arms: Iterable[ArmRow], state: Any) -> None:
+        """One snapshot of the allocation at campaign second ``when``: every arm's row, and its state for
+        ``--resume`` (:data:`~seedzer.store.allocation_rows.STATE_META`), in one transaction."""
+        with self.transaction() as c:
+            c.executemany("INSERT OR REPLACE INTO allocation VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                          [(when, a.group, a.arm, a.weight, a.reward_per_minute, a.runs, a.roots, a.seconds)
+                           for a in arms])
+            c.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (STATE_META, json.dumps(state)))
 
     # --- executions, snapshots, events ------------------------------------------------------
     def _add_counts(self, table: str, keys: tuple[str, ...], counts: Iterable[tuple[tuple[str, ...], int]]) -> None:

@@ -27,6 +27,7 @@ from typing import Any
 
 from seedzer.errors import CampaignError, SeedzerError
 from seedzer.level_table import level_of_path
+from seedzer.store.allocation_rows import STATE_META, AllocationSnapshot, ArmRow
 from seedzer.store.db import MIGRATIONS, CorpusRow, FindingRow
 from seedzer.store.epoch_rows import EpochRow, epoch_rows
 from seedzer.store.readonly import open_campaign, open_readonly
@@ -386,6 +387,25 @@ class CampaignReader:
         rows = self._select("coverage_features", ("feature",), tail, args)
         return [r[0] for r in self._valid("coverage_features", rows, [_text], ("feature",),
                                           lambda r: f"feature {_excerpt(r[0])}")]
+
+    def allocation(self) -> list[AllocationSnapshot]:
+        """The allocation's weights at every snapshot, oldest first (none for a campaign from before it)."""
+        names = ("time", "grp", "arm", "weight", "reward_per_minute", "runs", "roots", "seconds")
+        rows = self._valid("allocation", self._select("allocation", names, "ORDER BY time, grp, arm"),
+                           [_number, _text, _text, _number, _number, _count, _count, _number], names,
+                           lambda r: f"time {_excerpt(r[0])}, group {_excerpt(r[1])}, arm {_excerpt(r[2])}")
+        by_time: dict[float, list[ArmRow]] = {}
+        for when, *arm in rows:
+            by_time.setdefault(float(when), []).append(ArmRow(str(arm[0]), str(arm[1]), float(arm[2]), float(arm[3]),
+                                                             int(arm[4]), int(arm[5]), float(arm[6])))
+        return [AllocationSnapshot(when, tuple(arms)) for when, arms in by_time.items()]
+
+    def allocation_state(self) -> Any:
+        """The allocation's saved state (None: none saved, or not JSON)."""
+        try:
+            return self.meta(STATE_META)
+        except CampaignError:
+            return None
 
     def epochs(self) -> list[EpochRow]:
         """Every generation epoch, in order (none for a campaign run without epochs)."""

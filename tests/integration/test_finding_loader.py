@@ -32,7 +32,7 @@ from seedzer.finding.registry import kind
 from seedzer.finding.store import dump
 from seedzer.kernel.common import Observation, Symptom
 from seedzer.load.loader import LoadOptions
-from seedzer.oracles.signature import root_key
+from seedzer.oracles.signature import component_key
 from tests.triage_models import chain_model, prelu_rank0_model, prelu_scalar_model
 
 pytestmark = pytest.mark.integration
@@ -70,9 +70,9 @@ def test_a_rank0_prelu_finding_gets_one_verdict_from_repro_gate_and_reducer(tmp_
     assert clean.returncode == 1, clean.stdout + clean.stderr
     assert "reproduced: the bug is present" in clean.stdout and "axis -1 is out of range" in clean.stdout
 
-    verdict = run_load_gate_on_folder(str(folder))  # the gate: a bug, at the import step
-    assert verdict.verdict == BUG and verdict.culprit == ["import"], verdict.reason
-    assert verdict.root == root_key("loader", obs, ["import"]).digest()
+    verdict = run_load_gate_on_folder(str(folder))  # the gate: a bug, in PRelu's converter
+    assert verdict.verdict == BUG and verdict.culprit == ["relax.frontend.onnx.PRelu._impl_v1"], verdict.reason
+    assert verdict.root == component_key(obs, "relax.frontend.onnx.PRelu._impl_v1").digest()
     # The verdict is sent to the campaign process, which never imports TVM: unpickling it must not.
     unpickle = ("import pickle, sys; pickle.loads(sys.stdin.buffer.read()); "
                 "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tvm', 'onnx', 'onnxruntime')))")
@@ -144,7 +144,8 @@ def test_an_older_scalar_prelu_finding_reduces_to_its_trigger_and_reproduces_sta
         assert clean.returncode == 1, clean.stdout + clean.stderr
         assert "reproduced: the bug is present" in clean.stdout and "axis -1 is out of range" in clean.stdout
     report = (folder / REPORT).read_text()
-    assert report.startswith("# [Bug][Relax][Frontend][ONNX] PRelu:") and "from\n9 to 1 node(s)" in report
+    assert report.startswith("# [Bug][Frontend][ONNX] relax.frontend.onnx (PRelu):")
+    assert "from\n9 to 1 node(s)" in report
     assert "| Pass | Calls | Successes | Size removed |" in report  # the reducer's pass table
     assert "| `ddmin-nodes` | 1 | 3 | 8 nodes" in report and "| `subgraphs` |" in report
 

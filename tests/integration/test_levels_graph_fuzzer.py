@@ -136,3 +136,18 @@ def test_a_case_builds_at_the_configured_llvm_opt_level_with_the_same_verdict(tm
     assert tvm.target.Target(levels[3].target).attrs["opt-level"] == 3
     for case in levels.values():
         assert _fuzzer(passes=1.0).execute(case, FOLD).observation.symptom is Symptom.OK
+
+
+def test_the_allocations_factors_weigh_the_kinds_and_the_step_mutators(tmp_path: Path) -> None:
+    fuzzer = _fuzzer(passes=1.0, insert=1.0, special=1.0)
+    assert fuzzer.kind_weights({}) == {"passes": 1.0, "insert": 1.0, "special": 1.0}
+    steps = {m.name: 0.25 for m in fuzzer.mutators}
+    weighted = fuzzer.kind_weights({"model_insert": 4.0, "inputs_special": 0.5, **steps})
+    assert weighted["insert"] == 4.0 and weighted["special"] == 0.5 and abs(weighted["passes"] - 0.25) < 1e-9
+    task = _task(tmp_path)
+    only = next(m.name for m in fuzzer.mutators)
+    made = {fuzzer.mutate(FuzzTask(1, "graph", task.script, "[]", 0, None, 5, (), (
+        ("model_insert", 0.0), ("inputs_special", 0.0), *((m.name, 1.0 if m.name == only else 0.0)
+                                                          for m in fuzzer.mutators))), random.Random(i))[2][0]
+            for i in range(5)}
+    assert made == {only}  # a factor of 0 is never drawn

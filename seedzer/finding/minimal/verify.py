@@ -49,10 +49,17 @@ def installed_tvm() -> str:
         return TVM_VERSION
 
 
+TVM_FFI_DISTRIBUTION = "apache-tvm-ffi"
+"""The FFI library apache-tvm runs on: pinned with this interpreter's release (a newer one may not fit it)."""
+
+
 def env_spec(needs: tuple[str, ...], tvm: TvmSource | None = None) -> EnvSpec:
     """The environment a reproducer needing ``needs`` runs in: ``tvm`` (this interpreter's release by
-    default) and the other packages pinned."""
-    return EnvSpec(tvm or TvmSource(version=installed_tvm()), pinned([n for n in needs if n != TVM_DISTRIBUTION]))
+    default, with this interpreter's FFI) and the other packages pinned."""
+    names = [n for n in needs if n != TVM_DISTRIBUTION]
+    if tvm is None:
+        names.append(TVM_FFI_DISTRIBUTION)
+    return EnvSpec(tvm or TvmSource(version=installed_tvm()), pinned(names))
 
 
 def _said_before(output: str, line: str) -> str:

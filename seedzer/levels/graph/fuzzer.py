@@ -50,6 +50,7 @@ from seedzer.load.importer_ops import OPERATOR_FEATURE, importer_operators
 from seedzer.mutate.graph.insertion import sample_insertion
 from seedzer.mutate.graph.model_mutators import sample_model_mutation
 from seedzer.mutate.sequence import sequence_mutators
+from seedzer.mutate.weighted import group_factor, scaled
 from seedzer.passes.graph.contracts import exact_sequence, placeable_relax
 from seedzer.passes.graph.family import RELAX_FAMILY
 from seedzer.seed import passes_from_json, passes_to_json
@@ -61,6 +62,10 @@ EntryMutation = Callable[[GraphSeed, str, random.Random], "tuple[GraphSeed, str]
 TIMING_KEYS = {Stage.PASS: "passes", Stage.BUILD: "build", Stage.RUN: "run", Stage.COMPARE: "compare",
                Stage.LOAD: "import"}
 """The campaign's timing name of each stage of a graph case (the default pipeline's are ``reference``)."""
+
+
+STEPS, SPECIAL = "passes", "special"
+"""The kinds of mutation (``levels.graph``'s weights) that are not model mutations: Relax steps, special inputs."""
 
 
 def graph_timings(timings: dict[str, float], stages: dict[str, Stage]) -> dict[str, float]:
@@ -103,7 +108,7 @@ class GraphFuzzer:
         """Operator types of the models this worker handed to TVM's importer, by test case."""
         self.entry_mutations: dict[str, EntryMutation] = {
             "uoc": self._model_mutation, "pioc": self._model_mutation, "edge": self._model_mutation,
-            "insert": self._model_mutation, "special": self._special_inputs}
+            "insert": self._model_mutation, SPECIAL: self._special_inputs}
         """The mutations of an entry itself (not its steps), by the kind ``graph``'s weights name."""
 
     def in_case(self) -> bool:
@@ -116,7 +121,8 @@ class GraphFuzzer:
         entry's sequence, a model mutation (UOC, PIOC, spec-edge, insertion) added to its model's, or
         special input values; an entry mutation that finds no site (or a model at
         ``max_model_mutations``) falls back to the steps."""
-        weights = self.config.weights()
+        factors = dict(task.mutation_factors)
+        weights = self.kind_weights(factors)
         kind = rng.choices(list(weights), weights=list(weights.values()))[0]
         if kind in self.entry_mutations:
             grown = self.entry_mutations[kind](GraphSeed.from_text(task.script), kind, rng)
@@ -124,8 +130,23 @@ class GraphFuzzer:
                 return grown[0].to_text(), task.passes, [grown[1]]
         parent = passes_from_json(task.passes)
         other = passes_from_json(task.other_passes) if task.other_passes else None
-        mutator = rng.choices(self.mutators, weights=[m.weight for m in self.mutators])[0]
+        mutator = rng.choices(self.mutators, weights=scaled(self.mutators, factors))[0]
         return task.script, passes_to_json(mutator.mutate(parent, rng, other, task.triggered)), [mutator.name]
+
+    def kind_weights(self, factors: dict[str, float]) -> dict[str, float]:
+        """The configured weights of the kinds of mutation, each times the allocation's factor of the mutation
+        it makes (the step kind: its Relax mutators' weighted mean factor)."""
+        weights = self.config.weights()
+        if not factors:
+            return weights
+        of_kind = {kind: factors.get(self.mutation_of_kind(kind), 1.0) for kind in weights}
+        if STEPS in of_kind:
+            of_kind[STEPS] = group_factor(self.mutators, factors)
+        return {kind: w * of_kind[kind] for kind, w in weights.items()}
+
+    def mutation_of_kind(self, kind: str) -> str:
+        """The mutation name an entry mutation of ``kind`` makes (the step kind makes its mutator's)."""
+        return SPECIAL_MUTATION if kind == SPECIAL else model_mutation_name(kind)
 
     def _model_mutation(self, seed: GraphSeed, kind: str, rng: random.Random) -> tuple[GraphSeed, str] | None:
         """A ``kind`` model mutation that fits the entry's model as mutated so far."""

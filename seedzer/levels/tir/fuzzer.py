@@ -90,7 +90,8 @@ class TirFuzzer:
         :meth:`execute` does not run it."""
         parent = passes_from_json(task.passes)
         other = passes_from_json(task.other_passes) if task.other_passes else None
-        mutant = self.schedule.mutate(task.script, parent, task.failures, rng, self.scripts, other, task.triggered)
+        mutant = self.schedule.mutate(task.script, parent, task.failures, rng, self.scripts, other, task.triggered,
+                                      dict(task.mutation_factors))
         passes = passes_to_json(mutant.passes)
         reason = out_of_bounds((task.script, parent), (mutant.script, mutant.passes), self.settings.bounds)
         self.out_of_bounds = None if reason is None else (mutant.script, passes, reason)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,16 +62,18 @@ def mutate_ir(
     stats: MutationStats | None = None,
     roundtrip: bool = False,
     ub_check: bool = True,
+    factors: Mapping[str, float] | None = None,
 ) -> tuple[Any, str] | None:
     """Apply weighted-random mutators until one yields a changed, well-formed, UB-free mutant.
 
     Returns ``(mutant, mutator_name)`` or None after ``max_tries`` attempts. Inapplicable,
     unchanged, invalid (reasons of UB rejections start with ``ub:``) and crashing attempts are
     counted in ``stats``. ``ub_check=False`` skips the UB gate (for measuring what it rejects).
+    ``factors``: the campaign's allocation of the mutators' weights, by name.
     """
     stats = stats if stats is not None else MutationStats()
     for _ in range(max_tries):
-        m = pick(mutators, rng)
+        m = pick(mutators, rng, factors)
         stats.tried[m.name] += 1
         try:
             out = m.mutate(func, rng)

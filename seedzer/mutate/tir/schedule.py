@@ -12,7 +12,7 @@ Importing the module is TVM-free; mutating IR imports TVM.
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -93,9 +93,11 @@ class TzerSchedule:
         scripts: ScriptCache,
         other: list[PassSpec] | None = None,
         triggered: Collection[str] = (),
+        factors: Mapping[str, float] | None = None,
     ) -> Mutant:
         """Mutate the IR of ``script``, the sequence ``passes``, or both (``other``: crossover partner;
-        ``triggered``: the passes the entry triggered, which an inserted pass preferably is not).
+        ``triggered``: the passes the entry triggered, which an inserted pass preferably is not;
+        ``factors``: the campaign's allocation of the mutators' weights, by name, within Tzer's phases).
 
         ``failures`` is the seed's count of consecutive unproductive mutations. A mutant's PrimFunc is
         left in ``scripts`` under its printed text, so it is executed as is, without parsing it back.
@@ -107,14 +109,14 @@ class TzerSchedule:
             from seedzer.tvmio import script_of
 
             parent = scripts.get(script, parent=True)
-            found = mutate_ir(parent, rng, self.ir_mutators, stats=self.stats)
+            found = mutate_ir(parent, rng, self.ir_mutators, stats=self.stats, factors=factors)
             if found is not None:
                 mutant, name = found
                 script = script_of(mutant)
                 scripts.put(script, mutant)
                 applied.append(name)
         if kind in ("passes", "both") or not applied or not passes:
-            mutator = pick(self.pass_mutators, rng)
+            mutator = pick(self.pass_mutators, rng, factors)
             passes = mutator.mutate(passes, rng, other, triggered)[: self.max_passes]
             applied.append(mutator.name)
         return Mutant(script, passes, applied)

@@ -8,6 +8,7 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from seedzer.campaign.allocator import Allocator
 from seedzer.campaign.counts import ExecCounts
 from seedzer.campaign.deaths import Deaths
 from seedzer.campaign.feedback import Feedback
@@ -64,11 +65,15 @@ class Parts:
         self.filing = Filing(FindingStore(out / "findings", self.db), self.corpus, FilingSettings.of(self.cfg),
                              self.stats, self.said, self.gate, log_dir=out / "logs")
         self.pending = PendingSeeds()
-        self.feeder = Feeder(self.cfg, self.corpus, self.pending, stage_limits(self.cfg), random.Random(1))
+        self.allocator = Allocator(self.cfg, {"tir": ("FakeAppend",)}, self.corpus, set, self.said.message)
+        self.filing.root_listeners.append(self.allocator.filed)
+        self.feeder = Feeder(self.cfg, self.corpus, self.pending, stage_limits(self.cfg), random.Random(1),
+                             self.allocator)
         self.feedback = Feedback(make_backend("passes"))
         self.counts = ExecCounts(self.stats)
         self.judge = Judge(make_oracles(self.cfg.oracles.enabled), self.counts, self.stats)
-        self.intake = Intake(self.feedback, self.judge, self.counts, self.corpus, self.feeder, self.filing, self.stats)
+        self.intake = Intake(self.feedback, self.judge, self.counts, self.corpus, self.feeder, self.filing, self.stats,
+                             self.allocator)
         self.quarantine = Quarantine(self.db, self.corpus, self.said.message)
         self.oom = oom if oom is not None else [0]
         self.deaths = Deaths(self.db, self.corpus, self.stats, self.counts, self.judge, self.filing, self.said,

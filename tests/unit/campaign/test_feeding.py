@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
+from seedzer.campaign.allocator import Allocator
 from seedzer.campaign.feeding import Feeder
 from seedzer.campaign.pending import PendingSeeds
 from seedzer.campaign.scheduler import UniformScheduler
@@ -27,9 +28,12 @@ def _entries() -> list[CorpusEntry]:
     return [*made, CorpusEntry("restored", "", "[]", "m", level="tir")]  # run by nobody known (after a resume)
 
 
-def _feeder(levels: dict[str, list[CorpusEntry]], seed: int) -> Feeder:
+def _feeder(levels: dict[str, list[CorpusEntry]], seed: int, cfg: Config | None = None) -> Feeder:
     """A feeder over a corpus holding ``levels`` (only its entries by level are read)."""
-    return Feeder(Config(), SimpleNamespace(levels=levels), PendingSeeds(), {}, random.Random(seed))  # type: ignore[arg-type]
+    cfg = cfg or Config()
+    corpus = SimpleNamespace(levels=levels, by_id={}, entries=[e for es in levels.values() for e in es])
+    allocator = Allocator(cfg, {}, corpus, set, print)  # type: ignore[arg-type]
+    return Feeder(cfg, corpus, PendingSeeds(), {}, random.Random(seed), allocator)  # type: ignore[arg-type]
 
 
 def test_a_worker_mostly_gets_entries_it_ran_and_every_entry_is_still_chosen_alike() -> None:
@@ -77,7 +81,8 @@ def test_pending_seeds_run_first_then_mutants_of_chosen_entries(tmp_path: Path) 
     pending.append(seed)
     cfg = Config()
     cfg.timeouts.relative, cfg.timeouts.floor, cfg.timeouts.hang_share = 4.0, 0.5, 0.0
-    feeder = Feeder(cfg, corpus, pending, {Stage.PASS: 30.0, Stage.RUN: 1.0}, random.Random(5))
+    allocator = Allocator(cfg, {}, corpus, set, print)
+    feeder = Feeder(cfg, corpus, pending, {Stage.PASS: 30.0, Stage.RUN: 1.0}, random.Random(5), allocator)
     slot = Slot(0)
     feeder.feed(slot)
     task, info = slot.given[0]

@@ -20,7 +20,7 @@ def _spec(**over: object) -> dict[str, object]:
     return data
 
 
-@pytest.mark.parametrize("name", ["quick.yaml", "seedzer-paper.yaml", "levels.yaml"])
+@pytest.mark.parametrize("name", ["quick.yaml", "seedzer-paper.yaml", "levels.yaml", "allocation.yaml"])
 def test_shipped_experiments_validate(name: str) -> None:
     spec = load_spec(ROOT / "experiments" / name)
     assert spec.name == Path(name).stem
@@ -197,3 +197,25 @@ def test_trials_and_minutes_from_the_command_line_replace_the_file_s_and_are_che
     assert overridden(spec) is spec and overridden(spec, minutes=0.5).trials == 5
     with pytest.raises(ConfigError, match=r"with --trials/--minutes: field 'trials'"):
         overridden(spec, trials=0)
+
+
+def test_two_allocations_make_an_adaptive_and_a_fixed_arm_per_pool() -> None:
+    spec = spec_from_dict(_spec(heuristics=["basic"], allocations=["adaptive", "fixed"]), "e.yaml",
+                          check_heuristics=False)
+    arms = spec.arms()
+    assert [(a.name, a.allocation) for a in arms] == [("basic@adaptive", "adaptive"), ("basic@fixed", "fixed")]
+    assert spec.trial_config(1, allocation="fixed").allocation.adaptive is False
+    assert spec.trial_config(1, allocation="adaptive").allocation.adaptive is True
+    assert spec.fingerprint()["allocations"] == ["adaptive", "fixed"]
+
+
+@pytest.mark.parametrize(("allocations", "problem"), [(["greedy"], "allocations[0]' must be one of: adaptive, fixed"),
+                                                      (["fixed", "fixed"], "repeats an allocation")])
+def test_a_bad_allocation_list_is_one_line(allocations: list[str], problem: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        spec_from_dict(_spec(allocations=allocations), "e.yaml", check_heuristics=False)
+
+
+def test_the_seed_pool_study_fixes_its_weights() -> None:
+    spec = load_spec(ROOT / "experiments" / "seedzer-paper.yaml", check_heuristics=False)
+    assert all(spec.trial_config(1, arm.levels, arm.heuristic).allocation.adaptive is False for arm in spec.arms())

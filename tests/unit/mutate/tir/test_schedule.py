@@ -110,3 +110,12 @@ def test_a_failed_ir_mutation_falls_back_to_the_passes() -> None:
     out = schedule.mutate(script, PASSES, 0, random.Random(1), Cache())
     assert out.script == script and len(out.applied) == 1
     assert out.applied[0].startswith("pass_") and schedule.stats.gave_up == 1
+
+
+def test_the_allocations_factors_steer_the_pass_mutator_within_the_pass_phase() -> None:
+    names = [m.name for m in default_pass_mutators()]
+    only = names[-1]
+    factors = {name: 1.0 if name == only else 0.0 for name in names}
+    applied = {_schedule(2, [Never()]).mutate("script", PASSES, 2, random.Random(seed), Cache(), factors=factors)
+               .applied[-1] for seed in range(30)}
+    assert applied == {only}
