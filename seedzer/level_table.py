@@ -36,6 +36,14 @@ class LevelEntry:
     settings: str = ""
     """``"module:Class"`` of the dataclass of its own settings (``levels.<name>.*`` in the configuration;
     imported when used, so TVM-free), empty for a level with none."""
+    opt_in: bool = False
+    """Off unless named (``--levels``, ``levels.<name>`` in the configuration), then at :attr:`weight`: a level
+    not yet shown to run a campaign without false alarms."""
+
+    @property
+    def default_weight(self) -> float:
+        """Its weight when the configuration does not name it (0 for an opt-in level)."""
+        return 0.0 if self.opt_in else self.weight
 
 
 LEVELS: dict[str, LevelEntry] = {
@@ -47,7 +55,7 @@ LEVELS: dict[str, LevelEntry] = {
     "sched": LevelEntry("sched", "seedzer.levels.sched.level:LEVEL", 2.0,
                         "a lowered PrimFunc with a schedule plan (tvm.s_tir.Schedule primitives, MetaSchedule's "
                         "design space and postprocessors), built and compared with the function unscheduled.",
-                        ".sched.py", "seedzer.levels.sched.settings:SchedSettings"),
+                        ".sched.py", "seedzer.levels.sched.settings:SchedSettings", opt_in=True),
 }
 """Level name -> its entry, in the order tables show levels."""
 
