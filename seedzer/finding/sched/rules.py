@@ -21,7 +21,7 @@ from seedzer.finding.sched.reduce import cut_trace, primitive_indices, up_to_fai
 from seedzer.finding.verdict import INSTRUMENTATION, INVALID, NOT_REPRODUCED, PRECONDITION, Verdict
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.messages import ir_names, same_failure
-from seedzer.kernel.sched.apply import REFUSALS
+from seedzer.kernel.sched.apply import refused_message
 from seedzer.kernel.sched.case import SchedCase
 from seedzer.kernel.sched.trace import is_unsafe, parse_trace, transforming
 from seedzer.kernel.tir.case import Step, minimal_steps
@@ -168,7 +168,7 @@ class Refusal:
     def judge(self, context: SchedContext) -> Verdict | None:
         got = context.seen
         refused = got.symptom is Symptom.EXCEPTION and got.stage is Stage.SCHEDULE \
-            and got.message.split(":", 1)[0].strip() in REFUSALS
+            and refused_message(got.message)
         if not refused:
             return None
         return context.verdict(NOT_A_BUG, f"{INVALID}: {got.pass_name} refused its input ({got.message[:200]})", got)
