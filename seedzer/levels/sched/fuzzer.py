@@ -95,6 +95,16 @@ class StepClock:
         self.since = now
 
 
+def disabled_lines(disabled: dict[str, str]) -> list[str]:
+    """One line per reason the installed TVM gives for ways it cannot do (MetaSchedule missing turns off
+    three ways: one line naming them)."""
+    by_reason: dict[str, list[str]] = {}
+    for way, why in sorted(disabled.items()):
+        by_reason.setdefault(why, []).append(way)
+    return [f"sched: {', '.join(ways)} off in this worker (the Schedule API's ways still run): {why}"
+            for why, ways in by_reason.items()]
+
+
 def error_feature(observation: Observation) -> str | None:
     """A coverage feature for a failure (a new kind of refusal or error is new behaviour)."""
     if observation.symptom in (Symptom.OK, Symptom.MISMATCH):
@@ -126,8 +136,8 @@ class SchedFuzzer:
         self.own = own or SchedSettings()
         self.generator = SchedGenerator(NUM_CORES, self.own.weights(), max_instructions=self.own.max_instructions,
                                         space_first=self.own.space_first)
-        for way, why in sorted(self.generator.disabled.items()):
-            echo(f"sched: {way} is off in this worker: {why}", err=True)
+        for line in disabled_lines(self.generator.disabled):
+            echo(line, err=True)
         self.memo = SchedMemo()
         self.plans = PlanMemory()
         self.steps: list[str] = []
@@ -151,7 +161,8 @@ class SchedFuzzer:
         def on_way(way: str) -> None:
             self.progress(Stage.MUTATE, way, "opt")
 
-        made = self.generator.mutate(func, plan, rng, self.plans.others(task.script, plan), on_way=on_way)
+        made = self.generator.mutate(func, plan, rng, self.plans.others(task.script, plan),
+                                     factors=dict(task.mutation_factors), on_way=on_way)
         if made is None:
             return task.script, task.passes, []
         return task.script, passes_to_json(plan_items(made.plan)), list(made.mutations)

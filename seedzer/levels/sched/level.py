@@ -15,8 +15,11 @@ from seedzer.levels.level import ModelSeeds
 from seedzer.levels.sched.settings import SchedSettings
 from seedzer.mutate.sched.generator import MUTATIONS
 from seedzer.passes.sched.items import sequence_problem
+from seedzer.seed import passes_from_json
 from seedzer.store.corpus import CorpusEntry, entry_id
 
+GET_BLOCK = "GetSBlock"
+"""The instruction that gets a block by its name (its first attribute)."""
 NAME = "sched"
 """The level's name (:mod:`seedzer.level_table`), also its finding kind's."""
 
@@ -49,9 +52,22 @@ class SchedLevel:
         """Any TVMScript text can be scheduled (one that does not parse is an invalid test case in the
         worker); the plan must be a trace as far as the trace alone tells: known instructions and
         postprocessors, every random variable defined before it is used, decisions in their range
-        (:func:`~seedzer.passes.sched.items.sequence_problem`)."""
-        problem = sequence_problem(passes)
+        (:func:`~seedzer.passes.sched.items.sequence_problem`), and every block it gets by name one the
+        script declares (``T.sblock("name")``)."""
+        problem = sequence_problem(passes) or missing_block(script, passes)
         return None if problem is None else f"its schedule plan: {problem}"
+
+
+def missing_block(script: str, passes: str) -> str | None:
+    """The first ``GetSBlock`` of a (well-formed) stored plan naming a block the script does not declare."""
+    for index, item in enumerate(passes_from_json(passes)):
+        if item.name != GET_BLOCK:
+            continue
+        attrs = dict(item.args).get("attrs") or ()
+        name = attrs[0] if attrs else None
+        if isinstance(name, str) and f'T.sblock("{name}")' not in script:
+            return f"item {index} (GetSBlock): no block {name!r} in the PrimFunc"
+    return None
 
 
 LEVEL = SchedLevel()
