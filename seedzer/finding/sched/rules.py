@@ -45,6 +45,16 @@ class SchedGateJob:
     settings: GateSettings = field(default_factory=GateSettings)
 
 
+def check_sentence(message: str) -> str:
+    """A failed check's message cut after the first sentence of its explanation: TVM goes on with the
+    offending IR (``Check failed: seq.size() != 1 (1 vs. 1) : A SeqStmt of length 1 is prohibited.  Use the
+    node for ax0 in range(...)``), which varies with the input a bug is reached by, not with the bug."""
+    at = message.find("Check failed")
+    explained = message.find(" : ", at) if at >= 0 else -1
+    end = message.find(". ", explained) if explained >= 0 else -1
+    return message[:end + 1] if end >= 0 else message
+
+
 def reproduces(expected: Observation, got: Observation, names: frozenset[str]) -> bool:
     """Whether ``got`` is the failure ``expected`` describes (a crash at the same step, any hang, else
     :func:`~seedzer.kernel.messages.same_failure`)."""
@@ -307,7 +317,8 @@ class Culprit:
                                               context.expected))
         assert fault is not None, "the schedule kind's last fault rule always answers"
         names = context.names | ir_names(context.case.script)
-        key = component_key(got, fault.code, names) if fault.shared else root_key(SALT, got, [fault.code], names)
+        keyed = dataclasses.replace(got, message=check_sentence(got.message))
+        key = component_key(keyed, fault.code, names) if fault.shared else root_key(SALT, keyed, [fault.code], names)
         verdict = context.verdict(BUG, "bug", got, [fault.code], key.digest())
         verdict.at_fault = fault
         return verdict
