@@ -38,10 +38,10 @@ def test_a_failed_checks_explanation_is_cut_before_the_ir_it_prints() -> None:
 
 def test_one_check_failed_on_two_ir_shapes_is_one_root() -> None:
     trace = [*GET, ["Blockize", ["l3"], [True], ["b4"]]]
-    verdicts = [judge(trace, failure("Blockize", 2, SEQ_ONE.format(ir=ir)))
-                for ir in ("for ax0 in range(T.int64(17)):\n    T.evaluate(0)", "for i0, i1, i2, i3 in T.grid(1, 2, 3, 4):")]
+    shapes = ("for ax0 in range(T.int64(17)):\n    T.evaluate(0)", "for i0, i1, i2, i3 in T.grid(1, 2, 3, 4):")
+    verdicts = [judge(trace, failure("Blockize", 2, SEQ_ONE.format(ir=ir))) for ir in shapes]
     assert [v[0] for v in verdicts] == [BUG, BUG] and verdicts[0][2] == verdicts[1][2]
-    other = judge(trace, failure("Blockize", 2, "InternalError: Check failed: (outer->body.get() == inner) is false:"))
+    other = judge(trace, failure("Blockize", 2, "InternalError: Check failed: (outer->body.get() == inner) is false"))
     assert other[2] != verdicts[0][2]
 
 
