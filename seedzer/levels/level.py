@@ -15,6 +15,7 @@ from typing import Protocol
 from seedzer.execute.fuzzing import FuzzerFactory
 from seedzer.kernel.common import Observation
 from seedzer.load.loader import LoaderFailure
+from seedzer.store.api_rows import LevelApi
 from seedzer.store.corpus import CorpusEntry
 
 
@@ -56,4 +57,10 @@ class Level(Protocol):
         """Why a corpus entry's ``script`` and sequence (``passes``, JSON) read back from disk
         (``--resume``: the files may have been edited) cannot be fuzzed in a campaign of the pool
         ``models`` (resolved paths), in one line; None when it can."""
+        ...
+
+    def api(self) -> LevelApi | None:
+        """The operations of the installed TVM's API the level means to exercise, read at run time (TVM-free
+        here: a child process reads them), for "exercised N of M"; None for a level that names none (or when
+        the child cannot read them)."""
         ...

@@ -18,6 +18,7 @@ from seedzer.levels.level import ModelSeeds
 from seedzer.mutate.sequence import mutator_names
 from seedzer.passes.graph.family import RELAX_FAMILY
 from seedzer.seed import PassSpec, passes_to_json
+from seedzer.store.api_rows import LevelApi
 from seedzer.store.corpus import CorpusEntry, entry_id
 
 NAME = "graph"
@@ -76,6 +77,11 @@ class GraphLevel:
         if not loaded.seeds or not loaded.imports_raw:
             return []
         return graph_entries(loaded.model)
+
+    def api(self) -> LevelApi | None:
+        """None: the level's figures of TVM's API are the importer's operators and its passes (their own
+        tables)."""
+        return None
 
     def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> str | None:
         """A graph entry is a :class:`GraphSeed` document naming one of the pool's ``models`` (resolved

@@ -12,12 +12,16 @@ from seedzer.coverage.collectors import Collector
 from seedzer.execute.fuzzing import LevelFuzzer, SlotProgress
 from seedzer.execute.settings import WorkerSettings
 from seedzer.levels.level import ModelSeeds
+from seedzer.levels.sched.api import GENERATORS, GENERATORS_LABEL, LABEL, installed_primitives
 from seedzer.levels.sched.settings import SchedSettings
 from seedzer.mutate.sched.generator import MUTATIONS
 from seedzer.passes.sched.items import sequence_problem
 from seedzer.seed import passes_from_json
+from seedzer.store.api_rows import LevelApi
 from seedzer.store.corpus import CorpusEntry, entry_id
 
+API_SECONDS = 120.0
+"""Time the child reading the installed Schedule API may take (a fork of the zygote: well under a second idle)."""
 GET_BLOCK = "GetSBlock"
 """The instruction that gets a block by its name (its first attribute)."""
 NAME = "sched"
@@ -47,6 +51,16 @@ class SchedLevel:
         (``levels.sched.space_first``)."""
         return [CorpusEntry(entry_id(self.name, script), script, "[]", loaded.model.name, None, op, level=self.name)
                 for script, op in loaded.seeds]
+
+    def api(self) -> LevelApi | None:
+        """The installed ``tvm.s_tir.Schedule``'s transforming primitives (read in a child forked from the
+        zygote, which holds TVM) and the MetaSchedule and dlight generators; None when the child fails."""
+        from seedzer.execute.isolated_call import run_isolated
+
+        read = run_isolated(installed_primitives, timeout=API_SECONDS)
+        if not read.ok or not read.value:
+            return None
+        return LevelApi(self.name, LABEL, tuple(read.value), GENERATORS, GENERATORS_LABEL)
 
     def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> str | None:
         """Any TVMScript text can be scheduled (one that does not parse is an invalid test case in the

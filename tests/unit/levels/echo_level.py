@@ -27,6 +27,7 @@ from seedzer.mutate.weighted import pick
 from seedzer.passes.catalog import ArgSpec, PassInfo, choice
 from seedzer.passes.family import ContextFree, SequenceRules
 from seedzer.seed import PassSpec, passes_from_json, passes_to_json
+from seedzer.store.api_rows import LevelApi
 from seedzer.store.corpus import CorpusEntry, entry_id
 
 NAME = "echo"
@@ -158,6 +159,10 @@ class EchoLevel:
         """One entry per loaded model: its name."""
         text = f"model {loaded.model.name}"
         return [CorpusEntry(entry_id(self.name, text), text, "[]", loaded.model.name, None, "echo", level=self.name)]
+
+    def api(self) -> LevelApi | None:
+        """None: the echo level reaches no TVM API."""
+        return None
 
     def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> str | None:
         """Any text is an echo test case."""
