@@ -14,11 +14,13 @@ rules (:mod:`seedzer.finding.sched.rules`), in this order:
 4. **unsafe.** A failure after an unsafe primitive is not TVM's fault.
 5. **precondition.** The failure goes through the oracles (a pass stating a precondition is an invalid
    input).
-6. **hang.** A slow build or run of a schedule that asks to unroll loops is the work it asks for.
-7. **trace.** The trace is cut to what the failure needs (ddmin over its primitives). Never answers.
-8. **lowering.** A failure in the build is localized in TVM's default pipeline run as flat steps; a wrong
+6. **schedule-contract.** A build refusing what the schedule asked for in so many words (a nested parallel
+   loop, a software pipeline without its order) is an invalid input.
+7. **hang.** A slow build or run of a schedule that asks to unroll loops is the work it asks for.
+8. **trace.** The trace is cut to what the failure needs (ddmin over its primitives). Never answers.
+9. **lowering.** A failure in the build is localized in TVM's default pipeline run as flat steps; a wrong
    result that needs one optional pass's optimizing form names that pass. Never answers.
-9. **culprit.** The code at fault (:mod:`seedzer.finding.sched.at_fault`: the primitive's implementation,
+10. **culprit.** The code at fault (:mod:`seedzer.finding.sched.at_fault`: the primitive's implementation,
    a postprocessor, the pipeline pass, a shared component, the primitive it failed in or the last one the
    trace needs) keys the root signature. Always answers.
 
@@ -40,6 +42,7 @@ from seedzer.finding.sched.rules import (
     Refusal,
     SchedContext,
     SchedGateJob,
+    ScheduleContract,
     Trace,
     Unsafe,
 )
@@ -47,8 +50,8 @@ from seedzer.finding.verdict import Verdict
 
 __all__ = ["RULES", "SchedContext", "SchedGateJob", "run_gate"]
 
-RULES: tuple[Rule[SchedContext], ...] = (ExpectsFailure(), Alone(), Refusal(), Unsafe(), Precondition(), Hang(),
-                                         Trace(), Lowering(), Culprit())
+RULES: tuple[Rule[SchedContext], ...] = (ExpectsFailure(), Alone(), Refusal(), Unsafe(), Precondition(),
+                                         ScheduleContract(), Hang(), Trace(), Lowering(), Culprit())
 """The gate's rules in the order they judge (the module docstring lists them)."""
 
 

@@ -31,6 +31,8 @@ from seedzer.passes.tir.contracts import pipeline_steps
 
 UNROLLING = ("Unroll", "pragma_auto_unroll_max_step", "meta_schedule.unroll_explicit", "meta_schedule.unroll_implicit")
 """What in a trace asks the build to unroll loops (a slow build of the unrolled code is that work)."""
+SCHEDULE_CONTRACTS = ("Nested parallel loop is not supported", "Order of the software pipeline is not defined")
+"""What TVM's build says when a schedule asks for what it does not support (:class:`ScheduleContract`)."""
 BUILT = (Stage.BUILD, Stage.RUN, Stage.COMPARE)
 """Stages after the schedule: the build of the scheduled function, its run, the comparison."""
 
@@ -212,6 +214,24 @@ class Precondition:
         if judged.symptom is not Symptom.INVALID:
             return None
         return context.verdict(NOT_A_BUG, f"{PRECONDITION}: {judged.message[:300]}", judged)
+
+
+class ScheduleContract:
+    """A build that refuses what the schedule asked for, in so many words: a parallel loop inside another
+    (LLVM's code generator: "Nested parallel loop is not supported"), a software pipeline annotated with
+    its stages and not its order ("Order of the software pipeline is not defined"). The schedule broke the
+    contract of the annotation or primitive it used: an invalid input, never a bug."""
+
+    name = "schedule-contract"
+
+    def judge(self, context: SchedContext) -> Verdict | None:
+        got = context.seen
+        if got.symptom is not Symptom.EXCEPTION or got.stage not in BUILT:
+            return None
+        found = next((c for c in SCHEDULE_CONTRACTS if c in got.message), None)
+        if found is None:
+            return None
+        return context.verdict(NOT_A_BUG, f"{INVALID}: the build refuses what the schedule asked for ({found})", got)
 
 
 class Hang:

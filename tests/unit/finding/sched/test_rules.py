@@ -57,3 +57,12 @@ def test_a_failure_after_an_unsafe_primitive_is_not_tvms_fault() -> None:
     trace = [*GET, ["UnsafeSetDType", ["b0", 0, '"float16"'], [], []], ["Vectorize", ["l3"], [], []]]
     verdict, reason, _ = judge(trace, failure("Vectorize", 3, "InternalError: Check failed: x"))
     assert verdict == NOT_A_BUG and "unsafe primitive" in reason
+
+
+def test_a_build_refusing_what_the_schedule_asked_for_is_an_invalid_input() -> None:
+    trace = [*GET, ["Parallel", ["l1"], [], []], ["Parallel", ["l2"], [], []]]
+    nested = Observation(Symptom.EXCEPTION, Stage.BUILD, "tvm.compile",
+                         "InternalError: Check failed: (!parallel_env_.in_parallel_loop) is false: Nested parallel "
+                         "loop is not supported by LLVM")
+    verdict, reason, _ = judge(trace, nested)
+    assert verdict == NOT_A_BUG and "Nested parallel loop" in reason
