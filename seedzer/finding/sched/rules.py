@@ -336,7 +336,8 @@ class Culprit:
         fault = FAULT_RULES.decide(SchedFault(got, primitives, context.case.postprocs, context.lowering,
                                               context.expected))
         assert fault is not None, "the schedule kind's last fault rule always answers"
-        names = context.names | ir_names(context.case.script)
+        # a one-letter IR name (a buffer A) would also turn TVM's own words into ID ("A SeqStmt of length 1")
+        names = frozenset(n for n in context.names | ir_names(context.case.script) if len(n) > 1)
         keyed = dataclasses.replace(got, message=check_sentence(got.message))
         key = component_key(keyed, fault.code, names) if fault.shared else root_key(SALT, keyed, [fault.code], names)
         verdict = context.verdict(BUG, "bug", got, [fault.code], key.digest())

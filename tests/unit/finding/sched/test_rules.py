@@ -19,9 +19,9 @@ SEQ_ONE = ("InternalError: Check failed: seq.size() != 1 (1 vs. 1) : A SeqStmt o
            "the node {ir}directly, or for dynamic usage, normalize using SeqStmt::Flatten()")
 
 
-def judge(trace: list, observed: Observation) -> tuple[str, str, str | None]:
+def judge(trace: list, observed: Observation, script: str = SCRIPT) -> tuple[str, str, str | None]:
     """The gate's verdict on a case whose every run shows ``observed`` (what a deterministic TVM does)."""
-    case = SchedCase(SCRIPT, [trace, []], 1, expected=observed)
+    case = SchedCase(script, [trace, []], 1, expected=observed)
     verdict = GateRules(RULES).first_answer(SchedContext.of(SchedGateJob("sig", case), lambda c, t: observed))
     return verdict.verdict, verdict.reason, verdict.root
 
@@ -42,6 +42,9 @@ def test_one_check_failed_on_two_ir_shapes_is_one_root() -> None:
     shapes = ("for ax0 in range(T.int64(17)):\n    T.evaluate(0)", "for i0, i1, i2, i3 in T.grid(1, 2, 3, 4):")
     verdicts = [judge(trace, failure("Blockize", 2, SEQ_ONE.format(ir=ir))) for ir in shapes]
     assert [v[0] for v in verdicts] == [BUG, BUG] and verdicts[0][2] == verdicts[1][2]
+    # a function with a buffer named A: "A SeqStmt" is still TVM's wording, the same root
+    with_a = SCRIPT.replace("x0", "A")
+    assert judge(trace, failure("Blockize", 2, SEQ_ONE.format(ir=shapes[0])), with_a)[2] == verdicts[0][2]
     other = judge(trace, failure("Blockize", 2, "InternalError: Check failed: (outer->body.get() == inner) is false"))
     assert other[2] != verdicts[0][2]
 
