@@ -7,7 +7,7 @@ Worker-side Protocols take and return TVM objects; everything the campaign proce
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -30,21 +30,6 @@ class Generator(Protocol):
 
     def generate(self, seed: int) -> GeneratedModel:
         """Generate one model deterministically from ``seed``; raise on failure (with a reason)."""
-        ...
-
-
-@runtime_checkable
-class Heuristic(Protocol):
-    """Generation-time constraints plus a post-hoc selection rule over a pool's manifest entries."""
-
-    name: str
-
-    def generation_options(self) -> dict[str, Any]:
-        """Options for the generator (op include/exclude, weights, max nodes, dtypes, conv rules)."""
-        ...
-
-    def select(self, entries: Sequence[dict[str, Any]], count: int) -> list[dict[str, Any]]:
-        """Choose at most ``count`` manifest entries that make up the heuristic's pool."""
         ...
 
 

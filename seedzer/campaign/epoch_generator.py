@@ -129,7 +129,7 @@ def _lock(out: Path, parent: int) -> Any:
             time.sleep(WAIT_SECONDS)
 
 
-class Generator:
+class EpochGenerator:
     """The generator process's work (see the module docstring) for the campaign process ``parent``."""
 
     def __init__(self, job: GeneratorJob, parent: int) -> None:
@@ -197,7 +197,7 @@ def run(job: GeneratorJob, parent: int) -> int:
     lock = _lock(Path(job.out), parent)
     if lock is None:
         return 1
-    gen = Generator(job, parent)
+    gen = EpochGenerator(job, parent)
     gen.warm_up()
     for epoch in range(1, job.count):
         folder = epoch_folder(Path(job.out), epoch)

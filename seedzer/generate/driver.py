@@ -28,7 +28,7 @@ from seedzer.generate.heuristics import Heuristic, candidate_target, load_heuris
 from seedzer.generate.options import GenerationOptions, generation_from_dict
 from seedzer.generate.progress import ProgressBar
 from seedzer.generate.seed_pool import MANIFEST, PoolWriter, read_manifest, refuse_foreign
-from seedzer.protocols import GeneratedModel
+from seedzer.protocols import GeneratedModel, Generator
 from seedzer.store.lock import DirLock
 
 GIVE_UP_AFTER = 50  # attempts without a single model before a run is declared impossible
@@ -84,7 +84,7 @@ def run_attempt(produce: Callable[[int], GeneratedModel], index: int, seed: int)
 
 # ---- worker side (spawned processes) ---------------------------------------------------------
 
-_WORKER: Any = None
+_WORKER: Generator | None = None
 
 
 def _init_worker(opts: dict[str, Any], cache_dir: str) -> None:
@@ -95,6 +95,7 @@ def _init_worker(opts: dict[str, Any], cache_dir: str) -> None:
 
 
 def _work(index: int, seed: int) -> AttemptResult:
+    assert _WORKER is not None, "the pool's initializer makes the worker's generator"
     return run_attempt(_WORKER.generate, index, seed)
 
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -64,6 +64,35 @@ def available_heuristics() -> list[str]:
     """Names of every shipped heuristic (YAML or Python file stems), sorted."""
     names = {p.stem for p in heuristics_dir().iterdir() if p.suffix in SUFFIXES and not p.name.startswith(("_", "."))}
     return sorted(names)
+
+
+class Heuristic(Protocol):
+    """What chooses a seed pool: generation-time constraints plus a selection rule over a pool's manifest
+    entries (:class:`YamlHeuristic` for data, :class:`PythonHeuristic` for a user's hooks)."""
+
+    name: str
+    path: Path
+    generation: GenerationOptions
+    description: str
+    epochs: EpochPlan | None
+
+    @property
+    def oversample(self) -> float:
+        """How many candidates to generate per pool slot before selecting."""
+        ...
+
+    @property
+    def identity_selection(self) -> bool:
+        """True when every generated model is kept as is."""
+        ...
+
+    def generation_options(self) -> dict[str, Any]:
+        """Options for the generator (op include/exclude, weights, max nodes, dtypes, conv rules)."""
+        ...
+
+    def select(self, entries: Sequence[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+        """Choose at most ``count`` manifest entries that make up the heuristic's pool."""
+        ...
 
 
 @dataclass
@@ -126,8 +155,6 @@ class PythonHeuristic:
                 raise ConfigError(f"{self.path}: select: returned an entry that is not in the pool")
         return chosen[:count]
 
-
-Heuristic = YamlHeuristic | PythonHeuristic
 
 
 def _sort_key(entry: dict[str, Any], key: str) -> float:

@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS corpus (
 CREATE TABLE IF NOT EXISTS findings (
     signature TEXT PRIMARY KEY, symptom TEXT NOT NULL, stage TEXT, pass TEXT, message TEXT NOT NULL,
     first_seen REAL NOT NULL, last_seen REAL NOT NULL, count INTEGER NOT NULL,
-    status TEXT NOT NULL, dir TEXT NOT NULL, kind TEXT NOT NULL DEFAULT 'lowlevel',
+    status TEXT NOT NULL, dir TEXT NOT NULL, kind TEXT NOT NULL DEFAULT 'tir',
     verdict TEXT NOT NULL DEFAULT 'pending', verdict_reason TEXT NOT NULL DEFAULT '', root TEXT);
 CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY, time REAL NOT NULL, kind TEXT NOT NULL, detail TEXT NOT NULL);
@@ -78,7 +78,7 @@ MIGRATIONS: tuple[tuple[str, str, str], ...] = (
     ("snapshots", "coverage_detail", "TEXT NOT NULL DEFAULT '{}'"),
     ("snapshots", "timings", "TEXT NOT NULL DEFAULT '{}'"),
     ("snapshots", "triggers", "TEXT NOT NULL DEFAULT '{}'"),
-    ("findings", "kind", "TEXT NOT NULL DEFAULT 'lowlevel'"),
+    ("findings", "kind", "TEXT NOT NULL DEFAULT 'tir'"),
     ("findings", "verdict", "TEXT NOT NULL DEFAULT 'pending'"),
     ("findings", "verdict_reason", "TEXT NOT NULL DEFAULT ''"),
     ("findings", "root", "TEXT"),

@@ -141,3 +141,12 @@ def test_broken_links_are_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
                     "```\n[d](docs/d.md)\n```\n")
     assert broken_links(page) == ["README.md: docs/b.md: no such file",
                                   "README.md: docs/a.md#nowhere: no heading with that anchor"]
+
+
+def test_every_path_the_design_names_exists() -> None:
+    """design.md §12 says where each aim lives by path instead of a status column: the paths must be
+    real, so a renamed or removed module shows here."""
+    named = set(re.findall(r"`(seedzer/[\w/.]+?)/?`", (DOCS / "design.md").read_text()))
+    assert len(named) >= 10
+    missing = sorted(p for p in named if not (REPO / p).exists())
+    assert not missing, f"docs/design.md names paths that do not exist: {missing}"

@@ -104,7 +104,7 @@ def test_a_database_of_the_first_format_reads_as_its_migration_would_make_it(tmp
     before = path.read_bytes()
     with CampaignReader.open(path) as reader:
         assert reader.findings() == [FindingRow("sig", "crash", "build", None, "boom", 1.0, 2.0, 4, "new",
-                                                "findings/sig", kind="lowlevel", verdict="pending")]
+                                                "findings/sig", kind="tir", verdict="pending")]
         assert reader.corpus_rows()[0].level == "tir"  # from its file's suffix
         snap = reader.last_snapshot()
         assert snap is not None and (snap.execs, snap.timings, snap.triggers) == (12, "{}", "{}")
