@@ -46,3 +46,12 @@ def test_a_hand_edited_plan_is_refused_in_one_line(edit: object, needle: str) ->
 def test_a_plan_that_is_not_json_is_refused() -> None:
     why = LEVEL.check_entry(SCRIPT, "[{not json", [])
     assert why is not None and why.startswith("its schedule plan: ")
+
+
+def test_the_api_is_the_installed_schedules_transforming_primitives() -> None:
+    """Read in a child of the zygote (this process imports no TVM): getters and samplers are not primitives."""
+    api = LEVEL.api()
+    assert api is not None and api.level == "sched" and api.label == "schedule primitives"
+    assert {"Split", "ComputeAt", "Vectorize", "RFactor"} <= set(api.operations)
+    assert not {"GetLoops", "GetSBlock", "SamplePerfectTile"} & set(api.operations)
+    assert "ms.rule.MultiLevelTiling" in api.generators and "ms.MutateTileSize" in api.generators
