@@ -5,6 +5,7 @@ Usage::
     python benchmarks/fuzz_throughput.py [--pool DIR] [--seconds 60] [--testcases N] [--coverage passes] [--jobs 1]
     python benchmarks/fuzz_throughput.py --from-campaign DIR [--late-share 0.5] [--seconds 60]
     python benchmarks/fuzz_throughput.py --level graph [--pool DIR] [--seconds 60] [--mutation KIND] [--config FILE]
+    python benchmarks/fuzz_throughput.py --level sched [--pool DIR] [--seconds 60]
 
 Without ``--pool`` it generates a pool of 10-node models (the 'basic' heuristic) in a temporary
 directory. It then runs a real campaign (forked workers, real TVM, the configured oracles) for
@@ -28,7 +29,11 @@ and compared with TVM's default pipeline; ``import`` is the ONNX import, ``refer
 pipeline's build and run, both cached per model by the worker; a fuzzed module equal to one the worker
 built before reuses that build, counted in "programs not generated again", and ``FoldConstant``'s build of
 a PrimFunc the worker built before reuses it, counted in "FoldConstant builds reused"), ``--level both``
-the two levels at the configured weights; the default is the TIR level alone, as the figures of earlier runs were.
+the levels on by default at their configured weights; the default is the TIR level alone, as the figures of
+earlier runs were. ``--level sched`` fuzzes the schedule level (a PrimFunc with a schedule trace: ``schedule``
+is applying the trace's primitives one by one, each verified, and the postprocessors; ``reference`` the
+unscheduled function's build and run, cached per PrimFunc by the worker; ``build``, ``run`` and ``compare``
+the scheduled function's).
 ``--mutation KIND`` makes the graph level mutate by one kind only (``passes``, ``uoc``, ``pioc``,
 ``edge``, ``insert``: an importer operator inserted, ``special``: special input values): the cost
 of a test case of that kind, which with a campaign's yield per mutant gives the kinds'
@@ -60,14 +65,15 @@ from seedzer.campaign.seeds import imported_entries
 from seedzer.campaign.stats import CampaignStats
 from seedzer.config import load_config, parse_levels
 from seedzer.generate import generate_pool
+from seedzer.level_table import level_names
 
 GRAPH_KINDS = ("passes", "uoc", "pioc", "edge", "insert", "special")
 """The graph level's mutation kinds (``graph.*`` weights) ``--mutation`` may single out."""
-WORKER_PARTS = ("mutate", "import", "passes", "reference", "build", "run", "compare", "perf")
+WORKER_PARTS = ("mutate", "import", "schedule", "passes", "reference", "build", "run", "compare", "perf")
 """Worker-side timing keys (seconds summed over the run) in the order an iteration spends them:
 mutation, the flat steps of the optimized program (TVM's pipeline with the insertions), those of the
 minimal and reference programs, LLVM code generation of what is new (one JIT), the kernel runs, the
-perf check (``import`` and ``compare`` are the graph level's)."""
+perf check (``import`` is the graph level's, ``schedule`` the schedule level's, ``compare`` both's)."""
 
 
 class StopAfter(QuietMonitor):
@@ -139,8 +145,8 @@ def processor_table(timings: dict[str, float], campaign_cpu: float, execs: int, 
 @click.option("--late-share", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.5, show_default=True,
               help="With --from-campaign: the last share of its corpus entries, by the time they were added.")
 @click.option("--execute-imported", is_flag=True, help="With --from-campaign: run each imported entry once first.")
-@click.option("--level", type=click.Choice(["tir", "graph", "both"]), default="tir", show_default=True,
-              help="The levels fuzzed: TIR only, graph only, or both at the configured weights.")
+@click.option("--level", type=click.Choice([*level_names(), "both"]), default="tir", show_default=True,
+              help="The level fuzzed alone, or (both) the levels on by default at their configured weights.")
 @click.option("--mutation", type=click.Choice(list(GRAPH_KINDS)), default=None,
               help="The graph level mutates by this kind only (the other weights 0): its cost per test case.")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,

@@ -1,7 +1,8 @@
 """The table of levels: every level a test case can live at, as plain data every layer may read.
 
 A *level* is a kind of test case (docs/design.md §11): ``tir`` (a PrimFunc lowered from a pool model, with
-a TIR pass sequence) and ``graph`` (a pool model, with its mutations and a Relax pass sequence). Its
+a TIR pass sequence), ``graph`` (a pool model, with its mutations and a Relax pass sequence) and ``sched``
+(a lowered PrimFunc with a schedule plan). Its
 behaviour is an object of :mod:`seedzer.levels` (mutation, execution, seeds, what ``status`` shows);
 this table holds only what the lower layers need without it: the name (also the name of the finding
 kind that files its test cases), the weight the schedule draws it with by default, what it is (the
@@ -35,6 +36,14 @@ class LevelEntry:
     settings: str = ""
     """``"module:Class"`` of the dataclass of its own settings (``levels.<name>.*`` in the configuration;
     imported when used, so TVM-free), empty for a level with none."""
+    opt_in: bool = False
+    """Off unless named (``--levels``, ``levels.<name>`` in the configuration), then at :attr:`weight`: a level
+    not yet shown to run a campaign without false alarms."""
+
+    @property
+    def default_weight(self) -> float:
+        """Its weight when the configuration does not name it (0 for an opt-in level)."""
+        return 0.0 if self.opt_in else self.weight
 
 
 LEVELS: dict[str, LevelEntry] = {
@@ -43,6 +52,10 @@ LEVELS: dict[str, LevelEntry] = {
     "graph": LevelEntry("graph", "seedzer.levels.graph.level:LEVEL", 1.0,
                         "a pool model with a Relax pass sequence, built whole.", ".graph.json",
                         "seedzer.levels.graph.settings:GraphSettings"),
+    "sched": LevelEntry("sched", "seedzer.levels.sched.level:LEVEL", 2.0,
+                        "a lowered PrimFunc with a schedule plan (tvm.s_tir.Schedule primitives, MetaSchedule's "
+                        "design space and postprocessors), built and compared with the function unscheduled.",
+                        ".sched.py", "seedzer.levels.sched.settings:SchedSettings", opt_in=True),
 }
 """Level name -> its entry, in the order tables show levels."""
 

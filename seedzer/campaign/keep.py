@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from seedzer.execute.records import TestCaseInfo
 from seedzer.kernel.common import Observation, Symptom
-from seedzer.seed import JointSeed, drop_passes, passes_from_json, passes_to_json
-from seedzer.store.corpus import CorpusEntry
+from seedzer.seed import drop_passes, passes_from_json, passes_to_json
+from seedzer.store.corpus import CorpusEntry, entry_id
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class KeepRule:
             return None
         if gain > 0 and observation.symptom is Symptom.OK:
             passes = drop_passes(passes_from_json(tc.passes), unchanged)
-            entry = CorpusEntry(JointSeed(tc.script, passes).seed_id, tc.script, passes_to_json(passes),
+            entry = CorpusEntry(entry_id(tc.level, tc.script, passes), tc.script, passes_to_json(passes),
                                 parent.origin if parent else "", tc.parent, parent.op if parent else "",
                                 executed=True, worker=worker, level=tc.level)
             if parent is not None:

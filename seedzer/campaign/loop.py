@@ -70,6 +70,7 @@ from seedzer.level_table import level_names
 from seedzer.levels.registry import level
 from seedzer.oracles import make_oracles
 from seedzer.provenance import provenance
+from seedzer.store.api_rows import API_META
 from seedzer.store.corpus import CORPUS_DIR, Corpus, CorpusEntry
 from seedzer.store.db import CampaignDB
 from seedzer.store.lock import DirLock
@@ -187,6 +188,15 @@ class Campaign:
             bounds=self.cfg.bounds, levels=self.cfg.levels.settings(), log_dir=str(self.out / "logs"),
             fuzzers={name: level(name).fuzzer for name in level_names()})
 
+    def _record_apis(self) -> None:
+        """Record the TVM API each level on names (:meth:`seedzer.levels.level.Level.api`), once: a resumed
+        campaign reports against the API it started with."""
+        for name in self.cfg.levels.weights():
+            if self.db.get_meta(API_META + name) is None:
+                api = level(name).api()
+                if api is not None:
+                    self.db.set_level_api(api)
+
     def run(self) -> CampaignStats:
         """Load (or restore) seeds and fuzz until the budget is spent or a stop is requested."""
         try:
@@ -204,6 +214,7 @@ class Campaign:
             self.db.set_meta("created", time.time())
         if self.ledger.path is not None:
             self.db.set_meta(LEDGER_META, str(self.ledger.path.resolve()))
+        self._record_apis()
         self._install_signals()
         settings = self._worker_settings()
         self.stats.phase = "loading"

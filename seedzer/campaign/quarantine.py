@@ -9,8 +9,9 @@ so a resumed campaign leaves it out too. A campaign whose every entry is quarant
 stops with a one-line error (exit status 2), never by spending its budget on restarts.
 
 On ``--resume`` every entry read back is asked of its level (:meth:`seedzer.levels.level.Level.check_entry`:
-a graph entry must name one of the pool's models, the manifest's containment); one it refuses is
-skipped with one line, and a campaign none of whose entries can be fuzzed cannot be resumed.
+a graph entry must name one of the pool's models, the manifest's containment; a schedule entry's plan
+must be a trace); one it refuses is skipped with one line, and a campaign none of whose entries can be
+fuzzed cannot be resumed.
 """
 
 from __future__ import annotations
@@ -67,14 +68,14 @@ class Quarantine:
             raise CampaignError(f"{self.corpus.root}: cannot fuzz: every corpus entry is quarantined "
                                 f"({len(self.entries)}, e.g. {next(iter(self.entries.values()))})")
 
-    def entry_check(self, models: Sequence[Path]) -> Callable[[str, str], str | None]:
+    def entry_check(self, models: Sequence[Path]) -> Callable[[str, str, str], str | None]:
         """The check of an entry read back on ``--resume`` (:meth:`Corpus.restore`): not quarantined, and
         accepted by its level for a pool of ``models``."""
         resolved = [Path(m).resolve() for m in models]
 
-        def check(level_name: str, script: str) -> str | None:
+        def check(level_name: str, script: str, passes: str) -> str | None:
             try:
-                return level(level_name).check_entry(script, resolved)
+                return level(level_name).check_entry(script, passes, resolved)
             except SeedzerError as exc:  # a level this Seedzer does not know
                 return str(exc)
 

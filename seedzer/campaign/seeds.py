@@ -14,8 +14,8 @@ from seedzer.levels.level import ModelSeeds
 from seedzer.load.bounds import Limits
 from seedzer.load.loader import LoadOptions, ModelLoad
 from seedzer.load.loader import pool_models as _pool_models
-from seedzer.seed import JointSeed, passes_from_json, passes_to_json
-from seedzer.store.corpus import CORPUS_DIR, CorpusEntry
+from seedzer.seed import passes_from_json, passes_to_json
+from seedzer.store.corpus import CORPUS_DIR, CorpusEntry, entry_id
 from seedzer.store.reader import CampaignReader, UnreadableCampaign
 
 
@@ -105,7 +105,7 @@ def imported_entries(source: Path, late_share: float = 1.0) -> list[CorpusEntry]
             steps = passes_from_json(passes)
         except (ValueError, KeyError, TypeError):
             continue
-        entries.append(CorpusEntry(JointSeed(script, steps).seed_id, script, passes_to_json(steps), str(origin),
+        entries.append(CorpusEntry(entry_id(level, script, steps), script, passes_to_json(steps), str(origin),
                                    None, str(op or ""), level=level))
     if not entries:
         raise CampaignError(f"{source}: no corpus entry to import (no readable corpus file)")

@@ -14,7 +14,9 @@ totals (see :mod:`seedzer.campaign.throughput`). Every summary says how many of 
 operators the campaign exercised, which it never did, and its bugs by operator
 (:mod:`seedzer.campaign.operators`), and the optimizations it triggered: per level, passes triggered
 by at least 1 and 10 test cases of the passes run, and the same over time
-(:mod:`seedzer.campaign.trigger_tables`); a campaign run with ``--epochs`` adds its epochs
+(:mod:`seedzer.campaign.trigger_tables`), and for a level that recorded the TVM API it exercises,
+"schedule primitives exercised N of M" with each one's refusals and failures
+(:mod:`seedzer.campaign.api_table`); a campaign run with ``--epochs`` adds its epochs
 (:mod:`seedzer.campaign.epoch_table`). The allocation's weights and yields (where the workers' time went,
 :mod:`seedzer.campaign.allocation_table`) follow the mutations, and with a ledger the bug roots new to it
 against those seen before come right after the totals.
@@ -33,6 +35,7 @@ from rich.console import Group
 from rich.text import Text
 
 from seedzer.campaign.allocation_table import allocation_table, weights_over_time_table
+from seedzer.campaign.api_table import api_tables
 from seedzer.campaign.breakdown import level_table, mutants_by_mutation, mutation_table, oracle_table
 from seedzer.campaign.epoch_table import epoch_table
 from seedzer.campaign.invalid import invalid_table, rerun_table, unloaded_models_table
@@ -238,6 +241,7 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
         pass_counts, trigger_points = read_pass_counts(reader), read_trigger_points(reader)
         epochs = epoch_table(reader.epochs())
         allocation = reader.allocation()
+        apis = api_tables(reader)
         adaptive = bool(((config.get("allocation") or {}) if isinstance(config, dict) else {}).get("adaptive", True))
     last_timings = points[-1].timings if points else {}
     # the gate's processor seconds, as the campaign's share limit counts them (older campaigns: the
@@ -261,6 +265,7 @@ def campaign_summary(campaign: Path, show_all: bool = False, window_minutes: flo
         parts.append(operator_bug_table(view.bugs))
     parts.extend(t for t in (triggers_table(pass_counts), triggers_over_time_table(trigger_points, window_minutes))
                  if t is not None)
+    parts.extend(apis)
     if epochs is not None:
         parts.append(epochs)
     parts.extend(_throughput(points, window_minutes, st.jobs))

@@ -31,7 +31,7 @@ from seedzer.store.reader import CampaignReader
 
 RENAMED = {"worker_busy": "busy", "worker_cpu": "cpu", "codegen": "build", "jit": "build"}
 """Keys of the workers' and the campaign's timings whose stable name differs."""
-WORKER_STAGES = ("mutate", "passes", "reference", "build", "run", "perf")
+WORKER_STAGES = ("mutate", "schedule", "passes", "reference", "build", "run", "perf")
 """Worker-side stages in the order a test case spends them."""
 CAMPAIGN_STAGES = ("bookkeeping", "gate")
 """Stages spent outside the workers (the campaign process, the filing gate's children)."""

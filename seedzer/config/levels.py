@@ -50,7 +50,7 @@ class LevelsConfig:
     weights or to mappings of ``weight`` and settings (see the module docstring)."""
 
     def __init__(self, weights: dict[str, float] | None = None, settings: dict[str, Any] | None = None) -> None:
-        self.by_level = {name: entry.weight for name, entry in LEVELS.items()}
+        self.by_level = {name: entry.default_weight for name, entry in LEVELS.items()}
         for name, weight in (weights or {}).items():
             level_entry(name)  # an unknown level is a one-line error
             self.by_level[name] = float(weight)
@@ -119,8 +119,10 @@ class LevelsConfig:
         settings."""
         rows: list[Row] = []
         for name, entry in LEVELS.items():
-            rows.append((f"{prefix}{name}.{WEIGHT_KEY}", json.dumps(entry.weight),
-                         f"Weight of the {name} level (`{prefix}{name}: {entry.weight:g}` for short): {entry.doc}"))
+            opt_in = f" Opt-in: off unless named, then {entry.weight:g}." if entry.opt_in else ""
+            rows.append((f"{prefix}{name}.{WEIGHT_KEY}", json.dumps(entry.default_weight),
+                         f"Weight of the {name} level (`{prefix}{name}: {entry.weight:g}` for short): {entry.doc}"
+                         + opt_in))
             section = settings_class(name)
             if section is not None:
                 rows.extend(reference(section, f"{prefix}{name}."))
@@ -152,7 +154,8 @@ def _weight(value: Any, dotted: str, source: str) -> float:
 
 
 def parse_levels(text: str, current: LevelsConfig, option: str = "--levels") -> LevelsConfig:
-    """``a,b`` (the levels on, at their configured weight, 1 where it was 0) or ``a=3,b=1`` (explicit
+    """``a,b`` (the levels on, at their configured weight; an opt-in level off by default at its table weight,
+    1 where that is 0 too) or ``a=3,b=1`` (explicit
     weights); the levels not named are turned off, every level keeps its settings. A typo is a one-line
     error naming ``option``."""
     weights = dict.fromkeys(LEVELS, 0.0)
@@ -163,7 +166,7 @@ def parse_levels(text: str, current: LevelsConfig, option: str = "--levels") -> 
         if name not in weights:
             raise UsageError(f"{option}: unknown level {name!r} (levels: {names})")
         try:
-            weight = float(value) if value else (current.weight(name) or 1.0)
+            weight = float(value) if value else (current.weight(name) or level_entry(name).weight or 1.0)
         except ValueError:
             raise UsageError(f"{option}: the weight of {name} must be a number, got {value!r}") from None
         if not finite(weight) or not 0 < weight <= 1000:

@@ -83,6 +83,8 @@ class TimeoutConfig:
     build: float = setting(60.0, "One build (opt or nopt) with LLVM.", _TIMEOUT)
     run: float = setting(20.0, "Running one built kernel.", _TIMEOUT)
     compare: float = setting(20.0, "Comparing outputs (and the determinism re-run).", _TIMEOUT)
+    schedule: float = setting(20.0, "Applying a schedule plan: its primitives one by one (each checked), then the "
+                              "postprocessors.", _TIMEOUT)
     relative: float = setting(10.0, "A mutant's stage limit: this many times its parent's measured seconds per test "
                               "case, within [floor, the stage's limit above] (0: the fixed limits only). A mutant "
                               "stopped there is counted as slow, never filed.",
@@ -94,10 +96,11 @@ class TimeoutConfig:
 
 def stage_limits(timeouts: TimeoutConfig | None = None) -> dict[str, float]:
     """Every stage's time limit by the stage's name (``load``, ``mutate``, ``pass``, ``build``, ``run``,
-    ``compare``): the one place stage limits are named and defaulted (``timeouts`` None: the defaults)."""
+    ``compare``, ``schedule``): the one place stage limits are named and defaulted (``timeouts`` None: the
+    defaults)."""
     t = timeouts or TimeoutConfig()
     return {"load": t.load, "mutate": t.mutate, "pass": t.passes, "build": t.build, "run": t.run,
-            "compare": t.compare}
+            "compare": t.compare, "schedule": t.schedule}
 
 
 @dataclass

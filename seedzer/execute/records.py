@@ -160,13 +160,13 @@ class Death:
         if self.kind == "slow":
             return None
         timed_out = self.kind == "timeout"
-        how = self.message if timed_out else self.message + _frames(self.log_tail)
+        how = self.message if timed_out else self.message + segfault_frames(self.log_tail)
         observation = death_observation(self.stage, self.pass_name, how, signum=self.signal, timed_out=timed_out,
                                         seconds=self.seconds)
         return observation if observation.symptom in (Symptom.CRASH, Symptom.HANG) else None
 
 
-def _frames(log_tail: str) -> str:
+def segfault_frames(log_tail: str) -> str:
     """TVM's crash report (the C++ frames it prints on a segfault) from a worker's log tail."""
     marker = log_tail.rfind("Segfault encountered")
     if marker < 0:

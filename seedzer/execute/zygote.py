@@ -13,12 +13,13 @@ import threading
 
 PRELOAD_MODULES = [
     "seedzer.execute.preload", "seedzer.execute.worker", "seedzer.finding.tir.gate", "seedzer.tir.ub",
-    "seedzer.kernel.graph.observe",
+    "seedzer.kernel.graph.observe", "seedzer.levels.sched.fuzzer", "seedzer.finding.sched.gate",
 ]
 """Imported once in the zygote: TVM, the override that keeps its children from re-running the
 parent's main script (see :mod:`seedzer.execute.preload`), and the modules of its most frequent
 children (a worker; a filing-gate job, which imported them anew each time; the graph kernel, whose
-onnx and onnxruntime a worker would import at its first graph case). Named here, not imported: the
+onnx and onnxruntime a worker would import at its first graph case; the schedule level's worker
+and gate, 0.1 s a child would otherwise spend at its first sched case). Named here, not imported: the
 zygote sits below the layers whose code its children run (why these: docs/measurements.md, 'Workers
 and isolation')."""
 

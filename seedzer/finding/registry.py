@@ -19,6 +19,7 @@ KINDS: dict[str, str] = {
     "tir": "seedzer.finding.tir.kind:KIND",
     "graph": "seedzer.finding.graph.kind:KIND",
     "load": "seedzer.finding.load.kind:KIND",
+    "sched": "seedzer.finding.sched.kind:KIND",
 }
 """Finding kind -> ``"module:attribute"`` of its :class:`FindingKind`."""
 POOL_KIND = "load"

@@ -15,6 +15,7 @@ from typing import Protocol
 from seedzer.execute.fuzzing import FuzzerFactory
 from seedzer.kernel.common import Observation
 from seedzer.load.loader import LoaderFailure
+from seedzer.store.api_rows import LevelApi
 from seedzer.store.corpus import CorpusEntry
 
 
@@ -52,8 +53,14 @@ class Level(Protocol):
         """Its initial corpus entries from one loaded pool model (none where the model gives none)."""
         ...
 
-    def check_entry(self, script: str, models: Sequence[Path]) -> str | None:
-        """Why a corpus entry's ``script`` read back from disk (``--resume``: the file may have been
-        edited) cannot be fuzzed in a campaign of the pool ``models`` (resolved paths), in one line;
-        None when it can."""
+    def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> str | None:
+        """Why a corpus entry's ``script`` and sequence (``passes``, JSON) read back from disk
+        (``--resume``: the files may have been edited) cannot be fuzzed in a campaign of the pool
+        ``models`` (resolved paths), in one line; None when it can."""
+        ...
+
+    def api(self) -> LevelApi | None:
+        """The operations of the installed TVM's API the level means to exercise, read at run time (TVM-free
+        here: a child process reads them), for "exercised N of M"; None for a level that names none (or when
+        the child cannot read them)."""
         ...

@@ -9,10 +9,14 @@ family's ``relax_insert`` are one :class:`Insert` made with two families.
 
 Each mutator proposes an edit; where the edit has a choice of position it chooses uniformly among the
 positions the family's contract check accepts. A proposal is brought to the family's minimum length
-(topped up with fresh items) and cut to its maximum; when none of :data:`TRIES` proposals is within
+(topped up with fresh items), cut to its maximum and settled as the family keeps a sequence
+(:meth:`~seedzer.passes.family.PassFamily.settle`); when none of :data:`TRIES` proposals is within
 the bounds and in contract, the input comes back unchanged (or, out of contract itself, as the items
 the family applies of it). A new item is preferably one the entry has not triggered
-(:mod:`seedzer.mutate.untriggered`). The input is never modified.
+(:mod:`seedzer.mutate.untriggered`); for a family whose items depend on those before them (its rules
+say ``in_place``: a schedule trace's primitives) an insertion or a replacement picks the position first
+and the family draws the items for it, and a deletion or a replacement never picks an item that only
+supports others (its rules' ``supporting``). The input is never modified.
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ class SequenceMutator:
         for _ in range(TRIES):
             out = self.propose(list(passes), rng, other)
             if out is not None:
-                out = self.fit(out, rng)
+                out = self.family.settle(self.fit(out, rng))
                 if self.valid(out):
                     return out
         kept = list(passes) if self.valid(list(passes)) else [item for _, item in self.family.placeable(passes)]
@@ -77,9 +81,13 @@ class SequenceMutator:
         return out[:self.rules.max_len]
 
     def choose(self, candidates: list[Seq], rng: random.Random) -> Seq | None:
-        """A random candidate among the valid ones (None: none is)."""
-        valid = [c for c in candidates if self.valid(c)]
+        """A random candidate among the valid ones, as the family keeps them (None: none is)."""
+        valid = [c for c in map(self.family.settle, candidates) if self.valid(c)]
         return rng.choice(valid) if valid else None
+
+    def editable(self, passes: Seq) -> list[int]:
+        """The positions a deletion or a replacement may pick (not an item that only supports others)."""
+        return [i for i, p in enumerate(passes) if p.name not in self.rules.supporting]
 
     def sample(self, rng: random.Random) -> PassSpec:
         """A random item the family puts in, with sampled arguments."""
@@ -109,6 +117,11 @@ class Insert(SequenceMutator):
         if room <= 0 and self.rules.make_room:
             passes.pop(rng.randrange(len(passes)))
             room = 1
+        if self.rules.in_place:
+            at = len(passes) if not passes or rng.random() < self.rules.tail_share else rng.randrange(len(passes) + 1)
+            drawn = self.family.draw_at(passes, at, rng)
+            return passes[:at] + drawn + passes[at:] if drawn and len(passes) + len(drawn) <= self.rules.max_len \
+                else None
         share = self.rules.run_share
         new = self.family.run(rng, room, self.fresh) if share and rng.random() < share else [self.fresh(rng)]
         if len(passes) + len(new) > self.rules.max_len:
@@ -126,7 +139,7 @@ class Delete(SequenceMutator):
     def propose(self, passes: Seq, rng: random.Random, other: Seq | None) -> Seq | None:
         if len(passes) <= self.rules.min_len:
             return passes[:-1]
-        starts = [i for i in range(len(passes)) if self.valid(passes[:i] + passes[i + 1:])]
+        starts = [i for i in self.editable(passes) if self.valid(self.family.settle(passes[:i] + passes[i + 1:]))]
         if not starts:
             return None
         start = rng.choice(starts)
@@ -151,6 +164,11 @@ class Replace(SequenceMutator):
         if share and rng.random() < share:
             i = rng.randrange(len(passes))
             return [*passes[:i], self.resample(passes[i], rng), *passes[i + 1:]]
+        if self.rules.in_place:
+            positions = self.editable(passes)
+            at = rng.choice(positions) if positions else None
+            drawn = self.family.draw_at(passes, at, rng) if at is not None else None
+            return [*passes[:at], *drawn, *passes[at + 1:]] if drawn and at is not None else None
         new = self.fresh(rng)
         return self.choose([[*passes[:i], new, *passes[i + 1:]] for i in range(len(passes))
                             if passes[i].name != new.name], rng)
@@ -237,7 +255,7 @@ class Crossover(SequenceMutator):
 
     def propose(self, passes: Seq, rng: random.Random, other: Seq | None) -> Seq | None:
         partner = list(other) if other else self.family.partner(rng)
-        child = rng.choice(CROSSOVERS)(passes, partner, rng)
+        child = self.family.settle(rng.choice(CROSSOVERS)(passes, partner, rng))
         return child[:self.rules.max_len] if self.family.in_contract(child) else None
 
 

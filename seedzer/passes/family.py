@@ -17,16 +17,17 @@ family, as LibAFL's mutators are by their input type; what differs between famil
 - the shape of its sequences and of some edits (:class:`SequenceRules`, :meth:`PassFamily.run`,
   :meth:`PassFamily.partner`), and the name under which an item runs (:meth:`PassFamily.ran_as`).
 
-A family of schedule primitives fits as a third without a copy: an item is a trace instruction (the
-primitive's name; its block, loop and buffer arguments as index seeds into what the PrimFunc and the
-instructions before it define, resolved modulo their number when the trace is applied, as the Relax
-IR mutations' ``index`` arguments are; a sampling instruction's decision as an argument). Its
-catalogue lists the primitives with their argument samplers; :meth:`~PassFamily.in_contract` sees the
-whole sequence, so the check of one instruction can read its context (a loop must exist before it is
-split, a block be left before it is inlined); :meth:`~PassFamily.placeable` names the instructions
-applied; :meth:`~PassFamily.run` can insert a run of a design space's instructions (as the Relax
-family inserts a run of one of TVM's pipeline orders), :meth:`~PassFamily.partner` a trace of the
-same PrimFunc to cross over with.
+A family whose items depend on what the items before them define is a family too: the schedule
+family's items are the instructions of a schedule trace (:mod:`seedzer.passes.sched.family`), each
+reading the blocks and loops that instructions before it named. Two parts of the seam serve it, and a
+family whose items fit anywhere takes them as they are (:class:`ContextFree`):
+
+- :meth:`PassFamily.settle`: the sequence an edit leaves, as the family keeps it (a trace without the
+  instructions that lost an input, renumbered); every mutator's proposal is settled before it is judged;
+- :meth:`PassFamily.draw_at`: new items drawn for one position, given the items before it (a primitive
+  on the loops the trace made so far), asked by an insertion and a replacement when the family's rules
+  say ``in_place``; the rules' ``supporting`` names the items a mutator never picks to delete or
+  replace (a trace's getters and samplers: they come and go with the primitives that use them).
 """
 
 from __future__ import annotations
@@ -60,6 +61,15 @@ class SequenceRules:
     resample_share: float = 0.0
     """How often a replacement resamples the arguments of the item at a position instead (what a family
     without an ``options`` mutator does there)."""
+    in_place: bool = False
+    """Whether a new item depends on the items before it: an insertion or a replacement then picks its
+    position first and asks the family for items that fit there (:meth:`PassFamily.draw_at`), instead of
+    drawing one and placing it where its contract allows."""
+    tail_share: float = 0.0
+    """With ``in_place``: how often an insertion goes at the end (the rest: a random position)."""
+    supporting: frozenset[str] = frozenset()
+    """Item names a deletion or a replacement never picks: they support the items that use them and go
+    with them (:meth:`PassFamily.settle`)."""
 
 
 class PassFamily(Protocol):
@@ -93,3 +103,26 @@ class PassFamily(Protocol):
     def ran_as(self, name: str) -> str:
         """The name under which TVM runs item ``name`` (what an entry's ``triggered`` passes hold)."""
         ...
+
+    def settle(self, items: Sequence[PassSpec]) -> list[PassSpec]:
+        """``items`` as the family keeps a sequence an edit left (every proposal is settled before it is
+        judged; a family whose items fit anywhere keeps them as they are)."""
+        ...
+
+    def draw_at(self, items: Sequence[PassSpec], at: int, rng: random.Random) -> list[PassSpec] | None:
+        """New items that fit at position ``at`` of ``items``, given the items before it (None: nothing
+        fits there); asked only when the family's rules say ``in_place``."""
+        ...
+
+
+class ContextFree:
+    """The part of :class:`PassFamily` a family whose items fit anywhere their contract allows shares: a
+    sequence is kept as it is, and no item is drawn for a position (its rules are not ``in_place``)."""
+
+    def settle(self, items: Sequence[PassSpec]) -> list[PassSpec]:
+        """``items`` unchanged."""
+        return list(items)
+
+    def draw_at(self, items: Sequence[PassSpec], at: int, rng: random.Random) -> list[PassSpec] | None:
+        """None: its items are drawn without a position (:meth:`PassFamily.run`, the catalogue's draw)."""
+        return None

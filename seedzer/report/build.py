@@ -12,7 +12,7 @@ import pandas as pd
 
 from seedzer.campaign.throughput import CAMPAIGN_STAGES, WORKER_STAGES
 from seedzer.load.importer_ops import importer_operators
-from seedzer.report import allocation, levels, mutations, operators, plots, roots, stats, triggers
+from seedzer.report import allocation, api, levels, mutations, operators, plots, roots, stats, triggers
 from seedzer.report.html import Figure, Section, render_page
 from seedzer.report.table import CATEGORIES, ReportError, Tables, build_tables, discover
 
@@ -34,6 +34,7 @@ class ReportResult:
     operator_bugs: pd.DataFrame | None = None
     triggers: pd.DataFrame | None = None
     allocation: pd.DataFrame | None = None
+    api: pd.DataFrame | None = None
     roots: pd.DataFrame | None = None
     files: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -171,6 +172,22 @@ def _allocation_section(tables: Tables, out: Path, files: list[Path], result: Re
                     "Level weights over time", "Median over an arm's trials of each level's draw weight "
                     "(<arm>:<level>); band: 2.5-97.5 percentiles of trials.", ylabel="draw weight"))
     return sec
+
+
+def _api_section(tables: Tables, out: Path, files: list[Path], result: ReportResult) -> Section | None:
+    """The TVM API each arm exercised: operations exercised of M, and each one's test cases, refusal rate and
+    failures (None: no trial recorded its API)."""
+    if tables.api.empty:
+        return None
+    result.api = api.api_by_arm(tables.api)
+    exercised = api.exercised_by_arm(tables.api)
+    _csv(tables.api, out / "api.csv", files)
+    _csv(exercised, out / "api_exercised_by_arm.csv", files)
+    _csv(result.api, out / "api_by_arm.csv", files)
+    sec = Section("TVM API exercised")
+    sec.text(api.NOTE, "note")
+    sec.table(exercised)
+    return sec.table(result.api)
 
 
 def _coverage_sections(long: pd.DataFrame, out: Path, files: list[Path], colors: dict[str, Any],
@@ -311,6 +328,9 @@ def build_report(results: Path, out: Path | None = None, *, refresh: float | Non
     allocation_section = _allocation_section(tables, out, files, result)
     if allocation_section is not None:
         sections.append(allocation_section)
+    api_section = _api_section(tables, out, files, result)
+    if api_section is not None:
+        sections.append(api_section)
     if not tables.long.empty:
         sections += _coverage_sections(tables.long, out, files, colors, result)
         sections.append(_findings_section(tables, heuristics, out, files, colors))

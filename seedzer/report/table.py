@@ -24,6 +24,7 @@ from seedzer.errors import CampaignError, SeedzerError
 from seedzer.finding.layout import META_FILE
 from seedzer.provenance import read_machine, read_source
 from seedzer.report.allocation import ALLOCATION_COLUMNS, read_trial_allocation
+from seedzer.report.api import API_COLUMNS, read_trial_api
 from seedzer.report.levels import LEVEL_COLUMNS, execs_by_level, finding_level, trial_rows
 from seedzer.report.mutations import BUG_COLUMNS, MUTANT_COLUMNS, read_trial_mutations
 from seedzer.report.operators import OPERATOR_COLUMNS, ROOT_OPERATOR_COLUMNS, read_trial_operators
@@ -82,6 +83,7 @@ class Tables:
     root_operators: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ROOT_OPERATOR_COLUMNS))
     triggers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=TRIGGER_COLUMNS))
     allocation: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=ALLOCATION_COLUMNS))
+    api: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=API_COLUMNS))
 
 
 class TrialTables(NamedTuple):
@@ -98,12 +100,13 @@ class TrialTables(NamedTuple):
     root_operators: pd.DataFrame
     triggers: pd.DataFrame
     allocation: pd.DataFrame
+    api: pd.DataFrame
 
 
 FRAME_COLUMNS = {"long": LONG_COLUMNS, "findings": FINDING_COLUMNS, "stages": STAGE_COLUMNS,
                  "levels": LEVEL_COLUMNS, "mutants": MUTANT_COLUMNS, "bugs": BUG_COLUMNS,
                  "operators": OPERATOR_COLUMNS, "root_operators": ROOT_OPERATOR_COLUMNS,
-                 "triggers": TRIGGER_COLUMNS, "allocation": ALLOCATION_COLUMNS}
+                 "triggers": TRIGGER_COLUMNS, "allocation": ALLOCATION_COLUMNS, "api": API_COLUMNS}
 """The per-trial tables :func:`build_tables` concatenates, with their columns."""
 TRIAL_COLUMNS = ["experiment", "heuristic", "trial", "status", "budget", "elapsed", "snapshots", "dir", "source",
                  "machine"]
@@ -194,7 +197,8 @@ def read_trial(ref: TrialRef) -> TrialTables:
     by stage (:data:`STAGE_COLUMNS`), executions and findings by level (``LEVEL_COLUMNS``), mutants
     by mutation (``MUTANT_COLUMNS``), bugs (``BUG_COLUMNS``), the operators it exercised
     (``OPERATOR_COLUMNS``), those its bugs name (``ROOT_OPERATOR_COLUMNS``) and the passes it
-    triggered over time (``TRIGGER_COLUMNS``) and its allocation over time (``ALLOCATION_COLUMNS``)."""
+    triggered over time (``TRIGGER_COLUMNS``), its allocation over time (``ALLOCATION_COLUMNS``) and the
+    TVM API it exercised (``API_COLUMNS``)."""
     ident = {"experiment": ref.experiment, "heuristic": ref.heuristic, "trial": ref.trial}
     with CampaignReader.open(ref.dir / "campaign.db") as reader:
         snaps = pd.DataFrame([asdict(row) for row in reader.snapshots()])
@@ -208,6 +212,7 @@ def read_trial(ref: TrialRef) -> TrialTables:
         operators, root_operators = read_trial_operators(ident, ref.dir, reader)
         triggers = read_trial_triggers(ident, reader)
         allocation = read_trial_allocation(ident, reader)
+        api = read_trial_api(ident, reader)
     status = trial_status(ref.dir)
     frows = []
     first = wall_to_elapsed(np.array([f.first_seen for f in finds], float), snaps)
@@ -241,7 +246,7 @@ def read_trial(ref: TrialRef) -> TrialTables:
             "dir": str(ref.dir), "source": source.label() if source else "",
             "machine": machine.label() if machine else ""}
     return TrialTables(long, fdf, info, stages, trial_rows(ident, execs, fdf), mutants, bugs, operators,
-                       root_operators, triggers, allocation)
+                       root_operators, triggers, allocation, api)
 
 
 def build_tables(results: Path, *, warn: Callable[[str], None] | None = None) -> Tables:
@@ -273,4 +278,4 @@ def build_tables(results: Path, *, warn: Callable[[str], None] | None = None) ->
             df["heuristic"] = df["experiment"].astype(str) + ":" + df["heuristic"].astype(str)
     return Tables(frames["long"], frames["findings"], trials_df, warnings, frames["stages"], frames["levels"],
                   frames["mutants"], frames["bugs"], frames["operators"], frames["root_operators"],
-                  frames["triggers"], frames["allocation"])
+                  frames["triggers"], frames["allocation"], frames["api"])

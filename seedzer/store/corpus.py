@@ -2,23 +2,36 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from seedzer.errors import CampaignError, SeedzerError
 from seedzer.level_table import level_entry, level_of_path
-from seedzer.seed import passes_from_json, passes_to_json
+from seedzer.seed import JointSeed, PassSpec, passes_from_json, passes_to_json
 from seedzer.store.atomic import write_atomic
 from seedzer.store.db import CampaignDB, CorpusRow
 
-EntryCheck = Callable[[str, str], str | None]
-"""``(level, script) -> why the entry cannot be fuzzed`` (None: it can), asked of every restored entry."""
+EntryCheck = Callable[[str, str, str], str | None]
+"""``(level, script, sequence JSON) -> why the entry cannot be fuzzed`` (None: it can), asked of every
+restored entry."""
 CORPUS_DIR = "corpus"
 """A campaign's corpus folder: ``<id><suffix>`` (the entry's script; the suffix is its level's,
 :attr:`seedzer.level_table.LevelEntry.suffix`) and ``<id>.passes.json`` per entry."""
+PASSES_SUFFIX = ".passes.json"
+"""The suffix of an entry's sequence file (``<id>.passes.json``)."""
+
+
+def entry_id(level: str, script: str, passes: Sequence[PassSpec] = ()) -> str:
+    """A corpus entry's identity (16 hex characters): a content hash of its level, script and sequence.
+    Two levels may hold one script with one sequence (the TIR and the schedule levels' seeds are one
+    PrimFunc with none), and are two entries; an entry's id is read back from campaign.db, never
+    computed again, so ids of older campaigns (script and sequence only) stay as they were."""
+    content = JointSeed(script, list(passes)).seed_id
+    return hashlib.sha256(f"{level}\x1f{content}".encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -65,7 +78,7 @@ class Corpus:
         if entry.seed_id in self.by_id:
             return False
         path = self.root / f"{entry.seed_id}{level_entry(entry.level).suffix}"
-        write_atomic(self.root / f"{entry.seed_id}.passes.json", entry.passes)
+        write_atomic(self.root / f"{entry.seed_id}{PASSES_SUFFIX}", entry.passes)
         write_atomic(path, entry.script)
         self.db.add_corpus(CorpusRow(entry.seed_id, entry.parent, entry.origin, entry.passes, coverage_gain,
                                      time.time(), str(path.relative_to(self.root.parent)), entry.op,
@@ -96,7 +109,9 @@ class Corpus:
         seeds loaded but not yet run before the stop are executed again (re-running the whole
         corpus would spend minutes of a resumed campaign without a single mutation).
 
-        ``check`` judges each entry read back (its file may have been edited since): an entry it refuses
+        ``check`` judges each entry read back (its files may have been edited since: its script, and its
+        sequence, read from ``<id>.passes.json`` before campaign.db's copy): an entry it refuses, or whose
+        sequence is not one,
         is left out, its id and reason put into ``skipped``; when it refuses every entry, the campaign
         cannot be resumed (a one-line error).
         """
@@ -111,11 +126,17 @@ class Corpus:
                 level = row.level or level_of_path(row.path)
             except (OSError, UnicodeDecodeError, SeedzerError):
                 continue
-            reason = check(level, script) if check is not None else None
+            sequence = self._sequence(row)
+            try:
+                passes = passes_to_json(passes_from_json(sequence))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                where = self.root / f"{row.id}{PASSES_SUFFIX}"
+                refused[row.id] = f"{where}: not a sequence ({type(exc).__name__}: {exc})"
+                continue
+            reason = check(level, script, passes) if check is not None else None
             if reason is not None:
                 refused[row.id] = f"{path}: {reason}"
                 continue
-            passes = passes_to_json(passes_from_json(row.passes))
             executed = row.parent is not None or row.id in parents
             self._keep(CorpusEntry(row.id, script, passes, row.origin_model, row.parent, row.op, executed=executed,
                                    level=level))
@@ -126,6 +147,15 @@ class Corpus:
         if rows and not restored:  # a few lost files are skipped; all of them is a damaged campaign
             raise corpus_lost(self.root, len(rows))
         return restored
+
+
+    def _sequence(self, row: CorpusRow) -> str:
+        """An entry's sequence as its file ``<id>.passes.json`` holds it (edited by hand, perhaps), else as
+        campaign.db recorded it."""
+        try:
+            return (self.root / f"{row.id}{PASSES_SUFFIX}").read_text()
+        except (OSError, UnicodeDecodeError):
+            return str(row.passes)
 
 
 def corpus_lost(root: Path, recorded: int) -> CampaignError:

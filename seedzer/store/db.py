@@ -19,6 +19,7 @@ from typing import Any
 from seedzer.errors import CampaignError, SeedzerError
 from seedzer.level_table import level_of_path
 from seedzer.store.allocation_rows import STATE_META, ArmRow
+from seedzer.store.api_rows import LevelApi
 
 SCHEMA_VERSION = 1
 
@@ -185,6 +186,10 @@ class CampaignDB:
         """Read a value stored with :meth:`set_meta`."""
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else default
+
+    def set_level_api(self, api: LevelApi) -> None:
+        """Record the TVM API a level exercises (:mod:`seedzer.store.api_rows`)."""
+        self.set_meta(api.key, api.to_json())
 
     def record_allocation(self, when: float, arms: Iterable[ArmRow], state: Any) -> None:
         """One snapshot of the allocation at campaign second ``when``: every arm's row, and its state for

@@ -28,6 +28,7 @@ from typing import Any
 from seedzer.errors import CampaignError, SeedzerError
 from seedzer.level_table import level_of_path
 from seedzer.store.allocation_rows import STATE_META, AllocationSnapshot, ArmRow
+from seedzer.store.api_rows import API_META, LevelApi
 from seedzer.store.db import MIGRATIONS, CorpusRow, FindingRow
 from seedzer.store.epoch_rows import EpochRow, epoch_rows
 from seedzer.store.readonly import open_campaign, open_readonly
@@ -274,6 +275,20 @@ class CampaignReader:
         rows = self._select("meta", ("value",), "WHERE key = ?", (key,))
         with self.unreadable():
             return json.loads(rows[0][0]) if rows else default
+
+    def level_apis(self) -> list[LevelApi]:
+        """The TVM API each level recorded at the campaign's start (:mod:`seedzer.store.api_rows`), by level
+        name; a value that is not one is left out."""
+        rows = self._select("meta", ("key", "value"), "WHERE key LIKE ? ORDER BY key", (API_META + "%",))
+        found = []
+        for key, value in rows:
+            try:
+                api = LevelApi.from_json(str(key)[len(API_META):], json.loads(value))
+            except ValueError:  # not JSON
+                api = None
+            if api is not None:
+                found.append(api)
+        return found
 
     # --- counters ----------------------------------------------------------------------------
     def exec_counts(self) -> list[SymptomCount]:

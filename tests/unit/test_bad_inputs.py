@@ -745,7 +745,7 @@ CASES: list[Case] = [
     Case("triage-minutes-0", ["triage", "camp", "--minutes", "0"], rf"--minutes: must be a finite{N}\(got 0\)",
          finding()),
     Case("triage-unknown-kind", ["triage", "camp"],
-         rf"camp/findings/{SIG}: no finding kind 'telepathy' \(known: graph, load, tir\)", finding("telepathy")),
+         rf"camp/findings/{SIG}: no finding kind 'telepathy' \(known: graph, load, sched, tir\)", finding("telepathy")),
     Case("triage-read-only-campaign", ["triage", "camp"],
          rf"camp/findings/{SIG}: cannot write there \((read-only file system|permission denied)\); triage writes "
          r"the reduction, reduced/repro\.py and report\.md into every finding folder", read_only_campaign),

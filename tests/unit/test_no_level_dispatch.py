@@ -21,15 +21,15 @@ import tokenize
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "seedzer"
-NAMES = frozenset({"tir", "graph", "load", "lowlevel", "loader"})
+NAMES = frozenset({"tir", "graph", "sched", "load", "lowlevel", "loader"})
 """Every level's and kind's name, today's and older."""
-CASE_TYPES = frozenset({"Case", "GraphCase", "LoadCase", "GraphSeed", "LoaderFailure", "TirFinding", "GraphFinding",
-                        "LoadFinding"})
+CASE_TYPES = frozenset({"Case", "GraphCase", "LoadCase", "SchedCase", "GraphSeed", "LoaderFailure", "TirFinding",
+                        "GraphFinding", "LoadFinding", "SchedFinding"})
 """The types whose class tells a level or a kind."""
 OWNERS = ("level_table.py", "levels/", "finding/registry.py", "finding/meta.py", "finding/tir/", "finding/graph/",
-          "finding/load/", "kernel/")
+          "finding/load/", "finding/sched/", "kernel/")
 """Where the names are owned: the registries and the levels' and kinds' own code (relative to the package)."""
-LEVEL_NAMES = frozenset({"tir", "graph", "lowlevel"})
+LEVEL_NAMES = frozenset({"tir", "graph", "sched", "lowlevel"})
 """Every level's name, today's and older."""
 NAMELESS = ("config/", "execute/settings.py")
 """What names no level at all (relative to the package)."""

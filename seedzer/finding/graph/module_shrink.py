@@ -14,7 +14,7 @@ characters) and the test still holds:
 5. drop a function attribute.
 
 After each cut, bindings of dataflow blocks whose variables nothing uses are removed. Greedy, like
-:func:`seedzer.finding.tir.shrink_ir.shrink`: the first candidate that helps is taken, then the search
+:func:`seedzer.finding.shrink_ir.shrink`: the first candidate that helps is taken, then the search
 starts again, until none helps or time runs out. Runs TVM.
 """
 

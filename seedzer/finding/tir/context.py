@@ -144,7 +144,7 @@ class TirContext:
     witnessed: bool = False
     """The case is a witness's (:func:`seedzer.finding.tir.rules.witnessed`): a bug is filed through it."""
     shrink_step: ShrinkStep | None = None
-    """Shrinks IR one step (None: :func:`seedzer.finding.tir.shrink_ir.shrink_step`)."""
+    """Shrinks IR one step (None: :func:`seedzer.finding.shrink_ir.shrink_step`)."""
     make_witness_ir: Callable[[Case, int, float], Any] | None = None
     """Makes the IR before a step (None: a forked child, :func:`seedzer.finding.tir.witness.ir_before`)."""
 

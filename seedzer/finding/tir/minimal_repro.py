@@ -6,7 +6,7 @@ process forked from the zygote, as the triage does).
   pass alone, its target bound only when it needs one. When that module does not fail the same way
   alone (the bug needs what the passes before did to the IR, not only its result), the reduced case's
   own PrimFunc with the steps up to the failing one, ddmin-minimized. Then the printed module is shrunk
-  (:func:`seedzer.finding.tir.shrink_ir.shrink`: statements, children, loop extents, constants) while the
+  (:func:`seedzer.finding.shrink_ir.shrink`: statements, children, loop extents, constants) while the
   program still fails the same way (same normalized message, same signal).
 - **A wrong result of TVM's default pipeline** (reference against minimal lowering): the reduced case's
   PrimFunc built by ``tvm.compile`` and by the same pipeline without the culprit passes, on the inputs
@@ -98,7 +98,7 @@ def _pass_failure(job: TirMinimalJob, expected: Observation) -> MinimalProgram |
 
 def _shrunk(job: TirMinimalJob, script: str, render: Callable[[str], MinimalProgram],
             holds: Callable[[MinimalProgram, str], bool], how: str, aggressive: bool) -> MinimalProgram:
-    from seedzer.finding.tir.shrink_ir import shrink
+    from seedzer.finding.shrink_ir import shrink
 
     deadline = time.monotonic() + job.seconds
     before = len(render(script).text.splitlines())

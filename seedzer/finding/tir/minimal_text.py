@@ -5,12 +5,11 @@ search that decides what goes in is :mod:`seedzer.finding.tir.minimal_repro`."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from seedzer.finding.minimal import text as parts
+from seedzer.finding.minimal.primfunc import Param, function_lines, imports, input_lines, target_text
 from seedzer.finding.minimal.program import PASS_FAILURE, WRONG_RESULT, MinimalProgram
 from seedzer.finding.minimal.text import Docs
 from seedzer.kernel.tir.case import Step
@@ -22,39 +21,12 @@ SWITCH_OFF: dict[str, dict[str, Any]] = {"tirx.VectorizeLoop": {"config": {"tirx
 needs VectorizeLoop to lower vectorized loops; its config turns vectorization off instead)."""
 
 
-@dataclass(frozen=True)
-class Param:
-    """A PrimFunc buffer parameter: its shape and dtype (its inputs are made from them)."""
-
-    shape: tuple[int, ...]
-    dtype: str
-
-
-def function_lines(script: str) -> list[str]:
-    """The PrimFunc's TVMScript without the printer's comments (its import hints, ``# with T.sblock``)."""
-    return [ln.rstrip() for ln in script.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-
-
-def imports(script: str, numpy: bool = False) -> list[str]:
-    """The imports a PrimFunc's TVMScript needs (``Axis`` only where it is used)."""
-    out = ["import numpy as np"] if numpy else []
-    out += ["import tvm", "from tvm.script import tirx as T"]
-    if any("Axis" in ln for ln in function_lines(script)):
-        out.append("from tvm.tirx.layout import Axis")
-    return out
-
-
 def pass_call(step: Step) -> str:
     """``tvm.<namespace>.transform.<Pass>(<args>)`` of a step (target arguments as ``tvm.target.Target``)."""
     module, function = step.name.split(".", 1)
     args = ", ".join(f"{k}=tvm.target.Target({v!r})" if k == "target" and isinstance(v, dict) else f"{k}={v!r}"
                      for k, v in step.args.items())
     return f"tvm.{module}.transform.{function}({args})"
-
-
-def target_text(target: dict[str, Any] | str) -> str:
-    """A target as code: ``tvm.target.Target("llvm")`` or ``tvm.target.Target({...})``."""
-    return f"tvm.target.Target({json.dumps(target) if isinstance(target, str) else repr(target)})"
 
 
 def pass_lines(steps: Sequence[Step]) -> list[str]:
@@ -140,14 +112,6 @@ def present_checks(disabled: Sequence[str]) -> list[str]:
         module, function = name.split(".", 1)
         out.append(f"assert tvm.{module}.transform.{function}().info.name == {name!r}  # else: cannot run here")
     return out
-
-
-def input_lines(params: Sequence[Param], seed: int) -> list[str]:
-    """The inputs the kernel makes: from ``seed``, floats uniform in [-1, 1), anything else zeros."""
-    items = [f"rng.uniform(-1, 1, {p.shape!r}).astype({p.dtype!r})" if p.dtype.startswith("float")
-             else f"np.zeros({p.shape!r}, {p.dtype!r})" for p in params]
-    return [f"rng = np.random.default_rng({seed})  # inputs: floats uniform in [-1, 1), other types zero",
-            "inputs = [" + ", ".join(items) + "]"]
 
 
 def wrong_result(docs: Docs, script: str, params: Sequence[Param], seed: int, culprits: Sequence[str],

@@ -1,6 +1,6 @@
 """Joint reduction of a TIR finding: two passes of the reducer engine
 (:mod:`seedzer.finding.reducer`), ``ddmin-passes`` (ddmin over its fuzzed passes) then ``shrink-ir``
-(greedy IR shrinking, :mod:`seedzer.finding.tir.shrink_ir`), in rounds until a round helps
+(greedy IR shrinking, :mod:`seedzer.finding.shrink_ir`), in rounds until a round helps
 neither, within a time budget, resumable.
 
 The reduction runs in a process forked from the zygote and judges every candidate exactly as the
@@ -81,7 +81,7 @@ def case_size(case: Case) -> dict[str, int]:
 
 class TirPasses:
     """The reduction passes of a low-level case; ``aggressive`` lets IR shrinking drop writes to
-    buffers the function allocates (see :func:`~seedzer.finding.tir.shrink_ir.candidates`)."""
+    buffers the function allocates (see :func:`~seedzer.finding.shrink_ir.candidates`)."""
 
     def __init__(self, aggressive: bool) -> None:
         self.aggressive = aggressive
@@ -96,7 +96,7 @@ class TirPasses:
     def shrink_ir(self, case: Case, trial: Trial[Case]) -> Case | None:
         """Greedy IR shrinking: the first smaller well-formed one-step shrink, again and again (one
         pass: its candidate families interleave)."""
-        from seedzer.finding.tir.shrink_ir import shrink
+        from seedzer.finding.shrink_ir import shrink
 
         shrink(case.script, lambda s: trial(case.with_steps(case.steps, script=s)), trial.out_of_time,
                aggressive=self.aggressive)

@@ -4,7 +4,7 @@ A mutant may carry undefined behaviour (a division by a value that may be zero, 
 one location, a read of uninitialized memory, NaN-producing math: :mod:`seedzer.tir.ub`) that excuses
 a wrong result or a refusal; the gate then dismisses the candidate as an invalid test case. But the
 behaviour may sit in a statement the failure never needs. The IR is shrunk greedily
-(:func:`seedzer.finding.tir.shrink_ir.shrink_step`: drop a statement, replace one by a child,
+(:func:`seedzer.finding.shrink_ir.shrink_step`: drop a statement, replace one by a child,
 shrink an extent, simplify a constant), each step kept only while the case still fails the same way,
 until the analysis finds no undefined behaviour the original seed lacks. Such a *slice* is a program
 without undefined behaviour that fails as the candidate did: the gate judges it instead (its later
@@ -45,7 +45,7 @@ class Slice:
 
 
 def _default_shrink_step(script: str, test: Callable[[str], bool], out_of_time: Callable[[], bool]) -> str | None:
-    from seedzer.finding.tir.shrink_ir import shrink_step  # imports TVM
+    from seedzer.finding.shrink_ir import shrink_step  # imports TVM
 
     return shrink_step(script, test, out_of_time)
 

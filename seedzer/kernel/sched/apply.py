@@ -40,6 +40,10 @@ REFUSALS = ("ScheduleError", "ValueError", "TypeError", "IndexError")
 """Error types with which TVM refuses a primitive's arguments (its ``ScheduleError``, and its
 argument checks ``TVM_FFI_CHECK(cond, ValueError)``...): an invalid test case. Everything else a
 primitive raises (``InternalError``: a failed ``ICHECK``) is a candidate bug."""
+REFUSING_CHECKS = ("Valid index:",)
+"""Starts of ``InternalError`` messages that are argument checks all the same: ``compute_at`` and
+``reverse_compute_at`` throw ``Valid index:(-1, -2, [a, b]), current index=i`` on an ``index`` argument out
+of the range their docstring gives (src/s_tir/schedule/primitive/compute_at.cc)."""
 
 
 COPYING = frozenset({"CacheRead", "CacheWrite", "CacheInplace", "ReIndex", "ReindexCacheRead", "ReindexCacheWrite",
@@ -192,8 +196,14 @@ def reason(exc: BaseException) -> str:
 
 
 def refusal(exc: BaseException) -> bool:
-    """Whether ``exc`` is TVM refusing a primitive's arguments (see :data:`REFUSALS`)."""
-    return type(exc).__name__ in REFUSALS
+    """Whether ``exc`` is TVM refusing a primitive's arguments (see :data:`REFUSALS`, :data:`REFUSING_CHECKS`)."""
+    return refused_message(error_text(exc))
+
+
+def refused_message(message: str) -> bool:
+    """Whether an error's ``Type: message`` is a refusal of a primitive's arguments."""
+    kind, _, text = message.partition(":")
+    return kind.strip() in REFUSALS or any(text.lstrip().startswith(check) for check in REFUSING_CHECKS)
 
 
 @dataclasses.dataclass

@@ -161,10 +161,37 @@ def trace_json(instructions: Sequence[Instruction]) -> list[Any]:
             [[n, _lists(i.decision)] for n, i in enumerate(instructions) if i.decision is not None]]
 
 
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def decision_problem(inst: Instruction) -> str | None:
+    """Why a sampler's recorded decision is out of its range as far as the trace alone tells (None: it
+    may be in range): a categorical index beyond its candidates, a tile that is not as many positive
+    factors as the sampler draws, a compute location below -2. Whether a tile's product is its loop's
+    extent, or a location names a loop there is, only applying the trace tells."""
+    decision, attrs = inst.decision, inst.attrs
+    if decision is None:
+        return None
+    if inst.kind == "SampleCategorical":
+        candidates = attrs[0] if attrs and isinstance(attrs[0], (list, tuple)) else ()
+        if not _count(decision) or not 0 <= decision < len(candidates):
+            return f"decision {decision!r} is not the index of one of its {len(candidates)} candidates"
+    elif inst.kind in ("SamplePerfectTile", "SamplePartitionedTile"):
+        n = attrs[0] if attrs and _count(attrs[0]) else None
+        if not isinstance(decision, (list, tuple)) or not all(_count(d) and d > 0 for d in decision) \
+                or (n is not None and len(decision) != n):
+            return f"decision {decision!r} is not {n if n is not None else 'its'} positive tile factors"
+    elif inst.kind == "SampleComputeLocation" and not (_count(decision) and decision >= -2):
+        return f"decision {decision!r} is not a compute location (-2, -1 or a loop's index)"
+    return None
+
+
 def trace_problem(instructions: Sequence[Instruction], kinds: Iterable[str] = KINDS) -> str | None:
     """Why ``instructions`` cannot be a trace (None: they can): an unknown kind, a random variable
-    used before it is defined or defined twice, a decision on an instruction that samples nothing.
-    Whether TVM accepts the arguments is known only by applying it."""
+    used before it is defined or defined twice, a decision on an instruction that samples nothing or
+    out of its range (:func:`decision_problem`). Whether TVM accepts the arguments is known only by
+    applying it."""
     known = frozenset(kinds)
     defined: set[str] = set()
     for index, inst in enumerate(instructions):
@@ -175,6 +202,9 @@ def trace_problem(instructions: Sequence[Instruction], kinds: Iterable[str] = KI
                 return f"instruction {index} ({inst.kind}): random variable {name!r} is not defined before it"
         if inst.decision is not None and inst.kind not in SAMPLERS:
             return f"instruction {index} ({inst.kind}) has a decision but samples nothing"
+        wrong = decision_problem(inst)
+        if wrong is not None:
+            return f"instruction {index} ({inst.kind}): {wrong}"
         for name in inst.outputs:
             if name == "_":
                 continue

@@ -17,8 +17,9 @@ from seedzer.levels.graph.settings import GraphSettings
 from seedzer.levels.level import ModelSeeds
 from seedzer.mutate.sequence import mutator_names
 from seedzer.passes.graph.family import RELAX_FAMILY
-from seedzer.seed import JointSeed, PassSpec, passes_to_json
-from seedzer.store.corpus import CorpusEntry
+from seedzer.seed import PassSpec, passes_to_json
+from seedzer.store.api_rows import LevelApi
+from seedzer.store.corpus import CorpusEntry, entry_id
 
 NAME = "graph"
 """The level's name (:mod:`seedzer.level_table`), also its finding kind's."""
@@ -56,7 +57,7 @@ def graph_entries(model: Path, orders: dict[str, list[PassSpec]] | None = None) 
         return []
     text = GraphSeed(str(model.resolve()), tuple(spec.as_tuple() for spec in specs)).to_text()
     sequences = [[], *(orders if orders is not None else PIPELINE_ORDERS).values()]
-    return [CorpusEntry(JointSeed(text, seq).seed_id, text, passes_to_json(seq), model.name, None, GRAPH_OP,
+    return [CorpusEntry(entry_id(NAME, text, seq), text, passes_to_json(seq), model.name, None, GRAPH_OP,
                         level=NAME) for seq in sequences]
 
 
@@ -77,7 +78,12 @@ class GraphLevel:
             return []
         return graph_entries(loaded.model)
 
-    def check_entry(self, script: str, models: Sequence[Path]) -> str | None:
+    def api(self) -> LevelApi | None:
+        """None: the level's figures of TVM's API are the importer's operators and its passes (their own
+        tables)."""
+        return None
+
+    def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> str | None:
         """A graph entry is a :class:`GraphSeed` document naming one of the pool's ``models`` (resolved
         paths; the manifest's containment: a file the pool lists, symlinks resolved); workers open it."""
         try:

@@ -12,8 +12,8 @@ from seedzer.execute.settings import WorkerSettings
 from seedzer.levels.level import ModelSeeds
 from seedzer.levels.tir.settings import TirSettings
 from seedzer.mutate.tir import IR_MUTATOR_NAMES, PASS_MUTATOR_NAMES
-from seedzer.seed import JointSeed
-from seedzer.store.corpus import CorpusEntry
+from seedzer.store.api_rows import LevelApi
+from seedzer.store.corpus import CorpusEntry, entry_id
 
 NAME = "tir"
 """The level's name (:mod:`seedzer.level_table`), also its finding kind's."""
@@ -37,10 +37,14 @@ class TirLevel:
 
     def seeds(self, loaded: ModelSeeds) -> list[CorpusEntry]:
         """Every PrimFunc the model lowered to (per operator and fused), with an empty pass sequence."""
-        return [CorpusEntry(JointSeed(script).seed_id, script, "[]", loaded.model.name, None, op, level=self.name)
+        return [CorpusEntry(entry_id(self.name, script), script, "[]", loaded.model.name, None, op, level=self.name)
                 for script, op in loaded.seeds]
 
-    def check_entry(self, script: str, models: Sequence[Path]) -> str | None:
+    def api(self) -> LevelApi | None:
+        """None: the level's figures of TVM's API are its passes (the table of optimizations triggered)."""
+        return None
+
+    def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> str | None:
         """Any TVMScript text can be fuzzed (it names no file; one that does not parse is an invalid
         test case in the worker)."""
         return None

@@ -15,13 +15,13 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 
 from seedzer.passes.catalog import PassInfo
-from seedzer.passes.family import SequenceRules
+from seedzer.passes.family import ContextFree, SequenceRules
 from seedzer.passes.graph.catalog import RELAX_CATALOG, RELAX_PASS_NAMES
 from seedzer.passes.graph.contracts import PIPELINE_ORDERS, PREFIX, out_of_contract, placeable_relax
 from seedzer.seed import PassSpec
 
 
-class RelaxFamily:
+class RelaxFamily(ContextFree):
     """The Relax pass family (see the module docstring)."""
 
     rules = SequenceRules(prefix="relax_", operations=("insert", "delete", "repeat", "swap", "replace", "options",

@@ -17,7 +17,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 
 from seedzer.passes.catalog import PassInfo, draw
-from seedzer.passes.family import SequenceRules
+from seedzer.passes.family import ContextFree, SequenceRules
 from seedzer.passes.tir.catalog import CATALOG
 from seedzer.passes.tir.contracts import fuzzable, placeable
 from seedzer.seed import PassSpec
@@ -30,7 +30,7 @@ LONGEST_PARTNER = 10
 """Longest random sequence a crossover without a partner recombines with."""
 
 
-class TirFamily:
+class TirFamily(ContextFree):
     """The TIR pass family (see the module docstring)."""
 
     rules = SequenceRules(prefix="pass_", operations=("insert", "delete", "replace", "crossover"), min_len=1,

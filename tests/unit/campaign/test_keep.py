@@ -5,8 +5,8 @@ from __future__ import annotations
 from seedzer.campaign.keep import KeepRule
 from seedzer.execute.records import TestCaseInfo
 from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.seed import JointSeed, PassSpec, passes_from_json, passes_to_json
-from seedzer.store.corpus import CorpusEntry
+from seedzer.seed import PassSpec, passes_from_json, passes_to_json
+from seedzer.store.corpus import CorpusEntry, entry_id
 
 PASSES = passes_to_json([PassSpec("tirx.Simplify"), PassSpec("tirx.LowerIntrin"), PassSpec("tirx.RemoveNoOp")])
 ERROR = Observation(Symptom.EXCEPTION, Stage.PASS, "tirx.Simplify", "InternalError: Check failed")
@@ -26,7 +26,7 @@ def test_a_clean_mutant_with_new_coverage_is_kept_without_its_unchanged_passes()
     assert entry is not None
     kept = passes_from_json(entry.passes)
     assert [p.name for p in kept] == ["tirx.Simplify", "tirx.RemoveNoOp"]
-    assert entry.seed_id == JointSeed("mutant", kept).seed_id and entry.script == "mutant"
+    assert entry.seed_id == entry_id("tir", "mutant", kept) and entry.script == "mutant"
     assert (entry.origin, entry.parent, entry.op, entry.executed, entry.worker) == ("m.onnx", "p" * 12, "add", True, 3)
     assert parent.failures == 0
 

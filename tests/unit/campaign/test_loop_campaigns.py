@@ -33,7 +33,7 @@ from seedzer.campaign.monitor import QuietMonitor
 from seedzer.campaign.seeds import ModelSeeds
 from seedzer.campaign.stats import CampaignStats
 from seedzer.campaign.summary import campaign_summary
-from seedzer.config import Config
+from seedzer.config import Config, parse_levels
 from seedzer.coverage.native import prepare_collector
 from seedzer.errors import CampaignError
 from seedzer.execute.fake_worker import fake_case, fake_execute, fake_worker_main
@@ -48,8 +48,8 @@ from seedzer.finding.verdict import Verdict
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.tir.case import Case
 from seedzer.load.bounds import Limits
-from seedzer.seed import JointSeed, PassSpec, passes_from_json, passes_to_json
-from seedzer.store.corpus import CorpusEntry
+from seedzer.seed import PassSpec, passes_from_json, passes_to_json
+from seedzer.store.corpus import CorpusEntry, entry_id
 from tests.unit.fake_gate import FakeGate
 
 ROOTS = {Symptom.EXCEPTION: "e0e0e0e0e0e0", Symptom.CRASH: "c0c0c0c0c0c0", Symptom.HANG: "a0a0a0a0a0a0",
@@ -186,7 +186,9 @@ pytestmark = pytest.mark.usefixtures("restore_signals")
 
 
 def config(run_limit: float = 30.0) -> Config:
+    """A short campaign of the TIR level (the fake worker answers every task with a TIR case)."""
     cfg = Config()
+    cfg.levels = parse_levels("tir,graph", cfg.levels)
     cfg.fuzz.coverage = "passes"
     cfg.fuzz.minutes = 0.5  # a safety net: every test stops its campaign long before
     cfg.fuzz.snapshot_period = 0.5
@@ -257,7 +259,7 @@ def test_new_features_are_kept_without_their_unchanged_passes(tmp_path: Path, po
                     target=passes_worker_main, lines=3)
     stats = c.run()
     assert stats.corpus == 4 and stats.coverage == 4  # line:a, line:line0..2
-    seed = JointSeed("a").seed_id
+    seed = entry_id("tir", "a")
     rows = query(out / "campaign.db",
                  "SELECT id, parent, passes, coverage_gain, path, mutators FROM corpus ORDER BY rowid")
     assert rows[0][0] == seed and rows[0][3] == 0
@@ -267,7 +269,7 @@ def test_new_features_are_kept_without_their_unchanged_passes(tmp_path: Path, po
         assert path == f"corpus/{sid}.py" and (out / "corpus" / f"{sid}.passes.json").read_text() == passes
         kept = [p.name for p in passes_from_json(passes)]
         assert len(kept) == 1 and kept[0] in FUZZED_PASS  # the pass that left the IR unchanged is gone
-        assert sid == JointSeed(script, passes_from_json(passes)).seed_id
+        assert sid == entry_id("tir", script, passes_from_json(passes))
         lines = set(script.splitlines())
         assert gain == len(lines - seen) > 0  # kept for features no earlier entry reached
         seen |= lines

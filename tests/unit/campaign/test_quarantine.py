@@ -56,15 +56,16 @@ def test_a_graph_entry_must_name_a_model_of_the_pool(tmp_path: Path) -> None:
     db = CampaignDB(tmp_path / "campaign.db")
     check = Quarantine(db, Corpus(tmp_path / "corpus", db), print).entry_check([tmp_path / "pool" / "." / "m.onnx"])
     specs = (("x", "float32", (2,)),)
-    assert check("graph", GraphSeed(str(model.resolve()), specs).to_text()) is None
-    assert check("graph", GraphSeed(str(tmp_path / "link.onnx"), specs).to_text()) is None  # the same file
-    refused = check("graph", GraphSeed("/etc/passwd", specs).to_text())
+    assert check("graph", GraphSeed(str(model.resolve()), specs).to_text(), "[]") is None
+    assert check("graph", GraphSeed(str(tmp_path / "link.onnx"), specs).to_text(), "[]") is None  # the same file
+    refused = check("graph", GraphSeed("/etc/passwd", specs).to_text(), "[]")
     assert refused == "names the model '/etc/passwd', which is not one of the campaign's pool models"
-    assert check("graph", GraphSeed("m.onnx", specs).to_text()) is not None  # relative: not the pool's
-    assert check("graph", GraphSeed(str(tmp_path / "pool" / ".." / "pool" / "x.onnx"), specs).to_text()) is not None
-    assert (check("graph", "{not json") or "").startswith("not a graph seed document")
-    assert check("tir", "# any TVMScript") is None
-    assert (check("nonsense", "x") or "").startswith("no level 'nonsense'")
+    assert check("graph", GraphSeed("m.onnx", specs).to_text(), "[]") is not None  # relative: not the pool's
+    elsewhere = GraphSeed(str(tmp_path / "pool" / ".." / "pool" / "x.onnx"), specs).to_text()
+    assert check("graph", elsewhere, "[]") is not None
+    assert (check("graph", "{not json", "[]") or "").startswith("not a graph seed document")
+    assert check("tir", "# any TVMScript", "[]") is None
+    assert (check("nonsense", "x", "[]") or "").startswith("no level 'nonsense'")
     db.close()
 
 

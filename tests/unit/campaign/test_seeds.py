@@ -8,8 +8,8 @@ import pytest
 
 from seedzer.campaign.seeds import imported_entries
 from seedzer.errors import CampaignError
-from seedzer.seed import JointSeed, PassSpec, passes_to_json
-from seedzer.store.corpus import CORPUS_DIR
+from seedzer.seed import PassSpec, passes_to_json
+from seedzer.store.corpus import CORPUS_DIR, entry_id
 from seedzer.store.db import CampaignDB, CorpusRow
 
 
@@ -22,7 +22,7 @@ def fake_campaign(out: Path, n: int) -> list[str]:
     for i in range(n):
         script = f"# script {i}\n"
         passes = passes_to_json([PassSpec("tirx.Simplify")] * i)
-        ids.append(JointSeed(script, [PassSpec("tirx.Simplify")] * i).seed_id)
+        ids.append(entry_id("tir", script, [PassSpec("tirx.Simplify")] * i))
         (out / CORPUS_DIR / f"{ids[-1]}.py").write_text(script)
         (out / CORPUS_DIR / f"{ids[-1]}.passes.json").write_text(passes)
     for i in reversed(range(n)):
@@ -52,7 +52,7 @@ def test_missing_files_fall_back_or_are_skipped(tmp_path: Path) -> None:
     (corpus / f"{ids[2]}.py").unlink()  # no script: skipped
     late = imported_entries(tmp_path / "src", 0.5)
     assert [(e.script, e.passes) for e in late] == [("# script 3\n", "[]")]
-    assert late[0].seed_id == JointSeed("# script 3\n").seed_id
+    assert late[0].seed_id == entry_id("tir", "# script 3\n")
 
 
 def test_errors_are_one_line(tmp_path: Path) -> None:

@@ -22,6 +22,14 @@ def test_levels_default_to_both_and_parse_from_the_command_line() -> None:
         config_from_dict({"levels": {"grph": 2}})
 
 
+def test_an_opt_in_level_is_off_until_named_then_at_its_table_weight() -> None:
+    sched = LEVELS["sched"]
+    assert sched.opt_in and Config().levels.weight("sched") == 0.0
+    assert parse_levels("tir,sched", LevelsConfig()).weights() == {"tir": 3.0, "sched": sched.weight}
+    assert parse_levels("sched=0.5", LevelsConfig()).weights() == {"sched": 0.5}
+    assert config_from_dict({"levels": {"sched": 4}}).levels.weights() == {"tir": 3.0, "graph": 1.0, "sched": 4.0}
+
+
 @pytest.mark.parametrize(("text", "needle"), [("tri", "unknown level 'tri'"), ("tir=x", "must be a number"),
                                               ("graph=0", "must be > 0"), (",", "name at least one level")])
 def test_bad_levels_option_is_one_line_naming_it(text: str, needle: str) -> None:

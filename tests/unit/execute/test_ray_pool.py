@@ -38,7 +38,7 @@ from seedzer.execute.records import Announcement, Death, ExecResult, ExecTask, S
 from seedzer.execute.settings import WorkerSettings
 from seedzer.finding.meta import BUG
 from seedzer.kernel.common import Observation, Stage
-from seedzer.seed import JointSeed
+from seedzer.store.corpus import entry_id
 from tests.unit.campaign.test_loop_campaigns import Probe, by_symptom, config, events, loader_of, query
 from tests.unit.execute.test_orphans import wait_gone
 from tests.unit.fake_gate import FakeGate
@@ -281,7 +281,7 @@ def test_a_campaign_through_ray_keeps_one_corpus_coverage_and_findings(ray_local
     crashes = events(out, "worker_restart")
     assert crashes and all(d["kind"] == "signal" and d["signal"] == signal.SIGSEGV for d in crashes)
     assert stats.restarts == len(crashes) and not events(out, "worker_killed")
-    assert JointSeed("a").seed_id in ids
+    assert entry_id("tir", "a") in ids
     pids = events(out, "workers")[0]["pids"]  # the actors' workers (None: an actor not started within
     # START_SECONDS, as on a loaded machine; it starts later and the campaign does not wait for it)
     assert len(pids) == 2 and all(pid is None or (isinstance(pid, int) and pid != os.getpid()) for pid in pids)

@@ -70,7 +70,7 @@ def test_trial_config_carries_the_experiment_settings(tmp_path: Path) -> None:
     ({"campaign": {"fuzz": {"minutes": 3}}}, "e.yaml: field 'campaign.fuzz.minutes' is set by the experiment"),
     ({"campaign": {"timeouts": {"buld": 3}}}, "e.yaml: campaign: unknown field 'timeouts.buld'"),
     ({"campaign": 3}, "e.yaml: field 'campaign' must be a mapping"),
-    ({"levels": ["tir", "tyr"]}, "e.yaml: field 'levels[1]': unknown level 'tyr' (levels: tir, graph)"),
+    ({"levels": ["tir", "tyr"]}, "e.yaml: field 'levels[1]': unknown level 'tyr' (levels: tir, graph, sched)"),
     ({"levels": ["tir=0"]}, "e.yaml: field 'levels[0]': the weight of tir must be > 0 and <= 1000"),
     ({"levels": ["tir=x"]}, "e.yaml: field 'levels[0]': the weight of tir must be a number"),
     ({"levels": [""]}, "e.yaml: field 'levels[0]' must be a --levels string"),

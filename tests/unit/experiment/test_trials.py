@@ -233,7 +233,8 @@ def test_levels_run_one_arm_per_pool_and_setting_and_resume(tmp_path: Path) -> N
     assert sorted(_starts(record)) == [("alpha@tir+graph/trial-1", 0), ("alpha@tir/trial-1", 0),
                                        ("beta@tir+graph/trial-1", 0), ("beta@tir/trial-1", 0)]
     exp = results / "exp"
-    for arm, weights in (("alpha@tir", {"tir": 3.0, "graph": 0.0}), ("beta@tir+graph", {"tir": 3.0, "graph": 1.0})):
+    for arm, weights in (("alpha@tir", {"tir": 3.0, "graph": 0.0, "sched": 0.0}),
+                         ("beta@tir+graph", {"tir": 3.0, "graph": 1.0, "sched": 0.0})):
         cfg = yaml.safe_load((exp / arm / "trial-1" / "config.yaml").read_text())
         assert {name: level["weight"] for name, level in cfg["levels"].items()} == weights, arm
     assert json.loads((exp / "beta@tir+graph" / "trial-1" / "trial.json").read_text())["levels"] == "tir,graph"

@@ -34,7 +34,7 @@ def test_a_kind_answers_to_its_older_name_and_keeps_hashing_it() -> None:
 
 
 def test_an_unknown_kind_is_a_one_line_error_naming_the_known_ones() -> None:
-    with pytest.raises(SeedzerError, match=r"no finding kind 'nope' \(known: graph, load, tir\)"):
+    with pytest.raises(SeedzerError, match=r"no finding kind 'nope' \(known: graph, load, sched, tir\)"):
         kind("nope")
 
 

@@ -25,9 +25,10 @@ from seedzer.levels.level import ModelSeeds
 from seedzer.mutate.sequence import mutator_names, sequence_mutators
 from seedzer.mutate.weighted import pick
 from seedzer.passes.catalog import ArgSpec, PassInfo, choice
-from seedzer.passes.family import SequenceRules
-from seedzer.seed import JointSeed, PassSpec, passes_from_json, passes_to_json
-from seedzer.store.corpus import CorpusEntry
+from seedzer.passes.family import ContextFree, SequenceRules
+from seedzer.seed import PassSpec, passes_from_json, passes_to_json
+from seedzer.store.api_rows import LevelApi
+from seedzer.store.corpus import CorpusEntry, entry_id
 
 NAME = "echo"
 ENTRY = LevelEntry(NAME, "tests.unit.levels.echo_level:LEVEL", 2.0, "a text whose lines are its features.", ".echo",
@@ -62,7 +63,7 @@ CATALOG: dict[str, PassInfo] = {
 }
 
 
-class EchoFamily:
+class EchoFamily(ContextFree):
     """The echo passes: a ``Close`` is in contract only after an ``Open`` it closes (a check that reads
     the items before it, as a schedule instruction's does); an insertion's run is a fresh pass in
     brackets."""
@@ -157,9 +158,13 @@ class EchoLevel:
     def seeds(self, loaded: ModelSeeds) -> list[CorpusEntry]:
         """One entry per loaded model: its name."""
         text = f"model {loaded.model.name}"
-        return [CorpusEntry(JointSeed(text).seed_id, text, "[]", loaded.model.name, None, "echo", level=self.name)]
+        return [CorpusEntry(entry_id(self.name, text), text, "[]", loaded.model.name, None, "echo", level=self.name)]
 
-    def check_entry(self, script: str, models: Sequence[Path]) -> str | None:
+    def api(self) -> LevelApi | None:
+        """None: the echo level reaches no TVM API."""
+        return None
+
+    def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> str | None:
         """Any text is an echo test case."""
         return None
 

@@ -7,6 +7,7 @@ and the gate are stand-ins): its entries are kept, scheduled and shown by ``stat
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,14 +38,15 @@ def echo(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def test_the_shipped_levels_answer_to_their_names() -> None:
-    assert level_names() == ("tir", "graph")
+    assert level_names() == ("tir", "graph", "sched")
     for found in levels():
         assert level(found.name) is found and found.mutations and callable(found.fuzzer)
-    assert level("tir").mutations.isdisjoint(level("graph").mutations)  # a mutation names its level
+    for a, b in itertools.combinations(levels(), 2):
+        assert a.mutations.isdisjoint(b.mutations), (a.name, b.name)  # a mutation names its level
 
 
 def test_an_unknown_level_is_a_one_line_error() -> None:
-    with pytest.raises(SeedzerError, match=r"^no level 'tri' \(levels: tir, graph\)$"):
+    with pytest.raises(SeedzerError, match=r"^no level 'tri' \(levels: tir, graph, sched\)$"):
         level("tri")
 
 

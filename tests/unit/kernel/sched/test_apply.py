@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from seedzer.kernel.common import Stage, Symptom
-from seedzer.kernel.sched.apply import APPLY, apply_postprocs, apply_trace
+from seedzer.kernel.sched.apply import APPLY, apply_postprocs, apply_trace, refused_message
 from seedzer.kernel.sched.case import LLVM_POSTPROCS
 from seedzer.kernel.sched.trace import KINDS, parse_trace
 from seedzer.kernel.tir.lowering import StepFailure, parse_func
@@ -112,3 +112,18 @@ def test_a_failure_after_an_unsafe_primitive_is_invalid(matmul: object) -> None:
         apply_trace(matmul, parse_trace(trace))
     assert caught.value.observation.symptom is Symptom.INVALID
     assert "after an unsafe primitive" in caught.value.observation.message
+
+
+def test_an_insertion_index_out_of_its_documented_range_is_a_refusal() -> None:
+    """compute_at's ``index`` outside (-1, -2, [first, last]) is thrown as an InternalError, yet it is the
+    primitive checking its argument (compute_at.cc): invalid, never a candidate."""
+    fused = parse_func((SEEDS / "fused_matmul_add_relu.py").read_text())
+    trace = [[["GetSBlock", [], ["matmul", "main"], ["b0"]], ["GetSBlock", [], ["T_add", "main"], ["b1"]],
+              ["GetLoops", ["b1"], [], ["l2", "l3"]], ["ComputeAt", ["b0", "l3"], [True, 7], []]], []]
+    with pytest.raises(StepFailure) as caught:
+        apply_trace(fused, parse_trace(trace))
+    observed = caught.value.observation
+    assert (observed.symptom, observed.pass_name) == (Symptom.INVALID, "ComputeAt")
+    assert observed.message.startswith("refused: InternalError: Valid index:")
+    assert refused_message("InternalError: Valid index:(-1, -2, [0, 0]), current index=2")
+    assert not refused_message("InternalError: Check failed: seq.size() != 0")

@@ -1,4 +1,5 @@
-"""Shrinking a PrimFunc while a test holds: deterministic candidates, greedy acceptance.
+"""Shrinking a PrimFunc while a test holds: deterministic candidates, greedy acceptance (the TIR and the
+schedule kinds' reducers and plain reproducers shrink their PrimFuncs with it).
 
 Candidates reuse the mutation layer's walk (:func:`seedzer.tir.nodes.analyze`), its
 type-compatible child choice (:meth:`seedzer.mutate.tir.ir_mutators.Deletor._children`) and its

@@ -8,11 +8,11 @@ import pytest
 
 pytest.importorskip("tvm")
 
-from seedzer.finding.tir.shrink_ir import candidates, shrink, size_key
+from seedzer.finding.shrink_ir import candidates, shrink, size_key
 from seedzer.tir.wellformed import check_well_formed
 from seedzer.tvmio import parse_primfunc, script_of
 
-SEEDS = Path(__file__).resolve().parents[3] / "fixtures" / "seeds"
+SEEDS = Path(__file__).resolve().parents[2] / "fixtures" / "seeds"
 
 
 def test_candidates_are_well_formed_and_cover_every_family() -> None:
