@@ -218,3 +218,12 @@ def inside(folder: Path, name: str) -> Path:
     if path != base and base not in path.parents:
         raise SeedzerError(f"{folder}: the path {name!r} leaves the finding's folder")
     return path
+
+
+def read_inside(folder: Path, name: str) -> str:
+    """The text of ``folder/name`` (:func:`inside`); a one-line error when it cannot be read."""
+    path = inside(folder, name)
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SeedzerError(f"{path}: unreadable ({exc})") from exc

@@ -19,7 +19,7 @@ from typing import Any
 from seedzer.config import stage_limits
 from seedzer.errors import SeedzerError
 from seedzer.finding.layout import REPRO_FILE
-from seedzer.finding.meta import FindingMeta, FindingSettings, inside
+from seedzer.finding.meta import FindingMeta, FindingSettings, inside, read_inside
 from seedzer.finding.repro import render
 from seedzer.kernel.common import Observation, Symptom
 from seedzer.kernel.sched import CHAIN
@@ -86,19 +86,11 @@ def sched_files(case: SchedCase, meta: FindingMeta, log: str) -> dict[str, str |
             LOG_FILE: log, REPRO_FILE: render_sched_repro(case, meta)}
 
 
-def _read(folder: Path, name: str) -> str:
-    path = inside(folder, name)
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SeedzerError(f"{path}: unreadable ({exc})") from exc
-
-
 def finding_case(folder: Path) -> SchedCase:
     """The case of a sched finding folder (``case.json``); a one-line error names what is wrong."""
     path = inside(Path(folder), CASE_FILE)
     try:
-        data: Any = json.loads(_read(Path(folder), CASE_FILE))
+        data: Any = json.loads(read_inside(Path(folder), CASE_FILE))
         return SchedCase.from_json(data)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise SeedzerError(f"{path}: not a Seedzer schedule case ({type(exc).__name__}: {exc})") from exc
@@ -122,7 +114,7 @@ class SchedFinding:
         """Read a sched finding folder; a one-line :class:`SeedzerError` names what is wrong."""
         folder = Path(folder)
         meta = FindingMeta.load(folder)
-        log = _read(folder, LOG_FILE) if inside(folder, LOG_FILE).exists() else ""
+        log = read_inside(folder, LOG_FILE) if inside(folder, LOG_FILE).exists() else ""
         return SchedFinding(meta, finding_case(folder), log)
 
 

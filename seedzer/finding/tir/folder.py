@@ -22,7 +22,7 @@ from typing import Any
 from seedzer.config import stage_limits
 from seedzer.errors import SeedzerError
 from seedzer.finding.layout import REPRO_FILE
-from seedzer.finding.meta import FindingMeta, FindingSettings, inside
+from seedzer.finding.meta import FindingMeta, FindingSettings, inside, read_inside
 from seedzer.finding.repro import render
 from seedzer.kernel.common import Observation, Symptom
 from seedzer.kernel.tir.case import FUZZED, Case, Checks, Step
@@ -76,14 +76,6 @@ def new_case(script: str, passes_json: str, observation: Observation, settings: 
     return filed_case(ran, observation, settings, perf_factor, perf_repeats)
 
 
-def _read(folder: Path, name: str) -> str:
-    path = inside(folder, name)
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SeedzerError(f"{path}: unreadable ({exc})") from exc
-
-
 @dataclass
 class FindingCase:
     """A finding's case in the current model, and (for older findings) the program it was filed from."""
@@ -107,8 +99,8 @@ def legacy_case(data: dict[str, Any], script: str, meta: FindingMeta, settings: 
 def finding_case(folder: Path, meta: FindingMeta) -> FindingCase:
     """The case of a TIR finding folder (see the module docstring)."""
     folder = Path(folder)
-    script = _read(folder, IR_FILE)
-    passes = _read(folder, PASSES_FILE) if inside(folder, PASSES_FILE).exists() else "[]"
+    script = read_inside(folder, IR_FILE)
+    passes = read_inside(folder, PASSES_FILE) if inside(folder, PASSES_FILE).exists() else "[]"
     case_path = inside(folder, CASE_FILE)
     data: dict[str, Any] = {}
     if case_path.exists():
@@ -185,8 +177,8 @@ class TirFinding:
         folder = Path(folder)
         meta = FindingMeta.load(folder)
         found = finding_case(folder, meta)
-        passes = _read(folder, PASSES_FILE) if inside(folder, PASSES_FILE).exists() else "[]"
-        log = _read(folder, LOG_FILE) if inside(folder, LOG_FILE).exists() else ""
+        passes = read_inside(folder, PASSES_FILE) if inside(folder, PASSES_FILE).exists() else "[]"
+        log = read_inside(folder, LOG_FILE) if inside(folder, LOG_FILE).exists() else ""
         return TirFinding(meta, found.case, passes, log, found.legacy)
 
 
