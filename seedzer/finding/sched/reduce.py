@@ -26,6 +26,7 @@ from seedzer.finding.ddmin import ddmin
 from seedzer.finding.layout import REDUCED_DIR, STATE_FILE
 from seedzer.finding.reducer import Reducer, Trial, defines_pass, passes_of, stats_from_json, stats_to_json
 from seedzer.finding.sched.folder import CASE_FILE, IR_FILE, PLAN_FILE, plan_text
+from seedzer.finding.script_triage import lines
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.messages import ir_names, same_failure
 from seedzer.kernel.sched.case import SchedCase
@@ -35,11 +36,6 @@ from seedzer.store.atomic import write_atomic
 
 LOOSE = ("mismatch",)
 """Symptoms whose IR shrinking must not drop writes (later reads would see uninitialized memory)."""
-
-
-def lines(script: str) -> int:
-    """TVMScript lines that are code (the printer's comment header is not counted)."""
-    return sum(1 for ln in script.splitlines() if ln.strip() and not ln.lstrip().startswith("#"))
 
 
 def primitive_indices(case: SchedCase) -> list[int]:

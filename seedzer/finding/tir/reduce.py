@@ -25,6 +25,7 @@ from typing import Any
 from seedzer.finding.ddmin import ddmin
 from seedzer.finding.layout import REDUCED_DIR, STATE_FILE
 from seedzer.finding.reducer import Reducer, Trial, defines_pass, passes_of, stats_from_json, stats_to_json
+from seedzer.finding.script_triage import lines
 from seedzer.finding.tir.folder import CASE_FILE, IR_FILE
 from seedzer.kernel.common import Observation
 from seedzer.kernel.messages import ir_names
@@ -33,11 +34,6 @@ from seedzer.store.atomic import write_atomic
 
 LOOSE = ("mismatch", "perf")
 """Symptoms whose reduction must not drop writes (later reads would see uninitialized memory)."""
-
-
-def lines(script: str) -> int:
-    """TVMScript lines that are code (the printer's comment header is not counted)."""
-    return sum(1 for ln in script.splitlines() if ln.strip() and not ln.lstrip().startswith("#"))
 
 
 @dataclass

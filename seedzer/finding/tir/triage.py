@@ -1,77 +1,31 @@
 """Triage of one TIR finding: reduce it (resumable, :mod:`seedzer.finding.tir.reduce`), write
 ``reduced/repro.py`` and run it in a clean interpreter, make the plain reproducer ``minimal.py``
 (:mod:`seedzer.finding.tir.minimal_repro`, verified in a fresh environment), then write ``report.md`` in
-TVM's template with the kind's own draft (:mod:`seedzer.finding.tir.report_md`) as its notes."""
+TVM's template with the kind's own draft (:mod:`seedzer.finding.tir.report_md`) as its notes; the steps
+are :func:`seedzer.finding.script_triage.triage_script`'s."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import time
 from pathlib import Path
-from typing import Any
 
-from seedzer.execute.isolated_call import run_isolated
-from seedzer.finding.kind import Described, TriageOptions, TriageResult
-from seedzer.finding.layout import REDUCED_DIR, REPRO_FILE, STATE_FILE
+from seedzer.finding.kind import TriageOptions, TriageResult
 from seedzer.finding.meta import FindingMeta
-from seedzer.finding.minimal_step import SEARCH_LOG, docs_for, make_minimal, noted, write_report
-from seedzer.finding.reducer import stats_from_json
-from seedzer.finding.repro import run_repro
+from seedzer.finding.script_triage import ScriptTriage, triage_script
 from seedzer.finding.tir.folder import CASE_FILE, KIND_NAME, TRIAGE_LOG, finding_case, render_tir_repro
 from seedzer.finding.tir.gate import RULES
 from seedzer.finding.tir.minimal_repro import TirMinimalJob
-from seedzer.finding.tir.reduce import Reduction, fuzzed_steps, lines, reduce_in_child, save_state
+from seedzer.finding.tir.reduce import fuzzed_steps, reduce_in_child, save_state
 from seedzer.finding.tir.report_md import render_report
-from seedzer.kernel.common import Stage as KernelStage
+from seedzer.kernel.common import Stage
 from seedzer.kernel.tir.case import Case
-from seedzer.store.atomic import write_atomic
+
+TIR_TRIAGE = ScriptTriage[Case](
+    KIND_NAME, CASE_FILE, TRIAGE_LOG, Case.from_json, "passes_before", lambda case: len(fuzzed_steps(case)),
+    Stage.PASS, reduce_in_child, save_state, render_tir_repro, TirMinimalJob,
+    "seedzer.finding.tir.minimal_repro:make_tir_minimal", render_report, RULES)
+"""What a TIR finding's triage has of its own: its case counted in fuzzed passes."""
 
 
 def triage_tir(folder: Path, meta: FindingMeta, options: TriageOptions) -> TriageResult:
-    """Reduce one TIR finding (resumable), write reduced/repro.py and report.md."""
-    start = time.monotonic()
-    obs = meta.observation
-    result = TriageResult(folder.name, KIND_NAME, obs.symptom.value, obs.where(), "error")
-    case = finding_case(folder, meta).case
-    case = dataclasses.replace(case, expected=case.expected or obs)
-    state_path = folder / REDUCED_DIR / STATE_FILE
-    state: dict[str, Any] = {}
-    if state_path.exists() and not options.force:
-        state = json.loads(state_path.read_text())
-        case = Case.from_json(json.loads((folder / REDUCED_DIR / CASE_FILE).read_text()))
-    result.size_before = state.setdefault("lines_before", lines(case.script))
-    result.passes_before = state.setdefault("passes_before", len(fuzzed_steps(case)))
-    if not state.get("done"):
-        timeout = case.timeout * 2 if obs.symptom.value == "hang" else min(case.timeout, 300.0)
-        res = run_isolated(reduce_in_child, str(folder), case.to_json(), options.minutes * 60, timeout, state,
-                           timeout=options.minutes * 60 + 2 * timeout + 60, stage=KernelStage.PASS,
-                           log=str(folder / REDUCED_DIR / TRIAGE_LOG))
-        if res.outcome is not None:
-            result.note = f"the reduction died: {res.outcome.message[:200]}"
-            return result
-        red: Reduction = res.value
-        if not red.reproduced:
-            result.status, result.note = "not-reproduced", f"observed {red.note[:200]}"
-            return result
-        case = red.case
-        state.update(done=red.done, tests=state.get("tests", 0) + red.tests,
-                     seconds=state.get("seconds", 0.0) + red.seconds, confirmed=True, rounds=red.rounds,
-                     pass_stats=red.stats)
-        save_state(folder, case, state)
-    repro = folder / REDUCED_DIR / REPRO_FILE
-    write_atomic(repro, render_tir_repro(case, meta))
-    run = run_repro(repro, options.python, timeout=case.timeout + 300.0)
-    ok = (run.returncode is not None and run.returncode < 0) if obs.symptom.value == "crash" else run.returncode == 1
-    result.size_after, result.passes_after = lines(case.script), len(fuzzed_steps(case))
-    result.tests, result.seconds = int(state.get("tests", 0)), time.monotonic() - start
-    result.status = ("reduced" if state.get("done") else "partial") if ok else "unverified"
-    result.note = f"reduced repro exit status {run.returncode}"
-    state.update(verified=ok, verify_note=result.note)
-    save_state(folder, case, state)
-    job = TirMinimalJob(case, tuple(meta.culprit), docs_for(meta), options.minimal_seconds)
-    record = make_minimal(folder, "seedzer.finding.tir.minimal_repro:make_tir_minimal", job, options,
-                          folder / REDUCED_DIR / SEARCH_LOG)
-    notes = render_report(meta, case, result, stats_from_json(state.get("pass_stats")))
-    write_report(folder, meta, record, [Described.of(rule.name, type(rule)) for rule in RULES], options, notes)
-    return noted(result, record)
+    """Reduce one TIR finding (resumable), write reduced/repro.py, minimal.py and report.md."""
+    return triage_script(TIR_TRIAGE, folder, meta, finding_case(folder, meta).case, options)
