@@ -23,13 +23,9 @@ from seedzer.finding.minimal.text import Docs
 from seedzer.finding.minimal_step import SEARCH_LOG, docs_for, make_minimal, noted, write_report
 from seedzer.finding.reducer import PassStats, stats_from_json
 from seedzer.finding.repro import run_repro
+from seedzer.finding.script_reduce import Reduction, lines
 from seedzer.kernel.common import Observation, Stage
 from seedzer.store.atomic import write_atomic
-
-
-def lines(script: str) -> int:
-    """TVMScript lines that are code (the printer's comment header is not counted)."""
-    return sum(1 for ln in script.splitlines() if ln.strip() and not ln.lstrip().startswith("#"))
 
 
 class ScriptCase(Protocol):
@@ -107,7 +103,7 @@ def triage_script(kind: ScriptTriage[CaseT], folder: Path, meta: FindingMeta, ca
         if res.outcome is not None:
             result.note = f"the reduction died: {res.outcome.message[:200]}"
             return result
-        red = res.value
+        red: Reduction[CaseT] = res.value
         if not red.reproduced:
             result.status, result.note = "not-reproduced", f"observed {red.note[:200]}"
             return result

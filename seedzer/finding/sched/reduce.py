@@ -18,15 +18,14 @@ import dataclasses
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from seedzer.finding.ddmin import ddmin
 from seedzer.finding.layout import REDUCED_DIR, STATE_FILE
-from seedzer.finding.reducer import Reducer, Trial, defines_pass, passes_of, stats_from_json, stats_to_json
+from seedzer.finding.reducer import Trial, defines_pass, passes_of
 from seedzer.finding.sched.folder import CASE_FILE, IR_FILE, PLAN_FILE, plan_text
-from seedzer.finding.script_triage import lines
+from seedzer.finding.script_reduce import Reduction, ScriptReducer, lines, reduce_script
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.messages import ir_names, same_failure
 from seedzer.kernel.sched.case import SchedCase
@@ -76,21 +75,6 @@ def cut_trace(case: SchedCase, holds: Callable[[SchedCase], bool],
     return with_primitives(case, keep) if keep != indices else case
 
 
-@dataclass
-class Reduction:
-    """What a reduction reached: the best case so far, whether it finished, tests and seconds, the rounds
-    it ran and the per-pass statistics (earlier runs included)."""
-
-    case: SchedCase
-    done: bool
-    reproduced: bool
-    tests: int = 0
-    seconds: float = 0.0
-    note: str = ""
-    rounds: int = 0
-    stats: dict[str, Any] = dataclasses.field(default_factory=dict)
-
-
 def save_state(folder: Path, case: SchedCase, state: dict[str, Any]) -> None:
     """Save the best case so far and the reduction's state in ``reduced/``."""
     reduced = folder / REDUCED_DIR
@@ -132,7 +116,7 @@ class SchedPasses:
 
 
 def reduce_in_child(folder_text: str, case_json: dict[str, Any], seconds: float, timeout: float,
-                    state: dict[str, Any]) -> Reduction:
+                    state: dict[str, Any]) -> Reduction[SchedCase]:
     """Reduce a case inside a zygote child (see the module docstring); ``state`` is the saved progress."""
     from seedzer.finding.sched.check import Tester
 
@@ -150,20 +134,9 @@ def reduce_in_child(folder_text: str, case_json: dict[str, Any], seconds: float,
             return got.symptom is Symptom.CRASH and got.pass_name == target.pass_name
         return same_failure(target, got, names | ir_names(candidate.script))
 
-    if not state.get("confirmed"):
-        if not holds(case):
-            got = tester.observe(case, timeout)
-            return Reduction(case, False, False, tester.tests, time.monotonic() - start, got.headline())
-        state["confirmed"] = True
+    def unconfirmed(candidate: SchedCase) -> Observation | None:
+        return None if holds(candidate) else tester.observe(candidate, timeout)
 
-    def save(best: SchedCase) -> None:
-        state["pass_stats"] = stats_to_json(engine.stats)
-        save_state(folder, best, state)
-
-    engine = Reducer(passes_of(SchedPasses(target.symptom.value not in LOOSE)), holds, case_size,
-                     deadline=start + seconds, on_improvement=save, stats=stats_from_json(state.get("pass_stats")))
-    outcome = engine.run(case)
-    state["rounds"] = state.get("rounds", 0) + outcome.rounds
-    save(outcome.state)
-    return Reduction(outcome.state, outcome.complete, True, tester.tests, time.monotonic() - start,
-                     rounds=state["rounds"], stats=state["pass_stats"])
+    reducer = ScriptReducer(passes_of(SchedPasses(target.symptom.value not in LOOSE)), holds, unconfirmed,
+                            case_size, save_state, lambda: tester.tests)
+    return reduce_script(reducer, folder, case, seconds, state, start)

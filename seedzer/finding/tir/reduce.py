@@ -15,17 +15,15 @@ with the table of the passes that paid off.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from seedzer.finding.ddmin import ddmin
 from seedzer.finding.layout import REDUCED_DIR, STATE_FILE
-from seedzer.finding.reducer import Reducer, Trial, defines_pass, passes_of, stats_from_json, stats_to_json
-from seedzer.finding.script_triage import lines
+from seedzer.finding.reducer import Trial, defines_pass, passes_of
+from seedzer.finding.script_reduce import Reduction, ScriptReducer, lines, reduce_script
 from seedzer.finding.tir.folder import CASE_FILE, IR_FILE
 from seedzer.kernel.common import Observation
 from seedzer.kernel.messages import ir_names
@@ -34,22 +32,6 @@ from seedzer.store.atomic import write_atomic
 
 LOOSE = ("mismatch", "perf")
 """Symptoms whose reduction must not drop writes (later reads would see uninitialized memory)."""
-
-
-@dataclass
-class Reduction:
-    """What a reduction reached: the best case so far, whether it finished, tests and seconds, the
-    rounds it ran and the per-pass statistics (:func:`~seedzer.finding.reducer.stats_to_json`,
-    earlier runs included)."""
-
-    case: Case
-    done: bool
-    reproduced: bool
-    tests: int = 0
-    seconds: float = 0.0
-    note: str = ""
-    rounds: int = 0
-    stats: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def fuzzed_steps(case: Case) -> list[int]:
@@ -100,7 +82,7 @@ class TirPasses:
 
 
 def reduce_in_child(folder_text: str, case_json: dict[str, Any], seconds: float, timeout: float,
-                    state: dict[str, Any]) -> Reduction:
+                    state: dict[str, Any]) -> Reduction[Case]:
     """Reduce a case inside a zygote child (see the module docstring); ``state`` is the saved progress."""
     from seedzer.finding.tir.check import Tester
 
@@ -120,20 +102,10 @@ def reduce_in_child(folder_text: str, case_json: dict[str, Any], seconds: float,
     def holds(candidate: Case) -> bool:
         return shows(candidate, tester.observe(candidate, timeout))
 
-    if not state.get("confirmed"):
-        got = tester.observe(case, timeout)
-        if not shows(case, got):
-            return Reduction(case, False, False, tester.tests, time.monotonic() - start, got.headline())
-        state["confirmed"] = True
+    def unconfirmed(candidate: Case) -> Observation | None:
+        got = tester.observe(candidate, timeout)
+        return None if shows(candidate, got) else got
 
-    def save(best: Case) -> None:
-        state["pass_stats"] = stats_to_json(engine.stats)
-        save_state(folder, best, state)
-
-    engine = Reducer(passes_of(TirPasses(target.symptom.value not in LOOSE)), holds, case_size,
-                     deadline=start + seconds, on_improvement=save, stats=stats_from_json(state.get("pass_stats")))
-    outcome = engine.run(case)
-    state["rounds"] = state.get("rounds", 0) + outcome.rounds
-    save(outcome.state)
-    return Reduction(outcome.state, outcome.complete, True, tester.tests, time.monotonic() - start,
-                     rounds=state["rounds"], stats=state["pass_stats"])
+    reducer = ScriptReducer(passes_of(TirPasses(target.symptom.value not in LOOSE)), holds, unconfirmed, case_size,
+                            save_state, lambda: tester.tests)
+    return reduce_script(reducer, folder, case, seconds, state, start)
