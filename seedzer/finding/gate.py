@@ -17,7 +17,8 @@ from typing import Generic, Protocol, TypeVar
 from seedzer.config import Config, stage_limits
 from seedzer.finding.meta import NOT_A_BUG
 from seedzer.finding.verdict import INVALID, Verdict
-from seedzer.kernel.common import Observation
+from seedzer.kernel.common import Observation, Symptom
+from seedzer.kernel.messages import ir_names, same_failure
 
 INSTRUMENTED_BACKENDS = frozenset({"breakpoints"})
 """Coverage backends that patch TVM's code: a crash may be theirs rather than TVM's."""
@@ -51,6 +52,70 @@ def gate_settings(cfg: Config) -> GateSettings:
     return GateSettings(timeouts=stage_limits(cfg.timeouts), instrumented=cfg.fuzz.coverage in INSTRUMENTED_BACKENDS,
                         verifier_issues=cfg.oracles.verifier_issues, witnesses=cfg.oracles.witnesses,
                         oracles=tuple(cfg.oracles.enabled))
+
+
+def timeout_for(settings: GateSettings, observation: Observation) -> float:
+    """The limit of a test re-running a failure: a hang ``hang_factor`` times its stage's limit, any
+    other failure twice the limits of all stages together."""
+    limits = settings.timeouts
+    if observation.symptom is Symptom.HANG:
+        stage = observation.stage.value if observation.stage else "build"
+        return settings.hang_factor * float(limits.get(stage, 60.0))
+    return 2.0 * sum(float(v) for v in limits.values())
+
+
+def reproduces(expected: Observation, got: Observation, names: frozenset[str]) -> bool:
+    """Whether ``got`` is the failure ``expected`` describes, as the gate judges it (a crash at the
+    same step, any hang, else :func:`~seedzer.kernel.messages.same_failure`)."""
+    if expected.symptom is Symptom.CRASH:
+        return got.symptom is Symptom.CRASH and got.pass_name == expected.pass_name
+    if expected.symptom is Symptom.HANG:
+        return got.symptom is Symptom.HANG
+    return same_failure(expected, got, names)
+
+
+class ScriptCaseLike(Protocol):
+    """What a judgement's start reads of a TVMScript kind's case."""
+
+    @property
+    def script(self) -> str: ...
+    @property
+    def expected(self) -> Observation | None: ...
+
+
+class ScriptJob(Protocol):
+    """What a judgement's start reads of a TVMScript kind's gate job (the ``tir`` and ``sched`` kinds)."""
+
+    @property
+    def case(self) -> ScriptCaseLike: ...
+    @property
+    def settings(self) -> GateSettings: ...
+
+
+def judgement_start(job: ScriptJob) -> tuple[Observation, frozenset[str], float]:
+    """What a new judgement of ``job`` starts from: the failure to confirm (its case's), the IR names its
+    messages are normalized with and the time limit of a re-run (:func:`timeout_for`)."""
+    expected = job.case.expected
+    assert expected is not None, "a gate job's case carries the observation to confirm"
+    return expected, ir_names(job.case.script), timeout_for(job.settings, expected)
+
+
+class Judgement:
+    """What a TVMScript kind's judgement context (a dataclass with these fields) offers every rule."""
+
+    job: ScriptJob
+    got: Observation | None
+
+    @property
+    def settings(self) -> GateSettings:
+        """The job's gate settings."""
+        return self.job.settings
+
+    @property
+    def seen(self) -> Observation:
+        """The failure the case showed alone (a rule that needs it runs after the one that saw it)."""
+        assert self.got is not None, "the case has not been run alone yet"
+        return self.got
 
 
 class Rule(Protocol[C]):

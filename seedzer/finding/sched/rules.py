@@ -13,14 +13,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from seedzer.finding.gate import GateSettings
+from seedzer.finding.gate import GateSettings, Judgement, judgement_start, reproduces
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.sched.at_fault import FAULT_RULES, SchedFault
 from seedzer.finding.sched.folder import SALT
 from seedzer.finding.sched.reduce import cut_trace, primitive_indices, up_to_failure
 from seedzer.finding.verdict import INSTRUMENTATION, INVALID, NOT_REPRODUCED, PRECONDITION, Verdict
 from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.kernel.messages import ir_names, same_failure
+from seedzer.kernel.messages import ir_names
 from seedzer.kernel.sched.apply import refused_message
 from seedzer.kernel.sched.case import SchedCase
 from seedzer.kernel.sched.trace import is_unsafe, parse_trace, transforming
@@ -57,32 +57,12 @@ def check_sentence(message: str) -> str:
     return message[:end + 1] if end >= 0 else message
 
 
-def reproduces(expected: Observation, got: Observation, names: frozenset[str]) -> bool:
-    """Whether ``got`` is the failure ``expected`` describes (a crash at the same step, any hang, else
-    :func:`~seedzer.kernel.messages.same_failure`)."""
-    if expected.symptom is Symptom.CRASH:
-        return got.symptom is Symptom.CRASH and got.pass_name == expected.pass_name
-    if expected.symptom is Symptom.HANG:
-        return got.symptom is Symptom.HANG
-    return same_failure(expected, got, names)
-
-
-def timeout_for(settings: GateSettings, observation: Observation) -> float:
-    """The limit of a test re-running a failure: a hang ``hang_factor`` times its stage's limit, any other
-    failure twice the limits of all stages together."""
-    limits = settings.timeouts
-    if observation.symptom is Symptom.HANG:
-        stage = observation.stage.value if observation.stage else "build"
-        return settings.hang_factor * float(limits.get(stage, 60.0))
-    return 2.0 * sum(float(v) for v in limits.values())
-
-
 ObserveFn = Callable[[SchedCase, float], Observation]
 """Runs a case alone within a time limit (in a forked child) and returns what it showed."""
 
 
 @dataclass
-class SchedContext:
+class SchedContext(Judgement):
     """One candidate's judgement so far, shared by the gate's rules.
 
     ``expected`` is the failure to confirm, ``got`` the one the case showed alone (None until a rule ran
@@ -105,21 +85,7 @@ class SchedContext:
     @staticmethod
     def of(job: SchedGateJob, run: ObserveFn) -> SchedContext:
         """The context of a new judgement of ``job``, its tests run by ``run``."""
-        expected = job.case.expected
-        assert expected is not None, "a gate job's case carries the observation to confirm"
-        return SchedContext(job, run, job.case, expected, ir_names(job.case.script),
-                            timeout_for(job.settings, expected))
-
-    @property
-    def settings(self) -> GateSettings:
-        """The job's gate settings."""
-        return self.job.settings
-
-    @property
-    def seen(self) -> Observation:
-        """The failure the case showed alone (a rule that needs it runs after the one that saw it)."""
-        assert self.got is not None, "the case has not been run alone yet"
-        return self.got
+        return SchedContext(job, run, job.case, *judgement_start(job))
 
     def observe(self, case: SchedCase, timeout: float | None = None) -> Observation:
         """What ``case`` shows alone within ``timeout`` (default: the judgement's limit)."""

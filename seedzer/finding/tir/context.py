@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from seedzer.execute.forked import call_forked
-from seedzer.finding.gate import GateSettings
+from seedzer.finding.gate import GateSettings, Judgement, judgement_start, reproduces
 from seedzer.finding.meta import NOT_A_BUG
 from seedzer.finding.tir.hang_size import IRSize, lowered_size
 from seedzer.finding.verdict import INSTRUMENTATION, INVALID, NOT_REPRODUCED, Verdict
 from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.kernel.messages import ir_names, normalize, same_failure
+from seedzer.kernel.messages import normalize
 from seedzer.kernel.tir.case import Case
 
 COMPILE_STAGES = frozenset({Stage.MUTATE, Stage.PASS, Stage.BUILD})
@@ -71,26 +71,6 @@ def lines(case: Case) -> int:
     return sum(1 for ln in case.script.splitlines() if ln.strip())
 
 
-def timeout_for(settings: GateSettings, observation: Observation) -> float:
-    """The limit of a test re-running a failure: a hang ``hang_factor`` times its stage's limit, any
-    other failure twice the limits of all stages together."""
-    limits = settings.timeouts
-    if observation.symptom is Symptom.HANG:
-        stage = observation.stage.value if observation.stage else "build"
-        return settings.hang_factor * float(limits.get(stage, 60.0))
-    return 2.0 * sum(float(v) for v in limits.values())
-
-
-def reproduces(expected: Observation, got: Observation, names: frozenset[str]) -> bool:
-    """Whether ``got`` is the failure ``expected`` describes, as the gate judges it (a crash at the
-    same step, any hang, else :func:`~seedzer.kernel.messages.same_failure`)."""
-    if expected.symptom is Symptom.CRASH:
-        return got.symptom is Symptom.CRASH and got.pass_name == expected.pass_name
-    if expected.symptom is Symptom.HANG:
-        return got.symptom is Symptom.HANG
-    return same_failure(expected, got, names)
-
-
 def reproduces_legacy(expected: Observation, got: Observation, names: frozenset[str]) -> bool:
     """Whether a program of an older Seedzer still fails as it recorded (older versions named a build
     error after the pipeline's last pass and a nested pass by its inner name: the message decides)."""
@@ -119,7 +99,7 @@ ShrinkStep = Callable[[str, Callable[[str], bool], Callable[[], bool]], "str | N
 
 
 @dataclass
-class TirContext:
+class TirContext(Judgement):
     """One candidate's judgement so far, shared by the gate's rules (see :mod:`seedzer.finding.tir.gate`).
 
     ``expected`` is the failure to confirm, ``got`` the one the case showed alone (None until a
@@ -151,21 +131,7 @@ class TirContext:
     @staticmethod
     def of(job: GateJob, tester: GateTester) -> TirContext:
         """The context of a new judgement of ``job``, its tests run by ``tester``."""
-        expected = job.case.expected
-        assert expected is not None, "a gate job's case carries the observation to confirm"
-        return TirContext(job, tester, job.case, expected, ir_names(job.case.script),
-                               timeout_for(job.settings, expected))
-
-    @property
-    def settings(self) -> GateSettings:
-        """The job's gate settings."""
-        return self.job.settings
-
-    @property
-    def seen(self) -> Observation:
-        """The failure the case showed alone (a rule that needs it runs after the one that saw it)."""
-        assert self.got is not None, "the case has not been run alone yet"
-        return self.got
+        return TirContext(job, tester, job.case, *judgement_start(job))
 
     def ub_text(self, mutant: str, seed: str) -> str | None:
         """:attr:`ub_check` on two TVMScript texts, parsed by the tester's runner (a text that does not

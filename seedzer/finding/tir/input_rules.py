@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from seedzer.finding.gate import timeout_for
 from seedzer.finding.meta import NOT_A_BUG
-from seedzer.finding.tir.context import COMPILE_STAGES, TirContext, excused_by_ub, lines, reproduces, timeout_for
+from seedzer.finding.tir.context import COMPILE_STAGES, TirContext, excused_by_ub, lines, reproduces
 from seedzer.finding.tir.culprit import variant
 from seedzer.finding.tir.ub_slice import slice_for
 from seedzer.finding.tir.witness import forked_ir_before

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from seedzer.finding.gate import timeout_for
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.tir.at_fault import code_at_fault
 from seedzer.finding.tir.context import (
@@ -19,7 +20,6 @@ from seedzer.finding.tir.context import (
     lines,
     reproduces,
     reproduces_legacy,
-    timeout_for,
 )
 from seedzer.finding.tir.culprit import bisect, verified_from_start
 from seedzer.finding.tir.folder import SALT, WITNESS_RULE
