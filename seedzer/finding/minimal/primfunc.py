@@ -1,13 +1,28 @@
-"""The pieces of a plain reproducer that holds a PrimFunc (the TIR and the schedule kinds'): its TVMScript
-lines without the printer's comments, the imports it needs, a target as code, and the inputs the kernel
-makes for its parameters. TVM-free."""
+"""The pieces of a plain reproducer that holds a PrimFunc (the TIR and the schedule kinds'): what its search
+needs (:class:`PrimFuncMinimalJob`), its TVMScript lines without the printer's comments, the imports it
+needs, a target as code, and the inputs the kernel makes for its parameters. TVM-free."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+from seedzer.finding.minimal.text import Docs
+
+CaseT = TypeVar("CaseT")
+
+
+@dataclass(frozen=True)
+class PrimFuncMinimalJob(Generic[CaseT]):
+    """What a kind's search needs: the reduced case (expecting the finding's failure), the code at fault
+    the gate named (the culprit passes, the primitive), the docstring and the seconds shrinking may take."""
+
+    case: CaseT
+    culprit: tuple[str, ...]
+    docs: Docs
+    seconds: float = 180.0
 
 
 @dataclass(frozen=True)

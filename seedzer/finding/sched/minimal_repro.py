@@ -21,12 +21,11 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from seedzer.finding.minimal.harness import run_minimal
-from seedzer.finding.minimal.primfunc import Param, target_text
+from seedzer.finding.minimal.primfunc import Param, PrimFuncMinimalJob, target_text
 from seedzer.finding.minimal.program import Made, MinimalProgram
-from seedzer.finding.minimal.text import Docs, error_mark
+from seedzer.finding.minimal.text import error_mark
 from seedzer.finding.sched.minimal_text import build_failure, step_failure, wrong_result
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.messages import ir_names
@@ -42,15 +41,8 @@ VERIFY = 'tvm.s_tir.analysis.verify_well_formed(sch.mod["main"])'
 OOB_CHECK = "tvm.s_tir.analysis.OOBChecker()(sch.mod)"
 
 
-@dataclass(frozen=True)
-class SchedMinimalJob:
-    """What the search needs: the reduced case (expecting the finding's failure), the code at fault the gate
-    named, the docstring and the seconds shrinking may take."""
-
-    case: SchedCase
-    culprit: tuple[str, ...]
-    docs: Docs
-    seconds: float = 180.0
+SchedMinimalJob = PrimFuncMinimalJob[SchedCase]
+"""What the search needs (:class:`~seedzer.finding.minimal.primfunc.PrimFuncMinimalJob`)."""
 
 
 Render = Callable[[str], MinimalProgram]

@@ -25,12 +25,12 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from seedzer.finding.ddmin import ddmin
 from seedzer.finding.minimal.harness import fails_as, run_minimal
+from seedzer.finding.minimal.primfunc import PrimFuncMinimalJob
 from seedzer.finding.minimal.program import Made, MinimalProgram
-from seedzer.finding.minimal.text import Docs, error_mark
+from seedzer.finding.minimal.text import error_mark
 from seedzer.finding.tir.minimal_text import Param, build_failure, pass_failure, target_text, wrong_result
 from seedzer.kernel.common import REFERENCE_VS_MINIMAL, Observation, Stage, Symptom
 from seedzer.kernel.messages import ir_names
@@ -40,15 +40,8 @@ RUN_TIMEOUT = 120.0
 """Seconds one candidate may run."""
 
 
-@dataclass(frozen=True)
-class TirMinimalJob:
-    """What the search needs: the reduced case (expecting the finding's failure), the gate's culprit
-    passes, the docstring and the seconds shrinking may take."""
-
-    case: Case
-    culprit: tuple[str, ...]
-    docs: Docs
-    seconds: float = 180.0
+TirMinimalJob = PrimFuncMinimalJob[Case]
+"""What the search needs (:class:`~seedzer.finding.minimal.primfunc.PrimFuncMinimalJob`)."""
 
 
 def _holds(expected: Observation, names: frozenset[str]) -> Callable[[MinimalProgram, str], bool]:
