@@ -4,11 +4,14 @@ needs, a target as code, and the inputs the kernel makes for its parameters. TVM
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from seedzer.finding.minimal.program import MinimalProgram
 from seedzer.finding.minimal.text import Docs
 
 CaseT = TypeVar("CaseT")
@@ -23,6 +26,25 @@ class PrimFuncMinimalJob(Generic[CaseT]):
     culprit: tuple[str, ...]
     docs: Docs
     seconds: float = 180.0
+
+
+def shrunk(script: str, render: Callable[[str], MinimalProgram], holds: Callable[[MinimalProgram, str], bool],
+           seconds: float, how: str, aggressive: bool) -> MinimalProgram:
+    """The program of ``script`` shrunk (:func:`seedzer.finding.shrink_ir.shrink`, within ``seconds``) while
+    ``holds`` of the rendered program and its script, noted with ``how`` it was made and what shrinking did.
+    Imports TVM."""
+    from seedzer.finding.shrink_ir import shrink
+
+    deadline = time.monotonic() + seconds
+    before = render(script).lines
+    smaller = shrink(script, lambda s: holds(render(s), s), lambda: time.monotonic() > deadline,
+                     aggressive=aggressive)
+    program = render(smaller)
+    note = (f"shrunk from {before} to {program.lines} lines" if program.lines < before else
+            f"shrinking kept it at {program.lines} lines")
+    if time.monotonic() > deadline:
+        note += " (budget ran out)"
+    return dataclasses.replace(program, notes=(how, note))
 
 
 @dataclass(frozen=True)

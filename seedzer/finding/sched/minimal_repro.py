@@ -18,12 +18,10 @@ house's :func:`seedzer.finding.shrink_ir.shrink`) while it still does. A hang ha
 
 from __future__ import annotations
 
-import dataclasses
-import time
 from collections.abc import Callable
 
 from seedzer.finding.minimal.harness import run_minimal
-from seedzer.finding.minimal.primfunc import Param, PrimFuncMinimalJob, target_text
+from seedzer.finding.minimal.primfunc import Param, PrimFuncMinimalJob, shrunk, target_text
 from seedzer.finding.minimal.program import Made, MinimalProgram
 from seedzer.finding.minimal.text import error_mark
 from seedzer.finding.sched.minimal_text import build_failure, step_failure, wrong_result
@@ -111,21 +109,6 @@ def _renders(job: SchedMinimalJob, expected: Observation, instructions: list[Ins
              f"the schedule, then tvm.compile for {t}") for t in targets]
 
 
-def _shrunk(job: SchedMinimalJob, render: Render, holds: Callable[[MinimalProgram], bool], how: str) -> MinimalProgram:
-    from seedzer.finding.shrink_ir import shrink
-
-    deadline = time.monotonic() + job.seconds
-    script = job.case.script
-    before = render(script).lines
-    smaller = shrink(script, lambda s: holds(render(s)), lambda: time.monotonic() > deadline, aggressive=True)
-    program = render(smaller)
-    note = (f"shrunk from {before} to {program.lines} lines" if program.lines < before else
-            f"shrinking kept it at {program.lines} lines")
-    if time.monotonic() > deadline:
-        note += " (budget ran out)"
-    return dataclasses.replace(program, notes=(how, note))
-
-
 def make_sched_minimal(job: SchedMinimalJob) -> Made | str:
     """The plain reproducer of ``job`` (see the module docstring), or why there is none."""
     expected = job.case.expected
@@ -139,7 +122,8 @@ def make_sched_minimal(job: SchedMinimalJob) -> Made | str:
     holds = _holds(expected, mark)
     for render, how in _renders(job, expected, instructions, mark):
         if holds(render(job.case.script)):
-            return Made(_shrunk(job, render, holds, how))
+            return Made(shrunk(job.case.script, render, lambda program, _: holds(program), job.seconds, how,
+                               aggressive=True))
     return f"no Schedule-call program fails the way the finding does (tried: " \
            f"{'; '.join(how for _, how in _renders(job, expected, instructions, mark))})"
 

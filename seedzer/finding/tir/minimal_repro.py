@@ -23,12 +23,11 @@ passes) have no plain form yet: the answer says so and ``repro.py`` stays the re
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Callable
 
 from seedzer.finding.ddmin import ddmin
 from seedzer.finding.minimal.harness import fails_as, run_minimal
-from seedzer.finding.minimal.primfunc import PrimFuncMinimalJob
+from seedzer.finding.minimal.primfunc import PrimFuncMinimalJob, shrunk
 from seedzer.finding.minimal.program import Made, MinimalProgram
 from seedzer.finding.minimal.text import error_mark
 from seedzer.finding.tir.minimal_text import Param, build_failure, pass_failure, target_text, wrong_result
@@ -91,18 +90,7 @@ def _pass_failure(job: TirMinimalJob, expected: Observation) -> MinimalProgram |
 
 def _shrunk(job: TirMinimalJob, script: str, render: Callable[[str], MinimalProgram],
             holds: Callable[[MinimalProgram, str], bool], how: str, aggressive: bool) -> MinimalProgram:
-    from seedzer.finding.shrink_ir import shrink
-
-    deadline = time.monotonic() + job.seconds
-    before = len(render(script).text.splitlines())
-    smaller = shrink(script, lambda s: holds(render(s), s), lambda: time.monotonic() > deadline,
-                     aggressive=aggressive)
-    program = render(smaller)
-    note = (f"shrunk from {before} to {program.lines} lines" if program.lines < before else
-            f"shrinking kept it at {program.lines} lines")
-    if time.monotonic() > deadline:
-        note += " (budget ran out)"
-    return dataclasses.replace(program, notes=(how, note))
+    return shrunk(script, render, holds, job.seconds, how, aggressive)
 
 
 def _params(script: str) -> list[Param]:
