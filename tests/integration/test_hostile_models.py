@@ -126,10 +126,14 @@ def test_a_model_onnxruntime_refuses_to_run_is_invalid_for_the_loader_and_for_re
     onnx.save(model, path)
     observed = OnnxLoader(LoadOptions(timeout=120)).load(path).observations
     assert observed and all(o.symptom is Symptom.INVALID for o in observed), observed
-    assert all(o.message.startswith(REFUSED) for o in observed)
+    # each attempt is turned away before TVM is blamed: onnxruntime refuses the run, or (the attempt whose
+    # shape became a ShapeExpr) the importer's deliberate "cannot handle ShapeExpr inputs" refusal
+    assert all(o.message.startswith((REFUSED, "unsupported by TVM's importer")) for o in observed), observed
+    assert any(o.message.startswith(REFUSED) for o in observed), observed
     old = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "ValueError: Node  cannot handle ShapeExpr inputs.")
     verdict = run_load_gate_on_folder(str(_old_load_finding(tmp_path, model, (("x", "float32", (2, 2)),), old)))
-    assert verdict.verdict == NOT_A_BUG and verdict.reason.startswith(f"invalid: {REFUSED}"), verdict.reason
+    assert verdict.verdict == NOT_A_BUG, verdict.reason
+    assert verdict.reason.startswith((f"invalid: {REFUSED}", "invalid: unsupported by TVM's importer")), verdict.reason
 
 
 @pytest.mark.parametrize(("dtype", "numpy_name", "shown"), [(TensorProto.STRING, "object", "string"),
