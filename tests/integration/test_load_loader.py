@@ -189,7 +189,7 @@ def test_onnxruntime_alone_disagreeing_with_tvm_and_the_onnx_reference_is_no_fin
     (outcome,) = result.observations
     assert outcome.symptom is Symptom.INVALID and outcome.stage is Stage.COMPARE
     assert outcome.message.startswith("onnxruntime departs from the ONNX reference implementation, which agrees "
-                                      "with TVM: output 0: 6/6 elements differ")
+                                      "with TVM: output 0 'y': 6/6 elements differ")
 
 
 def test_mismatch_observation_and_reproducer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -199,7 +199,7 @@ def test_mismatch_observation_and_reproducer(tmp_path: Path, monkeypatch: pytest
     (outcome,) = result.observations
     assert outcome.symptom is Symptom.MISMATCH and outcome.stage is Stage.COMPARE and outcome.pass_name == "compare"
     assert outcome.comparison == MODEL_VS_ONNXRUNTIME  # deterministic: a rerun gave the same outputs
-    assert outcome.message.startswith("output 0: 6/6 elements differ (values, rtol=0.01, atol=0.001)")
+    assert outcome.message.startswith("output 0 'y': 6/6 elements differ (values, rtol=0.01, atol=0.001)")
     assert outcome.message.endswith("; the ONNX reference implementation agrees with onnxruntime")
     assert outcome.difference is not None and outcome.difference.max_abs_err == pytest.approx(1.0)
     assert result.matched is False and result.seeds
@@ -238,7 +238,7 @@ def test_stored_outputs_are_the_last_resort_reference(tmp_path: Path, monkeypatc
     bad = OnnxLoader(LoadOptions(), isolate=False).load(path)
     assert bad.reference == "stored" and bad.matched is False
     assert [o.symptom for o in bad.observations] == [Symptom.INVALID, Symptom.MISMATCH]  # the fallback note
-    assert bad.observations[1].message.startswith("output 1:")
+    assert bad.observations[1].message.startswith("output 1 'z':")
     np.savez(tmp_path / "m.npz", **right)  # type: ignore[arg-type]
     good = OnnxLoader(LoadOptions(), isolate=False).load(path)
     assert good.reference == "stored" and good.matched is True
