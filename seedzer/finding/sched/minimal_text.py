@@ -16,7 +16,7 @@ from seedzer.finding.minimal import text as parts
 from seedzer.finding.minimal.primfunc import Param, function_lines, imports, input_lines
 from seedzer.finding.minimal.program import PASS_FAILURE, WRONG_RESULT, MinimalProgram
 from seedzer.finding.minimal.text import Docs
-from seedzer.kernel.sched.trace import Instruction
+from seedzer.kernel.sched.trace import Instruction, debug_mask_for
 
 SCHED_NEEDS = ("apache-tvm", "numpy")
 """What a schedule plain reproducer needs from PyPI."""
@@ -137,7 +137,7 @@ def schedule_call(inst: Instruction) -> str:
 
 def schedule_lines(instructions: Sequence[Instruction], postprocs: Sequence[str], debug: bool = True) -> list[str]:
     """The schedule made, the trace as calls, then the postprocessors (as a tuning run applies them)."""
-    mask = ', debug_mask="all"' if debug else ""
+    mask = f", debug_mask={debug_mask_for(instructions, 'all')!r}" if debug else ""
     out = [f'sch = tvm.s_tir.Schedule(tvm.IRModule({{"main": main}}){mask})']
     out += [schedule_call(i) for i in instructions]
     if postprocs:

@@ -32,7 +32,7 @@ import tvm_ffi
 from tvm.s_tir import Schedule
 
 from seedzer.kernel.common import OPT, Observation, Stage, Symptom, error_text, tvm_frames
-from seedzer.kernel.sched.trace import TRANSFORMING, Instruction, is_unsafe
+from seedzer.kernel.sched.trace import TRANSFORMING, Instruction, debug_mask_for, is_unsafe
 from seedzer.kernel.tir.lowering import OnStep, StepFailure, quiet_step, symptom_of
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
@@ -247,7 +247,8 @@ def apply_trace(func: Any, instructions: Sequence[Instruction], *, verify_each: 
                 debug_mask: str | int = "all", on_step: OnStep = quiet_step, seed: int = SEED) -> Applied:
     """``func`` scheduled by ``instructions`` one by one (raises :class:`StepFailure`, stage
     ``schedule``, the instruction's kind and index: see the module docstring)."""
-    sch = Schedule(tvm.IRModule({"main": func}), seed=seed, debug_mask=debug_mask, error_render_level="fast")
+    sch = Schedule(tvm.IRModule({"main": func}), seed=seed, debug_mask=debug_mask_for(instructions, debug_mask),
+                   error_render_level="fast")
     applied = Applied(sch)
     in_bounds = verify_each and out_of_bounds(sch.mod) is None  # then the schedule must keep it so
     rvs: dict[str, Any] = {}

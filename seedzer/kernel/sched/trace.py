@@ -57,6 +57,24 @@ reduction, reduction loops in another order, a vectorized or parallel reduction)
 in a trace, a float reduction may round differently (:func:`reassociation_bound`)."""
 
 
+STALE_FLAGS = frozenset({"CacheInplace"})
+"""Primitives that leave the schedule's cached block flags stale by design: ``cache_inplace`` adds a
+write after read, so its scope is no longer a stage pipeline, and TVM's own test runs it with
+``debug_mask=VERIFY_SREF_TREE`` only ("cache_inplace could introduce WAR, which is expected but stage
+pipeline property changes", tests/python/s_tir/schedule/test_tir_schedule_cache_read_write.py). Under
+``debug_mask="all"`` every call it accepts fails ``VerifyCachedFlags`` (``Wrong stage_pipeline``)."""
+VERIFY_SREF_TREE = 1
+"""``tvm.s_tir.schedule.state.ScheduleDebugMask.VERIFY_SREF_TREE``."""
+
+
+def debug_mask_for(instructions: Iterable[Any], debug_mask: str | int) -> str | int:
+    """The debug mask a trace is checked with: ``debug_mask``, but only the sref tree's check when
+    ``debug_mask`` is ``"all"`` and the trace has a :data:`STALE_FLAGS` primitive (``instructions``:
+    instructions or their kinds)."""
+    kinds = {getattr(i, "kind", i) for i in instructions}
+    return VERIFY_SREF_TREE if debug_mask == "all" and kinds & STALE_FLAGS else debug_mask
+
+
 def is_unsafe(kind: str, attrs: Sequence[Any]) -> bool:
     """Whether an instruction is unsafe by contract: an :data:`UNSAFE` primitive, or a ``split`` with
     ``disable_predication`` (its docstring: "may result in incorrect code generation if not used

@@ -335,14 +335,41 @@ def _cache(kind: str) -> Drawer:
     return draw
 
 
-def draw_cache_inplace(draft: Draft, rng: random.Random) -> bool:
-    block = _pick_block(draft, rng, lambda b: bool(b.reads))
-    if block is None:
-        return False
+def _inplace_reads(block: Block) -> list[int]:
+    """The indices of the buffers ``block`` reads that it writes too."""
     written = {w.name for w in block.writes}
-    inplace = [i for i, r in enumerate(block.reads) if r.name in written]
-    index = rng.choice(inplace) if inplace and rng.random() < 0.8 else rng.randrange(len(block.reads))
-    draft.emit("CacheInplace", [draft.block(block.name)], [index, rng.choice(SCOPES)], "bb")
+    return [i for i, r in enumerate(block.reads) if r.name in written]
+
+
+def draw_cache_inplace(draft: Draft, rng: random.Random) -> bool:
+    """``cache_inplace`` of a block that reads and writes the buffer (its contract:
+    src/s_tir/schedule/primitive/cache_read_write.cc, ``CacheInplace``). A function as the loader
+    lowers it has none (a reduction block does not list its output among its reads), so mostly one is
+    made first: a reduction's update block after ``decompose_reduction`` reads and writes its output
+    (read index 0). The cache stages copy the block's own access region unrelaxed, so the block is
+    mostly blockized at its outermost loop without unit iterators first: its region is then the whole
+    buffer, not one in its iterators (which the stages could not see). One draw in ten reads any buffer."""
+    scope = rng.choice(SCOPES)
+    if rng.random() < 0.1:
+        block = _pick_block(draft, rng, lambda b: bool(b.reads))
+        if block is None:
+            return False
+        draft.emit("CacheInplace", [draft.block(block.name)], [rng.randrange(len(block.reads)), scope], "bb")
+        return True
+    inplace = _pick_block(draft, rng, lambda b: bool(_inplace_reads(b)) and not b.nested)
+    reduction = _pick_block(draft, rng, lambda b: b.reduction and bool(b.loops) and not b.nested)
+    if inplace is not None and (reduction is None or rng.random() < 0.5):
+        rv, index, loops = draft.block(inplace.name), rng.choice(_inplace_reads(inplace)), inplace.loops
+        outer = draft.loops(inplace.name)[0] if loops else None
+    elif reduction is not None:
+        rv, index = draft.block(reduction.name), 0
+        outer = draft.loops(reduction.name)[0]
+        draft.emit("DecomposeReduction", [rv, outer], [], "b")  # the update block keeps the block's name
+    else:
+        return False
+    if outer is not None and rng.random() < 0.8:
+        rv = draft.emit("Blockize", [outer], [False], "b")[0]
+    draft.emit("CacheInplace", [rv], [index, scope], "bb")
     return True
 
 
@@ -508,11 +535,44 @@ def draw_pad_einsum(draft: Draft, rng: random.Random) -> bool:
     return True
 
 
+def _rolling_pairs(view_blocks: Sequence[Block]) -> list[tuple[Block, int, Block]]:
+    """``(producer, write index, consumer)``: a producer with loops writing an intermediate buffer its
+    only consumer reads through a sliding window (a padding or any stage before a convolution or
+    pooling)."""
+    by_name = {b.name: b for b in view_blocks}
+    pairs = []
+    for block in view_blocks:
+        if not block.loops or block.nested or len(block.consumers) != 1 or block.consumers[0] not in by_name:
+            continue
+        consumer = by_name[block.consumers[0]]
+        windowed = {r.name for r in consumer.reads if r.window}
+        pairs += [(block, i, consumer) for i, w in enumerate(block.writes)
+                  if w.intermediate and w.name in windowed and consumer.loops]
+    return pairs
+
+
 def draw_rolling_buffer(draft: Draft, rng: random.Random) -> bool:
-    block = _pick_block(draft, rng, lambda b: bool(b.writes))
-    if block is None:
-        return False
-    draft.emit("RollingBuffer", [draft.block(block.name)], [rng.randrange(len(block.writes))])
+    """``rolling_buffer`` of a producer computed at a loop of its consumer whose sliding windows
+    overlap (its contract: src/s_tir/schedule/primitive/rolling_buffer.cc: an intermediate buffer, only
+    read-after-write dependencies, the lowest common ancestor of the producer and its consumer a loop,
+    and a dimension of the producer's region there ``loop * stride`` wide more than its stride). The
+    producer is mostly moved under a spatial loop of a consumer that reads it through a window first
+    (``compute_at``); a producer already there (an earlier ``compute_at``) gets it alone."""
+    pairs = _rolling_pairs(draft.view.blocks)
+    if not pairs or rng.random() < 0.1:
+        block = _pick_block(draft, rng, lambda b: bool(b.writes))
+        if block is None or (not pairs and rng.random() < 0.8):
+            return False  # no windowed producer: TVM would surely refuse, four times in five not drawn
+        draft.emit("RollingBuffer", [draft.block(block.name)], [rng.randrange(len(block.writes))])
+        return True
+    producer, index, consumer = rng.choice(pairs)
+    rv = draft.block(producer.name)
+    if rng.random() < 0.8:
+        spatial = [i for i, lp in enumerate(consumer.loops) if "S" in lp.feeds and "R" not in lp.feeds]
+        inner = spatial[-2:] if rng.random() < 0.8 else spatial  # an ONNX layout's windowed axes are its last
+        at = rng.choice(inner or list(range(len(consumer.loops))))
+        draft.emit("ComputeAt", [rv, draft.loops(consumer.name)[at]], [rng.random() < 0.5, -1])
+    draft.emit("RollingBuffer", [rv], [index])
     return True
 
 

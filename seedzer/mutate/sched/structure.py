@@ -41,6 +41,9 @@ class Buffer:
     dtype: str
     shape: tuple[int | None, ...]
     intermediate: bool
+    window: bool = False
+    """Whether the block accesses it through a sliding window: an index sums two of the block's
+    iterators (a convolution's or a pooling's input, ``pad[vy + vky]``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,10 +88,22 @@ def _int(expr: Any) -> int | None:
     return int(value) if isinstance(value, int) else None
 
 
-def _buffer(region: Any, allocated: set[str]) -> Buffer:
+def _window(region: Any, iters: Sequence[Any]) -> bool:
+    """Whether an index of ``region`` uses two or more of the block iterators ``iters``."""
+    import tvm_ffi
+
+    for dim in region.region:
+        used: list[Any] = []
+        tvm_ffi.structural_walk(dim.min, (type(iters[0]) if iters else type(None), used.append))
+        if sum(any(u.same_as(v) for u in used) for v in iters) >= 2:
+            return True
+    return False
+
+
+def _buffer(region: Any, allocated: set[str], iters: Sequence[Any] = ()) -> Buffer:
     source = region.source
     return Buffer(str(source.name), str(source.dtype), tuple(_int(d) for d in source.shape),
-                  str(source.name) in allocated)
+                  str(source.name) in allocated, _window(region, iters))
 
 
 def _iter_kind(iter_type: int) -> str:
@@ -127,6 +142,7 @@ def describe(sch: Any) -> View:
         if block.name_hint == "root" or names.count(block.name_hint) != 1:
             continue
         rv = sch.get_sblock(block.name_hint)
+        iters = [iv.var for iv in block.iter_vars]
         loops = []
         for loop_rv in sch.get_loops(rv):
             loop = sch.get(loop_rv)
@@ -143,7 +159,8 @@ def describe(sch: Any) -> View:
         blocks.append(Block(
             block.name_hint, "".join(_iter_kind(int(iv.iter_type)) for iv in block.iter_vars),
             tuple(_int(iv.dom.extent) for iv in block.iter_vars), tuple(loops),
-            tuple(_buffer(r, allocated) for r in block.reads), tuple(_buffer(w, allocated) for w in block.writes),
+            tuple(_buffer(r, allocated, iters) for r in block.reads),
+            tuple(_buffer(w, allocated) for w in block.writes),
             block.init is not None, tuple(sch.get(p).name_hint for p in sch.get_producers(rv)),
             tuple(sch.get(c).name_hint for c in sch.get_consumers(rv)),
             tuple(str(k) for k in block.annotations), nested))

@@ -12,7 +12,7 @@ import pytest
 from seedzer.kernel.common import Stage, Symptom
 from seedzer.kernel.sched.apply import APPLY, apply_postprocs, apply_trace, refused_message
 from seedzer.kernel.sched.case import LLVM_POSTPROCS
-from seedzer.kernel.sched.trace import KINDS, parse_trace
+from seedzer.kernel.sched.trace import KINDS, VERIFY_SREF_TREE, debug_mask_for, parse_trace
 from seedzer.kernel.tir.lowering import StepFailure, parse_func
 
 SEEDS = Path(__file__).resolve().parents[3] / "fixtures" / "seeds"
@@ -127,3 +127,17 @@ def test_an_insertion_index_out_of_its_documented_range_is_a_refusal() -> None:
     assert observed.message.startswith("refused: InternalError: Valid index:")
     assert refused_message("InternalError: Valid index:(-1, -2, [0, 0]), current index=2")
     assert not refused_message("InternalError: Check failed: seq.size() != 0")
+
+
+def test_cache_inplace_is_checked_as_tvms_own_test_checks_it(matmul: object) -> None:
+    """cache_inplace leaves the scope's stage-pipeline flag stale by design (TVM's test runs it with
+    VERIFY_SREF_TREE only): under ``debug_mask="all"`` a call its contract allows is applied, not a
+    failed check (the matmul's update block, blockized whole, reads and writes its output)."""
+    trace = [[["GetSBlock", [], ["matmul", "main"], ["b0"]], ["GetLoops", ["b0"], [], ["l1", "l2", "l3"]],
+              ["DecomposeReduction", ["b0", "l1"], [], ["b4"]], ["Blockize", ["l1"], [False], ["b5"]],
+              ["CacheInplace", ["b5"], [0, "local"], ["b6", "b7"]]], []]
+    applied = apply_trace(matmul, parse_trace(trace))
+    assert "matmul_update_o" in applied.schedule.mod.script()
+    assert debug_mask_for(parse_trace(trace), "all") == VERIFY_SREF_TREE
+    assert debug_mask_for(parse_trace(MATMUL_SPACE), "all") == "all"
+    assert debug_mask_for(parse_trace(trace), 0) == 0

@@ -93,3 +93,44 @@ def test_a_drawn_primitive_replays_as_tvm_replays_its_json(kind: str, views: lis
                                                          else set())
     assert set(outcomes) <= allowed, outcomes
     assert "same" in outcomes or "both fail" in outcomes  # the drawer reaches the primitive
+
+
+def _outcomes(script: Path, kind: str, draws: int) -> list[str]:
+    """What the kernel (TVM's own checks on, ``debug_mask="all"``) makes of ``draws`` draws of ``kind``."""
+    from seedzer.kernel.sched.apply import apply_trace
+    from seedzer.kernel.tir.lowering import StepFailure, parse_func
+    from seedzer.mutate.sched.structure import Draft, view_at
+
+    func = parse_func(script.read_text())
+    view = view_at(func, [])
+    rng = random.Random(kind)
+    out = []
+    for _ in range(draws):
+        draft = Draft(view)
+        if not DRAWERS[kind](draft, rng):
+            out.append("inapplicable")
+            continue
+        try:
+            apply_trace(func, canonical(draft.instructions))
+            out.append("accepted")
+        except StepFailure as failure:
+            out.append(f"{failure.observation.symptom.value} at {failure.observation.pass_name}")
+    return out
+
+
+@pytest.mark.parametrize(("kind", "script"), [
+    ("CacheInplace", FIXTURES / "seeds" / "matmul.py"), ("CacheInplace", FIXTURES / "sched" / "conv2d_relu.py"),
+    ("RollingBuffer", FIXTURES / "sched" / "conv2d_relu_int32.py")])
+def test_a_contract_heavy_primitive_is_drawn_so_that_tvm_accepts_it_mostly(kind: str, script: Path) -> None:
+    """cache_inplace needs a block reading and writing one buffer, rolling_buffer a producer computed at
+    a consumer loop whose windows overlap: their drawers make those first (a loader function has neither)."""
+    done = call_forked(_outcomes, script, kind, 20, timeout=300)
+    assert done.ok, done.describe()
+    outcomes = done.value
+    assert outcomes.count("accepted") >= len(outcomes) // 2, outcomes
+
+
+def test_a_sliding_window_read_is_told_apart(views: list[tuple[Any, Any]]) -> None:
+    conv = next(view for _, view in views if any(b.name == "conv" for b in view.blocks))
+    windows = {(b.name, r.name): r.window for b in conv.blocks for r in b.reads}
+    assert windows == {("pad", "X"): False, ("conv", "pad"): True, ("conv", "W"): False, ("relu", "conv"): False}
