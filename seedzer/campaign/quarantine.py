@@ -22,7 +22,7 @@ from pathlib import Path
 
 from seedzer.errors import CampaignError, SeedzerError
 from seedzer.levels.registry import level
-from seedzer.store.corpus import Corpus, CorpusEntry
+from seedzer.store.corpus import Corpus, CorpusEntry, EntryCheck, EntryFault
 from seedzer.store.db import CampaignDB
 
 QUARANTINE_DEATHS = 3
@@ -68,16 +68,16 @@ class Quarantine:
             raise CampaignError(f"{self.corpus.root}: cannot fuzz: every corpus entry is quarantined "
                                 f"({len(self.entries)}, e.g. {next(iter(self.entries.values()))})")
 
-    def entry_check(self, models: Sequence[Path]) -> Callable[[str, str, str], str | None]:
+    def entry_check(self, models: Sequence[Path]) -> EntryCheck:
         """The check of an entry read back on ``--resume`` (:meth:`Corpus.restore`): not quarantined, and
         accepted by its level for a pool of ``models``."""
         resolved = [Path(m).resolve() for m in models]
 
-        def check(level_name: str, script: str, passes: str) -> str | None:
+        def check(level_name: str, script: str, passes: str) -> EntryFault | None:
             try:
                 return level(level_name).check_entry(script, passes, resolved)
             except SeedzerError as exc:  # a level this Seedzer does not know
-                return str(exc)
+                return EntryFault(str(exc))
 
         return check
 

@@ -16,7 +16,7 @@ from seedzer.execute.fuzzing import FuzzerFactory
 from seedzer.kernel.common import Observation
 from seedzer.load.loader import LoaderFailure
 from seedzer.store.api_rows import LevelApi
-from seedzer.store.corpus import CorpusEntry
+from seedzer.store.corpus import CorpusEntry, EntryFault
 
 
 @dataclass
@@ -53,10 +53,10 @@ class Level(Protocol):
         """Its initial corpus entries from one loaded pool model (none where the model gives none)."""
         ...
 
-    def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> str | None:
+    def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> EntryFault | None:
         """Why a corpus entry's ``script`` and sequence (``passes``, JSON) read back from disk
         (``--resume``: the files may have been edited) cannot be fuzzed in a campaign of the pool
-        ``models`` (resolved paths), in one line; None when it can."""
+        ``models`` (resolved paths), in one line, and which of the two is at fault; None when it can."""
         ...
 
     def api(self) -> LevelApi | None:

@@ -15,7 +15,18 @@ from seedzer.seed import JointSeed, PassSpec, passes_from_json, passes_to_json
 from seedzer.store.atomic import write_atomic
 from seedzer.store.db import CampaignDB, CorpusRow
 
-EntryCheck = Callable[[str, str, str], str | None]
+
+@dataclass(frozen=True)
+class EntryFault:
+    """Why a corpus entry read back cannot be fuzzed (one line), and which of its files is at fault."""
+
+    reason: str
+    in_sequence: bool = False
+    """Whether its sequence file (``<id>.passes.json``: a schedule entry's plan) is at fault rather than
+    its script file (``<id><suffix>``)."""
+
+
+EntryCheck = Callable[[str, str, str], EntryFault | None]
 """``(level, script, sequence JSON) -> why the entry cannot be fuzzed`` (None: it can), asked of every
 restored entry."""
 CORPUS_DIR = "corpus"
@@ -111,9 +122,8 @@ class Corpus:
 
         ``check`` judges each entry read back (its files may have been edited since: its script, and its
         sequence, read from ``<id>.passes.json`` before campaign.db's copy): an entry it refuses, or whose
-        sequence is not one,
-        is left out, its id and reason put into ``skipped``; when it refuses every entry, the campaign
-        cannot be resumed (a one-line error).
+        sequence is not one, is left out, its id and reason, after the file at fault, put into ``skipped``;
+        when it refuses every entry, the campaign cannot be resumed (a one-line error).
         """
         restored = 0
         refused: dict[str, str] = {} if skipped is None else skipped
@@ -133,9 +143,10 @@ class Corpus:
                 where = self.root / f"{row.id}{PASSES_SUFFIX}"
                 refused[row.id] = f"{where}: not a sequence ({type(exc).__name__}: {exc})"
                 continue
-            reason = check(level, script, passes) if check is not None else None
-            if reason is not None:
-                refused[row.id] = f"{path}: {reason}"
+            fault = check(level, script, passes) if check is not None else None
+            if fault is not None:
+                where = self.root / f"{row.id}{PASSES_SUFFIX}" if fault.in_sequence else path
+                refused[row.id] = f"{where}: {fault.reason}"
                 continue
             executed = row.parent is not None or row.id in parents
             self._keep(CorpusEntry(row.id, script, passes, row.origin_model, row.parent, row.op, executed=executed,

@@ -19,7 +19,7 @@ from seedzer.mutate.sequence import mutator_names
 from seedzer.passes.graph.family import RELAX_FAMILY
 from seedzer.seed import PassSpec, passes_to_json
 from seedzer.store.api_rows import LevelApi
-from seedzer.store.corpus import CorpusEntry, entry_id
+from seedzer.store.corpus import CorpusEntry, EntryFault, entry_id
 
 NAME = "graph"
 """The level's name (:mod:`seedzer.level_table`), also its finding kind's."""
@@ -83,16 +83,16 @@ class GraphLevel:
         tables)."""
         return None
 
-    def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> str | None:
+    def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> EntryFault | None:
         """A graph entry is a :class:`GraphSeed` document naming one of the pool's ``models`` (resolved
         paths; the manifest's containment: a file the pool lists, symlinks resolved); workers open it."""
         try:
             seed = GraphSeed.from_text(script)
         except ValueError as exc:
-            return str(exc)
+            return EntryFault(str(exc))
         named = Path(seed.model)
         if not named.is_absolute() or named.resolve() not in set(models):
-            return f"names the model {seed.model!r}, which is not one of the campaign's pool models"
+            return EntryFault(f"names the model {seed.model!r}, which is not one of the campaign's pool models")
         return None
 
 

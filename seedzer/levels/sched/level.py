@@ -18,7 +18,7 @@ from seedzer.mutate.sched.generator import MUTATIONS
 from seedzer.passes.sched.items import sequence_problem
 from seedzer.seed import passes_from_json
 from seedzer.store.api_rows import LevelApi
-from seedzer.store.corpus import CorpusEntry, entry_id
+from seedzer.store.corpus import CorpusEntry, EntryFault, entry_id
 
 API_SECONDS = 120.0
 """Time the child reading the installed Schedule API may take (a fork of the zygote: well under a second idle)."""
@@ -62,14 +62,15 @@ class SchedLevel:
             return None
         return LevelApi(self.name, LABEL, tuple(read.value), GENERATORS, GENERATORS_LABEL)
 
-    def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> str | None:
+    def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> EntryFault | None:
         """Any TVMScript text can be scheduled (one that does not parse is an invalid test case in the
         worker); the plan must be a trace as far as the trace alone tells: known instructions and
         postprocessors, every random variable defined before it is used, decisions in their range
         (:func:`~seedzer.passes.sched.items.sequence_problem`), and every block it gets by name one the
-        script declares (``T.sblock("name")``)."""
+        script declares (``T.sblock("name")``). The plan (``<id>.passes.json``) is at fault: the script
+        is the loader's PrimFunc."""
         problem = sequence_problem(passes) or missing_block(script, passes)
-        return None if problem is None else f"its schedule plan: {problem}"
+        return None if problem is None else EntryFault(f"its schedule plan: {problem}", in_sequence=True)
 
 
 def missing_block(script: str, passes: str) -> str | None:

@@ -13,7 +13,7 @@ from seedzer.levels.level import ModelSeeds
 from seedzer.levels.tir.settings import TirSettings
 from seedzer.mutate.tir import IR_MUTATOR_NAMES, PASS_MUTATOR_NAMES
 from seedzer.store.api_rows import LevelApi
-from seedzer.store.corpus import CorpusEntry, entry_id
+from seedzer.store.corpus import CorpusEntry, EntryFault, entry_id
 
 NAME = "tir"
 """The level's name (:mod:`seedzer.level_table`), also its finding kind's."""
@@ -44,7 +44,7 @@ class TirLevel:
         """None: the level's figures of TVM's API are its passes (the table of optimizations triggered)."""
         return None
 
-    def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> str | None:
+    def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> EntryFault | None:
         """Any TVMScript text can be fuzzed (it names no file; one that does not parse is an invalid
         test case in the worker)."""
         return None

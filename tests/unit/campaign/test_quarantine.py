@@ -13,8 +13,11 @@ import pytest
 
 from seedzer.campaign.quarantine import QUARANTINE_DEATHS, QUARANTINE_META, Quarantine
 from seedzer.errors import CampaignError
+from seedzer.kernel.sched.case import SchedPlan
 from seedzer.levels.graph.entry import GraphSeed
-from seedzer.store.corpus import Corpus, CorpusEntry
+from seedzer.passes.sched.items import plan_items
+from seedzer.seed import passes_to_json
+from seedzer.store.corpus import PASSES_SUFFIX, Corpus, CorpusEntry, EntryFault
 from seedzer.store.db import CampaignDB
 from tests.unit.campaign.test_loop_campaigns import by_symptom, campaign, events, query
 from tests.unit.fake_gate import FakeGate
@@ -59,13 +62,16 @@ def test_a_graph_entry_must_name_a_model_of_the_pool(tmp_path: Path) -> None:
     assert check("graph", GraphSeed(str(model.resolve()), specs).to_text(), "[]") is None
     assert check("graph", GraphSeed(str(tmp_path / "link.onnx"), specs).to_text(), "[]") is None  # the same file
     refused = check("graph", GraphSeed("/etc/passwd", specs).to_text(), "[]")
-    assert refused == "names the model '/etc/passwd', which is not one of the campaign's pool models"
+    assert refused == EntryFault("names the model '/etc/passwd', which is not one of the campaign's pool models")
     assert check("graph", GraphSeed("m.onnx", specs).to_text(), "[]") is not None  # relative: not the pool's
     elsewhere = GraphSeed(str(tmp_path / "pool" / ".." / "pool" / "x.onnx"), specs).to_text()
     assert check("graph", elsewhere, "[]") is not None
-    assert (check("graph", "{not json", "[]") or "").startswith("not a graph seed document")
+    unreadable = check("graph", "{not json", "[]")
+    assert unreadable is not None and unreadable.reason.startswith("not a graph seed document")
+    assert not unreadable.in_sequence  # the document is the script file
     assert check("tir", "# any TVMScript", "[]") is None
-    assert (check("nonsense", "x", "[]") or "").startswith("no level 'nonsense'")
+    unknown = check("nonsense", "x", "[]")
+    assert unknown is not None and unknown.reason.startswith("no level 'nonsense'")
     db.close()
 
 
@@ -114,6 +120,28 @@ def test_a_resumed_graph_entry_naming_a_file_outside_the_pool_is_skipped_with_on
                        "'/etc/passwd', which is not one of the campaign's pool models"]
     assert [e["entry"] for e in events(out, "corpus_skipped")] == ["g2"]
     assert query(out / "campaign.db", "SELECT count(*) FROM corpus WHERE id = 'g2'") == [(1,)]  # kept on disk
+
+
+def test_a_resumed_sched_entry_with_a_hand_edited_plan_is_skipped_naming_its_plan_file(tmp_path: Path,
+                                                                                      pool: Path) -> None:
+    """A schedule entry's plan is its sequence file (``<id>.passes.json``); the script beside it is the
+    loader's PrimFunc. Before: the line named the script file (``<id>.sched.py``), which is not at fault."""
+    out = tmp_path / "camp"
+    c, _ = campaign(out, pool, ["a"], FakeGate(by_symptom), lambda c: c.stats.execs >= 3)
+    c.run()
+    script = (Path(__file__).resolve().parents[2] / "fixtures" / "seeds" / "matmul.py").read_text()
+    db = CampaignDB(out / "campaign.db")
+    Corpus(out / "corpus", db).add(_entry("s1", script, "sched"), 0)
+    db.close()
+    plan = out / "corpus" / f"s1{PASSES_SUFFIX}"
+    edited = SchedPlan([[["GetSBlock", [], ["no_such_block", "main"], ["b0"]]], []])  # a block the PrimFunc lacks
+    plan.write_text(passes_to_json(plan_items(edited)))
+    c2, probe = campaign(out, pool, ["a"], FakeGate(by_symptom), lambda c: True, resume=True)
+    c2.run()
+    assert "s1" not in c2.corpus.by_id
+    skipped = [m for m in probe.messages if m.startswith("warning: corpus entry s1 skipped")]
+    assert len(skipped) == 1 and skipped[0].startswith(f"warning: corpus entry s1 skipped: {plan}: its schedule plan: ")
+    assert "no block 'no_such_block'" in skipped[0] and "\n" not in skipped[0]
 
 
 def test_a_campaign_none_of_whose_entries_can_be_fuzzed_cannot_be_resumed(tmp_path: Path, pool: Path) -> None:

@@ -28,7 +28,7 @@ from seedzer.passes.catalog import ArgSpec, PassInfo, choice
 from seedzer.passes.family import ContextFree, SequenceRules
 from seedzer.seed import PassSpec, passes_from_json, passes_to_json
 from seedzer.store.api_rows import LevelApi
-from seedzer.store.corpus import CorpusEntry, entry_id
+from seedzer.store.corpus import CorpusEntry, EntryFault, entry_id
 
 NAME = "echo"
 ENTRY = LevelEntry(NAME, "tests.unit.levels.echo_level:LEVEL", 2.0, "a text whose lines are its features.", ".echo",
@@ -164,7 +164,7 @@ class EchoLevel:
         """None: the echo level reaches no TVM API."""
         return None
 
-    def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> str | None:
+    def check_entry(self, script: str, passes: str, models: Sequence[Path]) -> EntryFault | None:
         """Any text is an echo test case."""
         return None
 

@@ -40,12 +40,13 @@ def test_a_plan_made_by_the_generator_reads_back() -> None:
 def test_a_hand_edited_plan_is_refused_in_one_line(edit: object, needle: str) -> None:
     trace, decisions = edit(json.loads(json.dumps(TRACE)), json.loads(json.dumps(DECISIONS)))  # type: ignore[operator]
     why = LEVEL.check_entry(SCRIPT, stored(trace, decisions), [])
-    assert why is not None and needle in why and "\n" not in why
+    assert why is not None and needle in why.reason and "\n" not in why.reason
+    assert why.in_sequence  # the plan file is at fault, not the loader's PrimFunc beside it
 
 
 def test_a_plan_that_is_not_json_is_refused() -> None:
     why = LEVEL.check_entry(SCRIPT, "[{not json", [])
-    assert why is not None and why.startswith("its schedule plan: ")
+    assert why is not None and why.reason.startswith("its schedule plan: ") and why.in_sequence
 
 
 def test_the_api_is_the_installed_schedules_transforming_primitives() -> None:
