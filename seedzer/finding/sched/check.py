@@ -16,11 +16,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from seedzer.execute.death import death_observation
-from seedzer.execute.forked import SharedProgress, call_forked
+from seedzer.execute.forked import Forked, SharedProgress, call_forked
 from seedzer.execute.memory import limit_address_space
 from seedzer.execute.records import segfault_frames
-from seedzer.kernel.common import Observation, Stage, Symptom, step_label
+from seedzer.finding.script_tester import ScriptTester
+from seedzer.kernel.common import Observation, Stage, step_label
 from seedzer.kernel.sched.case import SchedCase
 
 ERRORS_KEPT = 64 * 1024
@@ -55,38 +55,24 @@ def _observe(case: SchedCase, runner: Any, progress: SharedProgress, errors: str
     return observation, learned
 
 
-class Tester:
-    """Runs sched cases in forked children; a death or a timeout becomes a crash or hang observation."""
-
-    __test__ = False  # not a pytest class
+class Tester(ScriptTester[SchedCase]):
+    """Runs sched cases in forked children, handing them the unscheduled builds known; a crash is
+    described with the C++ frames of TVM's segfault report (the module docstring)."""
 
     def __init__(self) -> None:
-        self.runner = _runner()
-        self.progress = SharedProgress()
-        self.tests = 0
+        super().__init__(_runner())
 
-    def observe(self, case: SchedCase, timeout: float) -> Observation:
-        """What ``case`` shows when run alone within ``timeout`` seconds."""
-        self.tests += 1
-        try:
-            self.runner.parse(case.script)
-        except Exception as exc:  # unparsable script: the child would fail the same way
-            return Observation(Symptom.INVALID, Stage.MUTATE, None, f"unusable test case: {exc}")
+    def run(self, case: SchedCase, timeout: float) -> tuple[Forked, str]:
         with tempfile.TemporaryDirectory(prefix="seedzer-sched-") as work:
             errors = str(Path(work) / "stderr")
             res = call_forked(_observe, case, self.runner, self.progress, errors, timeout=timeout,
                               progress=self.progress)
             report = _tail(errors) if res.signal is not None else ""
-        stage = Stage(res.stage) if res.stage in {s.value for s in Stage} else None
-        if res.ok:
-            observation, learned = res.value
-            for key, built in learned.items():
-                self.runner.memo.put(key, built)
-            return observation  # type: ignore[no-any-return]
-        how = f"{stage.value if stage else 'start'} stage ran over {timeout:.0f}s alone" if res.timed_out \
-            else res.describe() + segfault_frames(report)
-        return death_observation(stage, res.step, how, signum=res.signal, timed_out=res.timed_out, seconds=res.seconds,
-                                 sigkill_crashes=True, failed="the gate's child")
+        return res, "" if res.timed_out else segfault_frames(report)
+
+    def learn(self, learned: dict[str, Any]) -> None:
+        for key, built in learned.items():
+            self.runner.memo.put(key, built)
 
 
 def _tail(path: str) -> str:

@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from seedzer.execute.death import death_observation
-from seedzer.execute.forked import SharedProgress, call_forked
+from seedzer.execute.forked import Forked, call_forked
 from seedzer.execute.lru import LRU
 from seedzer.execute.memory import limit_address_space
-from seedzer.kernel.common import MINIMAL, Observation, Stage, Symptom
+from seedzer.finding.script_tester import ScriptTester
+from seedzer.kernel.common import MINIMAL, Observation, Stage
 from seedzer.kernel.tir.case import Case, Step
 
 MinimalKey = tuple[str, str, str, int, int]
@@ -80,47 +80,33 @@ def _observe(case: Case, runner: Any) -> tuple[Observation, dict[MinimalKey, Any
     return observe(case, runner), runner.learned
 
 
-class Tester:
-    """Runs cases in forked children; a death or a timeout becomes a crash or hang observation."""
-
-    __test__ = False  # not a pytest class
+class Tester(ScriptTester[Case]):
+    """Runs TIR cases in forked children, handing them the minimal builds known (the module docstring)."""
 
     def __init__(self) -> None:
-        self.runner = _runner()
-        self.progress = SharedProgress()
-        self.tests = 0
+        super().__init__(_runner())
         self.minimal_builds = 0
         """Minimal lowerings built so far (the others were known from an earlier test)."""
 
-    def observe(self, case: Case, timeout: float) -> Observation:
-        """What ``case`` shows when run alone within ``timeout`` seconds."""
+    def run(self, case: Case, timeout: float) -> tuple[Forked, str]:
         from seedzer.kernel.tir.observe import step_label
 
-        self.tests += 1
-        try:
-            self.runner.parse(case.script)
-        except Exception as exc:  # unparsable script: the child would fail the same way
-            return Observation(Symptom.INVALID, Stage.MUTATE, None, f"unusable test case: {exc}")
         progress = self.progress
 
         def on_step(stage: Stage, name: str, program: str) -> None:
             progress.set(stage.value, step_label(name, program))
 
         self.runner.on_step = on_step
-        res = call_forked(_observe, case, self.runner, timeout=timeout, progress=progress)
-        stage = Stage(res.stage) if res.stage in {s.value for s in Stage} else None
-        if res.ok:
-            observation, learned = res.value
-            for key, built in learned.items():
-                self.runner.known.put(key, built)
-            self.minimal_builds += len(learned)
-            return observation  # type: ignore[no-any-return]
+        return call_forked(_observe, case, self.runner, timeout=timeout, progress=progress), ""
+
+    def learn(self, learned: dict[MinimalKey, Any]) -> None:
+        for key, built in learned.items():
+            self.runner.known.put(key, built)
+        self.minimal_builds += len(learned)
+
+    def slow(self, stage: Stage | None, timeout: float) -> str:
         phase = "kernel" if stage is Stage.RUN else "compile"
-        how = (f"{stage.value if stage else 'start'} stage ran over {timeout:.0f}s alone (the {phase} is slow)"
-               if res.timed_out else res.describe())
-        # a SIGKILL stays a crash here: the gate compares it with the crash the campaign saw
-        return death_observation(stage, res.step, how, signum=res.signal, timed_out=res.timed_out,
-                                 seconds=res.seconds, sigkill_crashes=True, failed="the gate's child")
+        return f"{super().slow(stage, timeout)} (the {phase} is slow)"
 
 
 def observe_folder(where: str, timeout: float, max_memory: int = 0) -> Observation:
