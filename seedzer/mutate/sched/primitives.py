@@ -18,7 +18,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from seedzer.mutate.sched.indexmap import fuse_dims, index_map_json, permutation, split_dim
+from seedzer.mutate.sched.indexmap import Expr, fuse_dims, index_map_json, permutation, split_dim
 from seedzer.mutate.sched.structure import Block, Buffer, Draft
 
 Drawer = Callable[[Draft, random.Random], bool]
@@ -576,6 +576,39 @@ def draw_rolling_buffer(draft: Draft, rng: random.Random) -> bool:
     return True
 
 
+def _region_bound(extent: int, iters: int, rng: random.Random) -> tuple[Expr, Expr]:
+    """``(begin, end)`` of one dimension of a stated region: mostly the whole dimension (a true
+    statement), else one element, or one element at a block iterator (both may state too little)."""
+    choice = rng.random()
+    if choice < 0.7 or (choice >= 0.85 and not iters):
+        return ("int", 0), ("int", extent)
+    if choice < 0.85:
+        return ("int", 0), ("int", 1)
+    at: Expr = ("var", rng.randrange(iters))
+    return at, ("add", at, ("int", 1))
+
+
+def draw_annotate_buffer_access(draft: Draft, rng: random.Random) -> bool:
+    """``annotate_buffer_access``: the region a block reads or writes of one buffer, as an IndexMap from
+    its iterators to ``begin, end`` per dimension (what the Python method builds from its lambda; its
+    check that there are as many ranges as iterators is the wrapper's, not the primitive's:
+    src/s_tir/schedule/primitive/annotate_buffer_access.cc). Unsafe by contract: nothing after it is judged."""
+    def known(buffers: Sequence[Buffer]) -> list[int]:
+        return [i for i, b in enumerate(buffers) if all(d is not None for d in b.shape)]
+
+    block = _pick_block(draft, rng, lambda b: bool(known(b.reads) or known(b.writes)))
+    if block is None:
+        return False
+    access = 0 if known(block.reads) and (rng.random() < 0.8 or not known(block.writes)) else 1
+    buffers = block.reads if access == 0 else block.writes
+    index = rng.choice(known(buffers))
+    bounds = [bound for extent in buffers[index].shape
+              for bound in _region_bound(int(extent or 0), len(block.iters), rng)]
+    mapping = index_map_json([f"v{k}" for k in range(len(block.iters))], bounds)
+    draft.emit("AnnotateBufferAccess", [draft.block(block.name), index, access, mapping])
+    return True
+
+
 DRAWERS: dict[str, Drawer] = {
     "Split": draw_split,
     "LoopPartition": draw_loop_partition,
@@ -616,6 +649,7 @@ DRAWERS: dict[str, Drawer] = {
     "DecomposePadding": draw_decompose_padding,
     "PadEinsum": draw_pad_einsum,
     "RollingBuffer": draw_rolling_buffer,
+    "AnnotateBufferAccess": draw_annotate_buffer_access,
 }
 """Every transforming primitive with a drawer, by its instruction kind."""
 NO_DRAWER: dict[str, str] = {
@@ -624,8 +658,6 @@ NO_DRAWER: dict[str, str] = {
     "Tensorize": "segfaults in this environment (it deep-copies the intrinsic through ToJSONGraph, broken with "
                  "apache-tvm-ffi 0.1.15), and no registered CPU intrinsic fits a float32 function on a CPU "
                  "without VNNI/AVX512 (x86's are int8 dot products)",
-    "AnnotateBufferAccess": "needs an IndexMap that yields regions, and states accesses the IR does not make "
-                            "(unsafe: no oracle judges what follows)",
 }
 """Why each other transforming primitive has no drawer."""
 

@@ -27,4 +27,4 @@ def test_the_drawer_table_covers_every_primitive_with_a_drawer_or_a_reason() -> 
     rows = drawer_table()
     assert len(rows) == len(primitives())
     assert all(row.drawn != bool(row.why_not) for row in rows)
-    assert {row.method for row in rows if not row.drawn} == {"bind", "tensorize", "annotate_buffer_access"}
+    assert {row.method for row in rows if not row.drawn} == {"bind", "tensorize"}

@@ -120,10 +120,12 @@ def _outcomes(script: Path, kind: str, draws: int) -> list[str]:
 
 @pytest.mark.parametrize(("kind", "script"), [
     ("CacheInplace", FIXTURES / "seeds" / "matmul.py"), ("CacheInplace", FIXTURES / "sched" / "conv2d_relu.py"),
-    ("RollingBuffer", FIXTURES / "sched" / "conv2d_relu_int32.py")])
+    ("RollingBuffer", FIXTURES / "sched" / "conv2d_relu_int32.py"),
+    ("AnnotateBufferAccess", FIXTURES / "sched" / "conv2d_relu.py")])
 def test_a_contract_heavy_primitive_is_drawn_so_that_tvm_accepts_it_mostly(kind: str, script: Path) -> None:
     """cache_inplace needs a block reading and writing one buffer, rolling_buffer a producer computed at
-    a consumer loop whose windows overlap: their drawers make those first (a loader function has neither)."""
+    a consumer loop whose windows overlap: their drawers make those first (a loader function has neither);
+    annotate_buffer_access an IndexMap to a region of the buffer's rank, not of the block's."""
     done = call_forked(_outcomes, script, kind, 20, timeout=300)
     assert done.ok, done.describe()
     outcomes = done.value
