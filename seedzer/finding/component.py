@@ -7,7 +7,12 @@ or the C++ frames of a crash report) say which, in three tiers asked in order:
 
 1. **The code generator's intrinsic rule** (:func:`intrinsic_rule`): code generation raising "unknown
    intrinsic" names the operator no rule lowers (``codegen.intrin_rule.tirx.sinh``): the missing rule
-   is the defect, not the pass that made the (valid) call.
+   is the defect, not the pass that made the (valid) call. **The constant folder's refusal of a float
+   division by a constant zero** (:func:`constant_folding`, ``arith.const_fold``): IEEE 754 defines
+   ``x / 0.0`` (±inf or NaN), so when the division only forwards the program's operands (no operator
+   owns it, or elementwise arithmetic does: :data:`OPERAND_FORWARDERS`) the folder is at fault; an
+   operator that built the division from its own shape arithmetic (resize's ``(w - 1) / (n - 1)``)
+   keeps it.
 2. **An operator's implementation anywhere on the stack** (:data:`OWNERS`, innermost first): an ONNX
    converter (its class and converter version, ``relax.frontend.onnx.SequenceAt._impl_v11``, or the
    operator the importer's per-node loop was converting), a TOPI operator's module (``topi.nn.rms_norm``),
@@ -19,7 +24,8 @@ or the C++ frames of a crash report) say which, in three tiers asked in order:
    failure is a pass's own code: the pass is the unit a maintainer fixes).
 
 Infrastructure (:data:`INFRASTRUCTURE`: the FFI, the IR visitors' dispatch, the constructors and
-constant folding of expressions, the pass manager) is never the code at fault. A root keyed on a
+constant folding of expressions, the pass manager) is never the code at fault (constant folding only
+by the refusal tier 1 names). A root keyed on a
 component is one bug however many passes, kinds or mutations reach it.
 """
 
@@ -167,6 +173,28 @@ def intrinsic_rule(message: str, frames: Sequence[str]) -> Component | None:
     return Component(f"codegen.intrin_rule.{found.group(1)}", frame)
 
 
+CONSTANT_FOLDER = "arith.const_fold"
+"""TVM's arithmetic constant folding (``TryConstFold<Div>`` in ``src/arith/const_fold.h``; ``src/ir/prim/`` in
+0.27), named as a component."""
+FLOAT_DIVISION_BY_ZERO = re.compile(r"fb->value != 0\b.*Divide by zero")
+"""The constant folder's refusal of a float division by a constant zero (its float divisor is ``fb``; an integer
+divisor, whose division by zero is undefined, is ``pb``)."""
+OPERAND_FORWARDERS = frozenset({"topi.broadcast", "legalize.binary"})
+"""Operator implementations whose division only forwards the program's operands (elementwise arithmetic): the
+zero divisor is the program's, the refusal to fold it the folder's."""
+
+
+def constant_folding(message: str, frames: Sequence[str], owner: Component | None) -> Component | None:
+    """The constant folder (:data:`CONSTANT_FOLDER`), when it refused a float division by a constant zero that
+    IEEE 754 defines (``x / 0.0`` is ±inf or NaN; onnxruntime computes it) and no operator's own arithmetic
+    (``owner``, the component the frames name otherwise) built the division: elementwise arithmetic
+    (:data:`OPERAND_FORWARDERS`) or a pass only handed it the program's operands. None otherwise."""
+    if not FLOAT_DIVISION_BY_ZERO.search(message) or (owner is not None and owner.name not in OPERAND_FORWARDERS):
+        return None
+    frame = next((f for f in reversed(frames) if "TryConstFold" in f), None)
+    return Component(CONSTANT_FOLDER, frame or message.strip().splitlines()[0])
+
+
 def infrastructure(frame: str) -> bool:
     """Whether ``frame`` is code every failure passes through (:data:`INFRASTRUCTURE`)."""
     return any(p.search(frame) for p in INFRASTRUCTURE)
@@ -202,6 +230,9 @@ def component_of(observation: Observation) -> Component | None:
         return rule
     inner_first = [f for f in reversed(frames) if not infrastructure(f)]
     owner = _first(OWNERS, inner_first)
+    folder = constant_folding(observation.message, frames, owner)
+    if folder is not None:
+        return folder
     if owner is not None:
         return owner
     return _first(HELPERS, inner_first[:1])
