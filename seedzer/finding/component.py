@@ -98,19 +98,57 @@ def _cpp(namespace: str, label: str, member: bool = False) -> Namer:
     return name
 
 
+def _installed(relative: str) -> Path | None:
+    """The installed TVM's file at ``relative`` (``tvm/relax/...``), or None without TVM (nothing is imported)."""
+    spec = importlib.util.find_spec("tvm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))).parent / relative
+
+
+def _parsed(path: Path) -> ast.Module | None:
+    try:
+        return ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return None
+
+
 @lru_cache(maxsize=8)
 def _classes(relative: str) -> tuple[tuple[int, int, str], ...]:
     """``(first line, last line, class name)`` of the top-level classes of the installed TVM's module at
     ``relative`` (``tvm/relax/...py``); none when TVM or the file is not found (nothing is imported)."""
-    spec = importlib.util.find_spec("tvm")
-    if spec is None or not spec.submodule_search_locations:
-        return ()
-    path = Path(next(iter(spec.submodule_search_locations))).parent / relative
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
+    path = _installed(relative)
+    tree = _parsed(path) if path is not None else None
+    if tree is None:
         return ()
     return tuple((c.lineno, c.end_lineno or c.lineno, c.name) for c in tree.body if isinstance(c, ast.ClassDef))
+
+
+LEGALIZE_OPS = "tvm/relax/transform/legalize_ops/"
+"""Where the installed TVM's Python legalization rules live (each module registers its operators' rules)."""
+
+
+@lru_cache(maxsize=1)
+def _legalizations() -> dict[str, str]:
+    """Each Relax operator whose legalization rule a module under :data:`LEGALIZE_OPS` registers
+    (``register_legalize("relax.mean", ...)``, as a call or a decorator) and that module's name as a component
+    (``legalize.statistical``), read from the installed TVM's source (nothing is imported)."""
+    folder = _installed(LEGALIZE_OPS)
+    found: dict[str, str] = {}
+    for path in sorted(folder.glob("*.py")) if folder is not None else ():
+        tree = _parsed(path)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == \
+                    "register_legalize" and node.args and isinstance(node.args[0], ast.Constant) \
+                    and isinstance(node.args[0].value, str):
+                found.setdefault(node.args[0].value, f"legalize.{path.stem}")
+    return found
+
+
+def legalization(op: str) -> str | None:
+    """The legalization rule of the Relax operator ``op`` (``relax.mean``) as a component, named as its frames
+    are (``legalize.statistical``), or None (no Python rule of the installed TVM registers one)."""
+    return _legalizations().get(op)
 
 
 def _class_at(relative: str, line: int) -> str | None:

@@ -17,6 +17,7 @@ from seedzer.finding.gate import InvalidInput as HouseInvalidInput
 from seedzer.finding.load.at_fault import FAULT_RULES, LoadFault
 from seedzer.finding.load.check import matching, observe_forked
 from seedzer.finding.load.folder import SALT
+from seedzer.finding.lowered_types import Retyped, retyped_forked
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.onnx_types import IllTyped, ill_typed_forked
 from seedzer.finding.verdict import INVALID, NOT_REPRODUCED, Verdict
@@ -52,6 +53,14 @@ def check_model_types(case: LoadCase, operator: str) -> IllTyped | None:
     return ill_typed_forked(model_bytes(case), operator)
 
 
+def check_model_lowering(case: LoadCase, output: str | int) -> Retyped | None:
+    """:func:`seedzer.finding.lowered_types.retyped_forked` of the case's model (its bytes read here, TVM only in
+    the child)."""
+    from seedzer.kernel.onnx.model import model_bytes
+
+    return retyped_forked(model_bytes(case), output)
+
+
 @dataclass
 class LoadContext:
     """One loader candidate's judgement so far, shared by the rules (see the module docstring).
@@ -70,6 +79,8 @@ class LoadContext:
     observe: Callable[[LoadCase, float], list[Observation]] = observe_forked
     match: Callable[[Observation, Sequence[Observation]], Observation | None] = matching
     check_types: Callable[[LoadCase, str], IllTyped | None] = lambda case, operator: check_model_types(case, operator)
+    check_lowering: Callable[[LoadCase, str | int], Retyped | None] = \
+        lambda case, output: check_model_lowering(case, output)
     observed: list[Observation] = field(default_factory=list)
     got: Observation | None = None
 
@@ -120,7 +131,8 @@ class Culprit:
 
     def judge(self, context: LoadContext) -> Verdict:
         got = context.seen
-        fault = FAULT_RULES.decide(LoadFault(got, lambda operator: context.check_types(context.case, operator)))
+        fault = FAULT_RULES.decide(LoadFault(got, lambda operator: context.check_types(context.case, operator),
+                                             lambda output: context.check_lowering(context.case, output)))
         assert fault is not None, "the load kind's last fault rule always answers"
         key = component_key(got, fault.code, keyed_on=fault.essence) if fault.shared else \
             root_key(SALT, got, [fault.code])

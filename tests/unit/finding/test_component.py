@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from seedzer.finding.component import CONSTANT_FOLDER, IMPORTER, component_of, converter, innermost
+from seedzer.finding.component import CONSTANT_FOLDER, IMPORTER, component_of, converter, innermost, legalization
 from seedzer.kernel.common import Observation, Stage, Symptom
 from tests.frames import real_failure
 
@@ -118,3 +118,10 @@ def test_an_integer_division_by_zero_is_not_the_folders() -> None:
                                   message="InternalError: Check failed: pb->value != 0 (0 vs. 0) : Divide by zero")
     found = component_of(integer)
     assert found is not None and found.name == "topi.broadcast"
+
+
+def test_a_relax_operators_legalization_is_named_as_its_frames_are() -> None:
+    """Read from the installed TVM's legalization modules (their ``register_legalize`` calls), not imported."""
+    assert legalization("relax.mean") == "legalize.statistical"
+    assert legalization("relax.nn.conv2d") == "legalize.nn"
+    assert legalization("relax.no_such_op") is None
