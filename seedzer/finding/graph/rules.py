@@ -28,6 +28,7 @@ from seedzer.finding.onnx_types import IllTyped
 from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, Verdict
 from seedzer.kernel.common import IMPORTER_LIMIT, IMPORTER_LIMITS, Observation, Symptom
 from seedzer.kernel.graph.case import MUTATION_PREFIX, RANDOM_INPUTS, GraphCase
+from seedzer.kernel.onnx.undefined import UNDEFINED_HERE, refused_where_undefined
 from seedzer.oracles.preconditions import is_precondition_error
 from seedzer.oracles.signature import component_key, root_key
 from seedzer.seed import PassSpec
@@ -61,7 +62,8 @@ def seedzer_step(step: str | None) -> str | None:
 
 def invalid_reason(observation: Observation) -> str | None:
     """Why a graph failure is about its input rather than TVM (a failure in Seedzer's own rewrite, an
-    unsupported operator or input type, a violated precondition, a model ONNX refuses), or None."""
+    unsupported operator or input type, a violated precondition, a model ONNX refuses, a setting the
+    specification does not define that TVM refuses), or None."""
     message = observation.message
     if observation.symptom is Symptom.INVALID:
         return message
@@ -76,6 +78,9 @@ def invalid_reason(observation: Observation) -> str | None:
         return f"invalid model: {message}"
     if observation.pass_name == "import" and any(text.lower() in message.lower() for text in IMPORTER_LIMITS):
         return f"{IMPORTER_LIMIT}: {message}"
+    refused = refused_where_undefined(message) if observation.symptom is Symptom.EXCEPTION else None
+    if refused is not None:
+        return f"{UNDEFINED_HERE}: {refused}: {message}"
     if observation.symptom is Symptom.EXCEPTION and is_precondition_error(message):
         return f"{PRECONDITION}: {message}"
     return None

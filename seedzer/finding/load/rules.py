@@ -22,6 +22,7 @@ from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.onnx_types import IllTyped, ill_typed_forked
 from seedzer.finding.verdict import INVALID, NOT_REPRODUCED, Verdict
 from seedzer.kernel.common import Observation, Symptom
+from seedzer.kernel.onnx.undefined import UNDEFINED_HERE, refused_where_undefined
 from seedzer.oracles.preconditions import is_precondition_error
 from seedzer.oracles.signature import component_key, root_key
 
@@ -34,12 +35,16 @@ INVALID_STEPS = frozenset({"parse", "fold", "reference"})
 
 def invalid_reason(observation: Observation) -> str | None:
     """Why a loader failure is about its input rather than TVM, or None."""
+    message = observation.message
     if observation.symptom is Symptom.INVALID:
         return observation.message
     if "not supported for frontend ONNX" in observation.message or "OpNotImplemented" in observation.message:
         return f"unsupported operator: {observation.message}"
     if observation.pass_name in INVALID_STEPS:
         return f"{observation.pass_name}: {observation.message}"
+    refused = refused_where_undefined(message) if observation.symptom is Symptom.EXCEPTION else None
+    if refused is not None:
+        return f"{UNDEFINED_HERE}: {refused}: {message}"
     if observation.symptom is Symptom.EXCEPTION and is_precondition_error(observation.message):
         return f"precondition: {observation.message}"
     return None

@@ -4,6 +4,7 @@ by a fake ``match`` and the Relax contracts by an injected checker; then in orde
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 
@@ -114,6 +115,16 @@ def test_what_the_importer_says_it_does_not_support_and_engine_failures_are_abou
         assert (invalid_reason(crash) or "").startswith(f"{step}: killed by signal")
     genuine = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "TypeError: object of type 'Call' has no len()")
     assert invalid_reason(genuine) is None
+
+
+def test_tvm_refusing_a_setting_the_specification_does_not_define_is_not_a_bug() -> None:
+    """AffineGrid with align_corners=1 over a spatial size of 1 (the audited campaign's a07590376e1d): TOPI asserts;
+    onnx.reference, onnxruntime and PyTorch give three grids. The same assertion of another kind is not one."""
+    refused = real_failure("affine_grid_size_one_legalize")
+    verdict = InvalidInput().judge(_context(refused, lambda p: refused, got=refused))
+    assert verdict is not None and verdict.verdict == NOT_A_BUG
+    assert verdict.reason.startswith("invalid: the specification defines no result here: AffineGrid (align_corners=1")
+    assert invalid_reason(dataclasses.replace(refused, symptom=Symptom.CRASH)) is None
 
 
 def test_a_mutation_names_its_operator_among_the_ways_a_root_was_reached() -> None:

@@ -15,7 +15,7 @@ from seedzer.finding.load.rules import Alone, Culprit, InvalidInput, LoadContext
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.oracles.signature import component_key, root_key
-from tests.frames import at_import
+from tests.frames import at_import, real_failure
 
 CRASH = Observation(Symptom.CRASH, Stage.LOAD, "legalize", "killed by signal SIGSEGV", signal=11)
 ERROR = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "TVMError: Check failed: shape mismatch")
@@ -125,3 +125,8 @@ def test_a_pool_models_output_that_legalization_retyped_is_the_legalizations() -
     assert verdict.at_fault is not None and verdict.at_fault.rule == "lowering-retyped"
     context = _context(wrong, [wrong], got=wrong)  # the converter typed it otherwise: the operator rule, as before
     assert Culprit().judge(context).culprit == ["relax.frontend.onnx.ReduceMean"]
+
+
+def test_a_pool_model_tvm_refuses_where_the_specification_defines_no_result_is_invalid() -> None:
+    refused = real_failure("affine_grid_size_one_legalize", stage=Stage.LOAD, pass_name="legalize")
+    assert (invalid_reason(refused) or "").startswith("the specification defines no result here: AffineGrid")
