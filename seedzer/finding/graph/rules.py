@@ -22,6 +22,7 @@ from seedzer.finding.gate import InvalidInput as HouseInvalidInput
 from seedzer.finding.graph.at_fault import FAULT_RULES, GraphFault, failing_pass
 from seedzer.finding.graph.check import ill_typed_forked, matches, observe_forked, retyped_forked
 from seedzer.finding.graph.folder import KIND_NAME, stored, to_specs
+from seedzer.finding.graph.unlowered import UNLOWERED, unlowered_on_purpose
 from seedzer.finding.lowered_types import Retyped
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.onnx_types import IllTyped
@@ -63,7 +64,8 @@ def seedzer_step(step: str | None) -> str | None:
 def invalid_reason(observation: Observation) -> str | None:
     """Why a graph failure is about its input rather than TVM (a failure in Seedzer's own rewrite, an
     unsupported operator or input type, a violated precondition, a model ONNX refuses, a setting the
-    specification does not define that TVM refuses), or None."""
+    specification does not define that TVM refuses, a call TVM's legalization leaves unlowered on purpose:
+    :mod:`seedzer.finding.graph.unlowered`), or None."""
     message = observation.message
     if observation.symptom is Symptom.INVALID:
         return message
@@ -81,6 +83,9 @@ def invalid_reason(observation: Observation) -> str | None:
     refused = refused_where_undefined(message) if observation.symptom is Symptom.EXCEPTION else None
     if refused is not None:
         return f"{UNDEFINED_HERE}: {refused}: {message}"
+    unlowered = unlowered_on_purpose(message) if observation.symptom is Symptom.EXCEPTION else None
+    if unlowered is not None:
+        return f"{UNLOWERED}: {unlowered}: {message}"
     if observation.symptom is Symptom.EXCEPTION and is_precondition_error(message):
         return f"{PRECONDITION}: {message}"
     return None
