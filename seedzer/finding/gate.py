@@ -144,6 +144,16 @@ class Judging(Protocol):
 J = TypeVar("J", bound=Judging)
 
 
+def undefined_refusal(message: str) -> str | None:
+    """The reason of an error by which TVM refuses a setting the ONNX specification does not define (a row of
+    :data:`seedzer.kernel.onnx.undefined.REFUSALS`), for the ONNX kinds' ``invalid_reason``; None otherwise.
+    Imports onnx when first asked (the gates' modules import none)."""
+    from seedzer.kernel.onnx.undefined import UNDEFINED_HERE, refused_where_undefined
+
+    why = refused_where_undefined(message)
+    return f"{UNDEFINED_HERE}: {why}: {message}" if why is not None else None
+
+
 class InvalidInput(Generic[J]):
     """A failure about the input rather than TVM (the kind's ``reason`` of it: an unsupported operator,
     a violated precondition, a model ONNX refuses...) is an invalid test case, not a bug."""

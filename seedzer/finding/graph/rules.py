@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from seedzer.finding.component import component_of
 from seedzer.finding.ddmin import ddmin
-from seedzer.finding.gate import GateSettings
+from seedzer.finding.gate import GateSettings, undefined_refusal
 from seedzer.finding.gate import InvalidInput as HouseInvalidInput
 from seedzer.finding.graph.at_fault import FAULT_RULES, GraphFault, failing_pass
 from seedzer.finding.graph.check import ill_typed_forked, matches, observe_forked, retyped_forked
@@ -29,7 +29,6 @@ from seedzer.finding.onnx_types import IllTyped
 from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, Verdict
 from seedzer.kernel.common import IMPORTER_LIMIT, IMPORTER_LIMITS, Observation, Symptom
 from seedzer.kernel.graph.case import MUTATION_PREFIX, RANDOM_INPUTS, GraphCase
-from seedzer.kernel.onnx.undefined import UNDEFINED_HERE, refused_where_undefined
 from seedzer.oracles.preconditions import is_precondition_error
 from seedzer.oracles.signature import component_key, root_key
 from seedzer.seed import PassSpec
@@ -80,9 +79,9 @@ def invalid_reason(observation: Observation) -> str | None:
         return f"invalid model: {message}"
     if observation.pass_name == "import" and any(text.lower() in message.lower() for text in IMPORTER_LIMITS):
         return f"{IMPORTER_LIMIT}: {message}"
-    refused = refused_where_undefined(message) if observation.symptom is Symptom.EXCEPTION else None
+    refused = undefined_refusal(message) if observation.symptom is Symptom.EXCEPTION else None
     if refused is not None:
-        return f"{UNDEFINED_HERE}: {refused}: {message}"
+        return refused
     unlowered = unlowered_on_purpose(message) if observation.symptom is Symptom.EXCEPTION else None
     if unlowered is not None:
         return f"{UNLOWERED}: {unlowered}: {message}"

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from seedzer.finding.gate import InvalidInput as HouseInvalidInput
+from seedzer.finding.gate import undefined_refusal
 from seedzer.finding.load.at_fault import FAULT_RULES, LoadFault
 from seedzer.finding.load.check import matching, observe_forked
 from seedzer.finding.load.folder import SALT
@@ -22,7 +23,6 @@ from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.onnx_types import IllTyped, ill_typed_forked
 from seedzer.finding.verdict import INVALID, NOT_REPRODUCED, Verdict
 from seedzer.kernel.common import Observation, Symptom
-from seedzer.kernel.onnx.undefined import UNDEFINED_HERE, refused_where_undefined
 from seedzer.oracles.preconditions import is_precondition_error
 from seedzer.oracles.signature import component_key, root_key
 
@@ -42,9 +42,9 @@ def invalid_reason(observation: Observation) -> str | None:
         return f"unsupported operator: {observation.message}"
     if observation.pass_name in INVALID_STEPS:
         return f"{observation.pass_name}: {observation.message}"
-    refused = refused_where_undefined(message) if observation.symptom is Symptom.EXCEPTION else None
+    refused = undefined_refusal(message) if observation.symptom is Symptom.EXCEPTION else None
     if refused is not None:
-        return f"{UNDEFINED_HERE}: {refused}: {message}"
+        return refused
     if observation.symptom is Symptom.EXCEPTION and is_precondition_error(observation.message):
         return f"precondition: {observation.message}"
     return None
