@@ -42,3 +42,14 @@ def test_an_output_no_legalization_retypes_finds_nothing() -> None:
     data = _model([helper.make_node("Relu", ["x"], ["y"])], [helper.make_tensor_value_info("y", TensorProto.INT32,
                                                                                             [2, 3])])
     assert retyped_output(data, "y") is None
+
+
+def test_a_retyping_lowering_on_another_outputs_path_is_not_blamed() -> None:
+    """Two outputs: the int32 mean retyped by its legalization feeds ``m`` only; ``y`` reads none of it."""
+    data = _model([helper.make_node("ReduceMean", ["x"], ["m"], axes=[1], keepdims=0),
+                   helper.make_node("Relu", ["x"], ["y"])],
+                  [helper.make_tensor_value_info("m", TensorProto.INT32, [2]),
+                   helper.make_tensor_value_info("y", TensorProto.INT32, [2, 3])])
+    assert retyped_output(data, "y") is None
+    found = retyped_output(data, "m")
+    assert found is not None and found.op == "relax.mean"
