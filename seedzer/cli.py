@@ -147,7 +147,7 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
 
     All checks are read-only and happen before anything is created; they are repeated under the
     lock, which :class:`~seedzer.store.lock.DirLock` holds on ``out`` for the life of the campaign
-    (re-entrant, so the runner may take it too). With ``ray`` (an address, or :data:`LOCAL_RAY`) the
+    (re-entrant, so the campaign may take it too). With ``ray`` (an address, or :data:`LOCAL_RAY`) the
     workers are Ray actors on the cluster's nodes; the campaign, its store and its gate stay here.
     """
     from seedzer.campaign.seeds import list_pool

@@ -4,7 +4,7 @@ A corpus entry of the TIR level is a PrimFunc's TVMScript with a TIR pass sequen
 mutates it with Tzer's tolerance schedule (:mod:`seedzer.mutate.tir.schedule`), keeps a mutant out of the
 bounds (:mod:`seedzer.mutate.tir.bounds`) from running, plans its sequence into flat steps through the pass
 contracts (:func:`seedzer.passes.tir.contracts.plan`) and judges it with the kernel's
-:func:`~seedzer.kernel.tir.observe.observe` through the worker's caching runner. Imports TVM: only
+:func:`~seedzer.kernel.tir.observe.observe` through the worker's caching builder. Imports TVM: only
 workers import this module.
 """
 
@@ -22,7 +22,7 @@ from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.messages import normalize
 from seedzer.kernel.tir.case import Case, Checks
 from seedzer.kernel.tir.observe import observe
-from seedzer.levels.tir.caching_runner import CachingRunner, RunnerSettings
+from seedzer.levels.tir.caching_builder import CachingBuilderSettings, CachingTirBuilder
 from seedzer.levels.tir.parsed_scripts import ParsedScripts
 from seedzer.levels.tir.parsing import quick_parser
 from seedzer.levels.tir.settings import TirSettings
@@ -31,10 +31,10 @@ from seedzer.passes.tir.contracts import placeable, plan
 from seedzer.seed import input_seed, passes_from_json, passes_to_json
 
 
-class WorkerRunner(CachingRunner):
-    """The caching runner with the worker's parsed-script cache."""
+class WorkerTirBuilder(CachingTirBuilder):
+    """The caching builder with the worker's parsed-script cache."""
 
-    def __init__(self, settings: RunnerSettings, progress: SlotProgress, scripts: ParsedScripts) -> None:
+    def __init__(self, settings: CachingBuilderSettings, progress: SlotProgress, scripts: ParsedScripts) -> None:
         super().__init__(settings, progress)
         self.scripts = scripts
 
@@ -72,7 +72,7 @@ class TirFuzzer:
         self.scripts = ParsedScripts(quick_parser(), settings.exec.parse_cache_size, settings.exec.fresh_cache_size)
         self.progress = progress
         ex = settings.exec
-        self.runner = WorkerRunner(RunnerSettings(ex.program_cache_size, ex.build_cache_size,
+        self.builder = WorkerTirBuilder(CachingBuilderSettings(ex.program_cache_size, ex.build_cache_size,
                                                   ex.detailed_build_coverage), self.progress, self.scripts)
         own = own or TirSettings()
         self.ir_mutators = mutate.build_ir_mutators()
@@ -118,22 +118,22 @@ class TirFuzzer:
         pending, self.out_of_bounds = self.out_of_bounds, None
         if pending is not None and pending[:2] == (case.script, passes_json):
             return self.bounded(pending[2])
-        self.runner.reset()
+        self.builder.reset()
         passes = passes_from_json(passes_json)
         kept = placeable(passes)
-        observation = observe(case, self.runner)
-        features = set(self.runner.features)
+        observation = observe(case, self.builder)
+        features = set(self.builder.features)
         err = error_feature(observation)
         if err is not None:
             features.add(err)
         if self.collector is not None:
             features.update(self.collector.take())
         kept_indices = {i for i, _ in kept}
-        unchanged = sorted({kept[k][0] for k in self.runner.unchanged if k < len(kept)}
+        unchanged = sorted({kept[k][0] for k in self.builder.unchanged if k < len(kept)}
                            | (set(range(len(passes))) - kept_indices))
-        return ExecResult(observation, sorted(features), unchanged, dict(self.runner.timings),
-                          self.stats.invalid_total(), sorted(self.runner.triggers.ran),
-                          self.runner.triggers.triggered())
+        return ExecResult(observation, sorted(features), unchanged, dict(self.builder.timings),
+                          self.stats.invalid_total(), sorted(self.builder.triggers.ran),
+                          self.builder.triggers.triggered())
 
     def bounded(self, reason: str) -> ExecResult:
         """The result of a mutant out of bounds: ``invalid`` at ``mutate``, one feature per bound kind
