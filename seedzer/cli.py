@@ -62,10 +62,10 @@ def _check_heuristic(cfg: Config, source: Path | None) -> None:
                           f"(got {excerpt(cfg.generate.heuristic)})")
 
 
-def _monitor(kind: str) -> Any:
+def _monitor(style: str) -> Any:
     from seedzer.campaign.monitor import make_monitor
 
-    return make_monitor("auto" if kind == "live" and sys.stderr.isatty() else kind)
+    return make_monitor("auto" if style == "live" and sys.stderr.isatty() else style)
 
 
 def _resolved(path: Path) -> Path:

@@ -290,9 +290,9 @@ class Campaign:
     def take(self, ev: WorkerEvent) -> Outcome:
         """Take in one worker event (judged, counted, coverage merged, parent updated): what happened
         to its test case, to be acted on once the idle workers are fed (:meth:`act`)."""
-        if ev.kind == "tc":  # an announcement: the test case runs
+        if ev.what == "tc":  # an announcement: the test case runs
             return Outcome.nothing()
-        if ev.kind == "death":
+        if ev.what == "death":
             assert ev.death is not None
             return self.deaths.take(ev, ev.death, self.executor.pids() if self.executor is not None else [])
         assert ev.tc is not None and ev.result is not None

@@ -26,7 +26,7 @@ from seedzer.levels.tir.caching_builder import CachingBuilderSettings, CachingTi
 from seedzer.levels.tir.parsed_scripts import ParsedScripts
 from seedzer.levels.tir.parsing import quick_parser
 from seedzer.levels.tir.settings import TirSettings
-from seedzer.mutate.tir.bounds import kind_of, out_of_bounds
+from seedzer.mutate.tir.bounds import bound_of, out_of_bounds
 from seedzer.passes.tir.contracts import placeable, plan
 from seedzer.seed import input_seed, passes_from_json, passes_to_json
 
@@ -50,11 +50,11 @@ def sampled(script: str, passes: str, rate: float) -> bool:
 
 
 def error_feature(observation: Observation) -> str | None:
-    """A coverage feature for an error observation: a new kind of failure is new behaviour. An
-    out-of-bounds mutant's is the kind of bound it breaks (one feature per kind, not per size)."""
+    """A coverage feature for an error observation: a new sort of failure is new behaviour. An
+    out-of-bounds mutant's is the bound it breaks (one feature per bound, not per size)."""
     if observation.symptom.value in ("ok", "mismatch", "perf"):
         return None
-    bound = kind_of(observation.message) if observation.stage is Stage.MUTATE else None
+    bound = bound_of(observation.message) if observation.stage is Stage.MUTATE else None
     if bound is not None:
         return f"err/{Stage.MUTATE}/bounds/{bound}"
     return f"err/{observation.stage}/{observation.pass_name}/{normalize(observation.message)[:80]}"
@@ -96,7 +96,7 @@ class TirFuzzer:
         reason = out_of_bounds((task.script, parent), (mutant.script, mutant.passes), self.settings.bounds)
         self.out_of_bounds = None if reason is None else (mutant.script, passes, reason)
         if reason is not None:
-            self.stats.out_of_bounds[kind_of(reason) or "other"] += 1
+            self.stats.out_of_bounds[bound_of(reason) or "other"] += 1
         return mutant.script, passes, mutant.applied
 
     def case(self, script: str, passes_json: str) -> Case:
@@ -136,7 +136,7 @@ class TirFuzzer:
                           self.builder.triggers.triggered())
 
     def bounded(self, reason: str) -> ExecResult:
-        """The result of a mutant out of bounds: ``invalid`` at ``mutate``, one feature per bound kind
+        """The result of a mutant out of bounds: ``invalid`` at ``mutate``, one feature per bound
         (the coverage of making it is dropped: it is never kept)."""
         observation = Observation(Symptom.INVALID, Stage.MUTATE, None, reason)
         if self.collector is not None:
