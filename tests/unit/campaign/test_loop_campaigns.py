@@ -299,7 +299,7 @@ def test_no_new_features_counts_against_the_parent(tmp_path: Path, pool: Path) -
         if isinstance(item, FuzzTask):
             assert item.failures == failures[item.script]
             carried[item.script].append(item.failures)
-        elif isinstance(item, WorkerEvent) and item.kind == "result" and item.tc is not None:
+        elif isinstance(item, WorkerEvent) and item.what == "result" and item.tc is not None:
             answers += 1
             if item.tc.task == "fuzz":
                 parent = parent_script[item.tc.parent or ""]

@@ -151,7 +151,7 @@ def test_actor_runs_a_batch_and_forwards_its_workers_crash(tmp_path: Path) -> No
         assert death.stage is Stage.BUILD and answers[1].tc is not None and answers[1].tc.script == "b\nCRASH"
         assert [d.tc_id for d in answers[1].dropped] == [3]
         (after,) = [ev for ev in driven.answers(1, exec_batch(["d"], first=4)) if ev.what != "tc"]
-        assert after.kind == "result" and after.result is not None and "line:d" in after.result.features
+        assert after.what == "result" and after.result is not None and "line:d" in after.result.features
         second_pid = actor.pids()[0]
         assert (logs / "worker-5.log").exists() and second_pid not in (None, first_pid, os.getpid())
     finally:
