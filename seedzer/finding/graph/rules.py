@@ -22,6 +22,7 @@ from seedzer.finding.gate import InvalidInput as HouseInvalidInput
 from seedzer.finding.graph.at_fault import FAULT_RULES, GraphFault, failing_pass
 from seedzer.finding.graph.check import ill_typed_forked, matches, observe_forked
 from seedzer.finding.graph.folder import KIND_NAME, stored, to_specs
+from seedzer.finding.graph.layout_rule import LayoutCulprit, locate_forked
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.onnx_types import IllTyped
 from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, Verdict
@@ -100,6 +101,7 @@ class GraphContext:
     match: Callable[[Observation, Observation], bool] = matches
     contracts: Contracts = relax_out_of_contract
     check_types: Callable[[GraphCase, str], IllTyped | None] = ill_typed_forked
+    locate_layout: Callable[[GraphCase, Observation, float], LayoutCulprit | None] = locate_forked
     got: Observation | None = None
     parent: Observation | None = None
     tests: int = 0
@@ -245,7 +247,8 @@ class Culprit:
         passes = [p.name for p in minimal if seedzer_step(p.name) is None]
         fault_case = case.with_passes(minimal)
         fault_context = GraphFault(observed, minimal, case.model_mutations, case.input_mode,
-                                   lambda operator: context.check_types(fault_case, operator))
+                                   lambda operator: context.check_types(fault_case, operator),
+                                   lambda: context.locate_layout(fault_case, observed, context.timeout))
         shared = component_of(observed) is not None  # a shared TVM component at fault outranks the steps
         if failing_pass(observed) is None and not passes and minimal and not shared:
             return context.verdict(NOT_A_BUG, f"{INVALID}: {SEEDZER_STEP} is the only culprit (the minimal sequence "
