@@ -118,10 +118,10 @@ class GraphContext:
         self.tests += 1
         return self.observe(case, self.timeout)
 
-    def verdict(self, kind: str, reason: str, observation: Observation, culprit: list[str] | None = None,
+    def verdict(self, verdict: str, reason: str, observation: Observation, culprit: list[str] | None = None,
                 root: str | None = None, case: GraphCase | None = None) -> Verdict:
         """A verdict on the candidate; ``case`` (a bug's minimal case, model left in the folder)."""
-        return Verdict(self.signature, kind, reason, case, observation, culprit or [], root, self.tests,
+        return Verdict(self.signature, verdict, reason, case, observation, culprit or [], root, self.tests,
                        time.monotonic() - self.start, list(self.notes))
 
 
