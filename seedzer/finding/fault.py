@@ -125,10 +125,10 @@ class IllTypedInputRule(Generic[T]):
         found = context.ill_typed(operator)
         if found is None or found.converter.split(".")[3] == operator:
             return None
-        return AtFault(found.converter, f"{found.operator}'s converter gave {found.value!r} {found.kind} "
+        return AtFault(found.converter, f"{found.operator}'s converter gave {found.value!r} {found.mistake} "
                        f"({found.detail}); {component.name} only tripped on it",
                        tuple(r for r in (*context.reached, component.name) if r != found.converter), shared=True,
-                       essence=f"ill-typed output: {found.kind}")
+                       essence=f"ill-typed output: {found.mistake}")
 
 
 class Retyping(Reaching, Protocol):

@@ -136,7 +136,7 @@ class Judging(Protocol):
         """The finding's failure as its re-run showed it."""
         ...
 
-    def verdict(self, kind: str, reason: str, observation: Observation) -> Verdict:
+    def verdict(self, verdict: str, reason: str, observation: Observation) -> Verdict:
         """A verdict on the candidate."""
         ...
 

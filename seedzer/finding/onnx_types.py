@@ -28,13 +28,13 @@ CHECK_SECONDS = 120.0
 
 @dataclass(frozen=True)
 class IllTyped:
-    """A converter (``relax.frontend.onnx.X._impl_vN``) that gave ``value`` a type ONNX does not give it: ``kind``
+    """A converter (``relax.frontend.onnx.X._impl_vN``) that gave ``value`` a type ONNX does not give it: ``mistake``
     (one of the module's constants) and the two types (``detail``)."""
 
     converter: str
     operator: str
     value: str
-    kind: str
+    mistake: str
     detail: str
 
 

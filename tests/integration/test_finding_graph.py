@@ -2,7 +2,10 @@
 gated (minimal sequence, culprit), triaged, and its reduced ``repro.py`` run in a clean interpreter.
 
 ``relax.ConvertLayout`` (asked for NHWC conv2d) fails on a model with no conv2d at all when an
-element-wise ``Max`` of two 2-D tensors is in it: ``Invalid SLayout: can't find S in source layout``.
+element-wise ``Max`` of two 2-D tensors is in it: ``Invalid SLayout: can't find S in source layout``. The
+importer makes ``Max`` a ``stack`` then a ``max``; the pass fails in ``max``'s layout rule, but not once its
+input is a fresh parameter: ``stack``'s rule gave it a layout nothing asked for, so ``stack``'s layout rule is
+the code at fault (:mod:`seedzer.finding.graph.layout_rule`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from seedzer.finding.graph.folder import (
     read_passes,
 )
 from seedzer.finding.graph.gate import run_graph_gate_on_folder
+from seedzer.finding.graph.layout_rule import locate_forked
 from seedzer.finding.kind import TriageOptions
 from seedzer.finding.layout import REPORT_FILE, REPRO_FILE
 from seedzer.finding.meta import BUG, FindingMeta
@@ -40,7 +44,7 @@ from seedzer.finding.repro import run_repro
 from seedzer.finding.store import apply_verdict, dump
 from seedzer.kernel.common import Stage, Symptom
 from seedzer.kernel.graph.case import GraphCase, GraphPass
-from seedzer.oracles.signature import root_key
+from seedzer.oracles.signature import component_key
 
 pytestmark = pytest.mark.integration
 
@@ -90,10 +94,12 @@ def test_a_convert_layout_finding_is_filed_gated_triaged_and_reproduced(tmp_path
     assert clean.returncode == 1, clean.stdout + clean.stderr
     assert "reproduced: the bug is present" in clean.stdout
 
-    verdict = run_graph_gate_on_folder(str(folder))  # the gate: a bug, culprit ConvertLayout, minimal sequence
+    verdict = run_graph_gate_on_folder(str(folder))  # the gate: a bug in stack's layout rule, minimal sequence
     assert verdict.verdict == BUG, verdict.reason
-    assert (verdict.rule, verdict.culprit) == ("culprit", ["relax.ConvertLayout"])
-    assert verdict.root == root_key("graph", verdict.observation, ["relax.ConvertLayout"]).digest()
+    assert (verdict.rule, verdict.culprit) == ("culprit", ["relax.stack.FRelaxInferLayout"])
+    assert verdict.at_fault is not None and "relax.max" in verdict.at_fault.evidence, verdict.at_fault
+    assert verdict.root == component_key(verdict.observation, "relax.stack.FRelaxInferLayout",
+                                         keyed_on="layout rule").digest()
     assert isinstance(verdict.case, FailingCase) and verdict.case.case.passes == (LAYOUT,)
     assert verdict.case.model == _model().SerializeToString()  # no model mutation: the seed is the failing model
     unpickle = ("import pickle, sys; pickle.loads(sys.stdin.buffer.read()); "
@@ -215,3 +221,21 @@ def test_a_mutated_graph_finding_s_model_onnx_fails_on_its_own(tmp_path: Path) -
     report = (folder / REPORT_FILE).read_text()
     assert "the model that fails: `model.onnx`" in report
     assert "opset: ai.onnx 17, raised by the model mutations from the seed's ai.onnx 14" in report
+
+
+def test_a_convert_layout_failure_is_keyed_by_the_layout_rule_of_the_binding_it_fails_at() -> None:
+    """Conv then Dropout: ConvertLayout to NHWC fails at the dropout (its registered rule is the unary
+    element-wise one, which does not return a tuple's layouts for dropout's two outputs)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 6])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4, 4])
+    w = numpy_helper.from_array(np.ones((4, 3, 3, 3), np.float32), "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Dropout", ["c"], ["y", "mask"])]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [y], [w]), opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    preload()
+    case = GraphCase((("x", "float32", (1, 3, 6, 6)),), (SQUEEZE,), timeout=120.0).with_model(model.SerializeToString())
+    observed = observe_forked(case, 300.0)
+    assert (observed.symptom, observed.pass_name) == (Symptom.EXCEPTION, "relax.ConvertLayout"), observed.headline()
+    found = locate_forked(case, observed, 60.0)
+    assert found is not None and found.code == "relax.nn.dropout.FRelaxInferLayout", found
+    assert "relax.nn.dropout" in found.evidence and "the first one that fails" in found.evidence

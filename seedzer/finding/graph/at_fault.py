@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from seedzer.finding.component import IMPORTER
 from seedzer.finding.fault import FaultRules, IllTypedInputRule, RetypedByLoweringRule, SharedComponentRule
+from seedzer.finding.graph.layout_rule import CONVERT_LAYOUT, LayoutCulprit
 from seedzer.finding.lowered_types import Retyped
 from seedzer.finding.onnx_types import IllTyped
 from seedzer.finding.operator_code import evidence, operator_code
@@ -57,7 +58,9 @@ class GraphFault:
     check_types: Callable[[str], IllTyped | None] = lambda operator: None
     """The check of the failing node's inputs (:func:`seedzer.finding.onnx_types.ill_typed_input` on the
     minimal case's model, in a forked child; none by default)."""
-
+    locate_layout: Callable[[], LayoutCulprit | None] = lambda: None
+    """The layout rule a ConvertLayout failure of the minimal case is in
+    (:func:`seedzer.finding.graph.layout_rule.locate_forked`; none by default)."""
     check_lowering: Callable[[str | int], Retyped | None] = lambda output: None
     """The check of a graph output's lowering (:func:`seedzer.finding.lowered_types.retyped_output` on the minimal
     case's model, in a forked child; none by default)."""
@@ -105,6 +108,26 @@ class FailingStep:
         if step is None:
             return None
         return AtFault(step, f"{step} raised, crashed or left ill-formed IR", context.without(step))
+
+
+class LayoutRule:
+    """An error, a crash or ill-formed IR in ``relax.ConvertLayout``: the layout rule (``FRelaxInferLayout``) of
+    the operator it failed at, bisected over the function's bindings (the first binding the pass fails on, or
+    the operator whose rule gave that binding's input a layout nothing asked for:
+    :mod:`seedzer.finding.graph.layout_rule`), keyed by that rule whatever message it fails with; the pass and
+    the steps before it only reach it. A failure at a binding that calls no operator with a rule (a tuple, a
+    match_cast) stays the pass's."""
+
+    name = "layout-rule"
+
+    def decide(self, context: GraphFault) -> AtFault | None:
+        """The operator's layout rule, or None (not ConvertLayout's failure, or no rule located)."""
+        if failing_pass(context.observation) != CONVERT_LAYOUT:
+            return None
+        found = context.locate_layout()
+        if found is None:
+            return None
+        return AtFault(found.code, found.evidence, context.without(found.code), shared=True, essence="layout rule")
 
 
 class LastPass:
@@ -166,6 +189,6 @@ class SurfacedStep:
 
 
 FAULT_RULES: FaultRules[GraphFault] = FaultRules(
-    (IllTypedInputRule[GraphFault](), SharedComponentRule[GraphFault](), FailingStep(), LastPass(),
+    (IllTypedInputRule[GraphFault](), SharedComponentRule[GraphFault](), LayoutRule(), FailingStep(), LastPass(),
      RetypedByLoweringRule[GraphFault](), Operator(), SurfacedStep()))
 """The graph kind's fault rules, in the order they decide (the first answer wins)."""

@@ -95,10 +95,10 @@ class LoadContext:
         assert self.got is not None, "the case has not been run alone yet"
         return self.got
 
-    def verdict(self, kind: str, reason: str, observation: Observation, culprit: list[str] | None = None,
+    def verdict(self, verdict: str, reason: str, observation: Observation, culprit: list[str] | None = None,
                 root: str | None = None) -> Verdict:
         """A verdict on the candidate (one test; the folder's case stands, so no case is sent back)."""
-        return Verdict(self.signature, kind, reason, None, observation, culprit or [], root, 1,
+        return Verdict(self.signature, verdict, reason, None, observation, culprit or [], root, 1,
                        time.monotonic() - self.start)
 
 

@@ -38,15 +38,15 @@ def minimal_key(case: Case, steps: Sequence[Step]) -> MinimalKey:
             json.dumps(case.target, sort_keys=True), case.input_seed, case.max_elems)
 
 
-def _runner() -> Any:
-    """The kernel's runner with a parse cache and the known minimal builds (filled in the gate process,
+def _builder() -> Any:
+    """The kernel's builder with a parse cache and the known minimal builds (filled in the gate process,
     inherited by its children).
 
     The kernel imports TVM: it is imported here, in the gate's own process, never by the campaign."""
     from seedzer.kernel.tir.lowering import parse_func
-    from seedzer.kernel.tir.observe import Built, Runner
+    from seedzer.kernel.tir.observe import Built, TirBuilder
 
-    class GateRunner(Runner):
+    class GateTirBuilder(TirBuilder):
         def __init__(self) -> None:
             super().__init__()
             self.parsed: dict[str, Any] = {}
@@ -70,14 +70,14 @@ def _runner() -> Any:
             self.learned[key] = Built(outputs=minimal.outputs, failure=minimal.failure, program=MINIMAL)
             return built
 
-    return GateRunner()
+    return GateTirBuilder()
 
 
-def _observe(case: Case, runner: Any) -> tuple[Observation, dict[MinimalKey, Any]]:
+def _observe(case: Case, builder: Any) -> tuple[Observation, dict[MinimalKey, Any]]:
     """A child's test: the kernel's observation, with the minimal builds it made."""
     from seedzer.kernel.tir.observe import observe
 
-    return observe(case, runner), runner.learned
+    return observe(case, builder), builder.learned
 
 
 class Tester:
@@ -86,7 +86,7 @@ class Tester:
     __test__ = False  # not a pytest class
 
     def __init__(self) -> None:
-        self.runner = _runner()
+        self.builder = _builder()
         self.progress = SharedProgress()
         self.tests = 0
         self.minimal_builds = 0
@@ -98,7 +98,7 @@ class Tester:
 
         self.tests += 1
         try:
-            self.runner.parse(case.script)
+            self.builder.parse(case.script)
         except Exception as exc:  # unparsable script: the child would fail the same way
             return Observation(Symptom.INVALID, Stage.MUTATE, None, f"unusable test case: {exc}")
         progress = self.progress
@@ -106,13 +106,13 @@ class Tester:
         def on_step(stage: Stage, name: str, program: str) -> None:
             progress.set(stage.value, step_label(name, program))
 
-        self.runner.on_step = on_step
-        res = call_forked(_observe, case, self.runner, timeout=timeout, progress=progress)
+        self.builder.on_step = on_step
+        res = call_forked(_observe, case, self.builder, timeout=timeout, progress=progress)
         stage = Stage(res.stage) if res.stage in {s.value for s in Stage} else None
         if res.ok:
             observation, learned = res.value
             for key, built in learned.items():
-                self.runner.known.put(key, built)
+                self.builder.known.put(key, built)
             self.minimal_builds += len(learned)
             return observation  # type: ignore[no-any-return]
         phase = "kernel" if stage is Stage.RUN else "compile"

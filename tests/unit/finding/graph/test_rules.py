@@ -12,6 +12,7 @@ from seedzer.finding.gate import GateRules, GateSettings
 from seedzer.finding.graph import gate
 from seedzer.finding.graph.at_fault import mutation_label
 from seedzer.finding.graph.gate import RULES
+from seedzer.finding.graph.layout_rule import LayoutCulprit
 from seedzer.finding.graph.rules import (
     Alone,
     Contract,
@@ -23,10 +24,11 @@ from seedzer.finding.graph.rules import (
     invalid_reason,
 )
 from seedzer.finding.meta import BUG, NOT_A_BUG
+from seedzer.finding.verdict import Verdict
 from seedzer.kernel.common import SPECIAL_VALUES, Observation, Stage, Symptom
 from seedzer.kernel.comparison import Difference
 from seedzer.kernel.graph.case import GraphCase, GraphPass, ModelMutation
-from seedzer.oracles.signature import root_key
+from seedzer.oracles.signature import component_key, root_key
 from seedzer.seed import PassSpec
 from tests.frames import at_import, real_failure
 
@@ -69,7 +71,8 @@ def _context(expected: Observation, decide: Callable[[tuple[GraphPass, ...]], Ob
 
     return GraphContext("0123456789ab", case, expected, 5.0, GateSettings(max_tests=40, max_seconds=60.0),
                         observe=Runs(decide), match=_same, contracts=contracts, got=got,
-                        check_types=lambda case, operator: None, check_lowering=lambda case, output: None)
+                        check_types=lambda case, operator: None, locate_layout=lambda case, observed, timeout: None,
+                        check_lowering=lambda case, output: None)
 
 
 def test_the_module_docstring_lists_the_rules_in_order() -> None:
@@ -239,6 +242,32 @@ def test_culprit_minimizes_the_sequence_and_names_the_failing_pass() -> None:
     assert verdict.case.model is None and verdict.case.model_file == "seed.onnx"
     assert verdict.case.expected == LAYOUT_ERROR
     assert "minimal sequence: relax.ConvertLayout[" in verdict.notes[-1]
+
+
+def test_culprit_of_a_convert_layout_failure_is_the_layout_rule_it_failed_in() -> None:
+    asked: list[tuple[tuple[GraphPass, ...], Observation]] = []
+
+    def locate(case: GraphCase, observed: Observation, timeout: float) -> LayoutCulprit:
+        asked.append((case.passes, observed))
+        return LayoutCulprit("relax.stack", "relax.ConvertLayout fails first at main's binding 3 of 4")
+
+    def judged(error: Observation) -> Verdict:
+        context = _context(error, lambda passes: error if LAYOUT in passes else Observation.ok(), got=error)
+        context.locate_layout = locate
+        return Culprit().judge(context)
+
+    verdict = judged(LAYOUT_ERROR)
+    assert verdict.culprit == ["relax.stack.FRelaxInferLayout"] and asked == [((LAYOUT,), LAYOUT_ERROR)]
+    assert verdict.at_fault is not None and verdict.at_fault.rule == "layout-rule" and verdict.at_fault.shared
+    assert "relax.ConvertLayout" in verdict.at_fault.reached
+    other = Observation(Symptom.EXCEPTION, Stage.PASS, "relax.ConvertLayout", "Check failed: axis in range: 7 vs 6")
+    assert judged(other).root == verdict.root  # one rule, one root, whatever message it fails with
+    assert verdict.root == component_key(LAYOUT_ERROR, "relax.stack.FRelaxInferLayout", keyed_on="layout rule").digest()
+
+
+def test_culprit_of_a_convert_layout_failure_no_rule_is_located_in_stays_the_pass() -> None:
+    context = _context(LAYOUT_ERROR, _layout_fails, got=LAYOUT_ERROR)
+    assert Culprit().judge(context).culprit == ["relax.ConvertLayout"]
 
 
 def test_culprit_of_a_build_failure_is_the_last_pass_of_the_minimal_sequence() -> None:
