@@ -161,7 +161,7 @@ def worker_pids(db: Path, campaign: int) -> list[int]:
 class Run:
     """One ``seedzer fuzz`` process of the benchmark."""
 
-    kind: str  # "chaos" (killed by the benchmark) or "resume"
+    role: str  # "chaos" (killed by the benchmark) or "resume"
     returncode: int | None
     seconds: float
     log: Path
@@ -359,7 +359,7 @@ def _check_log(report: ChaosReport, run: Run) -> None:
     """A campaign goes to "finishing" only with its budget used (the chaos run never gets there)."""
     for line in run.log.read_text(errors="replace").splitlines():
         if line.startswith("[finishing]") and " 0:00:00 left" not in line:
-            report.early.append(f"{run.kind} run went to finishing early: {line[:200]}")
+            report.early.append(f"{run.role} run went to finishing early: {line[:200]}")
             return
 
 
@@ -373,8 +373,8 @@ def _inspect(report: ChaosReport, db: Path) -> None:
         report.killed_with_memory += d.get("rss_mb") is not None and d.get("available_mb") is not None
         report.killed_during_setup += bool(d.get("during_setup"))
     for (detail,) in query(db, "SELECT detail FROM events WHERE kind = 'worker_restart'"):
-        kind = str(json.loads(detail).get("kind"))
-        report.worker_restart[kind] = report.worker_restart.get(kind, 0) + 1
+        cause = str(json.loads(detail).get("kind"))  # the death's cause, under its on-disk key
+        report.worker_restart[cause] = report.worker_restart.get(cause, 0) + 1
     rows = query(db, "SELECT id, path, level FROM corpus")
     report.corpus = len(rows)
     for _, _, level in rows:
@@ -410,13 +410,13 @@ def print_report(report: ChaosReport, say: Any = print) -> None:
     """The benchmark's summary lines."""
     restarts = sum(report.worker_restart.values())
     say(f"campaign          {report.out}")
-    say("runs              " + "; ".join(f"{r.kind}: status {r.returncode}, {r.seconds:.0f} s" for r in report.runs))
+    say("runs              " + "; ".join(f"{r.role}: status {r.returncode}, {r.seconds:.0f} s" for r in report.runs))
     say(f"load kills        {report.load_kills} (load attempts SIGKILLed while the first run loaded the pool)")
     say(f"kills             {report.kills} (missed {report.kill_misses}: no live worker at that moment)")
     say(f"worker_killed     {report.worker_killed} events ({report.killed_with_memory} with memory figures, "
         f"{report.killed_during_setup} during set-up)")
-    kinds = ", ".join(f"{k} {v}" for k, v in sorted(report.worker_restart.items())) or "none"
-    say(f"other restarts    {restarts} ({kinds})")
+    causes = ", ".join(f"{k} {v}" for k, v in sorted(report.worker_restart.items())) or "none"
+    say(f"other restarts    {restarts} ({causes})")
     say(f"elapsed / budget  {report.elapsed:.1f} s / {report.budget:.0f} s after {report.resumes} resume(s)")
     say(f"executions        {report.execs}; corpus {report.corpus} (by level: {report.levels or 'none'})")
     say(f"findings          {dict(sorted(report.findings.items())) or 'none'}; verdicts {report.verdicts or 'none'}")

@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/fuzz_throughput.py [--pool DIR] [--seconds 60] [--testcases N] [--coverage passes] [--jobs 1]
     python benchmarks/fuzz_throughput.py --from-campaign DIR [--late-share 0.5] [--seconds 60]
-    python benchmarks/fuzz_throughput.py --level graph [--pool DIR] [--seconds 60] [--mutation KIND] [--config FILE]
+    python benchmarks/fuzz_throughput.py --level graph [--pool DIR] [--seconds 60] [--mutation STRATEGY] [--config FILE]
     python benchmarks/fuzz_throughput.py --level sched [--pool DIR] [--seconds 60]
 
 Without ``--pool`` it generates a pool of 10-node models (the 'basic' heuristic) in a temporary
@@ -34,9 +34,9 @@ earlier runs were. ``--level sched`` fuzzes the schedule level (a PrimFunc with 
 is applying the trace's primitives one by one, each verified, and the postprocessors; ``reference`` the
 unscheduled function's build and run, cached per PrimFunc by the worker; ``build``, ``run`` and ``compare``
 the scheduled function's).
-``--mutation KIND`` makes the graph level mutate by one kind only (``passes``, ``uoc``, ``pioc``,
+``--mutation STRATEGY`` makes the graph level mutate by one strategy only (``passes``, ``uoc``, ``pioc``,
 ``edge``, ``insert``: an importer operator inserted, ``special``: special input values): the cost
-of a test case of that kind, which with a campaign's yield per mutant gives the kinds'
+of a test case of that strategy, which with a campaign's yield per mutant gives the strategies'
 yield per second (how ``graph.*``'s default weights were set).
 
 Long mode, ``--from-campaign DIR``: the campaign is seeded with the corpus entries of another
@@ -67,8 +67,8 @@ from seedzer.config import load_config, parse_levels
 from seedzer.generate import generate_pool
 from seedzer.level_table import level_names
 
-GRAPH_KINDS = ("passes", "uoc", "pioc", "edge", "insert", "special")
-"""The graph level's mutation kinds (``graph.*`` weights) ``--mutation`` may single out."""
+GRAPH_STRATEGIES = ("passes", "uoc", "pioc", "edge", "insert", "special")
+"""The graph level's mutation strategies (``levels.graph.*`` weights) ``--mutation`` may single out."""
 WORKER_PARTS = ("mutate", "import", "schedule", "passes", "reference", "build", "run", "compare", "perf")
 """Worker-side timing keys (seconds summed over the run) in the order an iteration spends them:
 mutation, the flat steps of the optimized program (TVM's pipeline with the insertions), those of the
@@ -147,8 +147,8 @@ def processor_table(timings: dict[str, float], campaign_cpu: float, execs: int, 
 @click.option("--execute-imported", is_flag=True, help="With --from-campaign: run each imported entry once first.")
 @click.option("--level", type=click.Choice([*level_names(), "both"]), default="tir", show_default=True,
               help="The level fuzzed alone, or (both) the levels on by default at their configured weights.")
-@click.option("--mutation", type=click.Choice(list(GRAPH_KINDS)), default=None,
-              help="The graph level mutates by this kind only (the other weights 0): its cost per test case.")
+@click.option("--mutation", type=click.Choice(list(GRAPH_STRATEGIES)), default=None,
+              help="The graph level mutates by this strategy only (the other weights 0): its cost per test case.")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="A campaign configuration file (before/after figures of a setting, e.g. "
                    "levels.graph.llvm_opt_level); --seconds, --jobs, --coverage, --level and --mutation still "
@@ -178,8 +178,8 @@ def main(pool: Path | None, models: int, seconds: float, testcases: int, coverag
         if level != "both":
             cfg.levels = parse_levels(level, cfg.levels)
         if mutation is not None:
-            for kind in GRAPH_KINDS:
-                setattr(cfg.levels.settings()["graph"], kind, 1.0 if kind == mutation else 0.0)
+            for strategy in GRAPH_STRATEGIES:
+                setattr(cfg.levels.settings()["graph"], strategy, 1.0 if strategy == mutation else 0.0)
         monitor = StopAfter(testcases)
         campaign = Campaign(Path(tmp) / "campaign", pool, cfg, monitor=monitor, imported=imported)
         monitor.campaign = campaign

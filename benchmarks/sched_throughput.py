@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from seedzer.execute.forked import call_forked
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.sched.case import SchedCase, SchedChecks, SchedPlan
-from seedzer.kernel.sched.observe import Runner, SchedMemo, observe
+from seedzer.kernel.sched.observe import SchedBuilder, SchedMemo, observe
 from seedzer.kernel.sched.trace import TRANSFORMING
 from seedzer.kernel.tir.lowering import make_inputs, parse_func
 from seedzer.mutate.sched.catalogue import primitives
@@ -67,11 +67,11 @@ class Clock:
 
 
 def _one(generator: SchedGenerator, func: Any, script: str, parent: SchedPlan, plans: list[SchedPlan], seed: int,
-         runner: Runner, mask: str | int, out: Path | None) -> tuple[Any, Observation, dict[str, float], Any]:
+         builder: SchedBuilder, mask: str | int, out: Path | None) -> tuple[Any, Observation, dict[str, float], Any]:
     """One test case (in a forked child unless ``--in-process``): a mutant of ``parent`` and its
     observation, with the seconds by stage and the generator's counters."""
     clock = Clock()
-    runner.on_step = clock.on_step
+    builder.on_step = clock.on_step
     clock.tick("generate")
     made = generator.mutate(func, parent, random.Random(seed), plans)
     observation = Observation.ok()
@@ -82,7 +82,7 @@ def _one(generator: SchedGenerator, func: Any, script: str, parent: SchedPlan, p
             out.mkdir(parents=True, exist_ok=True)
             (out / "pending.json").write_text(json.dumps(case.to_json()))
         clock.tick("observe (parse, inputs)")
-        observation = observe(case, runner)
+        observation = observe(case, builder)
     clock.tick("other")
     return made, observation, {k: v for k, v in clock.seconds.items() if k != "other"}, generator.stats
 
@@ -108,7 +108,7 @@ def main(seeds: Path, cases: int, seed: int, chain: int, no_memo: bool, debug_ma
     scripts = scripts_of(seeds)
     rng = random.Random(seed)
     clock = Clock()
-    runner = Runner(clock.on_step, None if no_memo else SchedMemo())
+    builder = SchedBuilder(clock.on_step, None if no_memo else SchedMemo())
     generator = SchedGenerator()
     mask: str | int = 0 if debug_mask == "0" else debug_mask
     symptoms: Counter[str] = Counter()
@@ -133,18 +133,18 @@ def main(seeds: Path, cases: int, seed: int, chain: int, no_memo: bool, debug_ma
         if in_process:
             clock.tick("harness")
             made, observation, seconds, stats = _one(generator, funcs[index], script, parent, plans, one_seed,
-                                                     runner, mask, out)
+                                                     builder, mask, out)
             clock.tick("harness")
             clock.seconds["harness"] -= sum(seconds.values())
         else:
             clock.tick("build (reference)")  # in the parent, so that every child inherits it in the memo
             probe = SchedCase(script, [[], []], input_seed(script))
-            runner.parse(script)
-            runner.reference(probe, funcs[index], make_inputs(funcs[index], probe.input_seed, probe.max_elems))
+            builder.parse(script)
+            builder.reference(probe, funcs[index], make_inputs(funcs[index], probe.input_seed, probe.max_elems))
             clock.tick("fork")
             if out is not None:
                 (out / "pending.json").unlink(missing_ok=True)
-            done = call_forked(_one, generator, funcs[index], script, parent, plans, one_seed, runner, mask, out,
+            done = call_forked(_one, generator, funcs[index], script, parent, plans, one_seed, builder, mask, out,
                                timeout=300)
             if done.ok:
                 made, observation, seconds, stats = done.value

@@ -62,10 +62,10 @@ def _check_heuristic(cfg: Config, source: Path | None) -> None:
                           f"(got {excerpt(cfg.generate.heuristic)})")
 
 
-def _monitor(kind: str) -> Any:
+def _monitor(style: str) -> Any:
     from seedzer.campaign.monitor import make_monitor
 
-    return make_monitor("auto" if kind == "live" and sys.stderr.isatty() else kind)
+    return make_monitor("auto" if style == "live" and sys.stderr.isatty() else style)
 
 
 def _resolved(path: Path) -> Path:
@@ -147,7 +147,7 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
 
     All checks are read-only and happen before anything is created; they are repeated under the
     lock, which :class:`~seedzer.store.lock.DirLock` holds on ``out`` for the life of the campaign
-    (re-entrant, so the runner may take it too). With ``ray`` (an address, or :data:`LOCAL_RAY`) the
+    (re-entrant, so the campaign may take it too). With ``ray`` (an address, or :data:`LOCAL_RAY`) the
     workers are Ray actors on the cluster's nodes; the campaign, its store and its gate stay here.
     """
     from seedzer.campaign.seeds import list_pool

@@ -76,8 +76,8 @@ def usage_message(exc: click.ClickException) -> str:
     """click's exception as ``<option or command>: <what>`` (one line, no "Usage:" block)."""
     command = exc.ctx.command_path if isinstance(exc, click.UsageError) and exc.ctx is not None else "seedzer"
     if isinstance(exc, click.MissingParameter):
-        kind = exc.param_type or (exc.param.param_type_name if exc.param is not None else "parameter")
-        return f"{_hint(exc) or command}: missing {kind}"
+        what = exc.param_type or (exc.param.param_type_name if exc.param is not None else "parameter")
+        return f"{_hint(exc) or command}: missing {what}"
     if isinstance(exc, click.NoSuchOption):
         close = sorted(exc.possibilities or [])
         maybe = f" (did you mean {' or '.join(close)}?)" if close else ""

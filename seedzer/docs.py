@@ -26,7 +26,7 @@ from seedzer.finding.kind import Described
 from seedzer.finding.known_upstream import shipped
 from seedzer.finding.meta import KIND_ALIASES
 from seedzer.finding.registry import KINDS, kind
-from seedzer.kernel.onnx.undefined import UNDEFINED
+from seedzer.kernel.onnx.undefined import REFUSALS, UNDEFINED
 
 START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
 CONFIG_PAGE = "docs/configuration.md"
@@ -70,16 +70,22 @@ def reduction_passes_markdown() -> str:
 
 def undefined_markdown() -> str:
     """The operators and classes of values whose result the specification leaves undefined or disputes
-    (:data:`seedzer.kernel.onnx.undefined.UNDEFINED`), one row each, with its reference."""
+    (:data:`seedzer.kernel.onnx.undefined.UNDEFINED`), then the settings of that kind TVM refuses
+    (:data:`~seedzer.kernel.onnx.undefined.REFUSALS`), one row each, with its reference."""
     lines = ["| operators | values | setting | why no result is judged | reference |",
              "| --- | --- | --- | --- | --- |"]
-    for row in UNDEFINED:
-        url, _, note = row.reference.partition(" ")
+    def link(reference: str) -> str:
+        url, _, note = reference.partition(" ")
         page = re.search(r"onnx__(\w+)\.html$|github\.com/([\w-]+/[\w-]+)/issues/(\d+)$", url)
         text = url if page is None else f"ONNX {page.group(1)}" if page.group(1) else f"{page.group(2)}#{page.group(3)}"
-        link = f"[{text}]({url})" + (f" {note}" if note else "")
+        return f"[{text}]({url})" + (f" {note}" if note else "")
+
+    for row in UNDEFINED:
         lines.append(f"| {', '.join(f'`{op}`' for op in row.operators)} | {', '.join(row.values)} | "
-                     f"{row.condition or 'any'} | {row.why} | {link} |")
+                     f"{row.condition or 'any'} | {row.why} | {link(row.reference)} |")
+    for refusal in REFUSALS:
+        lines.append(f"| {', '.join(f'`{op}`' for op in refusal.operators)} | any | {refusal.condition}; TVM "
+                     f"refuses it (\"{refusal.message}\"): not a bug | {refusal.why} | {link(refusal.reference)} |")
     return "\n".join(lines)
 
 

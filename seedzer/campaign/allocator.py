@@ -67,7 +67,7 @@ class Allocator:
         unless it also reached new coverage)."""
         reward = self.allocation.settings.rewards.of(new_features, first_triggers)
         self.allocation.observe(self.credit_of(tc), seconds, reward)
-        if tc.kind == "fuzz" and tc.parent:
+        if tc.task == "fuzz" and tc.parent:
             self.allocation.fatigue.observe(tc.parent, known_root=repeat, new_coverage=new_features > 0)
 
     def filed(self, meta: FindingMeta) -> bool:

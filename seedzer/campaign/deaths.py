@@ -79,21 +79,21 @@ class Deaths:
         parent = self.corpus.by_id.get(tc.parent or "") if tc is not None else None
         if parent is not None and death.seconds is not None:  # what choosing it cost: the time it ran
             record_cost(parent, death.seconds)
-        oom = self.out_of_memory() if death.kind == "killed" else None
-        detail = {"worker": ev.worker, "kind": death.kind, "stage": death.stage.value, "pass": death.pass_name,
+        oom = self.out_of_memory() if death.cause == "killed" else None
+        detail = {"worker": ev.worker, "kind": death.cause, "stage": death.stage.value, "pass": death.pass_name,
                   "message": death.message, "signal": death.signal, "exitcode": death.exitcode,
                   "rss_mb": death.rss_mb, "available_mb": death.available_mb, "during_setup": death.during_setup,
                   "testcase": tc.tc_id if tc else None}
-        if death.kind == "killed":
+        if death.cause == "killed":
             detail["oom_killer"] = oom
-        self.db.add_event("worker_killed" if death.kind == "killed" else "worker_restart", detail)
+        self.db.add_event("worker_killed" if death.cause == "killed" else "worker_restart", detail)
         outcome = Outcome.nothing()
-        if death.kind == "slow" and tc is not None:  # an execution (counted, shown in status and the report)
+        if death.cause == "slow" and tc is not None:  # an execution (counted, shown in status and the report)
             self.stats.slow += 1
             self.counts.execution("slow", death.stage.value, tc.level)
             outcome = Outcome.filtered(Turned(slow_observation(death.stage, death.pass_name, death.message), tc,
                                               ev.worker))
-        elif death.kind == "killed":
+        elif death.cause == "killed":
             if tc is not None and tc.announced:
                 outcome = Outcome.filtered(Turned(killed_observation(death, oom), tc, ev.worker))
             self.monitor.message(f"worker {ev.worker} was killed by SIGKILL {_sender(oom)}{_memory(death)}); "
@@ -102,12 +102,12 @@ class Deaths:
             where = "while setting up" if death.during_setup else f"during {death.stage.value}"
             self.monitor.message(f"worker {ev.worker} {death.message} {where}; restarted")
         self.db.add_event("workers", {"pids": list(pids)})
-        if parent is not None and death.kind == "exit" and not death.during_setup \
+        if parent is not None and death.cause == "exit" and not death.during_setup \
                 and self.quarantine.death(parent, death.message):  # Seedzer cannot run it: no restart loop
             self.pending.drop_seed(parent.seed_id)
             self.quarantine.check_left()
         for info in ev.dropped:  # a seed waiting to be executed goes back in line; a mutation is just not made
-            entry = self.corpus.by_id.get(info.parent or "") if info.kind == "exec" else None
+            entry = self.corpus.by_id.get(info.parent or "") if info.task == "exec" else None
             if entry is not None and not entry.executed and entry not in self.pending \
                     and entry.seed_id not in self.quarantine:
                 self.pending.put_back(entry)

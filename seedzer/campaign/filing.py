@@ -64,8 +64,8 @@ class Candidate:
     repeat: bool
 
 
-class GateRunner(Protocol):
-    """Runs gate jobs away from the campaign loop and returns finished ones."""
+class GateJobs(Protocol):
+    """Runs the gate's jobs away from the campaign loop and returns finished ones."""
 
     def submit(self, key: str, fn: Callable[..., Any], *args: Any) -> None:
         """Queue ``fn(*args)``."""
@@ -123,14 +123,14 @@ class Filing:
     """Records candidates, runs the gate on new ones and applies its verdicts (see the module docstring)."""
 
     def __init__(self, findings: FindingStore, corpus: Corpus, settings: FilingSettings, stats: CampaignStats,
-                 monitor: Monitor, gate: GateRunner | None = None, confirmer: Confirmer | None = None,
+                 monitor: Monitor, gate: GateJobs | None = None, confirmer: Confirmer | None = None,
                  log_dir: Path | None = None) -> None:
         self.findings = findings
         self.corpus = corpus
         self.settings = settings
         self.stats = stats
         self.monitor = monitor
-        self.gate: GateRunner = gate or Background("gate", str(log_dir) if log_dir else None,
+        self.gate: GateJobs = gate or Background("gate", str(log_dir) if log_dir else None,
                                                    settings.gate.job_seconds)
         self.confirmer = confirmer or Confirmer()
         self.verdicts: dict[str, tuple[str, str | None]] = {}  # raw signature -> (verdict, root)

@@ -51,7 +51,7 @@ class Intake:
         seconds = result.timings.get("worker_busy", 0.0)
         if parent is not None:
             record_cost(parent, seconds)
-            if tc.kind == "exec":  # a seed's (or a resumed entry's) own run: what it covers and triggers
+            if tc.task == "exec":  # a seed's (or a resumed entry's) own run: what it covers and triggers
                 parent.triggered = tuple(result.passes_triggered)
                 self.feeder.scheduler(parent).learn(parent, result.features)
         entry = self.keep.apply(tc, gain, obs, result.unchanged, parent, worker)

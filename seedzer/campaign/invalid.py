@@ -18,7 +18,7 @@ from collections.abc import Callable
 from seedzer.console import SafeTable
 from seedzer.kernel.messages import normalize
 from seedzer.mutate.tir.bounds import PREFIX as BOUNDS_PREFIX
-from seedzer.mutate.tir.bounds import kind_of
+from seedzer.mutate.tir.bounds import bound_of
 from seedzer.oracles.preconditions import precondition_pattern
 from seedzer.store.reader import CampaignReader
 
@@ -34,7 +34,7 @@ def _precondition(rest: str) -> str:
 
 
 def _bounds(rest: str) -> str:
-    return f"bounds: {kind_of(BOUNDS_PREFIX + rest) or 'other'}"
+    return f"bounds: {bound_of(BOUNDS_PREFIX + rest) or 'other'}"
 
 
 REFINED: dict[str, Callable[[str], str]] = {"precondition": _precondition, "bounds": _bounds}

@@ -34,7 +34,7 @@ class KeepRule:
               parent: CorpusEntry | None, worker: int) -> CorpusEntry | None:
         """The corpus entry of the test case ``tc`` (from its judged ``observation`` and coverage
         ``gain``), or None when it is not kept; updates ``parent`` as the rule says."""
-        if tc.kind == "exec":
+        if tc.task == "exec":
             if parent is not None:
                 parent.executed, parent.worker = True, worker
             return None

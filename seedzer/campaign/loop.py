@@ -17,7 +17,7 @@ to each test case, snapshot.
 
 Its parts from outside come in through small interfaces so that the keep/feedback/judging logic is
 tested with cheap stand-ins: the executor (workers, :class:`~seedzer.execute.executor.Executor`), the
-seed loader (ONNX models to initial seeds) and the filing gate's runner (:mod:`seedzer.campaign.filing`).
+seed loader (ONNX models to initial seeds) and the filing gate's background jobs (:mod:`seedzer.campaign.filing`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from seedzer.campaign.directory import discard_new, prepare_dir
 from seedzer.campaign.epochs import Epochs, epoch_models, resumed_epochs
 from seedzer.campaign.feedback import Feedback
 from seedzer.campaign.feeding import Feeder
-from seedzer.campaign.filing import Filing, FilingSettings, GateRunner
+from seedzer.campaign.filing import Filing, FilingSettings, GateJobs
 from seedzer.campaign.intake import Intake
 from seedzer.campaign.judging import Judge
 from seedzer.campaign.ledger_roots import LEDGER_META, CampaignLedger
@@ -89,7 +89,7 @@ class Campaign:
 
     def __init__(self, out: Path, pool: Path, cfg: Config, *, resume: bool = False, monitor: Monitor | None = None,
                  executor: ExecutorFactory = WorkerPool, seed_loader: SeedLoader | None = None,
-                 gate: GateRunner | None = None, imported: Sequence[CorpusEntry] | None = None,
+                 gate: GateJobs | None = None, imported: Sequence[CorpusEntry] | None = None,
                  ledger_source: str = CAMPAIGN) -> None:
         self.out, self.pool, self.cfg, self.resume = Path(out), Path(pool), cfg, resume
         self.monitor = monitor or QuietMonitor()
@@ -290,9 +290,9 @@ class Campaign:
     def take(self, ev: WorkerEvent) -> Outcome:
         """Take in one worker event (judged, counted, coverage merged, parent updated): what happened
         to its test case, to be acted on once the idle workers are fed (:meth:`act`)."""
-        if ev.kind == "tc":  # an announcement: the test case runs
+        if ev.what == "tc":  # an announcement: the test case runs
             return Outcome.nothing()
-        if ev.kind == "death":
+        if ev.what == "death":
             assert ev.death is not None
             return self.deaths.take(ev, ev.death, self.executor.pids() if self.executor is not None else [])
         assert ev.tc is not None and ev.result is not None

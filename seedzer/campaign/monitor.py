@@ -104,11 +104,11 @@ class QuietMonitor:
         """Ignore."""
 
 
-def make_monitor(kind: str = "auto") -> Monitor:
+def make_monitor(style: str = "auto") -> Monitor:
     """``auto`` picks the live line on a terminal and plain lines otherwise."""
-    if kind == "quiet":
+    if style == "quiet":
         return QuietMonitor()
-    if kind == "plain" or (kind == "auto" and not sys.stderr.isatty()):
+    if style == "plain" or (style == "auto" and not sys.stderr.isatty()):
         return PlainMonitor()
     return RichMonitor()
 

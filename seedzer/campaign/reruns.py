@@ -1,7 +1,7 @@
 """Slow and out-of-memory test cases, re-run once at the full limits, off the hot path.
 
 Every sample of a slow or out-of-memory test case (:mod:`seedzer.campaign.filtered`) waits for one
-re-run. The filing starts one in the gate's background runner when no candidate waits and the gate is
+re-run. The filing starts one as a gate background job when no candidate waits and the gate is
 within its share, so its seconds count as the gate's (``--resume`` re-runs what was left). The re-run
 is its kind's ``rerun_call``: the case alone, in a fresh process, within the sum of the campaign's
 stage limits (none of them relative to a parent's cost) and under the workers' address-space limit.

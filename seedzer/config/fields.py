@@ -68,7 +68,7 @@ def between(low: float, high: float) -> Callable[[Any], bool]:
 
 
 WEIGHT = Check("must be between 0 (off) and 1000", between(0, 1000))
-"""The check of a weight (of a level, of a kind of mutation): a number from 0 (off) to 1000."""
+"""The check of a weight (of a level, of a mutation strategy): a number from 0 (off) to 1000."""
 
 
 def _type_name(tp: Any) -> str:

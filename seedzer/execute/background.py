@@ -101,8 +101,8 @@ class Background:
         out: JobResult | None = None
         if conn.poll():
             try:
-                kind, payload, cpu = conn.recv()
-                out = JobResult(key, payload if kind == "ok" else None, None if kind == "ok" else payload,
+                outcome, payload, cpu = conn.recv()
+                out = JobResult(key, payload if outcome == "ok" else None, None if outcome == "ok" else payload,
                                 elapsed, cpu)
             except (EOFError, OSError):
                 proc.join(timeout=5)

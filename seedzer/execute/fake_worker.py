@@ -31,7 +31,7 @@ TRIGGER_LINE = "T:"
 
 
 def fake_execute(script: str, slot: ProgressSlot) -> ExecResult:
-    """Execute a fake test case, publishing stages like the real runner."""
+    """Execute a fake test case, publishing stages like a real level's fuzzer."""
     slot.stage(Stage.PASS, "FakePass")
     lines = set(script.splitlines())
     if "EXIT" in lines:

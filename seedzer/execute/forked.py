@@ -139,11 +139,11 @@ def call_forked(fn: Callable[..., Any], *args: Any, timeout: float, progress: Sh
         out.exitcode = os.WEXITSTATUS(status)
     if data:
         try:
-            kind, value = pickle.loads(data)
+            outcome, value = pickle.loads(data)
         except Exception as exc:  # a child killed mid-write
             out.error = f"unreadable result ({exc})"
             return out
-        if kind == "ok":
+        if outcome == "ok":
             out.value = value
         else:
             out.error = str(value)

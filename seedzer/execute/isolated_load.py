@@ -34,7 +34,7 @@ def _read_text(path: Path, limit: int) -> str:
 
 
 def _signal_of(message: str) -> int | None:
-    """The signal number in ``killed by signal SIGSEGV`` (the isolated runner's wording)."""
+    """The signal number in ``killed by signal SIGSEGV`` (:func:`~seedzer.execute.death.describe_exit`'s wording)."""
     if not message.startswith("killed by signal "):
         return None
     name = message.removeprefix("killed by signal ").split()[0]

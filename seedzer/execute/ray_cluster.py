@@ -113,9 +113,9 @@ def probe(address: str, seconds: float = PROBE_SECONDS) -> None:
     if error is not None or not isinstance(found, list) or not found:
         raise SeedzerError(f"--ray {address}: unknown host {host} ({error or 'no address'})")
     reasons = []
-    for family, kind, proto, _, where in found:
+    for family, socktype, proto, _, where in found:
         try:
-            with socket.socket(family, kind, proto) as sock:
+            with socket.socket(family, socktype, proto) as sock:
                 sock.settimeout(seconds)
                 sock.connect(where)
                 return

@@ -72,13 +72,13 @@ def merge(event: WorkerEvent, infos: dict[int, TestCaseInfo], index: int) -> Wor
             info.case = remote.case
         return info
 
-    if event.kind == "death":
+    if event.what == "death":
         dropped = tuple(d for d in (local(r, True) for r in event.dropped) if d is not None)
         return WorkerEvent("death", index, local(event.tc, True), death=event.death, dropped=dropped)
-    tc = local(event.tc, event.kind == "result")
+    tc = local(event.tc, event.what == "result")
     if tc is None:
         return None
-    return WorkerEvent(event.kind, index, tc, result=event.result)
+    return WorkerEvent(event.what, index, tc, result=event.result)
 
 
 class CoverageSync:
@@ -314,12 +314,12 @@ class RayWorkerPool:
                 mine = merge(event, s.infos, s.index)
                 if mine is None:
                     continue
-                if mine.kind == "result":
+                if mine.what == "result":
                     s.answered = True
                     self._setup_deaths[s.index] = 0
                     if mine.result is not None:
                         self.sync.learn(mine.result.features)
-                elif mine.kind == "death":
+                elif mine.what == "death":
                     self.restarts += 1  # the actor's pool restarted its worker
                 out.append(mine)
 

@@ -113,7 +113,7 @@ class TestCaseInfo:
     __test__ = False  # not a pytest class
 
     tc_id: int
-    kind: str  # "fuzz" | "exec"
+    task: str  # "fuzz" | "exec": a mutant of the fuzzer, or an entry run as it is
     parent: str | None
     level: str
     script: str = ""
@@ -135,14 +135,14 @@ class TestCaseInfo:
 class Death:
     """A worker process that ended while the campaign did not ask it to.
 
-    ``kind``: ``signal`` (died by a signal it raised or received), ``killed`` (SIGKILL from outside:
+    ``cause``: ``signal`` (died by a signal it raised or received), ``killed`` (SIGKILL from outside:
     the OOM killer or an operator, never a TVM bug), ``timeout`` (the campaign killed it because a
     stage outlived its limit), ``slow`` (a stage outlived the test case's own, relative limit, below
     the campaign's: counted, never a finding), ``exit`` (it exited by itself). Memory figures are the worker's last
     sampled resident size and the machine's available memory when the death was seen.
     """
 
-    kind: str
+    cause: str
     stage: Stage
     pass_name: str | None
     message: str
@@ -157,9 +157,9 @@ class Death:
     def observation(self) -> Observation | None:
         """The death as a test-case observation: a crash or a hang (None for SIGKILL, exits and slow
         test cases)."""
-        if self.kind == "slow":
+        if self.cause == "slow":
             return None
-        timed_out = self.kind == "timeout"
+        timed_out = self.cause == "timeout"
         how = self.message if timed_out else self.message + segfault_frames(self.log_tail)
         observation = death_observation(self.stage, self.pass_name, how, signum=self.signal, timed_out=timed_out,
                                         seconds=self.seconds)
@@ -180,7 +180,7 @@ def segfault_frames(log_tail: str) -> str:
 class WorkerEvent:
     """Something a worker did: announced a test case, returned a result, or died."""
 
-    kind: str  # "tc" | "result" | "death"
+    what: str  # "tc" | "result" | "death"
     worker: int
     tc: TestCaseInfo | None
     result: ExecResult | None = None

@@ -136,11 +136,11 @@ class WorkerPool:
         """Workers with room for a task (one may wait behind the running one: :data:`QUEUED_TASKS`)."""
         return (w for w in self.workers if w.has_room)
 
-    def _death(self, w: WorkerHandle, kind: str, message: str, signum: int | None,
+    def _death(self, w: WorkerHandle, cause: str, message: str, signum: int | None,
                seconds: float | None = None) -> WorkerEvent:
         view = w.slot.read()
         log_dir = getattr(self.settings, "log_dir", None)
-        death = Death(kind, view.stage or Stage.MUTATE, view.pass_name or None, message, signum, w.proc.exitcode,
+        death = Death(cause, view.stage or Stage.MUTATE, view.pass_name or None, message, signum, w.proc.exitcode,
                       w.rss_mb, available_mb(), _log_tail(log_dir, w.index), seconds, not w.ready)
         event = WorkerEvent("death", w.index, w.current, death=death, dropped=tuple(w.queued))
         w.conn.close()
@@ -149,7 +149,7 @@ class WorkerPool:
 
     def _restart(self, w: WorkerHandle, death: Death) -> None:
         at = w.index - self.first
-        if death.during_setup and death.kind in ("signal", "exit") and death.signal != signal.SIGKILL:
+        if death.during_setup and death.cause in ("signal", "exit") and death.signal != signal.SIGKILL:
             self._setup_deaths[at] += 1
             if self._setup_deaths[at] >= SETUP_DEATHS_LIMIT:
                 raise CampaignError(f"worker {w.index} dies while setting up: {death.message} "
@@ -207,8 +207,8 @@ class WorkerPool:
             w.proc.join(timeout=5)
             code = w.proc.exitcode
             signum = -code if code is not None and code < 0 else None
-            kind = "killed" if signum == signal.SIGKILL else "signal" if signum else "exit"
-            out.append(self._death(w, kind, describe_exit(code), signum))
+            cause = "killed" if signum == signal.SIGKILL else "signal" if signum else "exit"
+            out.append(self._death(w, cause, describe_exit(code), signum))
         out.extend(self.check_hangs())
         self._sample_memory()
         return out

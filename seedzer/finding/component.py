@@ -7,7 +7,12 @@ or the C++ frames of a crash report) say which, in three tiers asked in order:
 
 1. **The code generator's intrinsic rule** (:func:`intrinsic_rule`): code generation raising "unknown
    intrinsic" names the operator no rule lowers (``codegen.intrin_rule.tirx.sinh``): the missing rule
-   is the defect, not the pass that made the (valid) call.
+   is the defect, not the pass that made the (valid) call. **The constant folder's refusal of a float
+   division by a constant zero** (:func:`constant_folding`, ``arith.const_fold``): IEEE 754 defines
+   ``x / 0.0`` (±inf or NaN), so when the division only forwards the program's operands (no operator
+   owns it, or elementwise arithmetic does: :data:`OPERAND_FORWARDERS`) the folder is at fault; an
+   operator that built the division from its own shape arithmetic (resize's ``(w - 1) / (n - 1)``)
+   keeps it.
 2. **An operator's implementation anywhere on the stack** (:data:`OWNERS`, innermost first): an ONNX
    converter (its class and converter version, ``relax.frontend.onnx.SequenceAt._impl_v11``, or the
    operator the importer's per-node loop was converting), a TOPI operator's module (``topi.nn.rms_norm``),
@@ -19,7 +24,8 @@ or the C++ frames of a crash report) say which, in three tiers asked in order:
    failure is a pass's own code: the pass is the unit a maintainer fixes).
 
 Infrastructure (:data:`INFRASTRUCTURE`: the FFI, the IR visitors' dispatch, the constructors and
-constant folding of expressions, the pass manager) is never the code at fault. A root keyed on a
+constant folding of expressions, the pass manager) is never the code at fault (constant folding only
+by the refusal tier 1 names). A root keyed on a
 component is one bug however many passes, kinds or mutations reach it.
 """
 
@@ -92,19 +98,57 @@ def _cpp(namespace: str, label: str, member: bool = False) -> Namer:
     return name
 
 
+def _installed(relative: str) -> Path | None:
+    """The installed TVM's file at ``relative`` (``tvm/relax/...``), or None without TVM (nothing is imported)."""
+    spec = importlib.util.find_spec("tvm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))).parent / relative
+
+
+def _parsed(path: Path) -> ast.Module | None:
+    try:
+        return ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return None
+
+
 @lru_cache(maxsize=8)
 def _classes(relative: str) -> tuple[tuple[int, int, str], ...]:
     """``(first line, last line, class name)`` of the top-level classes of the installed TVM's module at
     ``relative`` (``tvm/relax/...py``); none when TVM or the file is not found (nothing is imported)."""
-    spec = importlib.util.find_spec("tvm")
-    if spec is None or not spec.submodule_search_locations:
-        return ()
-    path = Path(next(iter(spec.submodule_search_locations))).parent / relative
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
+    path = _installed(relative)
+    tree = _parsed(path) if path is not None else None
+    if tree is None:
         return ()
     return tuple((c.lineno, c.end_lineno or c.lineno, c.name) for c in tree.body if isinstance(c, ast.ClassDef))
+
+
+LEGALIZE_OPS = "tvm/relax/transform/legalize_ops/"
+"""Where the installed TVM's Python legalization rules live (each module registers its operators' rules)."""
+
+
+@lru_cache(maxsize=1)
+def _legalizations() -> dict[str, str]:
+    """Each Relax operator whose legalization rule a module under :data:`LEGALIZE_OPS` registers
+    (``register_legalize("relax.mean", ...)``, as a call or a decorator) and that module's name as a component
+    (``legalize.statistical``), read from the installed TVM's source (nothing is imported)."""
+    folder = _installed(LEGALIZE_OPS)
+    found: dict[str, str] = {}
+    for path in sorted(folder.glob("*.py")) if folder is not None else ():
+        tree = _parsed(path)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == \
+                    "register_legalize" and node.args and isinstance(node.args[0], ast.Constant) \
+                    and isinstance(node.args[0].value, str):
+                found.setdefault(node.args[0].value, f"legalize.{path.stem}")
+    return found
+
+
+def legalization(op: str) -> str | None:
+    """The legalization rule of the Relax operator ``op`` (``relax.mean``) as a component, named as its frames
+    are (``legalize.statistical``), or None (no Python rule of the installed TVM registers one)."""
+    return _legalizations().get(op)
 
 
 def _class_at(relative: str, line: int) -> str | None:
@@ -167,6 +211,28 @@ def intrinsic_rule(message: str, frames: Sequence[str]) -> Component | None:
     return Component(f"codegen.intrin_rule.{found.group(1)}", frame)
 
 
+CONSTANT_FOLDER = "arith.const_fold"
+"""TVM's arithmetic constant folding (``TryConstFold<Div>`` in ``src/arith/const_fold.h``; ``src/ir/prim/`` in
+0.27), named as a component."""
+FLOAT_DIVISION_BY_ZERO = re.compile(r"fb->value != 0\b.*Divide by zero")
+"""The constant folder's refusal of a float division by a constant zero (its float divisor is ``fb``; an integer
+divisor, whose division by zero is undefined, is ``pb``)."""
+OPERAND_FORWARDERS = frozenset({"topi.broadcast", "legalize.binary"})
+"""Operator implementations whose division only forwards the program's operands (elementwise arithmetic): the
+zero divisor is the program's, the refusal to fold it the folder's."""
+
+
+def constant_folding(message: str, frames: Sequence[str], owner: Component | None) -> Component | None:
+    """The constant folder (:data:`CONSTANT_FOLDER`), when it refused a float division by a constant zero that
+    IEEE 754 defines (``x / 0.0`` is ±inf or NaN; onnxruntime computes it) and no operator's own arithmetic
+    (``owner``, the component the frames name otherwise) built the division: elementwise arithmetic
+    (:data:`OPERAND_FORWARDERS`) or a pass only handed it the program's operands. None otherwise."""
+    if not FLOAT_DIVISION_BY_ZERO.search(message) or (owner is not None and owner.name not in OPERAND_FORWARDERS):
+        return None
+    frame = next((f for f in reversed(frames) if "TryConstFold" in f), None)
+    return Component(CONSTANT_FOLDER, frame or message.strip().splitlines()[0])
+
+
 def infrastructure(frame: str) -> bool:
     """Whether ``frame`` is code every failure passes through (:data:`INFRASTRUCTURE`)."""
     return any(p.search(frame) for p in INFRASTRUCTURE)
@@ -202,6 +268,9 @@ def component_of(observation: Observation) -> Component | None:
         return rule
     inner_first = [f for f in reversed(frames) if not infrastructure(f)]
     owner = _first(OWNERS, inner_first)
+    folder = constant_folding(observation.message, frames, owner)
+    if folder is not None:
+        return folder
     if owner is not None:
         return owner
     return _first(HELPERS, inner_first[:1])

@@ -7,10 +7,11 @@ let the next one decide. A kind's tuple ends with a rule that always answers, or
 stands. The answer names the rule that gave it (``meta.json`` ``at_fault.rule``), and the manual's table
 of the rules is generated from their docstrings (``python -m seedzer.docs``).
 
-Three rules serve every kind that imports ONNX models: :class:`IllTypedInputRule` (a converter tripped on a
+Four rules serve every kind that imports ONNX models: :class:`IllTypedInputRule` (a converter tripped on a
 value another converter typed wrongly, :mod:`seedzer.finding.onnx_types`), :class:`SharedComponentRule` (the
-frames name a shared component, :mod:`seedzer.finding.component`) and the operator rule's table
-(:mod:`seedzer.finding.operator_code`).
+frames name a shared component, :mod:`seedzer.finding.component`), :class:`RetypedByLoweringRule` (an output
+of the wrong dtype or shape that the importer typed right, :mod:`seedzer.finding.lowered_types`) and the
+operator rule's table (:mod:`seedzer.finding.operator_code`).
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-from seedzer.finding.component import IMPORTER, component_of
+from seedzer.finding.component import IMPORTER, component_of, legalization
+from seedzer.finding.lowered_types import SHAPE_DTYPE
 from seedzer.finding.verdict import AtFault
-from seedzer.kernel.common import Observation
+from seedzer.kernel.common import Observation, Symptom
 
 if TYPE_CHECKING:
+    from seedzer.finding.lowered_types import Retyped
     from seedzer.finding.onnx_types import IllTyped
 
 C = TypeVar("C", contravariant=True)
@@ -122,7 +125,45 @@ class IllTypedInputRule(Generic[T]):
         found = context.ill_typed(operator)
         if found is None or found.converter.split(".")[3] == operator:
             return None
-        return AtFault(found.converter, f"{found.operator}'s converter gave {found.value!r} {found.kind} "
+        return AtFault(found.converter, f"{found.operator}'s converter gave {found.value!r} {found.mistake} "
                        f"({found.detail}); {component.name} only tripped on it",
                        tuple(r for r in (*context.reached, component.name) if r != found.converter), shared=True,
-                       essence=f"ill-typed output: {found.kind}")
+                       essence=f"ill-typed output: {found.mistake}")
+
+
+class Retyping(Reaching, Protocol):
+    """What :class:`RetypedByLoweringRule` needs of a kind's context: the failure, the ways there, and the check of
+    a graph output's lowering (:func:`seedzer.finding.lowered_types.retyped_output`, in a forked child)."""
+
+    def retyped(self, output: str | int) -> Retyped | None:
+        """The first binding LegalizeOps retypes, when the importer typed graph ``output`` (name or index) as
+        ONNX does; else None."""
+        ...
+
+
+RT = TypeVar("RT", bound=Retyping)
+
+
+class RetypedByLoweringRule(Generic[RT]):
+    """An output of another dtype or shape than ONNX's (a wrong result of that kind) that the importer declared with
+    ONNX's type: the converter typed it right, and the legalization of the first Relax operator whose type
+    LegalizeOps changes is at fault (``R.mean`` of int32 declared int32, lowered to int64: ``legalize.statistical``),
+    keyed by what it changes. Otherwise (the importer declared it wrongly, or no legalization retypes it) the next
+    rule decides."""
+
+    name = "lowering-retyped"
+
+    def decide(self, context: RT) -> AtFault | None:
+        """The legalization that retypes the value, or None."""
+        observed = context.observation
+        diff = observed.difference
+        if observed.symptom is not Symptom.MISMATCH or diff is None or not diff.reason.startswith(SHAPE_DTYPE):
+            return None
+        found = context.retyped(diff.name if diff.name else diff.output)
+        code = legalization(found.op) if found is not None else None
+        if found is None or code is None:
+            return None
+        return AtFault(code, f"the importer declared output {found.output!r} as ONNX types it; LegalizeOps' rule for "
+                       f"{found.op} ({code}) retypes {found.value} from {found.declared} to {found.lowered}",
+                       tuple(r for r in context.reached if r != code), shared=True,
+                       essence=f"lowering retypes: {found.what}")

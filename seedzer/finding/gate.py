@@ -136,12 +136,22 @@ class Judging(Protocol):
         """The finding's failure as its re-run showed it."""
         ...
 
-    def verdict(self, kind: str, reason: str, observation: Observation) -> Verdict:
+    def verdict(self, verdict: str, reason: str, observation: Observation) -> Verdict:
         """A verdict on the candidate."""
         ...
 
 
 J = TypeVar("J", bound=Judging)
+
+
+def undefined_refusal(message: str) -> str | None:
+    """The reason of an error by which TVM refuses a setting the ONNX specification does not define (a row of
+    :data:`seedzer.kernel.onnx.undefined.REFUSALS`), for the ONNX kinds' ``invalid_reason``; None otherwise.
+    Imports onnx when first asked (the gates' modules import none)."""
+    from seedzer.kernel.onnx.undefined import UNDEFINED_HERE, refused_where_undefined
+
+    why = refused_where_undefined(message)
+    return f"{UNDEFINED_HERE}: {why}: {message}" if why is not None else None
 
 
 class InvalidInput(Generic[J]):

@@ -148,13 +148,13 @@ class OnnxReducer:
             for node in sorted(keep, reverse=True):
                 if node not in keep:
                     continue
-                for kind, cone in (
+                for cut, cone in (
                     ("ancestors", self.index.exclusive_ancestors(keep, node)),
                     ("dominated", self.index.dominated(keep, node)),
                     ("single", frozenset({node})),
                 ):
                     rest = keep - cone
-                    if not rest or (kind != "single" and len(cone) < 2):
+                    if not rest or (cut != "single" and len(cone) < 2):
                         continue
                     if self._try(rest, trial) is not None:
                         keep, changed = rest, True

@@ -28,18 +28,19 @@ CHECK_SECONDS = 120.0
 
 @dataclass(frozen=True)
 class IllTyped:
-    """A converter (``relax.frontend.onnx.X._impl_vN``) that gave ``value`` a type ONNX does not give it: ``kind``
+    """A converter (``relax.frontend.onnx.X._impl_vN``) that gave ``value`` a type ONNX does not give it: ``mistake``
     (one of the module's constants) and the two types (``detail``)."""
 
     converter: str
     operator: str
     value: str
-    kind: str
+    mistake: str
     detail: str
 
 
-_ONNX_TO_NUMPY = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
-                  10: "float16", 11: "float64", 12: "uint32", 13: "uint64", 16: "bfloat16"}
+ONNX_TO_NUMPY = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
+                 10: "float16", 11: "float64", 12: "uint32", 13: "uint64", 16: "bfloat16"}
+"""The element type of an ONNX tensor type (``TensorProto.DataType``) as Relax and numpy name it."""
 
 
 def _mismatch(want: onnx.TypeProto, got: object) -> tuple[str, str] | None:
@@ -55,7 +56,7 @@ def _mismatch(want: onnx.TypeProto, got: object) -> tuple[str, str] | None:
     if not isinstance(got, relax.TensorType):
         return None  # a shape or a prim value the importer keeps for a tensor: its own representation
     tensor = want.tensor_type
-    dtype = _ONNX_TO_NUMPY.get(tensor.elem_type)
+    dtype = ONNX_TO_NUMPY.get(tensor.elem_type)
     if dtype is not None and str(got.dtype) not in ("", "void") and str(got.dtype) != dtype:
         return OTHER_DTYPE, f"ONNX: {dtype}, Relax: {got.dtype}"
     if tensor.HasField("shape") and got.ndim >= 0 and got.ndim != len(tensor.shape.dim):

@@ -35,9 +35,9 @@ class ScriptTester(ABC, Generic[CaseT]):
 
     __test__ = False  # not a pytest class
 
-    def __init__(self, runner: Any) -> None:
-        self.runner = runner
-        """The kernel's runner (it parses scripts); children inherit it with what it knows."""
+    def __init__(self, builder: Any) -> None:
+        self.builder = builder
+        """The kernel's builder (it parses scripts); children inherit it with what it knows."""
         self.progress = SharedProgress()
         self.tests = 0
 
@@ -45,7 +45,7 @@ class ScriptTester(ABC, Generic[CaseT]):
         """What ``case`` shows when run alone within ``timeout`` seconds."""
         self.tests += 1
         try:
-            self.runner.parse(case.script)
+            self.builder.parse(case.script)
         except Exception as exc:  # unparsable script: the child would fail the same way
             return Observation(Symptom.INVALID, Stage.MUTATE, None, f"unusable test case: {exc}")
         res, report = self.run(case, timeout)

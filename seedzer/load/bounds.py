@@ -84,7 +84,7 @@ def _size(dims: Iterable[int]) -> int:
 class Declared:
     """One declared tensor: where (``input``, ``initializer``, ...), name, dims, dtype, bytes."""
 
-    kind: str
+    role: str
     name: str
     dims: tuple[int, ...]
     dtype: str
@@ -92,7 +92,7 @@ class Declared:
 
     def describe(self) -> str:
         shape = "x".join(str(d) for d in self.dims) or "scalar"
-        return f"{self.kind} {self.name!r} declares {shape} {self.dtype} = {human_bytes(self.nbytes)}"
+        return f"{self.role} {self.name!r} declares {shape} {self.dtype} = {human_bytes(self.nbytes)}"
 
 
 def declared_tensors(model: Any) -> list[Declared]:
@@ -105,15 +105,15 @@ def declared_tensors(model: Any) -> list[Declared]:
         dtype, size = _itemsize(t.data_type)
         n = _size(t.dims)
         out.append(Declared("initializer", t.name, tuple(int(d) for d in t.dims), dtype, n * size))
-    for kind, values in (("input", graph.input), ("output", graph.output), ("value", graph.value_info)):
+    for role, values in (("input", graph.input), ("output", graph.output), ("value", graph.value_info)):
         for v in values:
-            if kind == "input" and v.name in inits:
+            if role == "input" and v.name in inits:
                 continue
             dims = _static_dims(v)
             if dims is None:
                 continue
             dtype, size = _itemsize(v.type.tensor_type.elem_type)
-            out.append(Declared(kind, v.name, tuple(dims), dtype, _size(dims) * size))
+            out.append(Declared(role, v.name, tuple(dims), dtype, _size(dims) * size))
     return out
 
 
@@ -126,7 +126,7 @@ def bounds_problem(model: Any, limits: Limits | None = None) -> str | None:
         if largest.nbytes > limits.max_tensor_bytes:
             return f"{largest.describe()}, over limits.max_tensor_bytes {human_bytes(limits.max_tensor_bytes)}"
     if limits.max_model_bytes > 0:
-        fed = [t for t in tensors if t.kind in ("input", "initializer")]
+        fed = [t for t in tensors if t.role in ("input", "initializer")]
         total = sum(t.nbytes for t in fed)
         if total > limits.max_model_bytes:
             return (f"inputs and initializers total {human_bytes(total)} ({len(fed)} tensors), over "

@@ -37,7 +37,7 @@ def scaled(mutators: Sequence[Weighted], factors: Mapping[str, float] | None) ->
 
 
 def group_factor(mutators: Sequence[Weighted], factors: Mapping[str, float] | None) -> float:
-    """The factor of a group of mutators drawn as one kind first: their weighted mean factor (1 when there
+    """The factor of a group of mutators drawn as one group first: their weighted mean factor (1 when there
     are no factors or no weight)."""
     total = sum(m.weight for m in mutators)
     if not factors or total <= 0:
@@ -45,16 +45,16 @@ def group_factor(mutators: Sequence[Weighted], factors: Mapping[str, float] | No
     return sum(scaled(mutators, factors)) / total
 
 
-def checked_weights(weights: Mapping[str, Any] | None, known: Collection[str], kind: str) -> dict[str, float]:
-    """A ``name -> weight`` mapping for the ``kind`` mutators named ``known``, as floats; an unknown
+def checked_weights(weights: Mapping[str, Any] | None, known: Collection[str], group: str) -> dict[str, float]:
+    """A ``name -> weight`` mapping for the ``group`` mutators named ``known``, as floats; an unknown
     name or a bad weight is a :class:`ConfigError` naming it."""
     weights = dict(weights or {})
     unknown = sorted(set(weights) - set(known))
     if unknown:
-        raise ConfigError(f"unknown {kind} mutator(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        raise ConfigError(f"unknown {group} mutator(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     out = {}
     for name, w in weights.items():
         if isinstance(w, bool) or not isinstance(w, int | float) or w < 0:
-            raise ConfigError(f"{kind} mutator {name}: weight must be a number >= 0, got {w!r}")
+            raise ConfigError(f"{group} mutator {name}: weight must be a number >= 0, got {w!r}")
         out[name] = float(w)
     return out

@@ -220,7 +220,7 @@ def _coverage_sections(long: pd.DataFrame, out: Path, files: list[Path], colors:
                         "Final coverage", "One point per trial.", colors=colors,
                         ylabel=f"final coverage ({backend})"))
         sec.figure(_fig(plots.plot_final_distribution, finals, out / f"final_coverage_violin{sfx}", files,
-                        "Final coverage (violin)", "", kind="violin", colors=colors,
+                        "Final coverage (violin)", "", style="violin", colors=colors,
                         ylabel=f"final coverage ({backend})"))
         sec.text("Pairwise two-sided Mann-Whitney U tests on final coverage; A12 is the probability that a "
                  "trial of a beats a trial of b (0.5: no difference). Shaded: p < 0.05.", "note")

@@ -63,7 +63,7 @@ def plot_over_time(ax: Axes, data: pd.DataFrame, *, ylabel: str = "coverage",
 
 
 def plot_final_distribution(ax: Axes, data: pd.DataFrame, *, ylabel: str = "final coverage",
-                            kind: str = "box", colors: dict[str, Any] | None = None) -> None:
+                            style: str = "box", colors: dict[str, Any] | None = None) -> None:
     """Final values per heuristic (columns heuristic, value) as box or violin plots with every trial
     drawn as a point; a violin needs two distinct values per heuristic, else a box is drawn."""
     names = sorted(data["heuristic"].unique()) if not data.empty else []
@@ -71,7 +71,7 @@ def plot_final_distribution(ax: Axes, data: pd.DataFrame, *, ylabel: str = "fina
     groups = [data.loc[data["heuristic"] == h, "value"].to_numpy(float) for h in names]
     pos = np.arange(1, len(names) + 1)
     if names:
-        if kind == "violin" and all(len(np.unique(g)) > 1 for g in groups):
+        if style == "violin" and all(len(np.unique(g)) > 1 for g in groups):
             parts = ax.violinplot(groups, positions=pos, showmedians=True)
             for body, h in zip(parts["bodies"], names, strict=True):  # type: ignore[call-overload]
                 body.set_facecolor(colors[h])

@@ -306,16 +306,16 @@ class CampaignDB:
         names = [d[0] for d in cur.description]
         return [dict(zip(names, r, strict=True)) for r in cur]
 
-    def add_event(self, kind: str, detail: dict[str, Any]) -> None:
+    def add_event(self, event: str, detail: dict[str, Any]) -> None:
         """Record a campaign event (worker restart, resume, loader failure...)."""
         with self.transaction() as c:
             c.execute("INSERT INTO events (time, kind, detail) VALUES (?, ?, ?)",
-                      (time.time(), kind, json.dumps(detail)))
+                      (time.time(), event, json.dumps(detail)))
 
-    def events(self, kind: str | None = None) -> list[tuple[float, str, dict[str, Any]]]:
-        """Events, optionally of one kind."""
-        q = "SELECT time, kind, detail FROM events" + (" WHERE kind = ?" if kind else "") + " ORDER BY id"
-        return [(t, k, json.loads(d)) for t, k, d in self.conn.execute(q, (kind,) if kind else ())]
+    def events(self, event: str | None = None) -> list[tuple[float, str, dict[str, Any]]]:
+        """Events, optionally only ``event``'s (the column ``kind`` on disk)."""
+        q = "SELECT time, kind, detail FROM events" + (" WHERE kind = ?" if event else "") + " ORDER BY id"
+        return [(t, k, json.loads(d)) for t, k, d in self.conn.execute(q, (event,) if event else ())]
 
     # --- models -----------------------------------------------------------------------------
     def set_model(self, model: str, status: str, seeds: int, detail: dict[str, Any]) -> None:

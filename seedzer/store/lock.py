@@ -22,7 +22,7 @@ ever guessed or signalled.
 Details that make it safe to use from anywhere in a process:
 
 * re-entrant within a process: a second ``DirLock`` on the same directory (same real path) in the
-  process that holds it nests instead of deadlocking or refusing (the CLI and the campaign runner
+  process that holds it nests instead of deadlocking or refusing (the CLI and the campaign loop
   may both take it); the lock is released when the outermost holder releases it;
 * not inherited: a child made with ``fork`` (zygote-less helpers, loader children) closes its copy
   of the descriptor right after the fork, so a child that outlives a killed parent never keeps the

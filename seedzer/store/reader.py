@@ -319,12 +319,12 @@ class CampaignReader:
                            [_count, *[_text] * 6], names, lambda r: f"id {_excerpt(r[0])}")
         return [FilterSample(*r) for r in rows]
 
-    def event_count(self, kinds: Sequence[str]) -> int:
-        """Events of any of ``kinds`` recorded."""
+    def event_count(self, events: Sequence[str]) -> int:
+        """Events named any of ``events`` recorded (the column ``kind`` on disk)."""
         if not self.columns("events"):
             return 0
-        marks = ", ".join("?" for _ in kinds)
-        return int(self._execute(f"SELECT COUNT(*) FROM events WHERE kind IN ({marks})", kinds)[0][0])
+        marks = ", ".join("?" for _ in events)
+        return int(self._execute(f"SELECT COUNT(*) FROM events WHERE kind IN ({marks})", events)[0][0])
 
     # --- snapshots ---------------------------------------------------------------------------
     _SNAPSHOT = ("time", "execs", "coverage", "coverage_backend", "corpus_size", "findings", "unique_findings",

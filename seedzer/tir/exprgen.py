@@ -278,7 +278,7 @@ class ExprRanges:
         self.env[var.__chandle__()] = iv
         self.vars[var.__chandle__()] = var
 
-    def hazard(self, kind: str, node: Any, why: str) -> None:
+    def hazard(self, category: str, node: Any, why: str) -> None:
         """Called when ``node`` may be undefined (``div``) or produce NaN/Inf (``nan``)."""
 
     def int_div(self, divisor: Any, iv: Interval) -> None:

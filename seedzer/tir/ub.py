@@ -8,7 +8,7 @@ extrapolated) or are widened, accumulators updated strongly (a row's ``max`` is 
 division by a range holding 0, math off its domain or overflowing, float results or casts outside
 their dtype, two stores to one location in one SBlock body), integer divisions, reduction inits,
 the writes to allocated buffers every run performs, and loads of allocated buffers not written
-before in their block. :func:`check` rejects a mutant with a hazard its parent lacks (keyed by kind,
+before in their block. :func:`check` rejects a mutant with a hazard its parent lacks (keyed by category,
 block and node text: the seed's own division by a sum is kept), an unproven integer division the
 parent lacks, a lost or conditional init or allocated write, or a new read of uninitialised memory.
 """
@@ -35,7 +35,7 @@ CAP = 6
 INPUT_FLOAT: Interval = (-1.0, 1.0)
 """Float inputs of the harness: uniform in [-1, 1) (the harness's ``make_inputs``)."""
 Key = tuple[str, str, str]
-"""(kind, block, TVMScript text of the node): names, so a key holds across parses and moves of the
+"""(category, block, TVMScript text of the node): names, so a key holds across parses and moves of the
 node into a scratch buffer or a let (WrapAlloc, Insertor) within its block."""
 
 
@@ -83,11 +83,11 @@ class Interp(ExprRanges):
         self.ex(func.body)
         self.facts.must_writes = self.mw
 
-    def hazard(self, kind: str, node: Any, why: str) -> None:
-        """Record a hazard at ``node`` (keyed by kind, block and the node's text);
+    def hazard(self, category: str, node: Any, why: str) -> None:
+        """Record a hazard at ``node`` (keyed by category, block and the node's text);
         :attr:`flags` is off while a loop is iterated towards its fixpoint."""
         if self.flags:
-            self.facts.hazards.setdefault((kind, self.block, str(node)), (node, why, self.target))
+            self.facts.hazards.setdefault((category, self.block, str(node)), (node, why, self.target))
 
     def int_div(self, divisor: Any, iv: Interval) -> None:
         """Note an integer division (and, if its divisor's range holds 0, the variables in scope)."""
@@ -380,10 +380,10 @@ def _judge(new: Facts, old: Facts) -> str | None:
                 return f"ub: integer division by possibly-zero {_text(divisor)}{_where(block, target)}"
     for key, (node, why, target) in new.hazards.items():
         if key not in old.hazards:
-            kind, block, _ = key
-            if kind == "div":
+            category, block, _ = key
+            if category == "div":
                 return f"ub: float division by possibly-zero {_text(node)}{_where(block, target)}"
-            if kind == "double":
+            if category == "double":
                 return f"ub: second write of {target}[{', '.join(_text(i, 20) for i in node.indices)}]{_where(block)}"
             return f"ub: NaN/Inf: {why}: {_text(node)}{_where(block, target)}"
     lost = sorted(k for k in old.inits - new.inits if k[0] in new.blocks)  # a block that never runs is dead

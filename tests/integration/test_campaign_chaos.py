@@ -46,7 +46,7 @@ def test_hundred_worker_kills_then_campaign_kill_then_resume(tmp_path: Path, lev
     summary = "\n".join(lines)
 
     assert report.kills >= 95, summary  # a kill is skipped only while no worker is recorded alive
-    assert report.runs[0].kind == "chaos" and not report.runs[0].stopped_by_itself, summary
+    assert report.runs[0].role == "chaos" and not report.runs[0].stopped_by_itself, summary
     assert report.runs[0].returncode == -signal.SIGKILL, summary  # it was still running when killed
     assert report.resumes >= 1 and all(r.returncode == 0 for r in report.runs[1:]), summary
     assert report.elapsed >= report.budget - 1.0, summary  # the whole budget, no early "finishing"

@@ -1,5 +1,5 @@
 """The low-level kernel on real TVM: flat steps equal TVM's pipeline, the three programs, one judging
-order, the worker's caching runner, and real TVM bugs it observes."""
+order, the worker's caching builder, and real TVM bugs it observes."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ from seedzer.kernel.tir.lowering import (  # noqa: E402
     slowdown,
     well_formed_error,
 )
-from seedzer.kernel.tir.observe import MINIMAL, OPT, REFERENCE, Runner, observe  # noqa: E402
-from seedzer.levels.tir.caching_runner import CachingRunner, RunnerSettings  # noqa: E402
+from seedzer.kernel.tir.observe import MINIMAL, OPT, REFERENCE, TirBuilder, observe  # noqa: E402
+from seedzer.levels.tir.caching_builder import CachingBuilderSettings, CachingTirBuilder  # noqa: E402
 from seedzer.passes.tir.contracts import PIPELINE_PASSES, pipeline_steps, plan  # noqa: E402
 from seedzer.seed import PassSpec, input_seed  # noqa: E402
 from seedzer.store.db import CampaignDB  # noqa: E402
@@ -103,27 +103,27 @@ def test_the_minimal_lowering_is_tvm_compile_with_the_optional_passes_disabled()
     assert tvm_ffi.structural_equal(mine, theirs)
 
 
-def test_the_caching_runner_gives_what_the_plain_runner_gives_and_reuses_programs() -> None:
+def test_the_caching_builder_gives_what_the_plain_builder_gives_and_reuses_programs() -> None:
     script = (SEEDS / "softmax.py").read_text()
     case = _case(script, plan([PassSpec("s_tir.LowerInitBlock"), PassSpec("tirx.StmtSimplify")]))
     lowered: list[str] = []
 
-    class Counting(CachingRunner):
+    class Counting(CachingTirBuilder):
         def lower_program(self, c: Case, func: Any, program: str, steps: Any, target: Any) -> Any:
             lowered.append(program)
             return super().lower_program(c, func, program, steps, target)
 
-    runner = Counting(RunnerSettings(), _quiet)
-    assert observe(case, runner).symptom is Symptom.OK
-    assert sorted(lowered) == [MINIMAL, OPT, REFERENCE] and runner.timings["build"] > 0
+    builder = Counting(CachingBuilderSettings(), _quiet)
+    assert observe(case, builder).symptom is Symptom.OK
+    assert sorted(lowered) == [MINIMAL, OPT, REFERENCE] and builder.timings["build"] > 0
     lowered.clear()
     again = dataclasses.replace(case, steps=tuple(plan([PassSpec("tirx.RemoveNoOp")])))
-    assert observe(again, runner).symptom is Symptom.OK
+    assert observe(again, builder).symptom is Symptom.OK
     assert lowered == [OPT]  # minimal and reference came from the cache
     func = parse_func(script)
     inputs = make_inputs(func, case.input_seed)
-    built = runner.build(case, func, {OPT: list(case.steps)}, inputs, make_target(O0))
-    plain = Runner().build(case, func, {OPT: list(case.steps)}, inputs, make_target(O0))
+    built = builder.build(case, func, {OPT: list(case.steps)}, inputs, make_target(O0))
+    plain = TirBuilder().build(case, func, {OPT: list(case.steps)}, inputs, make_target(O0))
     for got, want in zip(built[OPT].outputs or [], plain[OPT].outputs or [], strict=True):
         np.testing.assert_array_equal(got, want)
 
@@ -133,7 +133,7 @@ def test_a_reference_with_the_minimal_lowerings_steps_is_the_minimal_build() -> 
     base = minimal_steps(pipeline_steps())
     lowered: list[str] = []
 
-    class Counting(Runner):
+    class Counting(TirBuilder):
         def lower_program(self, c: Case, func: Any, program: str, steps: Any, target: Any) -> Any:
             lowered.append(program)
             return super().lower_program(c, func, program, steps, target)
@@ -148,13 +148,13 @@ def test_a_reference_with_the_minimal_lowerings_steps_is_the_minimal_build() -> 
 
 def test_unchanged_fuzzed_passes_are_reported_and_identical_builds_reused() -> None:
     relu = (SEEDS / "relu.py").read_text()
-    runner = CachingRunner(RunnerSettings(), _quiet)
+    builder = CachingTirBuilder(CachingBuilderSettings(), _quiet)
     passes = [PassSpec("s_tir.LowerOpaqueBlock"), PassSpec("s_tir.LowerInitBlock"), PassSpec("s_tir.LowerInitBlock")]
-    assert observe(_case(relu, plan(passes)), runner).symptom is Symptom.OK
-    assert set(runner.unchanged) == {1, 2}  # LowerOpaqueBlock does the lowering at its position; the rest is done
-    runner.reset()
-    observe(_case(relu, plan([*passes, PassSpec("s_tir.LowerInitBlock")])), runner)
-    assert runner.timings.get("reused_builds", 0) >= 1  # the same lowered program: no code generation
+    assert observe(_case(relu, plan(passes)), builder).symptom is Symptom.OK
+    assert set(builder.unchanged) == {1, 2}  # LowerOpaqueBlock does the lowering at its position; the rest is done
+    builder.reset()
+    observe(_case(relu, plan([*passes, PassSpec("s_tir.LowerInitBlock")])), builder)
+    assert builder.timings.get("reused_builds", 0) >= 1  # the same lowered program: no code generation
 
 
 def test_a_step_that_raises_is_an_exception_at_that_step() -> None:
@@ -170,8 +170,8 @@ def test_unbuildable_ir_is_invalid() -> None:
     call_extern = 'T.call_extern("float32", "seedzer_no_such_symbol", x0[v_i0, v_i1, v_i2, v_i3])'
     broken = relu.replace("T.max(x0[v_i0, v_i1, v_i2, v_i3], T.float32(0.0))", call_extern)
     assert broken != relu
-    for runner in (Runner(), CachingRunner(RunnerSettings(), _quiet)):
-        got = observe(_case(broken, plan([PassSpec("tirx.StmtSimplify")])), runner)
+    for builder in (TirBuilder(), CachingTirBuilder(CachingBuilderSettings(), _quiet)):
+        got = observe(_case(broken, plan([PassSpec("tirx.StmtSimplify")])), builder)
         assert got.symptom is Symptom.INVALID and "minimal lowering fails" in got.message
 
 

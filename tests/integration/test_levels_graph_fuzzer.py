@@ -138,11 +138,11 @@ def test_a_case_builds_at_the_configured_llvm_opt_level_with_the_same_verdict(tm
         assert _fuzzer(passes=1.0).execute(case, FOLD).observation.symptom is Symptom.OK
 
 
-def test_the_allocations_factors_weigh_the_kinds_and_the_step_mutators(tmp_path: Path) -> None:
+def test_the_allocations_factors_weigh_the_strategies_and_the_step_mutators(tmp_path: Path) -> None:
     fuzzer = _fuzzer(passes=1.0, insert=1.0, special=1.0)
-    assert fuzzer.kind_weights({}) == {"passes": 1.0, "insert": 1.0, "special": 1.0}
+    assert fuzzer.strategy_weights({}) == {"passes": 1.0, "insert": 1.0, "special": 1.0}
     steps = {m.name: 0.25 for m in fuzzer.mutators}
-    weighted = fuzzer.kind_weights({"model_insert": 4.0, "inputs_special": 0.5, **steps})
+    weighted = fuzzer.strategy_weights({"model_insert": 4.0, "inputs_special": 0.5, **steps})
     assert weighted["insert"] == 4.0 and weighted["special"] == 0.5 and abs(weighted["passes"] - 0.25) < 1e-9
     task = _task(tmp_path)
     only = next(m.name for m in fuzzer.mutators)

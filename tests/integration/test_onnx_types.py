@@ -32,7 +32,7 @@ def _split_one_chunk(consumer: str) -> bytes:
 def test_split_to_sequence_of_one_chunk_is_found_whichever_converter_reads_it(consumer: str) -> None:
     found = ill_typed_forked(_split_one_chunk(consumer), consumer)
     assert found is not None and found.converter == "relax.frontend.onnx.SplitToSequence._impl_v11"
-    assert found.kind == SEQUENCE_FOR_TENSOR and found.value == "s"
+    assert found.mistake == SEQUENCE_FOR_TENSOR and found.value == "s"
 
 
 def test_a_consumer_whose_inputs_are_typed_as_onnx_types_them_finds_nothing() -> None:

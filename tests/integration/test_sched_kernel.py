@@ -18,7 +18,7 @@ from seedzer.finding.repro import render
 from seedzer.kernel.common import Stage, Symptom
 from seedzer.kernel.sched import CHAIN
 from seedzer.kernel.sched.case import SchedCase
-from seedzer.kernel.sched.observe import Runner, SchedMemo, observe
+from seedzer.kernel.sched.observe import SchedBuilder, SchedMemo, observe
 from seedzer.load.loader import LoadOptions
 from seedzer.seed import input_seed
 from tests.integration.conftest import conv_model, matmul_model, write_pool
@@ -52,7 +52,7 @@ def _run_chain(scripts: list[str], seed: int) -> dict[str, int]:
             if made is None:
                 continue
             case = SchedCase(script, made.plan.trace, input_seed(script), made.plan.postprocs)
-            observed = observe(case, Runner(memo=memo))
+            observed = observe(case, SchedBuilder(memo=memo))
             symptoms[str(observed.symptom)] = symptoms.get(str(observed.symptom), 0) + 1
             if observed.symptom is Symptom.OK:
                 plans.append(made.plan)

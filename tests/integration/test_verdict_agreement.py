@@ -65,9 +65,9 @@ def _worker_observation(script: str, passes: str, tmp: Path, perf: bool = False)
         worker.submit(ExecTask(1, "tir", script, passes), TestCaseInfo(1, "exec", None, "tir", script, passes))
         while time.monotonic() < deadline:
             for event in pool.poll(0.2):
-                if event.kind == "result" and event.result is not None:
+                if event.what == "result" and event.result is not None:
                     return event.result.observation
-                if event.kind == "death" and event.death is not None:
+                if event.what == "death" and event.death is not None:
                     got = event.death.observation()
                     assert got is not None, event.death
                     return got

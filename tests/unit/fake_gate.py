@@ -1,4 +1,4 @@
-"""A filing-gate runner for campaign tests: judges each job at once (not a test module)."""
+"""Filing-gate jobs for campaign tests: judges each job at once (not a test module)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from seedzer.kernel.common import Observation
 
 
 class FakeGate:
-    """A GateRunner judging each low-level job with ``decide`` at once, charging ``cpu`` seconds per
-    job; ``hold`` keeps the verdicts until released. A re-run at the full limits of a filtered test
-    case (:mod:`seedzer.campaign.reruns`) shows ``rerun`` (default: it passes)."""
+    """Gate jobs (:class:`~seedzer.campaign.filing.GateJobs`) judging each low-level job with ``decide``
+    at once, charging ``cpu`` seconds per job; ``hold`` keeps the verdicts until released. A re-run at
+    the full limits of a filtered test case (:mod:`seedzer.campaign.reruns`) shows ``rerun`` (default:
+    it passes)."""
 
     def __init__(self, decide: Callable[[GateJob], Verdict], hold: bool = False, cpu: float = 0.01,
                  rerun: Observation | None = None) -> None:

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from seedzer.finding.component import IMPORTER
-from seedzer.finding.fault import FaultRules, IllTypedInputRule, SharedComponentRule
+from seedzer.finding.fault import FaultRules, IllTypedInputRule, RetypedByLoweringRule, SharedComponentRule
 from seedzer.finding.graph.layout_rule import CONVERT_LAYOUT, LayoutCulprit
+from seedzer.finding.lowered_types import Retyped
 from seedzer.finding.onnx_types import IllTyped
 from seedzer.finding.operator_code import evidence, operator_code
 from seedzer.finding.verdict import AtFault
@@ -60,10 +61,17 @@ class GraphFault:
     locate_layout: Callable[[], LayoutCulprit | None] = lambda: None
     """The layout rule a ConvertLayout failure of the minimal case is in
     (:func:`seedzer.finding.graph.layout_rule.locate_forked`; none by default)."""
+    check_lowering: Callable[[str | int], Retyped | None] = lambda output: None
+    """The check of a graph output's lowering (:func:`seedzer.finding.lowered_types.retyped_output` on the minimal
+    case's model, in a forked child; none by default)."""
 
     def ill_typed(self, operator: str) -> IllTyped | None:
         """The first input of a node of op type ``operator`` its producer's converter typed wrongly, or None."""
         return self.check_types(operator)
+
+    def retyped(self, output: str | int) -> Retyped | None:
+        """The first binding LegalizeOps retypes, when the importer typed graph ``output`` as ONNX does; else None."""
+        return self.check_lowering(output)
 
     @property
     def passes(self) -> list[str]:
@@ -182,6 +190,5 @@ class SurfacedStep:
 
 FAULT_RULES: FaultRules[GraphFault] = FaultRules(
     (IllTypedInputRule[GraphFault](), SharedComponentRule[GraphFault](), LayoutRule(), FailingStep(), LastPass(),
-     Operator(),
-     SurfacedStep()))
+     RetypedByLoweringRule[GraphFault](), Operator(), SurfacedStep()))
 """The graph kind's fault rules, in the order they decide (the first answer wins)."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from seedzer.execute.forked import SharedProgress, call_forked
 from seedzer.execute.memory import limit_address_space
 from seedzer.finding.forked_check import observe_isolated, silence
+from seedzer.finding.lowered_types import Retyped
 from seedzer.finding.onnx_types import CHECK_SECONDS, IllTyped
 from seedzer.kernel.common import Observation, Stage
 from seedzer.kernel.graph.case import GraphCase
@@ -57,10 +58,8 @@ def observe_folder(where: str, timeout: float, max_memory: int = 0) -> Observati
     return observe_forked(finding_case(Path(where)), timeout)
 
 
-def _ill_typed(case: GraphCase, operator: str) -> object:
-    """The child: the model ``case`` runs (its mutations applied) checked for an ill-typed input of ``operator``."""
-    silence()
-    from seedzer.finding.onnx_types import ill_typed_input
+def _case_model(case: GraphCase) -> bytes:
+    """In a child: the model ``case`` runs, its model mutations applied."""
     from seedzer.kernel.graph.feeds import case_inputs
     from seedzer.kernel.graph.mutant import apply_model_mutations
     from seedzer.kernel.onnx.model import model_bytes
@@ -71,7 +70,15 @@ def _ill_typed(case: GraphCase, operator: str) -> object:
 
         seed = onnx.load_model_from_string(data)
         data = apply_model_mutations(seed, case.model_mutations, case_inputs(case)).SerializeToString()
-    return ill_typed_input(data, operator)
+    return data
+
+
+def _ill_typed(case: GraphCase, operator: str) -> object:
+    """The child: the model ``case`` runs (its mutations applied) checked for an ill-typed input of ``operator``."""
+    silence()
+    from seedzer.finding.onnx_types import ill_typed_input
+
+    return ill_typed_input(_case_model(case), operator)
 
 
 def ill_typed_forked(case: GraphCase, operator: str) -> IllTyped | None:
@@ -79,3 +86,18 @@ def ill_typed_forked(case: GraphCase, operator: str) -> IllTyped | None:
     timeout or an error: None, nothing decided)."""
     got = call_forked(_ill_typed, case, operator, timeout=CHECK_SECONDS)
     return got.value if got.ok and isinstance(got.value, IllTyped) else None
+
+
+def _retyped(case: GraphCase, output: str | int) -> object:
+    """The child: the model ``case`` runs (its mutations applied) checked for a lowering retyping ``output``."""
+    silence()
+    from seedzer.finding.lowered_types import retyped_output
+
+    return retyped_output(_case_model(case), output)
+
+
+def retyped_forked(case: GraphCase, output: str | int) -> Retyped | None:
+    """:func:`seedzer.finding.lowered_types.retyped_output` of the model ``case`` runs, in a forked child (a crash,
+    a timeout or an error: None, nothing decided)."""
+    got = call_forked(_retyped, case, output, timeout=CHECK_SECONDS)
+    return got.value if got.ok and isinstance(got.value, Retyped) else None

@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 
 from seedzer.finding.component import component_of
 from seedzer.finding.ddmin import ddmin
-from seedzer.finding.gate import GateSettings
+from seedzer.finding.gate import GateSettings, undefined_refusal
 from seedzer.finding.gate import InvalidInput as HouseInvalidInput
 from seedzer.finding.graph.at_fault import FAULT_RULES, GraphFault, failing_pass
-from seedzer.finding.graph.check import ill_typed_forked, matches, observe_forked
+from seedzer.finding.graph.check import ill_typed_forked, matches, observe_forked, retyped_forked
 from seedzer.finding.graph.folder import KIND_NAME, stored, to_specs
 from seedzer.finding.graph.layout_rule import LayoutCulprit, locate_forked
+from seedzer.finding.graph.unlowered import UNLOWERED, unlowered_on_purpose
+from seedzer.finding.lowered_types import Retyped
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.onnx_types import IllTyped
 from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, Verdict
@@ -61,7 +63,9 @@ def seedzer_step(step: str | None) -> str | None:
 
 def invalid_reason(observation: Observation) -> str | None:
     """Why a graph failure is about its input rather than TVM (a failure in Seedzer's own rewrite, an
-    unsupported operator or input type, a violated precondition, a model ONNX refuses), or None."""
+    unsupported operator or input type, a violated precondition, a model ONNX refuses, a setting the
+    specification does not define that TVM refuses, a call TVM's legalization leaves unlowered on purpose:
+    :mod:`seedzer.finding.graph.unlowered`), or None."""
     message = observation.message
     if observation.symptom is Symptom.INVALID:
         return message
@@ -76,6 +80,12 @@ def invalid_reason(observation: Observation) -> str | None:
         return f"invalid model: {message}"
     if observation.pass_name == "import" and any(text.lower() in message.lower() for text in IMPORTER_LIMITS):
         return f"{IMPORTER_LIMIT}: {message}"
+    refused = undefined_refusal(message) if observation.symptom is Symptom.EXCEPTION else None
+    if refused is not None:
+        return refused
+    unlowered = unlowered_on_purpose(message) if observation.symptom is Symptom.EXCEPTION else None
+    if unlowered is not None:
+        return f"{UNLOWERED}: {unlowered}: {message}"
     if observation.symptom is Symptom.EXCEPTION and is_precondition_error(message):
         return f"{PRECONDITION}: {message}"
     return None
@@ -102,6 +112,7 @@ class GraphContext:
     contracts: Contracts = relax_out_of_contract
     check_types: Callable[[GraphCase, str], IllTyped | None] = ill_typed_forked
     locate_layout: Callable[[GraphCase, Observation, float], LayoutCulprit | None] = locate_forked
+    check_lowering: Callable[[GraphCase, str | int], Retyped | None] = retyped_forked
     got: Observation | None = None
     parent: Observation | None = None
     tests: int = 0
@@ -118,10 +129,10 @@ class GraphContext:
         self.tests += 1
         return self.observe(case, self.timeout)
 
-    def verdict(self, kind: str, reason: str, observation: Observation, culprit: list[str] | None = None,
+    def verdict(self, verdict: str, reason: str, observation: Observation, culprit: list[str] | None = None,
                 root: str | None = None, case: GraphCase | None = None) -> Verdict:
         """A verdict on the candidate; ``case`` (a bug's minimal case, model left in the folder)."""
-        return Verdict(self.signature, kind, reason, case, observation, culprit or [], root, self.tests,
+        return Verdict(self.signature, verdict, reason, case, observation, culprit or [], root, self.tests,
                        time.monotonic() - self.start, list(self.notes))
 
 
@@ -248,7 +259,8 @@ class Culprit:
         fault_case = case.with_passes(minimal)
         fault_context = GraphFault(observed, minimal, case.model_mutations, case.input_mode,
                                    lambda operator: context.check_types(fault_case, operator),
-                                   lambda: context.locate_layout(fault_case, observed, context.timeout))
+                                   locate_layout=lambda: context.locate_layout(fault_case, observed, context.timeout),
+                                   check_lowering=lambda output: context.check_lowering(fault_case, output))
         shared = component_of(observed) is not None  # a shared TVM component at fault outranks the steps
         if failing_pass(observed) is None and not passes and minimal and not shared:
             return context.verdict(NOT_A_BUG, f"{INVALID}: {SEEDZER_STEP} is the only culprit (the minimal sequence "

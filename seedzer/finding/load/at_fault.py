@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from seedzer.finding.component import IMPORTER
-from seedzer.finding.fault import FaultRules, IllTypedInputRule, SharedComponentRule
+from seedzer.finding.fault import FaultRules, IllTypedInputRule, RetypedByLoweringRule, SharedComponentRule
+from seedzer.finding.lowered_types import Retyped
 from seedzer.finding.onnx_types import IllTyped
 from seedzer.finding.operator_code import evidence, operator_code
 from seedzer.finding.verdict import AtFault
@@ -26,9 +27,17 @@ class LoadFault:
     """The check of the failing node's inputs (:func:`seedzer.finding.onnx_types.ill_typed_input` on the case's
     model, in a forked child; none by default)."""
 
+    check_lowering: Callable[[str | int], Retyped | None] = lambda output: None
+    """The check of a graph output's lowering (:func:`seedzer.finding.lowered_types.retyped_output` on the case's
+    model, in a forked child; none by default)."""
+
     def ill_typed(self, operator: str) -> IllTyped | None:
         """The first input of a node of op type ``operator`` its producer's converter typed wrongly, or None."""
         return self.check_types(operator)
+
+    def retyped(self, output: str | int) -> Retyped | None:
+        """The first binding LegalizeOps retypes, when the importer typed graph ``output`` as ONNX does; else None."""
+        return self.check_lowering(output)
 
     @property
     def step(self) -> str:
@@ -72,5 +81,5 @@ class LoadStep:
 
 
 FAULT_RULES: FaultRules[LoadFault] = FaultRules((IllTypedInputRule[LoadFault](), SharedComponentRule[LoadFault](),
-                                                 Operator(), LoadStep()))
+                                                 RetypedByLoweringRule[LoadFault](), Operator(), LoadStep()))
 """The load kind's fault rules, in the order they decide (the first answer wins)."""

@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from seedzer.finding.gate import InvalidInput as HouseInvalidInput
+from seedzer.finding.gate import undefined_refusal
 from seedzer.finding.load.at_fault import FAULT_RULES, LoadFault
 from seedzer.finding.load.check import matching, observe_forked
 from seedzer.finding.load.folder import SALT
+from seedzer.finding.lowered_types import Retyped, retyped_forked
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.onnx_types import IllTyped, ill_typed_forked
 from seedzer.finding.verdict import INVALID, NOT_REPRODUCED, Verdict
@@ -33,12 +35,16 @@ INVALID_STEPS = frozenset({"parse", "fold", "reference"})
 
 def invalid_reason(observation: Observation) -> str | None:
     """Why a loader failure is about its input rather than TVM, or None."""
+    message = observation.message
     if observation.symptom is Symptom.INVALID:
         return observation.message
     if "not supported for frontend ONNX" in observation.message or "OpNotImplemented" in observation.message:
         return f"unsupported operator: {observation.message}"
     if observation.pass_name in INVALID_STEPS:
         return f"{observation.pass_name}: {observation.message}"
+    refused = undefined_refusal(message) if observation.symptom is Symptom.EXCEPTION else None
+    if refused is not None:
+        return refused
     if observation.symptom is Symptom.EXCEPTION and is_precondition_error(observation.message):
         return f"precondition: {observation.message}"
     return None
@@ -50,6 +56,14 @@ def check_model_types(case: LoadCase, operator: str) -> IllTyped | None:
     from seedzer.kernel.onnx.model import model_bytes
 
     return ill_typed_forked(model_bytes(case), operator)
+
+
+def check_model_lowering(case: LoadCase, output: str | int) -> Retyped | None:
+    """:func:`seedzer.finding.lowered_types.retyped_forked` of the case's model (its bytes read here, TVM only in
+    the child)."""
+    from seedzer.kernel.onnx.model import model_bytes
+
+    return retyped_forked(model_bytes(case), output)
 
 
 @dataclass
@@ -70,6 +84,8 @@ class LoadContext:
     observe: Callable[[LoadCase, float], list[Observation]] = observe_forked
     match: Callable[[Observation, Sequence[Observation]], Observation | None] = matching
     check_types: Callable[[LoadCase, str], IllTyped | None] = lambda case, operator: check_model_types(case, operator)
+    check_lowering: Callable[[LoadCase, str | int], Retyped | None] = \
+        lambda case, output: check_model_lowering(case, output)
     observed: list[Observation] = field(default_factory=list)
     got: Observation | None = None
 
@@ -79,10 +95,10 @@ class LoadContext:
         assert self.got is not None, "the case has not been run alone yet"
         return self.got
 
-    def verdict(self, kind: str, reason: str, observation: Observation, culprit: list[str] | None = None,
+    def verdict(self, verdict: str, reason: str, observation: Observation, culprit: list[str] | None = None,
                 root: str | None = None) -> Verdict:
         """A verdict on the candidate (one test; the folder's case stands, so no case is sent back)."""
-        return Verdict(self.signature, kind, reason, None, observation, culprit or [], root, 1,
+        return Verdict(self.signature, verdict, reason, None, observation, culprit or [], root, 1,
                        time.monotonic() - self.start)
 
 
@@ -120,7 +136,8 @@ class Culprit:
 
     def judge(self, context: LoadContext) -> Verdict:
         got = context.seen
-        fault = FAULT_RULES.decide(LoadFault(got, lambda operator: context.check_types(context.case, operator)))
+        fault = FAULT_RULES.decide(LoadFault(got, lambda operator: context.check_types(context.case, operator),
+                                             lambda output: context.check_lowering(context.case, output)))
         assert fault is not None, "the load kind's last fault rule always answers"
         key = component_key(got, fault.code, keyed_on=fault.essence) if fault.shared else \
             root_key(SALT, got, [fault.code])

@@ -63,9 +63,9 @@ def _array(array: np.ndarray, name: str, exact: bool) -> str:
 
 
 def _value_info(info: onnx.ValueInfoProto) -> str:
-    kind = info.type.WhichOneof("value")
-    if kind != "tensor_type":
-        raise NotRepresentable(f"a graph input or output of type {kind}")
+    type_field = info.type.WhichOneof("value")
+    if type_field != "tensor_type":
+        raise NotRepresentable(f"a graph input or output of type {type_field}")
     tensor = info.type.tensor_type
     elem = onnx.TensorProto.DataType.Name(tensor.elem_type)
     shape = None

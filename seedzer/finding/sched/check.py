@@ -27,15 +27,16 @@ ERRORS_KEPT = 64 * 1024
 """Bytes of a crashed child's error output read for its frames (TVM's report is at its end)."""
 
 
-def _runner() -> Any:
-    """The kernel's runner with a memo of parsed PrimFuncs and unscheduled builds (filled in the tester's
+def _builder() -> Any:
+    """The kernel's builder with a memo of parsed PrimFuncs and unscheduled builds (filled in the tester's
     process, inherited by its children). Imports TVM: called in the gate's or reducer's process only."""
-    from seedzer.kernel.sched.observe import Runner, SchedMemo
+    from seedzer.kernel.sched.observe import SchedBuilder, SchedMemo
 
-    return Runner(memo=SchedMemo())
+    return SchedBuilder(memo=SchedMemo())
 
 
-def _observe(case: SchedCase, runner: Any, progress: SharedProgress, errors: str) -> tuple[Observation, dict[str, Any]]:
+def _observe(case: SchedCase, builder: Any, progress: SharedProgress,
+             errors: str) -> tuple[Observation, dict[str, Any]]:
     """A child's test: the kernel's observation, with the unscheduled builds it made; its error output goes
     to ``errors`` (a crash report's frames), its standard output nowhere."""
     from seedzer.kernel.sched.observe import observe
@@ -44,14 +45,14 @@ def _observe(case: SchedCase, runner: Any, progress: SharedProgress, errors: str
     os.dup2(null, 1)
     err = os.open(errors, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(err, 2)
-    known = set(runner.memo.references)
+    known = set(builder.memo.references)
 
     def on_step(stage: Stage, name: str, program: str) -> None:
         progress.set(stage.value, step_label(name, program))
 
-    runner.on_step = on_step
-    observation = observe(case, runner)
-    learned = {k: v for k, v in runner.memo.references.items() if k not in known}
+    builder.on_step = on_step
+    observation = observe(case, builder)
+    learned = {k: v for k, v in builder.memo.references.items() if k not in known}
     return observation, learned
 
 
@@ -60,19 +61,19 @@ class Tester(ScriptTester[SchedCase]):
     described with the C++ frames of TVM's segfault report (the module docstring)."""
 
     def __init__(self) -> None:
-        super().__init__(_runner())
+        super().__init__(_builder())
 
     def run(self, case: SchedCase, timeout: float) -> tuple[Forked, str]:
         with tempfile.TemporaryDirectory(prefix="seedzer-sched-") as work:
             errors = str(Path(work) / "stderr")
-            res = call_forked(_observe, case, self.runner, self.progress, errors, timeout=timeout,
+            res = call_forked(_observe, case, self.builder, self.progress, errors, timeout=timeout,
                               progress=self.progress)
             report = _tail(errors) if res.signal is not None else ""
         return res, "" if res.timed_out else segfault_frames(report)
 
     def learn(self, learned: dict[str, Any]) -> None:
         for key, built in learned.items():
-            self.runner.memo.put(key, built)
+            self.builder.memo.put(key, built)
 
 
 def _tail(path: str) -> str:

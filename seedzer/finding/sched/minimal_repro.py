@@ -64,13 +64,13 @@ def _holds(expected: Observation, mark: str) -> Callable[[MinimalProgram], bool]
 def _tolerances(case: SchedCase) -> tuple[float, float]:
     """The kernel's tolerances of the case's comparison (widened for its float reductions)."""
     from seedzer.kernel.sched.apply import apply_trace
-    from seedzer.kernel.sched.observe import Runner, tolerances
+    from seedzer.kernel.sched.observe import SchedBuilder, tolerances
     from seedzer.kernel.tir.lowering import make_inputs, parse_func
 
     func = parse_func(case.script)
     inputs = make_inputs(func, case.input_seed, case.max_elems)
     applied = apply_trace(func, parse_trace(case.trace), verify_each=False, debug_mask=0)
-    reference = Runner().reference(case, func, inputs)
+    reference = SchedBuilder().reference(case, func, inputs)
     tols = tolerances(case, func, applied, inputs, reference.outputs or [])
     return max(r for r, _ in tols.values()), max(a for _, a in tols.values())
 

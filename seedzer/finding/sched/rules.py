@@ -20,7 +20,7 @@ from seedzer.finding.sched.folder import SALT
 from seedzer.finding.sched.reduce import cut_trace, primitive_indices, up_to_failure
 from seedzer.finding.verdict import INSTRUMENTATION, INVALID, NOT_REPRODUCED, PRECONDITION, Verdict
 from seedzer.kernel.common import Observation, Stage, Symptom
-from seedzer.kernel.messages import ir_names
+from seedzer.kernel.messages import ir_names, key_line
 from seedzer.kernel.sched.apply import refused_message
 from seedzer.kernel.sched.case import SchedCase
 from seedzer.kernel.sched.trace import is_unsafe, parse_trace, transforming
@@ -50,9 +50,16 @@ class SchedGateJob:
 def check_sentence(message: str) -> str:
     """A failed check's message cut after the first sentence of its explanation: TVM goes on with the
     offending IR (``Check failed: seq.size() != 1 (1 vs. 1) : A SeqStmt of length 1 is prohibited.  Use the
-    node for ax0 in range(...)``), which varies with the input a bug is reached by, not with the bug."""
+    node for ax0 in range(...)``), which varies with the input a bug is reached by, not with the bug. An error
+    without a failed check is cut after its first sentence too (``Invalid use of undefined variable ax0 at
+    <path>.  While this variable was previously defined at <path>, ...``: the second sentence is sometimes
+    there, sometimes not, for one defect)."""
     at = message.find("Check failed")
-    explained = message.find(" : ", at) if at >= 0 else -1
+    if at < 0:  # an error without a check: its first sentence (the verifier goes on with where the name was defined)
+        line = key_line(message)
+        end = line.find(". ")
+        return (line[:end] if end >= 0 else line).rstrip(". ")
+    explained = message.find(" : ", at)
     end = message.find(". ", explained) if explained >= 0 else -1
     return message[:end + 1] if end >= 0 else message
 

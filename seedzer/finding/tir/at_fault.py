@@ -278,6 +278,44 @@ class IllformedOutput:
                      fault.others(surfaced))
 
 
+POSTCONDITIONS: dict[str, str] = {
+    "tirx.ForceNarrowIndexToInt32": "it narrows every index (loops, block iterators, their domains and bindings) "
+                                    "to int32",
+}
+"""What a pass promises of its output beyond TVM's verifier, by pass: an output that breaks it is the pass's
+defect, whichever later pass trips on it (apache/tvm#20409: block iterators left int64)."""
+
+
+def broken_postcondition(make_ir: Callable[[Case, int], WitnessIR], case: Case, culprit: list[int]
+                         ) -> tuple[Step, str] | None:
+    """The culprit step (``culprit``: step indices) with a promise in :data:`POSTCONDITIONS` whose output
+    has an iterator of mixed index dtypes its input did not have, with what is mixed; None when none."""
+    for index in culprit:
+        step = case.steps[index]
+        if step.name not in POSTCONDITIONS:
+            continue
+        after = make_ir(case, index + 1)
+        if after.mixed is not None and make_ir(case, index).mixed is None:
+            return step, after.mixed
+    return None
+
+
+class BrokenPostcondition:
+    """Of the culprit passes, one whose output breaks what the pass promises of it (:data:`POSTCONDITIONS`:
+    ForceNarrowIndexToInt32 leaving a block iterator int64 over an int32 domain, IR the verifier accepts and
+    the printer hides): that pass, the later passes that trip on its output only reaching it."""
+
+    name = "postcondition"
+
+    def decide(self, fault: TirFault) -> Fault | None:
+        """The pass that broke its promise, or None."""
+        broken = broken_postcondition(fault.make_ir, fault.case, fault.indices)
+        if broken is None:
+            return None
+        step, what = broken
+        return Fault(step.name, f"{step.name} left {what}, but {POSTCONDITIONS[step.name]}", fault.others(step.name))
+
+
 class MadeInvalid:
     """Of several culprit passes, the one that made IR with a defect its input did not have (the verifier
     rejects it, or a constructor's type check fails as it parses back: :func:`made_invalid`): that pass,
@@ -365,8 +403,8 @@ class Enabling:
                      "result", fault.others(enabled.step.name))
 
 
-FAULT_RULES: FaultRules[TirFault] = FaultRules((IllformedOutput(), MadeInvalid(), SharedComponent(), Maker(),
-                                                Enabling()))
+FAULT_RULES: FaultRules[TirFault] = FaultRules((IllformedOutput(), BrokenPostcondition(), MadeInvalid(),
+                                                SharedComponent(), Maker(), Enabling()))
 """The TIR kind's fault rules, in the order they decide (the first answer wins; none: the bisected culprit
 stands)."""
 

@@ -38,15 +38,15 @@ def minimal_key(case: Case, steps: Sequence[Step]) -> MinimalKey:
             json.dumps(case.target, sort_keys=True), case.input_seed, case.max_elems)
 
 
-def _runner() -> Any:
-    """The kernel's runner with a parse cache and the known minimal builds (filled in the gate process,
+def _builder() -> Any:
+    """The kernel's builder with a parse cache and the known minimal builds (filled in the gate process,
     inherited by its children).
 
     The kernel imports TVM: it is imported here, in the gate's own process, never by the campaign."""
     from seedzer.kernel.tir.lowering import parse_func
-    from seedzer.kernel.tir.observe import Built, Runner
+    from seedzer.kernel.tir.observe import Built, TirBuilder
 
-    class GateRunner(Runner):
+    class GateTirBuilder(TirBuilder):
         def __init__(self) -> None:
             super().__init__()
             self.parsed: dict[str, Any] = {}
@@ -70,21 +70,21 @@ def _runner() -> Any:
             self.learned[key] = Built(outputs=minimal.outputs, failure=minimal.failure, program=MINIMAL)
             return built
 
-    return GateRunner()
+    return GateTirBuilder()
 
 
-def _observe(case: Case, runner: Any) -> tuple[Observation, dict[MinimalKey, Any]]:
+def _observe(case: Case, builder: Any) -> tuple[Observation, dict[MinimalKey, Any]]:
     """A child's test: the kernel's observation, with the minimal builds it made."""
     from seedzer.kernel.tir.observe import observe
 
-    return observe(case, runner), runner.learned
+    return observe(case, builder), builder.learned
 
 
 class Tester(ScriptTester[Case]):
     """Runs TIR cases in forked children, handing them the minimal builds known (the module docstring)."""
 
     def __init__(self) -> None:
-        super().__init__(_runner())
+        super().__init__(_builder())
         self.minimal_builds = 0
         """Minimal lowerings built so far (the others were known from an earlier test)."""
 
@@ -96,12 +96,12 @@ class Tester(ScriptTester[Case]):
         def on_step(stage: Stage, name: str, program: str) -> None:
             progress.set(stage.value, step_label(name, program))
 
-        self.runner.on_step = on_step
-        return call_forked(_observe, case, self.runner, timeout=timeout, progress=progress), ""
+        self.builder.on_step = on_step
+        return call_forked(_observe, case, self.builder, timeout=timeout, progress=progress), ""
 
     def learn(self, learned: dict[MinimalKey, Any]) -> None:
         for key, built in learned.items():
-            self.runner.known.put(key, built)
+            self.builder.known.put(key, built)
         self.minimal_builds += len(learned)
 
     def slow(self, stage: Stage | None, timeout: float) -> str:

@@ -48,7 +48,7 @@ class GateJob:
 
 
 class Parser(Protocol):
-    """Parses a TVMScript text (the tester's runner, with its parse cache)."""
+    """Parses a TVMScript text (the tester's builder, with its parse cache)."""
 
     def parse(self, script: str) -> Any:
         """The PrimFunc of ``script``."""
@@ -59,7 +59,7 @@ class GateTester(Protocol):
     """What the rules need of :class:`~seedzer.finding.tir.check.Tester`."""
 
     tests: int
-    runner: Parser
+    builder: Parser
 
     def observe(self, case: Case, timeout: float) -> Observation:
         """What ``case`` shows when run alone within ``timeout`` seconds."""
@@ -134,10 +134,10 @@ class TirContext(Judgement):
         return TirContext(job, tester, job.case, *judgement_start(job))
 
     def ub_text(self, mutant: str, seed: str) -> str | None:
-        """:attr:`ub_check` on two TVMScript texts, parsed by the tester's runner (a text that does not
+        """:attr:`ub_check` on two TVMScript texts, parsed by the tester's builder (a text that does not
         parse is a reason, never a pass)."""
         try:
-            return self.ub_check(self.tester.runner.parse(mutant), self.tester.runner.parse(seed))
+            return self.ub_check(self.tester.builder.parse(mutant), self.tester.builder.parse(seed))
         except Exception as exc:  # TVMScript the parser refuses
             return f"ub: cannot parse: {type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
 

@@ -68,8 +68,8 @@ class UndefinedBehaviour:
         if not ancestors or ancestors[0][1] == case.script:
             return None
         try:
-            seed = context.tester.runner.parse(ancestors[0][1])
-            return context.ub_check(context.tester.runner.parse(case.script), seed)
+            seed = context.tester.builder.parse(ancestors[0][1])
+            return context.ub_check(context.tester.builder.parse(case.script), seed)
         except Exception as exc:  # an unparsable ancestor says nothing about the candidate
             context.notes.append(f"undefined-behaviour check skipped: {type(exc).__name__}: {exc}"[:200])
             return None

@@ -27,6 +27,7 @@ import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from seedzer.execute.forked import call_forked
 from seedzer.finding.tir.context import COMPILE_STAGES, reproduces
@@ -46,6 +47,9 @@ class WitnessIR:
 
     script: str
     problem: str | None = None
+    mixed: str | None = None
+    """An iterator of another index dtype than its domain or its binding (:func:`mixed_index_dtypes`): IR the
+    verifier accepts and the printer hides (it prints the domain's dtype), set only when the IR could be made."""
 
 
 @dataclass(frozen=True)
@@ -72,16 +76,36 @@ def ir_before(case: Case, index: int) -> WitnessIR:
     func = funcs[0]
     if func.attrs is not None and "target" in func.attrs:  # bound by the lowering; a user program has none
         func = func.without_attr("target")
-    script = script_of(func)
+    script, mixed = script_of(func), mixed_index_dtypes(func)
     try:
         again = parse_func(script)
     except Exception as exc:  # TVMScript that does not parse back is not a program a user could write
         return WitnessIR(script, f"its TVMScript does not parse back ({type(exc).__name__}: "
-                                 f"{(str(exc).splitlines() or [''])[0][:200]})")
+                                 f"{(str(exc).splitlines() or [''])[0][:200]})", mixed)
     error = well_formed_error(tvm.IRModule({"main": again}))
     if error is not None:
-        return WitnessIR(script, f"it is not well-formed ({(error.splitlines() or [''])[0][:200]})")
-    return WitnessIR(script)
+        return WitnessIR(script, f"it is not well-formed ({(error.splitlines() or [''])[0][:200]})", mixed)
+    return WitnessIR(script, mixed=mixed)
+
+
+def mixed_index_dtypes(func: Any) -> str | None:
+    """The first block iterator of ``func`` whose dtype is not its domain's or its binding's (``block 'b':
+    iterator v_k is int64, its domain int32, its binding int32``), or None. TVM's verifier accepts such IR,
+    but a pass that narrows every index (ForceNarrowIndexToInt32) promises none is left. Runs TVM."""
+    import tvm
+    import tvm_ffi
+
+    found: list[str] = []
+
+    def visit(realize: Any) -> None:
+        for iterator, value in zip(realize.block.iter_vars, realize.iter_values, strict=False):
+            dtypes = (str(iterator.var.ty), str(iterator.dom.extent.ty), str(value.ty))
+            if not found and len(set(dtypes)) > 1:
+                found.append(f"block {realize.block.name_hint!r}: iterator {iterator.var.name} is {dtypes[0]}, its "
+                             f"domain {dtypes[1]}, its binding {dtypes[2]}")
+
+    tvm_ffi.structural_walk(func.body, (tvm.s_tir.SBlockRealize, visit))
+    return found[0] if found else None
 
 
 def witness_steps(case: Case, failing: Step) -> list[Step] | None:

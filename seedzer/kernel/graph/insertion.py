@@ -79,10 +79,10 @@ def _fill(spec: dict[str, Any], rng: random.Random) -> np.ndarray:
     high)) or ``bool`` (fair coins), of ``shape`` and ``dtype``."""
     shape = tuple(int(d) for d in spec["shape"])
     size = int(np.prod(shape)) if shape else 1
-    kind, low, high = spec["fill"], spec.get("low", -1.0), spec.get("high", 1.0)
-    if kind == "int":
+    method, low, high = spec["fill"], spec.get("low", -1.0), spec.get("high", 1.0)
+    if method == "int":
         values: list[Any] = [rng.randint(int(low), int(high)) for _ in range(size)]
-    elif kind == "bool":
+    elif method == "bool":
         values = [rng.random() < 0.5 for _ in range(size)]
     else:
         values = [rng.uniform(float(low), float(high)) for _ in range(size)]

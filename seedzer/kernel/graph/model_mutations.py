@@ -209,21 +209,21 @@ def _garbage(b: GraphBuilder, m: ModelMutation, sources: dict[str, TensorType], 
     g = b.node("Cast", [names[0]], to=TensorProto.FLOAT)
     rank = len(shape)
     fitting = [n for n in names[1:] if broadcast(sources[n][1] or (), shape) == shape]
-    for kind in m.garbage:
-        if kind in ("Add", "Sub", "Mul"):
+    for op in m.garbage:
+        if op in ("Add", "Sub", "Mul"):
             if fitting and b.rng.random() < 0.5:
                 other = b.node("Cast", [fitting[b.rng.randrange(len(fitting))]], to=TensorProto.FLOAT)
             else:
                 other = b.weight(shape[-1:] if rank and b.rng.random() < 0.5 else ())
-            g = b.node(kind, [g, other] if b.rng.random() < 0.5 else [other, g])
-        elif kind in ("MatMul", "Gemm") and rank >= 1:
+            g = b.node(op, [g, other] if b.rng.random() < 0.5 else [other, g])
+        elif op in ("MatMul", "Gemm") and rank >= 1:
             k = shape[-1]
-            if kind == "Gemm" and rank == 2:
+            if op == "Gemm" and rank == 2:
                 g = b.node("Gemm", [g, b.weight((k, k)), b.weight((k,))], transB=b.rng.randrange(2),
                            alpha=b.rng.choice([1.0, 0.5]))
             else:
                 g = b.node("MatMul", [g, b.weight((k, k))])
-        elif kind == "Conv":
+        elif op == "Conv":
             four = [n for n in names if len(sources[n][1] or ()) == 4 and 0 not in (sources[n][1] or ())]
             if not four:
                 raise ValueError("Conv garbage needs a 4-D tensor among the target and operands")
@@ -234,7 +234,7 @@ def _garbage(b: GraphBuilder, m: ModelMutation, sources: dict[str, TensorType], 
             y = b.node("Conv", [x, b.weight((c, c, k, k)), b.weight((c,))], kernel_shape=[k, k], pads=[k // 2] * 4)
             g = y if src == names[0] else b.node("Add", [g, b.node("ReduceMean", [y], keepdims=0)])
         else:
-            raise ValueError(f"unknown or unfitting garbage op {kind!r} for a rank-{rank} target")
+            raise ValueError(f"unknown or unfitting garbage op {op!r} for a rank-{rank} target")
     return b.sanitize(g, bound)
 
 

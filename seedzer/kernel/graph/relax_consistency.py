@@ -141,18 +141,19 @@ def inconsistencies(mod: Any) -> list[str]:
     return problems
 
 
-def _kind(problem: str) -> str:
+def _subject(problem: str) -> str:
     """What a problem is about (its operator and callee), without the names of the IR's variables."""
     return problem.split(":")[0].split(" bound to ")[0]
 
 
 def added_inconsistency(before: Any, after: Any) -> str | None:
-    """The first problem of ``after`` of a kind ``before`` has fewer of (a rewrite's own), or None."""
-    known = Counter(_kind(p) for p in inconsistencies(before))
+    """The first problem of ``after`` about a subject ``before`` has fewer problems about (a rewrite's
+    own), or None."""
+    known = Counter(_subject(p) for p in inconsistencies(before))
     for problem in inconsistencies(after):
-        kind = _kind(problem)
-        if known[kind] > 0:
-            known[kind] -= 1
+        subject = _subject(problem)
+        if known[subject] > 0:
+            known[subject] -= 1
             continue
         return problem
     return None

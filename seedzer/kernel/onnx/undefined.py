@@ -15,6 +15,10 @@ crash or a hang still counts):
   (:func:`undefined_on_values`): an all-zero input of DynamicQuantizeLinear (0/0 in the formula) or a
   NaN quantized into an integer makes the difference the specification's silence, not TVM's bug.
 
+:data:`REFUSALS` lists the errors by which TVM refuses, on purpose, a setting whose result the
+specification does not define (AffineGrid with align_corners=1 over a spatial size of 1): the gates
+call such a failure an invalid test case (:func:`refused_where_undefined`), not a bug.
+
 ``python -m seedzer.docs`` prints the table into docs/findings.md. Depends on numpy, onnx and the
 kernel modules before it only (copied verbatim into repro.py).
 """
@@ -136,6 +140,43 @@ UNDEFINED: tuple[Undefined, ...] = (
 )
 """The operators and classes of values whose result the specification leaves undefined or disputed
 (see the module docstring; docs/findings.md prints it)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Refusal:
+    """A setting of ``operators`` (``condition``) whose result the specification does not define and that TVM
+    refuses with an error of its own (``message``, a fragment of it): the refusal is no bug, there being no
+    result to compute. ``why`` the result is undefined, ``reference`` where that is seen."""
+
+    operators: tuple[str, ...]
+    message: str
+    why: str
+    reference: str
+    condition: str
+
+    def reason(self) -> str:
+        """One line: the operator, the setting, why, and the reference."""
+        return f"{'/'.join(self.operators)} ({self.condition}), which TVM refuses: {self.why} [{self.reference}]"
+
+
+REFUSALS: tuple[Refusal, ...] = (
+    Refusal(("AffineGrid",), "target spatial dims should be greater than 1 when align_corners is True",
+            "with align_corners=1, -1 and 1 are the centers of the corner pixels, so one pixel's center would be both; "
+            "the engines disagree: for an identity theta and a height of 1, onnx.reference divides by zero "
+            "(step = 2 / (size - 1)) and gives y = -1, onnxruntime y = 1, PyTorch's affine_grid (which the "
+            "specification cites) y = 0; TOPI's affine_grid asserts on purpose",
+            ONNX_OPERATORS.format("AffineGrid") + " (align_corners: \"-1 and 1 refer to the centers of the corner "
+            "pixels\")", "align_corners=1 and a spatial size of 1"),
+)
+"""TVM's own refusals of settings the specification leaves undefined (docs/findings.md prints them with
+:data:`UNDEFINED`)."""
+
+
+def refused_where_undefined(message: str) -> str | None:
+    """Why an error with ``message`` is TVM refusing a setting whose result the specification does not define
+    (the first row of :data:`REFUSALS` whose message it holds), or None."""
+    row = next((r for r in REFUSALS if r.message in message), None)
+    return row.reason() if row is not None else None
 
 
 def _types(model: onnx.ModelProto) -> Types:

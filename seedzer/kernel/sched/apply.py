@@ -84,8 +84,8 @@ def _attr(value: Any) -> Any:
     return value
 
 
-def _buffer(kind: int, index: int) -> tuple[str, int]:
-    return ("read" if kind == 0 else "write", index)
+def _buffer(index_type: int, index: int) -> tuple[str, int]:
+    return ("read" if index_type == 0 else "write", index)
 
 
 Call = Callable[[Schedule, list[Any], list[Any], Any], Any]
@@ -202,8 +202,8 @@ def refusal(exc: BaseException) -> bool:
 
 def refused_message(message: str) -> bool:
     """Whether an error's ``Type: message`` is a refusal of a primitive's arguments."""
-    kind, _, text = message.partition(":")
-    return kind.strip() in REFUSALS or any(text.lstrip().startswith(check) for check in REFUSING_CHECKS)
+    error, _, text = message.partition(":")
+    return error.strip() in REFUSALS or any(text.lstrip().startswith(check) for check in REFUSING_CHECKS)
 
 
 @dataclasses.dataclass

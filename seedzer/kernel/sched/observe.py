@@ -127,7 +127,7 @@ def _key(case: SchedCase) -> str:
                       sort_keys=True)
 
 
-class Runner:
+class SchedBuilder:
     """Builds and runs a case's two programs (what a reproducer does; a worker gives it a memo)."""
 
     def __init__(self, on_step: OnStep = quiet_step, memo: SchedMemo | None = None) -> None:
@@ -214,14 +214,14 @@ def tolerances(case: SchedCase, func: Any, applied: Applied, inputs: Sequence[np
     return uniform_tolerances(case.rtol + rtol, case.atol + atol)
 
 
-def _mismatch(runner: Runner, built: Built, inputs: list[np.ndarray], diff: Difference,
+def _mismatch(builder: SchedBuilder, built: Built, inputs: list[np.ndarray], diff: Difference,
               applied: Applied) -> Observation:
     if diff.nonfinite_reference:
         return _invalid(Stage.COMPARE,
                         f"outputs differ only where the unscheduled result is NaN/Inf: {diff.describe()}")
     if applied.semantics_changed:
         return _invalid(Stage.COMPARE, f"outputs differ by design ({applied.semantics_changed}): {diff.describe()}")
-    runner.on_step(Stage.COMPARE, "rerun", built.program)
+    builder.on_step(Stage.COMPARE, "rerun", built.program)
     again = call(built.executable, built.program, inputs)
     steady = compare(built.outputs or [], again, {}) is None
     note = "" if steady else " (the scheduled build is nondeterministic: a second run differs)"
@@ -229,15 +229,15 @@ def _mismatch(runner: Runner, built: Built, inputs: list[np.ndarray], diff: Diff
                        comparison=SCHED_VS_UNSCHEDULED, difference=diff)
 
 
-def observe(case: SchedCase, runner: Runner | None = None) -> Observation:
+def observe(case: SchedCase, builder: SchedBuilder | None = None) -> Observation:
     """Run ``case`` and judge it in the fixed order of the module docstring.
 
     A crash kills the process and a hang never returns: callers bound them (a worker's parent, a
     forked child, or :func:`main`'s time limit).
     """
-    runner = runner or Runner()
+    builder = builder or SchedBuilder()
     try:
-        func = runner.parse(case.script)
+        func = builder.parse(case.script)
         inputs = make_inputs(func, case.input_seed, case.max_elems)
     except Exception as exc:  # an unusable script or parameter list
         return _invalid(Stage.MUTATE, f"unusable test case: {error_text(exc)}")
@@ -250,12 +250,12 @@ def observe(case: SchedCase, runner: Runner | None = None) -> Observation:
         return _invalid(Stage.SCHEDULE, f"malformed trace: {problem}")
     try:
         applied = apply_trace(func, instructions, verify_each=case.checks.illformed,
-                              debug_mask=case.checks.debug_mask, on_step=runner.on_step)
+                              debug_mask=case.checks.debug_mask, on_step=builder.on_step)
         apply_postprocs(applied, case.postprocs, len(instructions), verify_each=case.checks.illformed,
-                        on_step=runner.on_step)
+                        on_step=builder.on_step)
     except StepFailure as failure:
         return failure.observation
-    reference = runner.reference(case, func, inputs)
+    reference = builder.reference(case, func, inputs)
     if reference.failure is not None:
         return _invalid(reference.failure.stage or Stage.BUILD,
                         f"the unscheduled function fails, the seed is unusable: {reference.failure.headline()}")
@@ -267,16 +267,16 @@ def observe(case: SchedCase, runner: Runner | None = None) -> Observation:
         kind = instructions[applied.unsafe_at].kind
         return _invalid(Stage.SCHEDULE, f"not built: instruction {applied.unsafe_at} ({kind}) is unsafe by contract",
                         kind)
-    opt = runner.build(case, scheduled, OPT, case.steps, inputs)
+    opt = builder.build(case, scheduled, OPT, case.steps, inputs)
     if opt.failure is not None:
         return opt.failure
     if not case.checks.compare:
         return Observation.ok()
-    runner.on_step(Stage.COMPARE, "compare", OPT)
+    builder.on_step(Stage.COMPARE, "compare", OPT)
     tols = tolerances(case, func, applied, inputs, reference.outputs or [])
     diff = compare(reference.outputs or [], opt.outputs or [], tols)
     if diff is not None:
-        return _mismatch(runner, opt, inputs, diff, applied)
+        return _mismatch(builder, opt, inputs, diff, applied)
     return Observation.ok()
 
 
@@ -294,7 +294,7 @@ def main(case_json: dict[str, Any]) -> int:
             print(f"  {stage.value}: {step_label(name, program)}", flush=True)
 
     start = time.monotonic()
-    observed = observe(case, Runner(on_step))
+    observed = observe(case, SchedBuilder(on_step))
     disarm_watchdog()
     print(f"expected: {expected.headline()}")
     print(f"observed: {observed.headline()} ({time.monotonic() - start:.1f} s)")

@@ -20,7 +20,7 @@ programs from it and judges them in one fixed order:
 
 Every step runs in ``PassContext(opt_level=3, config=step.config)`` on a module whose functions
 carry the bound target, exactly as ``tvm.compile`` runs its pipeline; code generation is the host
-half of ``tvm.tirx.build``. :class:`Runner` builds the programs one after the other; the fuzz
+half of ``tvm.tirx.build``. :class:`TirBuilder` builds the programs one after the other; the fuzz
 workers subclass it to cache and to generate several programs as one LLVM module (one JIT).
 Depends on tvm, numpy and :mod:`seedzer.kernel.common` only (copied verbatim into repro.py).
 """
@@ -103,7 +103,7 @@ def watch_from(case: Case, program: str, steps: Sequence[Step]) -> int | None:
     return asked if fuzzed is None or (asked is not None and asked < fuzzed) else fuzzed
 
 
-class Runner:
+class TirBuilder:
     """Builds and runs the programs of a case, one after the other (what a reproducer does).
 
     The fuzz workers subclass it to cache programs and to generate several as one LLVM module;
@@ -169,13 +169,13 @@ def _invalid(stage: Stage, message: str) -> Observation:
     return Observation(Symptom.INVALID, stage, None, message[:4000])
 
 
-def _mismatch(runner: Runner, built: Built, inputs: list[np.ndarray], diff: Difference,
+def _mismatch(builder: TirBuilder, built: Built, inputs: list[np.ndarray], diff: Difference,
               comparison: str) -> Observation:
     """A mismatch, or an invalid case when only non-finite reference values differ or the build
     that disagrees is nondeterministic."""
     if diff.nonfinite_reference:
         return _invalid(Stage.COMPARE, f"outputs differ only where the reference is NaN/Inf: {diff.describe()}")
-    runner.on_step(Stage.COMPARE, "rerun", built.program)
+    builder.on_step(Stage.COMPARE, "rerun", built.program)
     again = call(built.executable, built.program, inputs)
     if compare(built.outputs or [], again, {}) is not None:
         return _invalid(Stage.COMPARE, f"the {built.program} build is nondeterministic")
@@ -183,15 +183,15 @@ def _mismatch(runner: Runner, built: Built, inputs: list[np.ndarray], diff: Diff
                        difference=diff)
 
 
-def observe(case: Case, runner: Runner | None = None) -> Observation:
+def observe(case: Case, builder: TirBuilder | None = None) -> Observation:
     """Run ``case`` and judge it in the fixed order of the module docstring.
 
     A crash kills the process and a hang never returns: callers bound them (a worker's parent, a
     forked child, or :func:`main`'s time limit).
     """
-    runner = runner or Runner()
+    builder = builder or TirBuilder()
     try:
-        func = runner.parse(case.script)
+        func = builder.parse(case.script)
         inputs = make_inputs(func, case.input_seed, case.max_elems)
     except Exception as exc:  # an unusable script or parameter list
         return _invalid(Stage.MUTATE, f"unusable test case: {error_text(exc)}")
@@ -203,7 +203,7 @@ def observe(case: Case, runner: Runner | None = None) -> Observation:
     same = ref_steps == programs[MINIMAL]
     if fuzzed and (checks.compare or checks.perf or checks.pipeline) and not same:
         programs[REFERENCE] = ref_steps
-    built = runner.build(case, func, programs, inputs, make_target(case.target))
+    built = builder.build(case, func, programs, inputs, make_target(case.target))
     minimal, opt = built[MINIMAL], built[OPT]
     if minimal.failure is not None and checks.judge_minimal and minimal.failure.stage is not Stage.RUN:
         return opt.failure or minimal.failure  # TVM's lowering or codegen failing (the optimized build's first)
@@ -217,17 +217,17 @@ def observe(case: Case, runner: Runner | None = None) -> Observation:
         return reference.failure
     tolerances = uniform_tolerances(case.rtol, case.atol)
     if checks.compare and fuzzed:
-        runner.on_step(Stage.COMPARE, "compare", OPT)
+        builder.on_step(Stage.COMPARE, "compare", OPT)
         diff = compare(reference.outputs or [], opt.outputs or [], tolerances)
         if diff is not None:
-            return _mismatch(runner, opt, inputs, diff, OPT_VS_REFERENCE)
+            return _mismatch(builder, opt, inputs, diff, OPT_VS_REFERENCE)
     if checks.pipeline:
-        runner.on_step(Stage.COMPARE, "compare", REFERENCE)
+        builder.on_step(Stage.COMPARE, "compare", REFERENCE)
         diff = compare(minimal.outputs or [], reference.outputs or [], tolerances)
         if diff is not None:
-            return _mismatch(runner, reference, inputs, diff, REFERENCE_VS_MINIMAL)
+            return _mismatch(builder, reference, inputs, diff, REFERENCE_VS_MINIMAL)
     if checks.perf and fuzzed:
-        slow = runner.time(case, func, case.steps, inputs)
+        slow = builder.time(case, func, case.steps, inputs)
         if slow is not None:
             return Observation(Symptom.PERF, Stage.RUN, None,
                                f"the optimized build is {slow.ratio:.1f}x slower than the reference build "
@@ -292,7 +292,7 @@ def main(case_json: dict[str, Any]) -> int:
             print(f"  {stage.value}: {step_label(name, program)}", flush=True)
 
     start = time.monotonic()
-    observed = observe(case, Runner(on_step))
+    observed = observe(case, TirBuilder(on_step))
     disarm_watchdog()
     print(f"expected: {expected.headline()}")
     print(f"observed: {observed.headline()} ({time.monotonic() - start:.1f} s)")
@@ -303,7 +303,7 @@ def main(case_json: dict[str, Any]) -> int:
         print(f"the same failure now shows at {observed.pass_name} (expected at {expected.pass_name})")
         print(PRESENT_LINE)
         return EXIT_PRESENT
-    if same_defect(case, expected, observed, lambda verified: observe(verified, Runner(on_step))):
+    if same_defect(case, expected, observed, lambda verified: observe(verified, TirBuilder(on_step))):
         print(f"a later symptom of the same defect: verified right after {expected.pass_name}, its output is "
               "ill-formed the same way")
         print(PRESENT_LINE)

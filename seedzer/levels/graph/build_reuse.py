@@ -19,7 +19,7 @@ compilation is skipped, and what it would have reported is kept:
   attaches) is built every time.
 
 Modules are matched by ``structural_hash`` and confirmed with ``structural_equal`` (as the TIR level's
-caching runner matches lowered programs; names of Relax variables take no part in either).
+caching builder matches lowered programs; names of Relax variables take no part in either).
 """
 
 from __future__ import annotations

@@ -10,10 +10,10 @@ from typing import Any
 from seedzer.kernel.graph.case import GRAPH_INPUT_SEED, INPUT_MODES, RANDOM_INPUTS, ModelMutation
 
 
-def model_mutation_name(kind: str) -> str:
-    """How a model mutation of ``kind`` (``uoc``, ``pioc``, ``edge``, ``insert``) is named among a test
+def model_mutation_name(strategy: str) -> str:
+    """How a model mutation of ``strategy`` (``uoc``, ``pioc``, ``edge``, ``insert``) is named among a test
     case's mutations."""
-    return f"model_{kind}"
+    return f"model_{strategy}"
 
 
 SPECIAL_MUTATION = "inputs_special"

@@ -6,7 +6,7 @@ with the sequence mutators of the Relax family (:mod:`seedzer.mutate.sequence`,
 :mod:`seedzer.passes.graph.family`), adds a model mutation
 (:mod:`seedzer.mutate.graph.model_mutators`: MT-DLComp's UOC and PIOC, spec-edge changes;
 :mod:`seedzer.mutate.graph.insertion`: an operator of TVM's importer, those this worker has not exercised yet
-first) or switches the entry to special input values, the kind drawn by the ``graph`` weights of the
+first) or switches the entry to special input values, the strategy drawn by the ``graph`` weights of the
 configuration; it reports the operator types of every model it imports as features ``onnx-op/<type>``
 (what ``status`` counts against the importer's operators) and the passes each case ran, fuzzed and
 in ``tvm.compile``'s pipeline, with those that changed the module
@@ -58,14 +58,14 @@ from seedzer.seed import passes_from_json, passes_to_json
 OnStage = Callable[[Stage, str, str], None]
 """The worker's progress callback: ``(stage, step, program)``."""
 EntryMutation = Callable[[GraphSeed, str, random.Random], "tuple[GraphSeed, str] | None"]
-"""A change of a graph entry (its model mutations or its inputs) of a kind: the changed entry and its name."""
+"""A change of a graph entry (its model mutations or its inputs) by one strategy: the changed entry and its name."""
 TIMING_KEYS = {Stage.PASS: "passes", Stage.BUILD: "build", Stage.RUN: "run", Stage.COMPARE: "compare",
                Stage.LOAD: "import"}
 """The campaign's timing name of each stage of a graph case (the default pipeline's are ``reference``)."""
 
 
 STEPS, SPECIAL = "passes", "special"
-"""The kinds of mutation (``levels.graph``'s weights) that are not model mutations: Relax steps, special inputs."""
+"""The mutation strategies (``levels.graph``'s weights) that are not model mutations: Relax steps, special inputs."""
 
 
 def graph_timings(timings: dict[str, float], stages: dict[str, Stage]) -> dict[str, float]:
@@ -109,7 +109,7 @@ class GraphFuzzer:
         self.entry_mutations: dict[str, EntryMutation] = {
             "uoc": self._model_mutation, "pioc": self._model_mutation, "edge": self._model_mutation,
             "insert": self._model_mutation, SPECIAL: self._special_inputs}
-        """The mutations of an entry itself (not its steps), by the kind ``graph``'s weights name."""
+        """The mutations of an entry itself (not its steps), by the strategy ``graph``'s weights name."""
 
     def in_case(self) -> bool:
         """Whether the step running belongs to the test case (TVM's default build of the seed, the
@@ -117,15 +117,15 @@ class GraphFuzzer:
         return not self.step.startswith("<")
 
     def mutate(self, task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
-        """One mutation, its kind drawn by the configured weights: a weighted Relax step mutator on the
+        """One mutation, its strategy drawn by the configured weights: a weighted Relax step mutator on the
         entry's sequence, a model mutation (UOC, PIOC, spec-edge, insertion) added to its model's, or
         special input values; an entry mutation that finds no site (or a model at
         ``max_model_mutations``) falls back to the steps."""
         factors = dict(task.mutation_factors)
-        weights = self.kind_weights(factors)
-        kind = rng.choices(list(weights), weights=list(weights.values()))[0]
-        if kind in self.entry_mutations:
-            grown = self.entry_mutations[kind](GraphSeed.from_text(task.script), kind, rng)
+        weights = self.strategy_weights(factors)
+        strategy = rng.choices(list(weights), weights=list(weights.values()))[0]
+        if strategy in self.entry_mutations:
+            grown = self.entry_mutations[strategy](GraphSeed.from_text(task.script), strategy, rng)
             if grown is not None:
                 return grown[0].to_text(), task.passes, [grown[1]]
         parent = passes_from_json(task.passes)
@@ -133,23 +133,23 @@ class GraphFuzzer:
         mutator = rng.choices(self.mutators, weights=scaled(self.mutators, factors))[0]
         return task.script, passes_to_json(mutator.mutate(parent, rng, other, task.triggered)), [mutator.name]
 
-    def kind_weights(self, factors: dict[str, float]) -> dict[str, float]:
-        """The configured weights of the kinds of mutation, each times the allocation's factor of the mutation
-        it makes (the step kind: its Relax mutators' weighted mean factor)."""
+    def strategy_weights(self, factors: dict[str, float]) -> dict[str, float]:
+        """The configured weights of the mutation strategies, each times the allocation's factor of the mutation
+        it makes (the steps strategy: its Relax mutators' weighted mean factor)."""
         weights = self.config.weights()
         if not factors:
             return weights
-        of_kind = {kind: factors.get(self.mutation_of_kind(kind), 1.0) for kind in weights}
-        if STEPS in of_kind:
-            of_kind[STEPS] = group_factor(self.mutators, factors)
-        return {kind: w * of_kind[kind] for kind, w in weights.items()}
+        of_strategy = {strategy: factors.get(self.mutation_of_strategy(strategy), 1.0) for strategy in weights}
+        if STEPS in of_strategy:
+            of_strategy[STEPS] = group_factor(self.mutators, factors)
+        return {strategy: w * of_strategy[strategy] for strategy, w in weights.items()}
 
-    def mutation_of_kind(self, kind: str) -> str:
-        """The mutation name an entry mutation of ``kind`` makes (the step kind makes its mutator's)."""
-        return SPECIAL_MUTATION if kind == SPECIAL else model_mutation_name(kind)
+    def mutation_of_strategy(self, strategy: str) -> str:
+        """The mutation name an entry mutation of ``strategy`` makes (the steps strategy makes its mutator's)."""
+        return SPECIAL_MUTATION if strategy == SPECIAL else model_mutation_name(strategy)
 
-    def _model_mutation(self, seed: GraphSeed, kind: str, rng: random.Random) -> tuple[GraphSeed, str] | None:
-        """A ``kind`` model mutation that fits the entry's model as mutated so far."""
+    def _model_mutation(self, seed: GraphSeed, strategy: str, rng: random.Random) -> tuple[GraphSeed, str] | None:
+        """A ``strategy`` model mutation that fits the entry's model as mutated so far."""
         if len(seed.mutations) >= self.config.max_model_mutations:
             return None
         model = self.models.get(seed.model)
@@ -158,19 +158,19 @@ class GraphFuzzer:
         feeds = {**random_inputs(seed.specs, seed.input_seed),
                  **bounded_inputs(added_inputs(seed.mutations), seed.input_seed, "random")}
         current = apply_model_mutations(model, seed.mutations, feeds) if seed.mutations else model
-        if kind == "insert":
+        if strategy == "insert":
             operators = list(importer_operators())
             weights = {op: 1.0 / (1 + self.exercised[op]) ** 2 for op in operators}
             added = sample_insertion(current, operators, rng, weights, feeds, isolate=True,
                                      input_seed=seed.input_seed)
         else:
-            added = sample_model_mutation(current, kind, rng, feeds, isolate=True)
+            added = sample_model_mutation(current, strategy, rng, feeds, isolate=True)
         if added is None:
             return None
         grown = GraphSeed(seed.model, seed.specs, (*seed.mutations, added), seed.input_mode, seed.input_seed)
-        return grown, model_mutation_name(kind)
+        return grown, model_mutation_name(strategy)
 
-    def _special_inputs(self, seed: GraphSeed, kind: str, rng: random.Random) -> tuple[GraphSeed, str] | None:
+    def _special_inputs(self, seed: GraphSeed, strategy: str, rng: random.Random) -> tuple[GraphSeed, str] | None:
         """The entry with special input values (another draw of them when it has them already)."""
         return GraphSeed(seed.model, seed.specs, seed.mutations, SPECIAL_INPUTS, rng.getrandbits(31)), SPECIAL_MUTATION
 

@@ -12,7 +12,7 @@ from seedzer.config import WEIGHT, Check, setting
 
 @dataclass
 class GraphSettings:
-    """How the graph level mutates a test case: the weight of each kind of mutation (0 turns it off),
+    """How the graph level mutates a test case: the weight of each mutation strategy (0 turns it off),
     how many model mutations one test case may carry, and how its builds are made."""
 
     OLD_KEYS: ClassVar[dict[str, str]] = {"graph": ""}
@@ -45,12 +45,12 @@ class GraphSettings:
                                   Check("must be 0, 1, 2 or 3", lambda v: 0 <= v <= 3))
 
     def weights(self) -> dict[str, float]:
-        """Mutation kind -> weight, of the kinds turned on."""
+        """Mutation strategy -> weight, of the strategies turned on."""
         return {k: w for k, w in (("passes", self.passes), ("uoc", self.uoc), ("pioc", self.pioc),
                                   ("edge", self.edge), ("insert", self.insert), ("special", self.special)) if w > 0}
 
     def conflict(self, where: str) -> str | None:
-        """Why these settings cannot go together (every kind of mutation off), in one line; None when they can."""
+        """Why these settings cannot go together (every mutation strategy off), in one line; None when they can."""
         if not self.weights():
             return (f"field '{where}' turns every graph mutation off (give passes, uoc, pioc, edge, insert or special "
                     "a weight > 0)")

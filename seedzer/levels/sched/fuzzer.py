@@ -33,7 +33,7 @@ from seedzer.execute.settings import WorkerSettings
 from seedzer.kernel.common import REFERENCE, Observation, Stage, Symptom
 from seedzer.kernel.messages import normalize
 from seedzer.kernel.sched.case import NUM_CORES, SchedCase, SchedChecks, SchedPlan
-from seedzer.kernel.sched.observe import Runner, SchedMemo, observe
+from seedzer.kernel.sched.observe import SchedBuilder, SchedMemo, observe
 from seedzer.kernel.sched.trace import TRANSFORMING
 from seedzer.levels.sched.settings import SchedSettings
 from seedzer.mutate.sched.generator import SchedGenerator
@@ -153,8 +153,8 @@ class SchedFuzzer:
     def mutate(self, task: FuzzTask, rng: random.Random) -> tuple[str, str, list[str]]:
         """A mutant of the entry's plan by the generator (the entry's PrimFunc parsed once per worker), or
         the entry as it is when no way made one."""
-        runner = Runner(memo=self.memo)
-        func = runner.parse(task.script)
+        builder = SchedBuilder(memo=self.memo)
+        func = builder.parse(task.script)
         plan = items_plan(passes_from_json(task.passes))
         self.plans.remember(task.script, plan)
 
@@ -179,7 +179,7 @@ class SchedFuzzer:
         """Run one sched case: its observation, features, the primitives it called and that accepted their
         arguments, and its seconds by stage."""
         self.steps, self.clock = [], StepClock()
-        observation = observe(case, Runner(self.on_step, self.memo))
+        observation = observe(case, SchedBuilder(self.on_step, self.memo))
         self.clock.stop()
         instructions = len(case.trace[0]) if case.trace else 0
         called, accepted = exercised(self.steps, instructions, observation)

@@ -4,7 +4,7 @@ A corpus entry of the TIR level is a PrimFunc's TVMScript with a TIR pass sequen
 mutates it with Tzer's tolerance schedule (:mod:`seedzer.mutate.tir.schedule`), keeps a mutant out of the
 bounds (:mod:`seedzer.mutate.tir.bounds`) from running, plans its sequence into flat steps through the pass
 contracts (:func:`seedzer.passes.tir.contracts.plan`) and judges it with the kernel's
-:func:`~seedzer.kernel.tir.observe.observe` through the worker's caching runner. Imports TVM: only
+:func:`~seedzer.kernel.tir.observe.observe` through the worker's caching builder. Imports TVM: only
 workers import this module.
 """
 
@@ -22,19 +22,19 @@ from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.messages import normalize
 from seedzer.kernel.tir.case import Case, Checks
 from seedzer.kernel.tir.observe import observe
-from seedzer.levels.tir.caching_runner import CachingRunner, RunnerSettings
+from seedzer.levels.tir.caching_builder import CachingBuilderSettings, CachingTirBuilder
 from seedzer.levels.tir.parsed_scripts import ParsedScripts
 from seedzer.levels.tir.parsing import quick_parser
 from seedzer.levels.tir.settings import TirSettings
-from seedzer.mutate.tir.bounds import kind_of, out_of_bounds
+from seedzer.mutate.tir.bounds import bound_of, out_of_bounds
 from seedzer.passes.tir.contracts import placeable, plan
 from seedzer.seed import input_seed, passes_from_json, passes_to_json
 
 
-class WorkerRunner(CachingRunner):
-    """The caching runner with the worker's parsed-script cache."""
+class WorkerTirBuilder(CachingTirBuilder):
+    """The caching builder with the worker's parsed-script cache."""
 
-    def __init__(self, settings: RunnerSettings, progress: SlotProgress, scripts: ParsedScripts) -> None:
+    def __init__(self, settings: CachingBuilderSettings, progress: SlotProgress, scripts: ParsedScripts) -> None:
         super().__init__(settings, progress)
         self.scripts = scripts
 
@@ -50,11 +50,11 @@ def sampled(script: str, passes: str, rate: float) -> bool:
 
 
 def error_feature(observation: Observation) -> str | None:
-    """A coverage feature for an error observation: a new kind of failure is new behaviour. An
-    out-of-bounds mutant's is the kind of bound it breaks (one feature per kind, not per size)."""
+    """A coverage feature for an error observation: a new sort of failure is new behaviour. An
+    out-of-bounds mutant's is the bound it breaks (one feature per bound, not per size)."""
     if observation.symptom.value in ("ok", "mismatch", "perf"):
         return None
-    bound = kind_of(observation.message) if observation.stage is Stage.MUTATE else None
+    bound = bound_of(observation.message) if observation.stage is Stage.MUTATE else None
     if bound is not None:
         return f"err/{Stage.MUTATE}/bounds/{bound}"
     return f"err/{observation.stage}/{observation.pass_name}/{normalize(observation.message)[:80]}"
@@ -72,7 +72,7 @@ class TirFuzzer:
         self.scripts = ParsedScripts(quick_parser(), settings.exec.parse_cache_size, settings.exec.fresh_cache_size)
         self.progress = progress
         ex = settings.exec
-        self.runner = WorkerRunner(RunnerSettings(ex.program_cache_size, ex.build_cache_size,
+        self.builder = WorkerTirBuilder(CachingBuilderSettings(ex.program_cache_size, ex.build_cache_size,
                                                   ex.detailed_build_coverage), self.progress, self.scripts)
         own = own or TirSettings()
         self.ir_mutators = mutate.build_ir_mutators()
@@ -96,7 +96,7 @@ class TirFuzzer:
         reason = out_of_bounds((task.script, parent), (mutant.script, mutant.passes), self.settings.bounds)
         self.out_of_bounds = None if reason is None else (mutant.script, passes, reason)
         if reason is not None:
-            self.stats.out_of_bounds[kind_of(reason) or "other"] += 1
+            self.stats.out_of_bounds[bound_of(reason) or "other"] += 1
         return mutant.script, passes, mutant.applied
 
     def case(self, script: str, passes_json: str) -> Case:
@@ -118,25 +118,25 @@ class TirFuzzer:
         pending, self.out_of_bounds = self.out_of_bounds, None
         if pending is not None and pending[:2] == (case.script, passes_json):
             return self.bounded(pending[2])
-        self.runner.reset()
+        self.builder.reset()
         passes = passes_from_json(passes_json)
         kept = placeable(passes)
-        observation = observe(case, self.runner)
-        features = set(self.runner.features)
+        observation = observe(case, self.builder)
+        features = set(self.builder.features)
         err = error_feature(observation)
         if err is not None:
             features.add(err)
         if self.collector is not None:
             features.update(self.collector.take())
         kept_indices = {i for i, _ in kept}
-        unchanged = sorted({kept[k][0] for k in self.runner.unchanged if k < len(kept)}
+        unchanged = sorted({kept[k][0] for k in self.builder.unchanged if k < len(kept)}
                            | (set(range(len(passes))) - kept_indices))
-        return ExecResult(observation, sorted(features), unchanged, dict(self.runner.timings),
-                          self.stats.invalid_total(), sorted(self.runner.triggers.ran),
-                          self.runner.triggers.triggered())
+        return ExecResult(observation, sorted(features), unchanged, dict(self.builder.timings),
+                          self.stats.invalid_total(), sorted(self.builder.triggers.ran),
+                          self.builder.triggers.triggered())
 
     def bounded(self, reason: str) -> ExecResult:
-        """The result of a mutant out of bounds: ``invalid`` at ``mutate``, one feature per bound kind
+        """The result of a mutant out of bounds: ``invalid`` at ``mutate``, one feature per bound
         (the coverage of making it is dropped: it is never kept)."""
         observation = Observation(Symptom.INVALID, Stage.MUTATE, None, reason)
         if self.collector is not None:

@@ -75,13 +75,13 @@ def einsum(d: Draw, formal: Formal) -> Any:
     """``Einsum``'s equation and operands: a permutation or a reduction of the data, a product with
     another operand over a shared letter, or an elementwise product."""
     letters = "abcde"[: d.rank]
-    kind = d.rng.choice(["unary", "contract", "elementwise"] if d.rank else ["elementwise"])
-    if kind == "unary":
+    form = d.rng.choice(["unary", "contract", "elementwise"] if d.rank else ["elementwise"])
+    if form == "unary":
         kept = list(letters)
         d.rng.shuffle(kept)
         d.attrs["equation"] = f"{letters}->{''.join(kept[: d.rng.randint(0, len(kept))])}"
         return []
-    if kind == "contract":
+    if form == "contract":
         shared, extra = letters[-1], "z"
         n = d.rng.randint(1, MAX_CHANNELS)
         out = letters[:-1] + extra

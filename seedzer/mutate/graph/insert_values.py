@@ -30,11 +30,11 @@ def const(array: Any, dtype: Any = None) -> dict[str, Any]:
 
 def fill(shape: tuple[int, ...], dtype: str, low: float = -2.0, high: float = 2.0) -> dict[str, Any]:
     """A constant reference drawn from the record's seed: ``dtype`` values in ``[low, high]``."""
-    kind = "bool" if dtype == "bool" else "int" if np.dtype(dtype).kind in "iu" else "uniform"
+    method = "bool" if dtype == "bool" else "int" if np.dtype(dtype).kind in "iu" else "uniform"
     if np.dtype(dtype).kind == "u":
         low = max(low, 0)
-    return {"fill": kind, "dtype": dtype, "shape": list(shape), "low": low if kind != "int" else int(low),
-            "high": high if kind != "int" else int(high)}
+    return {"fill": method, "dtype": dtype, "shape": list(shape), "low": low if method != "int" else int(low),
+            "high": high if method != "int" else int(high)}
 
 
 def values_like(d: Draw, shape: tuple[int, ...], dtype: str | None = None) -> dict[str, Any]:

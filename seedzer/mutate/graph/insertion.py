@@ -110,7 +110,7 @@ def allowed_dtypes(schema: Schema, formal: Formal, narrower: tuple[str, ...] | N
     return [n for n in USABLE_DTYPES if n in names]
 
 
-def _is_kind(schema: Schema, type_str: str, prefix: str) -> bool:
+def _all_of_type(schema: Schema, type_str: str, prefix: str) -> bool:
     allowed = schema.allowed(type_str)
     return bool(allowed) and all(t.startswith(prefix) for t in allowed)
 
@@ -166,9 +166,9 @@ def _role(d: Draw, formal: Formal, data_formal: Formal | None) -> str:
     name = d.rule.roles.get(formal.name)
     if name is not None:
         return name
-    if _is_kind(d.schema, formal.type_str, "seq("):
+    if _all_of_type(d.schema, formal.type_str, "seq("):
         return "sequence"
-    if _is_kind(d.schema, formal.type_str, "optional("):
+    if _all_of_type(d.schema, formal.type_str, "optional("):
         return "optional"
     if formal is data_formal:
         return "$data"
@@ -221,13 +221,13 @@ def _exports(d: Draw, op_ref: str, count: int) -> list[str]:
     for index in range(count):
         formal = d.schema.outputs[min(index, len(d.schema.outputs) - 1)]
         ref = f"{op_ref}.{index}"
-        if _is_kind(d.schema, formal.type_str, "seq("):
+        if _all_of_type(d.schema, formal.type_str, "seq("):
             nonempty = d.schema.name not in ("SequenceEmpty", "SequenceErase")
             if nonempty and d.rng.random() < 0.7:
                 ref = add_node(d, "SequenceAt", [ref, const(d.rng.choice([0, -1]), np.int64)])
             else:
                 ref = add_node(d, "SequenceLength", [ref])
-        elif _is_kind(d.schema, formal.type_str, "optional("):
+        elif _all_of_type(d.schema, formal.type_str, "optional("):
             ref = add_node(d, d.rng.choice(["OptionalGetElement", "OptionalHasElement"]), [ref])
         exports.append(ref if "." in ref else f"{ref}.0")
     return exports

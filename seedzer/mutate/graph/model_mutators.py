@@ -29,10 +29,10 @@ from seedzer.kernel.graph.mutant import apply_model_mutations
 from seedzer.kernel.onnx.validity import changed_nodes, first_line, model_validity
 from seedzer.mutate.graph.spec_edges import node_edges
 
-__all__ = ["GARBAGE_KINDS", "MODEL_MUTATION_KINDS", "edge_candidates", "sample_model_mutation"]
+__all__ = ["GARBAGE_OPS", "MODEL_MUTATION_KINDS", "edge_candidates", "sample_model_mutation"]
 
-GARBAGE_KINDS = ("Conv", "MatMul", "Gemm", "Add", "Sub", "Mul")
-"""Garbage op kinds (MT-DLComp's Conv, Dense and three arithmetic ops)."""
+GARBAGE_OPS = ("Conv", "MatMul", "Gemm", "Add", "Sub", "Mul")
+"""Garbage op types (MT-DLComp's Conv, Dense and three arithmetic ops)."""
 EDGE_TRIES = 24
 """Spec-edge candidates tried (applied and checked) before giving up."""
 MAX_WEIGHT_DIM = 256
@@ -42,20 +42,20 @@ NUMERIC = FLOATS | {TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, Tens
 
 
 def _garbage(rng: random.Random, shapes: list[tuple[int, ...]]) -> tuple[str, ...]:
-    """1-3 garbage op kinds that fit a target of ``shapes[0]`` (Conv: some 4-D shape among ``shapes``)."""
+    """1-3 garbage op types that fit a target of ``shapes[0]`` (Conv: some 4-D shape among ``shapes``)."""
     target = shapes[0]
-    kinds = ["Add", "Sub", "Mul"]
+    ops = ["Add", "Sub", "Mul"]
     if target and target[-1] <= MAX_WEIGHT_DIM:
-        kinds.append("MatMul")
+        ops.append("MatMul")
         if len(target) == 2:
-            kinds.append("Gemm")
+            ops.append("Gemm")
     four = [s for s in shapes if len(s) == 4 and 0 not in s]
     if four and (target if len(target) == 4 else four[0])[1] <= MAX_WEIGHT_DIM and 0 not in target:
-        kinds.append("Conv")
-    return tuple(rng.choice(kinds) for _ in range(rng.randint(1, 3)))
+        ops.append("Conv")
+    return tuple(rng.choice(ops) for _ in range(rng.randint(1, 3)))
 
 
-def _condition(model: onnx.ModelProto, kind: str, rng: random.Random) -> ModelMutation | None:
+def _condition(model: onnx.ModelProto, strategy: str, rng: random.Random) -> ModelMutation | None:
     """A UOC or PIOC record for a random float target."""
     if opset_version(model) < 11:
         return None
@@ -66,7 +66,7 @@ def _condition(model: onnx.ModelProto, kind: str, rng: random.Random) -> ModelMu
         return None
     target = rng.choice(targets)
     tshape = types[target][1] or ()
-    if kind == "pioc":
+    if strategy == "pioc":
         return ModelMutation("pioc", target, (), _garbage(rng, [tshape]), {}, rng.getrandbits(31))
     live = {i.name for i in graph.input} | {i.name for i in graph.initializer} | set(outputs)
     down = descendants(graph, target)
@@ -131,17 +131,17 @@ def edge_is_valid(model: onnx.ModelProto, mutation: ModelMutation, feeds: dict[s
     return mutation_refusal(model, mutation, feeds, isolate) is None
 
 
-def sample_model_mutation(model: onnx.ModelProto, kind: str, rng: random.Random,
+def sample_model_mutation(model: onnx.ModelProto, strategy: str, rng: random.Random,
                           feeds: dict[str, np.ndarray] | None = None, isolate: bool = False) -> ModelMutation | None:
-    """A random ``kind`` record (``uoc``, ``pioc`` or ``edge``) valid for ``model``, or None when none fits.
+    """A random ``strategy`` record (``uoc``, ``pioc`` or ``edge``) valid for ``model``, or None when none fits.
 
     ``feeds`` (default: :func:`random_feeds` from ``rng``) are the inputs a spec-edge result must run
     on; UOC and PIOC records need none here (a PIOC profiles when applied). ``isolate``: see
     :func:`mutation_refusal`. Insertions are :func:`seedzer.mutate.graph.insertion.sample_insertion`'s."""
-    if kind in ("uoc", "pioc"):
-        return _condition(model, kind, rng)
-    if kind != "edge":
-        raise ValueError(f"unknown model mutation kind {kind!r} (one of {MODEL_MUTATION_KINDS})")
+    if strategy in ("uoc", "pioc"):
+        return _condition(model, strategy, rng)
+    if strategy != "edge":
+        raise ValueError(f"unknown model mutation strategy {strategy!r} (one of {MODEL_MUTATION_KINDS})")
     candidates = edge_candidates(model, rng)
     rng.shuffle(candidates)
     feeds = feeds if feeds is not None else random_feeds(model, rng.getrandbits(31))

@@ -92,9 +92,9 @@ def _onnx_schema(op: str, opset: int) -> Schema | None:
         default = helper.get_attribute_value(a.default_value) if a.default_value.name else None
         if isinstance(default, bytes):
             default = default.decode()
-        kind = str(getattr(a.type, "name", a.type)).rsplit(".", 1)[-1]
-        attrs[name] = Attr(name, kind, bool(a.required), default,
-                           _enum(a.description, default) if kind == "STRING" else ())
+        attr_type = str(getattr(a.type, "name", a.type)).rsplit(".", 1)[-1]
+        attrs[name] = Attr(name, attr_type, bool(a.required), default,
+                           _enum(a.description, default) if attr_type == "STRING" else ())
     return Schema(op, DEFAULT_DOMAIN, int(s.since_version),
                   tuple(Formal(f.name, _option(f.option), f.type_str) for f in s.inputs),
                   tuple(Formal(f.name, _option(f.option), f.type_str) for f in s.outputs), attrs,

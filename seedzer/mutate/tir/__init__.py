@@ -35,7 +35,7 @@ from seedzer.mutate.tir.registry import (
     ir_mutator_classes,
     validate_weights,
 )
-from seedzer.mutate.tir.schedule import Mutant, TzerSchedule, choose_mutation_kind
+from seedzer.mutate.tir.schedule import Mutant, TzerSchedule, choose_mutated_part
 
 if TYPE_CHECKING:
     from seedzer.mutate.tir.driver import MutationStats, mutate_ir
@@ -53,7 +53,7 @@ __all__ = [
     "TzerSchedule",
     "build_ir_mutators",
     "build_pass_mutators",
-    "choose_mutation_kind",
+    "choose_mutated_part",
     "default_ir_mutators",
     "default_pass_mutators",
     "ir_mutator_classes",

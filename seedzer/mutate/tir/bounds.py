@@ -34,7 +34,7 @@ from seedzer.seed import PassSpec
 
 PREFIX = "bounds:"
 """How every out-of-bounds reason starts."""
-KINDS = {
+BOUND_NAMES = {
     "script grew": "growth",
     "script of": "size",
     "unrolled nest": "unroll",
@@ -42,7 +42,7 @@ KINDS = {
     "UnrollLoop auto_max_extent": "unroll-extent",
     "pass sequence grew": "passes",
 }
-"""The kind of bound a reason names, by the words after :data:`PREFIX` (one coverage feature each)."""
+"""The name of the bound a reason names, by the words after :data:`PREFIX` (one coverage feature each)."""
 UNROLL = "tirx.UnrollLoop"
 
 _UNROLL_LINE = re.compile(r"^(\s*)for .+ in T\.unroll\((.*)\):\s*$")
@@ -58,12 +58,12 @@ class Limits(Protocol):
     max_passes_growth: int
 
 
-def kind_of(reason: str) -> str | None:
-    """The kind of bound an out-of-bounds reason names (None: not such a reason)."""
+def bound_of(reason: str) -> str | None:
+    """The name of the bound an out-of-bounds reason breaks (None: not such a reason)."""
     if not reason.startswith(PREFIX):
         return None
     rest = reason[len(PREFIX):].strip()
-    return next((kind for words, kind in KINDS.items() if rest.startswith(words)), "other")
+    return next((name for words, name in BOUND_NAMES.items() if rest.startswith(words)), "other")
 
 
 def _positional(args: str) -> list[str]:
@@ -180,5 +180,5 @@ def out_of_bounds(parent: tuple[str, Sequence[PassSpec]], mutant: tuple[str, Seq
                   limits: Limits) -> str | None:
     """Why the mutant ``(script, passes)`` of ``parent`` is out of ``limits`` (None: within them).
 
-    The reason starts with :data:`PREFIX`; :func:`kind_of` names the bound it breaks."""
+    The reason starts with :data:`PREFIX`; :func:`bound_of` names the bound it breaks."""
     return script_reason(mutant[0], parent[0], limits) or passes_reason(mutant[1], parent[1], limits)

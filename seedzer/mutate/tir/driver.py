@@ -32,7 +32,7 @@ class MutationStats:
     accepted: Counter[str] = field(default_factory=Counter)
     reasons: Counter[str] = field(default_factory=Counter)
     out_of_bounds: Counter[str] = field(default_factory=Counter)
-    """Mutants not run, by the kind of bound they break (:func:`seedzer.mutate.tir.bounds.kind_of`)."""
+    """Mutants not run, by the bound they break (:func:`seedzer.mutate.tir.bounds.bound_of`)."""
     gave_up: int = 0
 
     def invalid_total(self) -> int:

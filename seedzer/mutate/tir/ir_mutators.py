@@ -110,11 +110,11 @@ class Insertor(BaseIRMutator):
     default_weight: ClassVar[float] = 1.0
 
     def apply(self, a: Analysis, rng: random.Random) -> Any | None:
-        """Try the insertion kinds in random order; the first applicable one wins."""
-        kinds = [self._wrap, self._bind, self._duplicate]
-        rng.shuffle(kinds)
-        for kind in kinds:
-            out = kind(a, rng)
+        """Try the three insertions in random order; the first applicable one wins."""
+        insertions = [self._wrap, self._bind, self._duplicate]
+        rng.shuffle(insertions)
+        for insert in insertions:
+            out = insert(a, rng)
             if out is not None:
                 return out
         return None

@@ -59,13 +59,13 @@ def ir_mutator_classes() -> dict[str, type[Any]]:
     return {cls.name: cls for cls in classes}
 
 
-def validate_weights(weights: Mapping[str, Any] | None, kind: str = "ir") -> dict[str, float]:
-    """Check a ``name -> weight`` mapping for ``kind`` ``"ir"`` or ``"pass"`` mutators.
+def validate_weights(weights: Mapping[str, Any] | None, group: str = "ir") -> dict[str, float]:
+    """Check a ``name -> weight`` mapping for the ``group`` ``"ir"`` or ``"pass"`` of mutators.
 
     Raises :class:`~seedzer.errors.ConfigError` naming unknown mutators or bad weights; returns the
     weights as floats.
     """
-    return checked_weights(weights, IR_MUTATOR_NAMES if kind == "ir" else PASS_MUTATOR_NAMES, kind)
+    return checked_weights(weights, IR_MUTATOR_NAMES if group == "ir" else PASS_MUTATOR_NAMES, group)
 
 
 def build_ir_mutators(weights: Mapping[str, Any] | None = None) -> list[Any]:

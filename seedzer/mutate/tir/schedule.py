@@ -1,6 +1,6 @@
 """Tzer's mutation schedule for one joint seed (IR and pass sequence).
 
-:func:`choose_mutation_kind` is Tzer's tolerance schedule: by a seed's count of consecutive
+:func:`choose_mutated_part` is Tzer's tolerance schedule: by a seed's count of consecutive
 unproductive mutations it mutates the IR, the pass sequence, or both. :class:`TzerSchedule` applies
 it: the IR mutators through :func:`seedzer.mutate.tir.driver.mutate_ir`, then (for a pass-side choice, a
 failed IR mutation or an empty sequence) one weighted pass-sequence mutator. The random draws come
@@ -23,16 +23,16 @@ from seedzer.seed import PassSpec
 if TYPE_CHECKING:
     from seedzer.mutate.tir.driver import MutationStats
 
-MutationKind = Literal["ir", "passes", "both"]
+MutatedPart = Literal["ir", "passes", "both"]
 
 
-def choose_mutation_kind(
+def choose_mutated_part(
     failures: int,
     tolerance: int,
     rng: random.Random,
     pass_tolerance: int = 1,
     both_probability: float = 0.1,
-) -> MutationKind:
+) -> MutatedPart:
     """Tzer's tolerance schedule over a seed's count of consecutive unproductive mutations.
 
     Mutate the IR until ``tolerance`` consecutive mutations brought nothing new, then the pass
@@ -102,9 +102,9 @@ class TzerSchedule:
         ``failures`` is the seed's count of consecutive unproductive mutations. A mutant's PrimFunc is
         left in ``scripts`` under its printed text, so it is executed as is, without parsing it back.
         """
-        kind = choose_mutation_kind(failures, self.tolerance, rng)
+        part = choose_mutated_part(failures, self.tolerance, rng)
         applied: list[str] = []
-        if kind in ("ir", "both"):
+        if part in ("ir", "both"):
             from seedzer.mutate.tir.driver import mutate_ir
             from seedzer.tvmio import script_of
 
@@ -115,7 +115,7 @@ class TzerSchedule:
                 script = script_of(mutant)
                 scripts.put(script, mutant)
                 applied.append(name)
-        if kind in ("passes", "both") or not applied or not passes:
+        if part in ("passes", "both") or not applied or not passes:
             mutator = pick(self.pass_mutators, rng, factors)
             passes = mutator.mutate(passes, rng, other, triggered)[: self.max_passes]
             applied.append(mutator.name)

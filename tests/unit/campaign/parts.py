@@ -87,10 +87,10 @@ class Parts:
         return entry
 
 
-def case_info(tc_id: int, parent: str, script: str, kind: str = "fuzz", mutators: tuple[str, ...] = ("FakeAppend",),
+def case_info(tc_id: int, parent: str, script: str, task: str = "fuzz", mutators: tuple[str, ...] = ("FakeAppend",),
               announced: bool = True) -> TestCaseInfo:
     """What the campaign knows of a test case a worker announced (its kernel case included)."""
-    return TestCaseInfo(tc_id, kind, parent, "tir", script, "[]", list(mutators), announced,
+    return TestCaseInfo(tc_id, task, parent, "tir", script, "[]", list(mutators), announced,
                         fake_case("tir", script, "[]") if announced else None)
 
 

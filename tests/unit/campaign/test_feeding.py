@@ -86,10 +86,10 @@ def test_pending_seeds_run_first_then_mutants_of_chosen_entries(tmp_path: Path) 
     slot = Slot(0)
     feeder.feed(slot)
     task, info = slot.given[0]
-    assert isinstance(task, ExecTask) and (info.tc_id, info.kind, info.parent) == (1, "exec", "s1")
+    assert isinstance(task, ExecTask) and (info.tc_id, info.task, info.parent) == (1, "exec", "s1")
     feeder.feed(slot)  # the line is empty: a mutant of the only entry, limits of a parent not measured yet
     task, info = slot.given[1]
-    assert isinstance(task, FuzzTask) and task.script == "a" and info.kind == "fuzz" and info.limits is None
+    assert isinstance(task, FuzzTask) and task.script == "a" and info.task == "fuzz" and info.limits is None
     assert seed.chosen == 1
     seed.cost = 2.0
     feeder.feed(slot)  # measured: 4 x its cost, within each stage's own limit

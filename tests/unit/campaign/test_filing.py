@@ -1,5 +1,5 @@
 """Filing without re-gating what is known, and the gate's budget (:mod:`seedzer.campaign.filing`,
-:mod:`seedzer.finding.known`), on a real finding store and campaign.db with a fake gate runner."""
+:mod:`seedzer.finding.known`), on a real finding store and campaign.db with fake gate jobs."""
 
 from __future__ import annotations
 
@@ -309,22 +309,22 @@ def test_the_end_drain_judges_what_waited_and_a_resume_what_it_left(tmp_path: Pa
 
 
 def test_a_gate_job_over_its_limit_is_killed_and_charged_its_wall_seconds() -> None:
-    runner = Background("gate-test", None, timeout=0.5)
-    runner.submit("slow", time.sleep, 30.0)
+    jobs = Background("gate-test", None, timeout=0.5)
+    jobs.submit("slow", time.sleep, 30.0)
     out: list[JobResult] = []
     end = time.monotonic() + 60
     while not out and time.monotonic() < end:
-        out = runner.poll()
+        out = jobs.poll()
         time.sleep(0.05)
-    runner.close()
+    jobs.close()
     (job,) = out
     assert job.error is not None and "ran over" in job.error and job.cpu_seconds >= 0.5
-    assert runner.pending() == 0
+    assert jobs.pending() == 0
 
 
 # --- graph-level candidates --------------------------------------------------------------------------
 class RecordingGate(FakeGate):
-    """A gate runner that only records which call each candidate was sent to (never answers)."""
+    """Gate jobs that only record which call each candidate was sent to (never answers)."""
 
     def __init__(self) -> None:
         super().__init__(lambda job: None, hold=True)  # type: ignore[arg-type, return-value]

@@ -35,7 +35,7 @@ def test_a_clean_mutant_with_new_coverage_is_kept_with_what_it_taught(tmp_path: 
 def test_nothing_new_and_a_seeds_own_run_are_not_interesting(tmp_path: Path) -> None:
     parts = Parts(tmp_path / "camp")
     seed = parts.seed("a")
-    ran = parts.intake.result(case_info(1, "s1", "a", kind="exec", mutators=()), result(Observation.ok(), ["a"]), 0)
+    ran = parts.intake.result(case_info(1, "s1", "a", task="exec", mutators=()), result(Observation.ok(), ["a"]), 0)
     assert ran.fate is Fate.NOT_INTERESTING and seed.executed and seed.worker == 0
     again = parts.intake.result(case_info(2, "s1", "a\na"), result(Observation.ok(), ["a"]), 0)
     assert again.fate is Fate.NOT_INTERESTING and seed.failures == 1  # one more unproductive mutation

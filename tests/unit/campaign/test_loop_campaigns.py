@@ -299,9 +299,9 @@ def test_no_new_features_counts_against_the_parent(tmp_path: Path, pool: Path) -
         if isinstance(item, FuzzTask):
             assert item.failures == failures[item.script]
             carried[item.script].append(item.failures)
-        elif isinstance(item, WorkerEvent) and item.kind == "result" and item.tc is not None:
+        elif isinstance(item, WorkerEvent) and item.what == "result" and item.tc is not None:
             answers += 1
-            if item.tc.kind == "fuzz":
+            if item.tc.task == "fuzz":
                 parent = parent_script[item.tc.parent or ""]
                 first = item.tc.script == mutant.script and not kept  # the one mutant with new coverage
                 kept = kept or first
@@ -530,8 +530,8 @@ def test_a_seed_waiting_behind_a_killed_test_case_is_executed_later(tmp_path: Pa
     c.run()
     execs = [t.script for t in log if isinstance(t, ExecTask)]
     assert execs == ["HANG", "b", "b"]  # sent behind the hang, dropped with the worker, sent again
-    answered = [e.tc.script for e in log if isinstance(e, WorkerEvent) and e.kind == "result" and e.tc is not None
-                and e.tc.kind == "exec"]
+    answered = [e.tc.script for e in log if isinstance(e, WorkerEvent) and e.what == "result" and e.tc is not None
+                and e.tc.task == "exec"]
     assert answered == ["b"] and all(e.executed for e in c.corpus.entries if "HANG" not in e.script)
 
 

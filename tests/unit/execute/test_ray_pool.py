@@ -50,7 +50,7 @@ TIMEOUTS = {Stage.PASS: 10.0, Stage.BUILD: 10.0, Stage.RUN: 10.0}
 # --- no cluster ------------------------------------------------------------------------------------
 def remote_copy(info: TestCaseInfo, announce: Announcement | None = None) -> TestCaseInfo:
     """The actor's copy of a test case (pickled across), announced as its worker announces it."""
-    copy = TestCaseInfo(info.tc_id, info.kind, info.parent, info.level, info.script, info.passes, limits=info.limits)
+    copy = TestCaseInfo(info.tc_id, info.task, info.parent, info.level, info.script, info.passes, limits=info.limits)
     if announce is not None:
         copy.script, copy.passes, copy.mutators, copy.announced = (announce.script, announce.passes,
                                                                    list(announce.mutators), True)
@@ -64,7 +64,7 @@ def test_merge_maps_events_onto_the_campaigns_own_test_cases() -> None:
     infos = dict(mine)
     ann = Announcement(1, "mutant", '[{"name": "tirx.Simplify"}]', ("FakeAppend",))
     tc = merge(WorkerEvent("tc", 0, remote_copy(mine[1], ann)), infos, 7)
-    assert tc is not None and tc.kind == "tc" and tc.worker == 7 and tc.tc is mine[1]
+    assert tc is not None and tc.what == "tc" and tc.worker == 7 and tc.tc is mine[1]
     assert (mine[1].script, mine[1].passes, mine[1].mutators, mine[1].announced) == \
         ("mutant", ann.passes, ["FakeAppend"], True)
     assert 1 in infos  # announced, not answered yet
@@ -107,7 +107,7 @@ class Driven:
         self.conn.send(Tasks(batch, marks or []))
         got: list[WorkerEvent] = []
         deadline = time.monotonic() + seconds
-        while sum(ev.kind != "tc" for ev in got) < want and time.monotonic() < deadline:
+        while sum(ev.what != "tc" for ev in got) < want and time.monotonic() < deadline:
             if self.conn.poll(1.0):
                 answer = self.conn.recv()
                 assert isinstance(answer, Batch) and answer.error is None
@@ -143,15 +143,15 @@ def test_actor_runs_a_batch_and_forwards_its_workers_crash(tmp_path: Path) -> No
         first_pid = start.pids[0]
         assert first_pid is not None
         events = driven.answers(2, exec_batch(["a", "b\nCRASH", "c"]))
-        answers = [ev for ev in events if ev.kind != "tc"]
-        assert [(ev.kind, ev.tc.tc_id if ev.tc else None, ev.worker) for ev in answers] == \
+        answers = [ev for ev in events if ev.what != "tc"]
+        assert [(ev.what, ev.tc.tc_id if ev.tc else None, ev.worker) for ev in answers] == \
             [("result", 1, 5), ("death", 2, 5)]
         death = answers[1].death
-        assert death is not None and death.kind == "signal" and death.signal == signal.SIGSEGV
+        assert death is not None and death.cause == "signal" and death.signal == signal.SIGSEGV
         assert death.stage is Stage.BUILD and answers[1].tc is not None and answers[1].tc.script == "b\nCRASH"
         assert [d.tc_id for d in answers[1].dropped] == [3]
-        (after,) = [ev for ev in driven.answers(1, exec_batch(["d"], first=4)) if ev.kind != "tc"]
-        assert after.kind == "result" and after.result is not None and "line:d" in after.result.features
+        (after,) = [ev for ev in driven.answers(1, exec_batch(["d"], first=4)) if ev.what != "tc"]
+        assert after.what == "result" and after.result is not None and "line:d" in after.result.features
         second_pid = actor.pids()[0]
         assert (logs / "worker-5.log").exists() and second_pid not in (None, first_pid, os.getpid())
     finally:
@@ -169,7 +169,7 @@ def test_actor_serves_only_the_connection_holding_the_campaigns_key(tmp_path: Pa
     with pytest.raises(AuthenticationError):
         driven.connect(b"not the key")
     driven.connect(KEY)
-    results = [ev for ev in driven.answers(1, exec_batch(["a"])) if ev.kind == "result"]
+    results = [ev for ev in driven.answers(1, exec_batch(["a"])) if ev.what == "result"]
     assert [ev.tc.tc_id for ev in results if ev.tc is not None] == [1]
     worker = actor.pids()[0]
     driven.conn.close()

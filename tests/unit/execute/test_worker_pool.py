@@ -20,9 +20,9 @@ def _collect(pool: WorkerPool, until: str, timeout: float = 30.0) -> list[Worker
     end = time.time() + timeout
     while time.time() < end:
         out.extend(pool.poll(0.05))
-        if any(e.kind == until for e in out):
+        if any(e.what == until for e in out):
             return out
-    raise AssertionError(f"no {until} event; got {[e.kind for e in out]}")
+    raise AssertionError(f"no {until} event; got {[e.what for e in out]}")
 
 
 def _idle(pool: WorkerPool, timeout: float = 30.0) -> WorkerHandle:
@@ -47,7 +47,7 @@ def test_exec_result_roundtrip(pool: WorkerPool) -> None:
     w = _idle(pool)
     w.submit(ExecTask(1, "tir", "a\nb", "[]"), TestCaseInfo(1, "exec", "seed", "tir"))
     events = _collect(pool, "result")
-    assert [e.kind for e in events] == ["tc", "result"]
+    assert [e.what for e in events] == ["tc", "result"]
     assert events[1].result is not None and events[1].result.features == ["line:a", "line:b"]
     assert _idle(pool) is w
 
@@ -60,9 +60,9 @@ def test_a_worker_is_given_its_next_task_while_it_runs_one(pool: WorkerPool) -> 
     w.submit(ExecTask(2, "tir", "b", "[]"), TestCaseInfo(2, "exec", "seed", "tir"))
     assert list(pool.idle()) == []
     events = _collect(pool, "result")
-    while sum(e.kind == "result" for e in events) < 2:
+    while sum(e.what == "result" for e in events) < 2:
         events.extend(_collect(pool, "result"))
-    assert [(e.kind, e.tc.tc_id if e.tc else None) for e in events] == [
+    assert [(e.what, e.tc.tc_id if e.tc else None) for e in events] == [
         ("tc", 1), ("result", 1), ("tc", 2), ("result", 2)]
     assert _idle(pool) is w and w.current is None and not w.queued
 
@@ -71,7 +71,7 @@ def test_a_death_reports_the_task_that_waited_behind(pool: WorkerPool) -> None:
     w = _idle(pool)
     w.submit(ExecTask(7, "tir", "CRASH", "[]"), TestCaseInfo(7, "exec", "seed", "tir"))
     w.submit(ExecTask(8, "tir", "ok", "[]"), TestCaseInfo(8, "exec", "other", "tir"))
-    death = next(e for e in _collect(pool, "death") if e.kind == "death")
+    death = next(e for e in _collect(pool, "death") if e.what == "death")
     assert death.tc is not None and death.tc.tc_id == 7
     assert [t.tc_id for t in death.dropped] == [8]  # never started: the campaign decides what to do with it
 
@@ -79,9 +79,9 @@ def test_a_death_reports_the_task_that_waited_behind(pool: WorkerPool) -> None:
 def test_segfault_is_crash_with_stage_and_pass_then_restart(pool: WorkerPool) -> None:
     w = _idle(pool)
     w.submit(ExecTask(7, "tir", "CRASH", "[]"), TestCaseInfo(7, "exec", "seed", "tir"))
-    death = next(e for e in _collect(pool, "death") if e.kind == "death")
+    death = next(e for e in _collect(pool, "death") if e.what == "death")
     assert death.tc is not None and death.tc.announced and death.tc.script == "CRASH"
-    assert death.death is not None and death.death.kind == "signal"
+    assert death.death is not None and death.death.cause == "signal"
     obs = death.death.observation()
     assert obs is not None
     outcome = judge(make_oracles(["crash", "hang"]), obs)
@@ -90,7 +90,7 @@ def test_segfault_is_crash_with_stage_and_pass_then_restart(pool: WorkerPool) ->
     w2 = _idle(pool)
     assert w2 is not w and w2.proc.is_alive()
     w2.submit(ExecTask(8, "tir", "ok", "[]"), TestCaseInfo(8, "exec", "seed", "tir"))
-    assert any(e.kind == "result" for e in _collect(pool, "result"))
+    assert any(e.what == "result" for e in _collect(pool, "result"))
 
 
 def test_hang_is_killed_and_reported() -> None:
@@ -100,8 +100,8 @@ def test_hang_is_killed_and_reported() -> None:
     try:
         w = _idle(p)
         w.submit(ExecTask(3, "tir", "HANG", "[]"), TestCaseInfo(3, "exec", "seed", "tir"))
-        death = next(e for e in _collect(p, "death") if e.kind == "death")
-        assert death.death is not None and death.death.kind == "timeout" and death.death.stage is Stage.RUN
+        death = next(e for e in _collect(p, "death") if e.what == "death")
+        assert death.death is not None and death.death.cause == "timeout" and death.death.stage is Stage.RUN
         obs = death.death.observation()
         assert obs is not None and judge(make_oracles(["hang"]), obs).symptom is Symptom.HANG
     finally:
@@ -113,8 +113,8 @@ def test_a_stage_over_the_test_cases_own_limit_is_slow_not_a_hang() -> None:
     try:
         w = _idle(p)
         w.submit(ExecTask(3, "tir", "HANG", "[]"), TestCaseInfo(3, "exec", "seed", "tir", limits={Stage.RUN: 0.3}))
-        death = next(e for e in _collect(p, "death") if e.kind == "death").death
-        assert death is not None and death.kind == "slow" and death.stage is Stage.RUN
+        death = next(e for e in _collect(p, "death") if e.what == "death").death
+        assert death is not None and death.cause == "slow" and death.stage is Stage.RUN
         assert "relative limit 0.3s" in death.message and death.observation() is None
         assert p.restarts == 1
     finally:
@@ -124,9 +124,9 @@ def test_a_stage_over_the_test_cases_own_limit_is_slow_not_a_hang() -> None:
 def test_external_sigkill_is_no_crash_and_the_worker_is_restarted(pool: WorkerPool) -> None:
     w = _idle(pool)
     os.kill(w.proc.pid, signal.SIGKILL)
-    death = next(e for e in _collect(pool, "death") if e.kind == "death")
+    death = next(e for e in _collect(pool, "death") if e.what == "death")
     assert death.tc is None and death.death is not None and death.death.signal == signal.SIGKILL
-    assert death.death.kind == "killed" and death.death.observation() is None  # the OOM killer, not TVM
+    assert death.death.cause == "killed" and death.death.observation() is None  # the OOM killer, not TVM
     assert pool.restarts == 1 and _idle(pool).proc.is_alive()
 
 

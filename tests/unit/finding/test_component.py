@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from seedzer.finding.component import IMPORTER, component_of, converter, innermost
+import dataclasses
+
+from seedzer.finding.component import CONSTANT_FOLDER, IMPORTER, component_of, converter, innermost, legalization
 from seedzer.kernel.common import Observation, Stage, Symptom
 from tests.frames import real_failure
 
@@ -93,3 +95,33 @@ def test_a_cpp_topi_operator_returning_a_tensor_expression_is_not_taken_for_the_
               "std::string, std::string)")
     found = component_of(_raised(*frames))
     assert found is not None and found.name == "topi.broadcast_to"
+
+
+def test_a_float_division_by_a_constant_zero_is_the_constant_folders() -> None:
+    """``Div(x, 0.0)``: elementwise division only forwards the program's zero, and IEEE 754 defines the result;
+    the folder that refuses it is at fault, whether the build's LegalizeOps or a TIR rewrite reached it."""
+    for name in ("float_divide_by_zero_build", "float_divide_by_zero_specialize"):
+        found = component_of(real_failure(name))
+        assert found is not None and found.name == CONSTANT_FOLDER, name
+        assert "TryConstFold" in found.frame
+
+
+def test_an_operator_that_built_the_zero_division_itself_keeps_it() -> None:
+    """Resize's ``(w - 1) / (n - 1)`` with an output axis of length 1: the operator asked for it."""
+    found = component_of(real_failure("resize_length_one_build"))
+    assert found is not None and found.name == "topi.image.resize"
+
+
+def test_an_integer_division_by_zero_is_not_the_folders() -> None:
+    """An integer divisor (``pb``): ONNX leaves the result undefined, the refusal stands; elementwise division's."""
+    integer = dataclasses.replace(real_failure("float_divide_by_zero_build"),
+                                  message="InternalError: Check failed: pb->value != 0 (0 vs. 0) : Divide by zero")
+    found = component_of(integer)
+    assert found is not None and found.name == "topi.broadcast"
+
+
+def test_a_relax_operators_legalization_is_named_as_its_frames_are() -> None:
+    """Read from the installed TVM's legalization modules (their ``register_legalize`` calls), not imported."""
+    assert legalization("relax.mean") == "legalize.statistical"
+    assert legalization("relax.nn.conv2d") == "legalize.nn"
+    assert legalization("relax.no_such_op") is None

@@ -21,7 +21,7 @@ class TextCase:
     script: str
 
 
-class TextRunner:
+class TextBuilder:
     """Parses a script unless it says ``unparsable``; knows what earlier children learned."""
 
     def __init__(self) -> None:
@@ -43,14 +43,14 @@ def _child(case: TextCase, known: dict[str, int]) -> tuple[Observation, dict[str
 
 class TextTester(ScriptTester[TextCase]):
     def __init__(self) -> None:
-        super().__init__(TextRunner())
+        super().__init__(TextBuilder())
 
     def run(self, case: TextCase, timeout: float) -> tuple[Forked, str]:
-        res = call_forked(_child, case, self.runner.known, timeout=timeout, progress=self.progress)
+        res = call_forked(_child, case, self.builder.known, timeout=timeout, progress=self.progress)
         return res, " [report read]" if res.signal is not None else ""
 
     def learn(self, learned: dict[str, int]) -> None:
-        self.runner.known.update(learned)
+        self.builder.known.update(learned)
 
     def slow(self, stage: Stage | None, timeout: float) -> str:
         return super().slow(stage, timeout) + " (text is slow)"
@@ -69,7 +69,7 @@ def test_a_childs_answer_is_returned_and_what_it_learned_is_handed_to_the_next()
     second = tester.observe(TextCase("b"), 30)
     assert (first.symptom, first.message) == (Symptom.OK, "ran a knowing []")
     assert second.message == "ran b knowing ['a']"
-    assert tester.runner.known == {"a": 1, "b": 1} and tester.tests == 2
+    assert tester.builder.known == {"a": 1, "b": 1} and tester.tests == 2
 
 
 def test_a_death_is_a_crash_described_with_what_the_kind_read_of_it() -> None:

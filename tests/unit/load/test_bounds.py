@@ -72,7 +72,7 @@ def test_a_10_to_the_10_initializer_is_refused_without_reading_it() -> None:
 
 def test_the_model_total_counts_inputs_and_initializers() -> None:
     model = _huge_initializer(1000)
-    sizes = {(t.kind, t.name): t.nbytes for t in declared_tensors(model)}
+    sizes = {(t.role, t.name): t.nbytes for t in declared_tensors(model)}
     assert sizes[("initializer", "w")] == 4000 and sizes[("input", "x")] == 4
     why = bounds_problem(model, Limits(max_tensor_bytes=0, max_model_bytes=4000))
     assert why == "inputs and initializers total 4.0 KB (2 tensors), over limits.max_model_bytes 4.0 KB"

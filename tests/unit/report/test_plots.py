@@ -80,7 +80,7 @@ def test_final_coverage_box_and_violin(tables: Tables) -> None:
     assert sorted(p[1] for p in box["points"][0]) == [38.0, 40.0, 44.0]
     assert box["xticklabels"] == ["alpha", "beta"]
     _compare("final_coverage", box)
-    violin = axes_data(plots.render(plots.plot_final_distribution, finals, kind="violin").axes[0])
+    violin = axes_data(plots.render(plots.plot_final_distribution, finals, style="violin").axes[0])
     assert violin["bands"] and violin != box
     _compare("final_coverage_violin", violin)
 
@@ -88,7 +88,7 @@ def test_final_coverage_box_and_violin(tables: Tables) -> None:
 def test_violin_falls_back_to_box_for_a_single_trial(tables: Tables) -> None:
     finals = stats.final_values(tables.long)
     one = finals[finals["trial"] == 1]
-    got = axes_data(plots.render(plots.plot_final_distribution, one, kind="violin").axes[0])
+    got = axes_data(plots.render(plots.plot_final_distribution, one, style="violin").axes[0])
     assert not got["bands"] and len(got["points"]) == 2
 
 

@@ -4,6 +4,7 @@ by a fake ``match`` and the Relax contracts by an injected checker; then in orde
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 
@@ -70,7 +71,8 @@ def _context(expected: Observation, decide: Callable[[tuple[GraphPass, ...]], Ob
 
     return GraphContext("0123456789ab", case, expected, 5.0, GateSettings(max_tests=40, max_seconds=60.0),
                         observe=Runs(decide), match=_same, contracts=contracts, got=got,
-                        check_types=lambda case, operator: None, locate_layout=lambda case, observed, timeout: None)
+                        check_types=lambda case, operator: None, locate_layout=lambda case, observed, timeout: None,
+                        check_lowering=lambda case, output: None)
 
 
 def test_the_module_docstring_lists_the_rules_in_order() -> None:
@@ -116,6 +118,16 @@ def test_what_the_importer_says_it_does_not_support_and_engine_failures_are_abou
         assert (invalid_reason(crash) or "").startswith(f"{step}: killed by signal")
     genuine = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "TypeError: object of type 'Call' has no len()")
     assert invalid_reason(genuine) is None
+
+
+def test_tvm_refusing_a_setting_the_specification_does_not_define_is_not_a_bug() -> None:
+    """AffineGrid with align_corners=1 over a spatial size of 1 (the audited campaign's a07590376e1d): TOPI asserts;
+    onnx.reference, onnxruntime and PyTorch give three grids. The same assertion of another kind is not one."""
+    refused = real_failure("affine_grid_size_one_legalize")
+    verdict = InvalidInput().judge(_context(refused, lambda p: refused, got=refused))
+    assert verdict is not None and verdict.verdict == NOT_A_BUG
+    assert verdict.reason.startswith("invalid: the specification defines no result here: AffineGrid (align_corners=1")
+    assert invalid_reason(dataclasses.replace(refused, symptom=Symptom.CRASH)) is None
 
 
 def test_a_mutation_names_its_operator_among_the_ways_a_root_was_reached() -> None:
@@ -480,3 +492,57 @@ def test_one_converters_wrong_outputs_are_one_root_whichever_output_shows_it() -
         assert verdict.culprit == ["relax.frontend.onnx.LayerNormalization"]
         roots.add(verdict.root)
     assert len(roots) == 1
+
+
+def _int_mean_returned_as_int64() -> Observation:
+    """The audited campaign's ReduceMean finding (3bbae213f2ac): an int32 mean that TVM returns as int64."""
+    diff = Difference(2, "shape/dtype: expected (59, 23) int32, got (59, 23) int64", 1, 1, operator="ReduceMean",
+                      name="v2_0")
+    return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"output 2 'v2_0': 1/1 elements differ "
+                       f"({diff.reason})", comparison="model-vs-onnxruntime", difference=diff)
+
+
+def test_an_output_the_importer_typed_right_and_legalization_retyped_is_that_legalizations() -> None:
+    """ReduceMean of int32: the importer declares ``R.mean`` int32 as ONNX does; LegalizeOps' ``_te_mean`` makes it
+    int64. The rule between the last pass and the operator names the legalization, asked by the output's name."""
+    from seedzer.finding.lowered_types import Retyped
+
+    wrong = _int_mean_returned_as_int64()
+    case = GraphCase(CASE.specs, (), model="AAAA", model_mutations=(
+        ModelMutation("edge", "t", params={"op": "Cast", "nodes": []}),))
+    asked: list[str | int] = []
+
+    def lowering(case: GraphCase, output: str | int) -> Retyped:
+        asked.append(output)
+        return Retyped("relax.mean", "lv17", 'R.Tensor((59, 1, 23), dtype="int32")',
+                       'R.Tensor((59, 1, 23), dtype="int64")', "v2_0", "dtype")
+
+    context = _context(wrong, lambda p: wrong, got=wrong, case=case)
+    context.observe = lambda candidate, timeout: wrong if candidate.model_mutations else Observation.ok()
+    context.check_lowering = lowering
+    verdict = Culprit().judge(context)
+    assert asked == ["v2_0"] and verdict.culprit == ["legalize.statistical"]
+    fault = verdict.at_fault
+    assert fault is not None and fault.rule == "lowering-retyped" and fault.reached == ("edge:Cast",)
+    assert fault.essence == "lowering retypes: dtype" and "relax.mean" in fault.evidence
+
+
+def test_an_output_the_importer_typed_wrongly_is_left_to_the_operator_rule() -> None:
+    """No retyping lowering found (the converter declared another type than ONNX's): the converter, as before."""
+    wrong = _int_mean_returned_as_int64()
+    case = GraphCase(CASE.specs, (), model="AAAA")
+    context = _context(wrong, lambda p: wrong, got=wrong, case=case)
+    assert Culprit().judge(context).culprit == ["relax.frontend.onnx.ReduceMean"]
+
+
+def test_a_wrong_value_never_asks_for_the_lowering() -> None:
+    diff = Difference(0, "values", 3, 6, operator="Relu")
+    wrong = Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "output 0: 3/6 elements differ (values)",
+                        comparison="model-vs-onnxruntime", difference=diff)
+
+    def lowering(case: GraphCase, output: str | int) -> None:
+        raise AssertionError("asked for a wrong value")
+
+    context = _context(wrong, lambda p: wrong, got=wrong, case=GraphCase(CASE.specs, (), model="AAAA"))
+    context.check_lowering = lowering
+    assert Culprit().judge(context).culprit == ["relax.frontend.onnx.Relu"]

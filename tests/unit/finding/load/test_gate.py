@@ -15,7 +15,7 @@ from seedzer.finding.load.rules import Alone, Culprit, InvalidInput, LoadContext
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.oracles.signature import component_key, root_key
-from tests.frames import at_import
+from tests.frames import at_import, real_failure
 
 CRASH = Observation(Symptom.CRASH, Stage.LOAD, "legalize", "killed by signal SIGSEGV", signal=11)
 ERROR = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "TVMError: Check failed: shape mismatch")
@@ -40,7 +40,7 @@ class Rerun:
 
 def _context(expected: Observation, observed: list[Observation], got: Observation | None = None) -> LoadContext:
     return LoadContext("0123456789ab", "CASE", expected, 3.0, observe=Rerun(observed), match=_same_step, got=got,
-                       check_types=lambda case, operator: None)
+                       check_types=lambda case, operator: None, check_lowering=lambda case, output: None)
 
 
 def test_the_module_docstring_lists_the_rules_in_order() -> None:
@@ -108,3 +108,25 @@ def test_one_converter_failing_on_two_input_dtypes_is_one_root() -> None:
     verdicts = [Culprit().judge(_context(o, [], got=o)) for o in (float_input, int_input)]
     assert [v.culprit for v in verdicts] == [["relax.frontend.onnx.EyeLike._impl_v9"]] * 2
     assert verdicts[0].root == verdicts[1].root
+
+
+def test_a_pool_models_output_that_legalization_retyped_is_the_legalizations() -> None:
+    """ReduceMean of int32 in a pool model: declared int32 as ONNX has it, legalized to int64."""
+    from seedzer.finding.lowered_types import Retyped
+    from seedzer.kernel.comparison import Difference
+
+    diff = Difference(0, "shape/dtype: expected (2,) int32, got (2,) int64", 1, 1, operator="ReduceMean", name="y")
+    wrong = Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"output 0 'y': 1/1 differ ({diff.reason})",
+                        comparison="model-vs-onnxruntime", difference=diff)
+    context = _context(wrong, [wrong], got=wrong)
+    context.check_lowering = lambda case, output: Retyped("relax.mean", "gv", "int32", "int64", str(output), "dtype")
+    verdict = Culprit().judge(context)
+    assert verdict.culprit == ["legalize.statistical"]
+    assert verdict.at_fault is not None and verdict.at_fault.rule == "lowering-retyped"
+    context = _context(wrong, [wrong], got=wrong)  # the converter typed it otherwise: the operator rule, as before
+    assert Culprit().judge(context).culprit == ["relax.frontend.onnx.ReduceMean"]
+
+
+def test_a_pool_model_tvm_refuses_where_the_specification_defines_no_result_is_invalid() -> None:
+    refused = real_failure("affine_grid_size_one_legalize", stage=Stage.LOAD, pass_name="legalize")
+    assert (invalid_reason(refused) or "").startswith("the specification defines no result here: AffineGrid")

@@ -27,7 +27,7 @@ def test_a_wrong_result_is_observed_as_the_kernel_sees_it_and_the_reference_buil
     tester = Tester()
     observed = tester.observe(case, 300)
     assert same_failure(case.expected, observed, ir_names(case.script)), observed.headline()
-    assert tester.tests == 1 and tester.runner.memo.references  # the unscheduled build, for the next child
+    assert tester.tests == 1 and tester.builder.memo.references  # the unscheduled build, for the next child
 
 
 def test_a_death_in_the_child_is_a_crash_with_its_signal() -> None:

@@ -4,6 +4,7 @@ the check, whatever IR TVM printed after it, and a failure after an unsafe primi
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from seedzer.finding.gate import GateRules
@@ -12,6 +13,7 @@ from seedzer.finding.sched.gate import RULES
 from seedzer.finding.sched.rules import SchedContext, SchedGateJob, check_sentence
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.sched.case import SchedCase
+from seedzer.oracles.signature import root_key
 
 SCRIPT = (Path(__file__).resolve().parents[3] / "fixtures" / "seeds" / "matmul.py").read_text()
 GET = [["GetSBlock", [], ["matmul", "main"], ["b0"]], ["GetLoops", ["b0"], [], ["l1", "l2", "l3"]]]
@@ -33,8 +35,24 @@ def failure(kind: str, index: int, message: str, symptom: Symptom = Symptom.EXCE
 def test_a_failed_checks_explanation_is_cut_before_the_ir_it_prints() -> None:
     assert check_sentence(SEQ_ONE.format(ir="for ax0 in range(17): T_divide[ax0] = lv[ax0]")) == \
         "InternalError: Check failed: seq.size() != 1 (1 vs. 1) : A SeqStmt of length 1 is prohibited."
-    plain = "InternalError: Schedule verification failed"
-    assert check_sentence(plain) == plain
+    plain = "Schedule verification failed"
+    assert check_sentence("InternalError: " + plain) == plain
+    assert check_sentence("InternalError: Schedule verification failed. The IR is:\n# from tvm.script ...") == plain
+
+
+def test_an_error_without_a_check_keys_on_its_first_sentence() -> None:
+    short = ("InternalError: ValueError: Invalid use of undefined variable ax0 at "
+             "<root>.body.block.body.seq[0].body.block.reads[0].region[0].min.value.")
+    long = ("InternalError: ValueError: Invalid use of undefined variable ax0 at "
+            "<root>.body.block.body.seq[1].body.body.block.writes[0].region[0].min.b.value..  While this variable "
+            "was previously defined at <root>.body.block.body.seq[0].body.loop_var, this definition is no longer "
+            "in-scope.")
+    assert check_sentence(long).endswith("min.b.value") and "While" not in check_sentence(long)
+    assert "Invalid use of undefined variable ax0 at <root>." in check_sentence(short)
+    observed = [failure("ReIndex", 4, message) for message in (short, long)]
+    keys = {root_key("sched", dataclasses.replace(o, message=check_sentence(o.message)), ["s"]).digest()
+            for o in observed}
+    assert len(keys) == 1
 
 
 def test_one_check_failed_on_two_ir_shapes_is_one_root() -> None:

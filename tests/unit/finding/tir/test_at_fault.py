@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from seedzer.finding.tir.at_fault import MINIMAL_FAILS, Localizer, failing_index, from_ir, made_invalid
+from seedzer.finding.tir.at_fault import (
+    MINIMAL_FAILS,
+    Localizer,
+    broken_postcondition,
+    failing_index,
+    from_ir,
+    made_invalid,
+)
 from seedzer.finding.tir.witness import WitnessIR
 from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
 from seedzer.kernel.messages import same_failure
@@ -165,3 +172,31 @@ def test_a_defect_made_by_a_pass_outside_the_culprit_decides_nothing() -> None:
     steps = case(A, V, S, O, C)
     assert made_invalid(_ir_with_defect("tirx.S"), steps, [4]) is None  # type: ignore[arg-type]
     assert made_invalid(_ir_with_defect("nothing"), steps, [1, 4]) is None  # type: ignore[arg-type]
+
+
+NARROW = Step("tirx.ForceNarrowIndexToInt32", role=FUZZED, optional=True)
+COMPACT = Step("s_tir.CompactBufferAllocation")
+MIXED = "block 'matmul': iterator v_k is int64, its domain int32, its binding int32"
+
+
+def _mixed_after(made_by: str, already: bool = False) -> object:
+    """``make_ir`` of the toy whose IR has an iterator of mixed dtypes once ``made_by`` ran (or from the start)."""
+
+    def make_ir(case_: Case, index: int) -> WitnessIR:
+        applied = [s.name for s in case_.steps[:index]]
+        return WitnessIR(";".join(applied), mixed=MIXED if already or made_by in applied else None)
+
+    return make_ir
+
+
+def test_a_narrowing_pass_that_leaves_a_wide_iterator_broke_its_promise() -> None:
+    steps = case(A, NARROW, S, COMPACT)
+    found = broken_postcondition(_mixed_after(NARROW.name), steps, [1, 3])  # type: ignore[arg-type]
+    assert found is not None and found[0] is NARROW and found[1] == MIXED
+
+
+def test_mixed_iterators_the_narrowing_pass_was_given_or_another_pass_made_decide_nothing() -> None:
+    steps = case(A, NARROW, S, COMPACT)
+    assert broken_postcondition(_mixed_after("", already=True), steps, [1, 3]) is None  # type: ignore[arg-type]
+    assert broken_postcondition(_mixed_after("tirx.A"), steps, [0, 3]) is None  # type: ignore[arg-type]
+    assert broken_postcondition(_mixed_after(NARROW.name), steps, [3]) is None  # type: ignore[arg-type]

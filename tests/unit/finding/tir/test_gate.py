@@ -1,5 +1,5 @@
 """The low-level gate's rules, each judged on its own through ``judge(context)`` with a fake tester
-that answers as the real one does (``observe(case, timeout)``, a ``tests`` counter, ``runner.parse``),
+that answers as the real one does (``observe(case, timeout)``, a ``tests`` counter, ``builder.parse``),
 then in order by the gate's rule engine. No TVM: the forked hang-size count and the undefined-
 behaviour analysis are injected too. (The gate on real findings: tests/integration/test_audited_corpus.py.)"""
 
@@ -43,7 +43,7 @@ Answer = Callable[[Case], Observation]
 Measure = Callable[[Case, str, str | None, float], IRSize | None]
 
 
-class FakeRunner:
+class FakeParser:
     """Parses a script to itself, or fails on the scripts it is told are unparsable."""
 
     def __init__(self, unparsable: frozenset[str] = frozenset()) -> None:
@@ -62,7 +62,7 @@ class FakeTester:
 
     def __init__(self, answer: Answer, unparsable: frozenset[str] = frozenset()) -> None:
         self.answer = answer
-        self.runner = FakeRunner(unparsable)
+        self.builder = FakeParser(unparsable)
         self.tests = 0
         self.ran: list[tuple[Case, float]] = []
 

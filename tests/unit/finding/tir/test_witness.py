@@ -1,5 +1,5 @@
 """Witnesses of failures reached outside the pass contracts: each check of ``WitnessSearch.find``
-through its public interface, with a fake case runner and IR maker (no TVM)."""
+through its public interface, with a fake observe and IR maker (no TVM)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import pytest
 
 from seedzer.kernel.common import Stage, Symptom
 from seedzer.kernel.sched.case import LLVM_POSTPROCS, SchedCase, SchedChecks
-from seedzer.kernel.sched.observe import Runner, SchedMemo, observe
+from seedzer.kernel.sched.observe import SchedBuilder, SchedMemo, observe
 from seedzer.seed import input_seed
 
 SEEDS = Path(__file__).resolve().parents[3] / "fixtures" / "seeds"
@@ -29,16 +29,16 @@ def test_a_clean_schedule_with_postprocessors_is_ok_and_its_reference_is_remembe
     memo = SchedMemo()
     case = _case(MATMUL, [*GET, ["Split", ["l3", "None", 5], [True, False], ["l4", "l5"]],
                           ["RFactor", ["l5"], [0], ["b6"]], ["Parallel", ["l1"], [], []]], postprocs=LLVM_POSTPROCS)
-    assert observe(case, Runner(memo=memo)).symptom is Symptom.OK
+    assert observe(case, SchedBuilder(memo=memo)).symptom is Symptom.OK
     assert len(memo.references) == 1
-    assert observe(case, Runner(memo=memo)).symptom is Symptom.OK  # the same verdict from the memo
+    assert observe(case, SchedBuilder(memo=memo)).symptom is Symptom.OK  # the same verdict from the memo
     assert len(memo.references) == 1
 
 
 def test_a_refused_primitive_is_invalid_and_never_built() -> None:
     steps: list[str] = []
-    runner = Runner(lambda stage, name, program: steps.append(f"{stage.value}:{name}"))
-    observed = observe(_case(MATMUL, [*GET, ["Vectorize", ["l3"], [], []]]), runner)
+    builder = SchedBuilder(lambda stage, name, program: steps.append(f"{stage.value}:{name}"))
+    observed = observe(_case(MATMUL, [*GET, ["Vectorize", ["l3"], [], []]]), builder)
     assert (observed.symptom, observed.stage, observed.pass_name) == (Symptom.INVALID, Stage.SCHEDULE, "Vectorize")
     assert not any(s.startswith("build") for s in steps)
 
@@ -87,8 +87,8 @@ def test_a_failed_check_inside_a_primitive_is_an_exception_at_the_schedule_stage
 
 def test_the_memo_parses_each_script_once_and_forgets_beyond_its_size() -> None:
     memo = SchedMemo(size=1)
-    runner = Runner(memo=memo)
-    first = runner.parse(MATMUL)
-    assert runner.parse(MATMUL) is first
-    runner.parse((SEEDS / "relu.py").read_text())
+    builder = SchedBuilder(memo=memo)
+    first = builder.parse(MATMUL)
+    assert builder.parse(MATMUL) is first
+    builder.parse((SEEDS / "relu.py").read_text())
     assert list(memo.parsed) == [(SEEDS / "relu.py").read_text()]

@@ -12,7 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from seedzer.kernel.graph.case import ModelMutation
 from seedzer.mutate.graph.model_mutators import (
-    GARBAGE_KINDS,
+    GARBAGE_OPS,
     MODEL_MUTATION_KINDS,
     edge_candidates,
     random_feeds,
@@ -86,19 +86,19 @@ def test_record_json_round_trip_and_label() -> None:
 
 
 @pytest.mark.parametrize("make", SMALL_MODELS)
-@pytest.mark.parametrize("kind", ["uoc", "pioc"])
-def test_conditions_fit_the_model(make: object, kind: str) -> None:
+@pytest.mark.parametrize("strategy", ["uoc", "pioc"])
+def test_conditions_fit_the_model(make: object, strategy: str) -> None:
     model = make()  # type: ignore[operator]
     types = tensor_types(model)
     for seed in range(15):
-        record = sample_model_mutation(model, kind, random.Random(seed))
-        assert record is not None and record.kind == kind
+        record = sample_model_mutation(model, strategy, random.Random(seed))
+        assert record is not None and record.kind == strategy
         assert types[record.target][0] == TensorProto.FLOAT
-        assert 1 <= len(record.garbage) <= 3 and set(record.garbage) <= set(GARBAGE_KINDS)
+        assert 1 <= len(record.garbage) <= 3 and set(record.garbage) <= set(GARBAGE_OPS)
         if "Conv" in record.garbage:
             shapes = [types[n][1] for n in (record.target, *record.operands)]
             assert any(s is not None and len(s) == 4 for s in shapes)
-        if kind == "uoc":
+        if strategy == "uoc":
             i, j = record.operands
             assert np.broadcast_shapes(types[i][1], types[j][1]) is not None
             assert record.target not in ("x", "a")
@@ -109,9 +109,9 @@ def test_conditions_fit_the_model(make: object, kind: str) -> None:
 @pytest.mark.parametrize("make", SMALL_MODELS)
 def test_sampling_is_deterministic(make: object) -> None:
     model = make()  # type: ignore[operator]
-    for kind in ("uoc", "pioc"):
-        first = [sample_model_mutation(model, kind, random.Random(s)) for s in range(5)]
-        assert first == [sample_model_mutation(model, kind, random.Random(s)) for s in range(5)]
+    for strategy in ("uoc", "pioc"):
+        first = [sample_model_mutation(model, strategy, random.Random(s)) for s in range(5)]
+        assert first == [sample_model_mutation(model, strategy, random.Random(s)) for s in range(5)]
     assert edge_candidates(model, random.Random(3)) == edge_candidates(model, random.Random(3))
 
 
@@ -142,6 +142,6 @@ def test_random_feeds_match_the_inputs() -> None:
     assert np.array_equal(feeds["a"], random_feeds(dense_model(), 5)["a"])
 
 
-def test_unknown_kind_raises() -> None:
-    with pytest.raises(ValueError, match="unknown model mutation kind"):
+def test_unknown_strategy_raises() -> None:
+    with pytest.raises(ValueError, match="unknown model mutation strategy"):
         sample_model_mutation(conv_model(), "bogus", random.Random(0))

@@ -12,7 +12,7 @@ import pytest
 
 from seedzer.kernel.common import Symptom
 from seedzer.kernel.sched.case import LLVM_POSTPROCS, SchedCase, SchedPlan
-from seedzer.kernel.sched.observe import Runner, SchedMemo, observe
+from seedzer.kernel.sched.observe import SchedBuilder, SchedMemo, observe
 from seedzer.kernel.sched.trace import parse_trace, trace_problem
 from seedzer.mutate.sched.generator import MUTATIONS, SchedGenerator
 from seedzer.seed import input_seed
@@ -29,7 +29,7 @@ def matmul() -> tuple[str, Any]:
 
 
 def _symptom(script: str, plan: SchedPlan, memo: SchedMemo) -> Symptom:
-    return observe(SchedCase(script, plan.trace, input_seed(script), plan.postprocs), Runner(memo=memo)).symptom
+    return observe(SchedCase(script, plan.trace, input_seed(script), plan.postprocs), SchedBuilder(memo=memo)).symptom
 
 
 def test_a_fresh_plan_is_metaschedules_design_space_with_the_llvm_postprocessors(matmul: tuple[str, Any]) -> None:

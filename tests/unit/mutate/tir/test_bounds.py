@@ -8,8 +8,8 @@ import pytest
 
 from seedzer.config import BoundsConfig
 from seedzer.mutate.tir.bounds import (
-    KINDS,
-    kind_of,
+    BOUND_NAMES,
+    bound_of,
     out_of_bounds,
     passes_reason,
     script_reason,
@@ -95,10 +95,10 @@ def test_out_of_bounds_checks_the_script_then_the_passes_and_names_one_kind_per_
     assert out_of_bounds((script, []), (script, []), limits) is None
     step = [PassSpec("tirx.UnrollLoop", (("auto_max_step", 1024),))]
     reason = out_of_bounds((script, []), (script, step), limits)
-    assert reason is not None and kind_of(reason) == "unroll-step"
-    assert kind_of("bounds: script grew 5.1x") == "growth"
-    assert kind_of("unusable test case") is None
-    assert len(set(KINDS.values())) == len(KINDS)
+    assert reason is not None and bound_of(reason) == "unroll-step"
+    assert bound_of("bounds: script grew 5.1x") == "growth"
+    assert bound_of("unusable test case") is None
+    assert len(set(BOUND_NAMES.values())) == len(BOUND_NAMES)
 
 
 def test_the_catalogue_samples_unroll_steps_within_the_default_bound() -> None:

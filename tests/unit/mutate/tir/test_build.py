@@ -18,7 +18,7 @@ tvm = pytest.importorskip("tvm")
 from seedzer.kernel.common import Symptom  # noqa: E402
 from seedzer.kernel.comparison import compare  # noqa: E402
 from seedzer.kernel.tir.case import Case, Checks  # noqa: E402
-from seedzer.kernel.tir.observe import OPT, Built, Runner, observe  # noqa: E402
+from seedzer.kernel.tir.observe import OPT, Built, TirBuilder, observe  # noqa: E402
 from seedzer.mutate.tir import IR_MUTATOR_NAMES, ir_mutator_classes  # noqa: E402
 from seedzer.passes.tir.contracts import PIPELINE_PASSES, plan  # noqa: E402
 from seedzer.seed import input_seed  # noqa: E402
@@ -54,8 +54,8 @@ def in_child(fn: Callable[[], Any]) -> Any:
     return result["ok"]
 
 
-class Keeping(Runner):
-    """A runner that runs ``func`` as is (as a worker runs the mutant it made, without parsing its
+class Keeping(TirBuilder):
+    """A builder that runs ``func`` as is (as a worker runs the mutant it made, without parsing its
     text back) and keeps the programs it built."""
 
     def __init__(self, func: Any) -> None:

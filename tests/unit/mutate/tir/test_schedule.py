@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from seedzer.mutate.sequence import Insert
-from seedzer.mutate.tir import MutationStats, choose_mutation_kind, default_pass_mutators
+from seedzer.mutate.tir import MutationStats, choose_mutated_part, default_pass_mutators
 from seedzer.mutate.tir.schedule import TzerSchedule
 from seedzer.mutate.weighted import pick
 from seedzer.passes.tir.family import TIR_FAMILY
@@ -51,20 +51,20 @@ def _schedule(tolerance: int, ir_mutators: list[Any], max_passes: int = 50) -> T
 
 def test_tolerance_schedule() -> None:
     rng = random.Random(3)
-    assert [choose_mutation_kind(f, 3, rng, both_probability=0.0) for f in range(8)] == [
+    assert [choose_mutated_part(f, 3, rng, both_probability=0.0) for f in range(8)] == [
         "ir", "ir", "ir", "passes", "ir", "ir", "ir", "passes",
     ]
-    kinds = {choose_mutation_kind(3, 3, rng, both_probability=0.5) for _ in range(100)}
-    assert kinds == {"passes", "both"}
-    assert choose_mutation_kind(0, 0, rng) == "passes"
+    parts = {choose_mutated_part(3, 3, rng, both_probability=0.5) for _ in range(100)}
+    assert parts == {"passes", "both"}
+    assert choose_mutated_part(0, 0, rng) == "passes"
 
 
 def test_the_pass_phase_mutates_only_the_passes_with_the_same_draws() -> None:
     hits = 0
     for seed in range(20):
         twin = random.Random(seed)
-        kind = choose_mutation_kind(2, 2, twin)
-        if kind != "passes":
+        part = choose_mutated_part(2, 2, twin)
+        if part != "passes":
             continue
         mutator = pick(default_pass_mutators(), twin)
         expected = mutator.mutate(PASSES, twin, None)
@@ -90,7 +90,7 @@ def test_the_ir_phase_mutates_the_ir_with_the_same_draws_as_mutate_ir() -> None:
 
     script = script_of(load_seeds()["relu"])
     twin = random.Random(7)
-    assert choose_mutation_kind(0, 4, twin) == "ir"
+    assert choose_mutated_part(0, 4, twin) == "ir"
     found = mutate_ir(parse_primfunc(script), twin, default_ir_mutators())
     assert found is not None
     cache = Cache()

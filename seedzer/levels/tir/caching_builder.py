@@ -1,4 +1,4 @@
-"""The worker's runner: the kernel's :class:`~seedzer.kernel.tir.observe.Runner` with caches and one JIT.
+"""The worker's builder: the kernel's :class:`~seedzer.kernel.tir.observe.TirBuilder` with caches and one JIT.
 
 A worker runs many test cases of the same few scripts, so it keeps what does not change:
 
@@ -35,11 +35,11 @@ from seedzer.execute.lru import LRU
 from seedzer.kernel.common import Observation, Stage, Symptom, error_text, tvm_frames
 from seedzer.kernel.tir.case import FUZZED, Step
 from seedzer.kernel.tir.lowering import FUNCTION_NAMES, OnStep, StepFailure, call, codegen, lower
-from seedzer.kernel.tir.observe import OPT, Built, Case, Runner, watch_from
+from seedzer.kernel.tir.observe import OPT, Built, Case, TirBuilder, watch_from
 
 
 @dataclass
-class RunnerSettings:
+class CachingBuilderSettings:
     """Cache sizes and whether the ``passes`` features describe how each step changed the IR."""
 
     program_cache: int = 512
@@ -61,10 +61,10 @@ def build_key(before_packed: Any, steps: Sequence[Step], index: int) -> int | No
     return hash((tvm_ffi.structural_hash(funcs[0].with_attr("global_symbol", "_")), rest))
 
 
-class CachingRunner(Runner):
+class CachingTirBuilder(TirBuilder):
     """Builds a case's programs with caches and one joint JIT (see the module docstring)."""
 
-    def __init__(self, settings: RunnerSettings, on_step: OnStep) -> None:
+    def __init__(self, settings: CachingBuilderSettings, on_step: OnStep) -> None:
         super().__init__(on_step)
         self.settings = settings
         self._programs: LRU[tuple[str, str], Built] = LRU(settings.program_cache)
