@@ -46,6 +46,11 @@ REFUSING_CHECKS = ("Valid index:",)
 of the range their docstring gives (src/s_tir/schedule/primitive/compute_at.cc)."""
 
 
+INTERNAL_TYPE_ERRORS = ("mismatched types",)
+"""``TypeError`` messages that are no argument check: TVM building an expression of two index dtypes inside the
+primitive (``rolling_buffer`` comparing an int64 loop variable with an int32 literal) is its own failure."""
+
+
 COPYING = frozenset({"CacheRead", "CacheWrite", "CacheInplace", "ReIndex", "ReindexCacheRead", "ReindexCacheWrite",
                      "ReadAt", "WriteAt", "DecomposePadding", "PadEinsum", "RollingBuffer"})
 """Primitives that add blocks copying a region of a buffer: after them ``OOBChecker`` judges the
@@ -203,6 +208,8 @@ def refusal(exc: BaseException) -> bool:
 def refused_message(message: str) -> bool:
     """Whether an error's ``Type: message`` is a refusal of a primitive's arguments."""
     error, _, text = message.partition(":")
+    if error.strip() == "TypeError" and any(inner in text for inner in INTERNAL_TYPE_ERRORS):
+        return False
     return error.strip() in REFUSALS or any(text.lstrip().startswith(check) for check in REFUSING_CHECKS)
 
 

@@ -8,9 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
+import tvm
+from tvm.s_tir import Schedule
 
 from seedzer.kernel.common import Stage, Symptom
-from seedzer.kernel.sched.apply import APPLY, apply_postprocs, apply_trace, refused_message
+from seedzer.kernel.sched.apply import APPLY, apply_postprocs, apply_trace, refusal, refused_message
 from seedzer.kernel.sched.case import LLVM_POSTPROCS
 from seedzer.kernel.sched.trace import KINDS, VERIFY_SREF_TREE, debug_mask_for, parse_trace
 from seedzer.kernel.tir.lowering import StepFailure, parse_func
@@ -127,6 +129,9 @@ def test_an_insertion_index_out_of_its_documented_range_is_a_refusal() -> None:
     assert observed.message.startswith("refused: InternalError: Valid index:")
     assert refused_message("InternalError: Valid index:(-1, -2, [0, 0]), current index=2")
     assert not refused_message("InternalError: Check failed: seq.size() != 0")
+    assert refused_message("TypeError: block_sref must be a StmtSRef")  # an argument of the wrong type
+    assert not refused_message("TypeError: Check failed: (a.dtype() == b.dtype()) is false: mismatched types. "
+                               "int64 vs. int32")  # rolling_buffer built it itself
 
 
 def test_cache_inplace_is_checked_as_tvms_own_test_checks_it(matmul: object) -> None:
@@ -141,3 +146,15 @@ def test_cache_inplace_is_checked_as_tvms_own_test_checks_it(matmul: object) -> 
     assert debug_mask_for(parse_trace(trace), "all") == VERIFY_SREF_TREE
     assert debug_mask_for(parse_trace(MATMUL_SPACE), "all") == "all"
     assert debug_mask_for(parse_trace(trace), 0) == 0
+
+
+def test_rolling_buffer_over_int64_loops_fails_inside_the_primitive() -> None:
+    """The primitive accepts a padding producer computed at the conv's third loop, then compares an int64 loop
+    variable with an int32 literal it made: TVM's failure, not a refusal of the arguments."""
+    func = parse_func((Path(__file__).resolve().parents[3] / "fixtures" / "sched" / "conv2d_relu.py").read_text())
+    schedule = Schedule(tvm.IRModule({"main": func}))
+    pad, conv = schedule.get_sblock("pad"), schedule.get_sblock("conv")
+    schedule.compute_at(pad, schedule.get_loops(conv)[2])
+    with pytest.raises(Exception) as caught:
+        schedule.rolling_buffer(pad, 0)
+    assert "mismatched types" in str(caught.value) and not refusal(caught.value)
