@@ -12,8 +12,8 @@ TVM's JSON order, :mod:`seedzer.kernel.sched.trace`). Judged per step:
   missing, a getter returns another number of loops): ``invalid``, never a bug;
 - any other error inside the primitive (an ``InternalError``: a failed check): ``exception``;
 - the IR after the primitive fails ``verify_well_formed``, or, after a primitive that adds copies
-  (:data:`COPYING`), ``OOBChecker`` finds an access out of range in a function it found in range (a
-  cache copy beyond its buffer): ``illformed``;
+  (:data:`COPYING`), ``OOBChecker`` finds an access out of range in a function it found in range, both the
+  input function and the IR that primitive was given (a cache copy beyond its buffer): ``illformed``;
 - a postprocessor returning False rejects the schedule (MetaSchedule discards it): ``invalid``.
 
 After an unsafe primitive (:func:`~seedzer.kernel.sched.trace.is_unsafe`) the IR may state what is
@@ -265,6 +265,10 @@ def apply_trace(func: Any, instructions: Sequence[Instruction], *, verify_each: 
         if call is None:
             raise _fail(Symptom.INVALID, inst.kind, index, f"unknown instruction kind {inst.kind!r}")
         after_unsafe = applied.unsafe_at is not None
+        # a copy is blamed for an access out of range only when the IR it was given had none (compute_inline may
+        # leave a guarded read OOBChecker cannot prove in range: the copying primitive after it did not make it)
+        copy_judged = verify_each and in_bounds and inst.kind in COPYING and applied.unsafe_at is None \
+            and out_of_bounds(sch.mod) is None
         try:
             inputs = [_value(v, rvs) for v in inst.inputs]
             if inst.kind == "TransformLayout" and applied.interface_changed is None:
@@ -285,7 +289,7 @@ def apply_trace(func: Any, instructions: Sequence[Instruction], *, verify_each: 
             applied.unsafe_at = index
         if verify_each and inst.kind in TRANSFORMING and applied.unsafe_at is None:
             error = verify(sch.mod)
-            if error is None and in_bounds and inst.kind in COPYING:
+            if error is None and copy_judged:
                 found = out_of_bounds(sch.mod)
                 error = f"the schedule made an access out of bounds: {found}" if found else None
             if error is not None:

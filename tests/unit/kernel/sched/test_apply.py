@@ -158,3 +158,13 @@ def test_rolling_buffer_over_int64_loops_fails_inside_the_primitive() -> None:
     with pytest.raises(Exception) as caught:
         schedule.rolling_buffer(pad, 0)
     assert "mismatched types" in str(caught.value) and not refusal(caught.value)
+
+
+def test_a_copy_is_not_blamed_for_a_guarded_read_compute_inline_left() -> None:
+    """compute_inline of a padding producer leaves ``T.if_then_else(1 <= i < 2, lv2[.., i - 1], 0)``, which
+    OOBChecker cannot prove in range; pad_einsum after it changes nothing there and must not be filed."""
+    func = parse_func((Path(__file__).resolve().parents[3] / "fixtures" / "sched" / "conv1d_pad_add.py").read_text())
+    trace = [[["GetSBlock", [], ["pad_temp", "main"], ["b0"]], ["ComputeInline", ["b0"], [], []],
+              ["GetSBlock", [], ["T_add", "main"], ["b1"]], ["PadEinsum", ["b1"], [[3, 2, 1]], []]], []]
+    applied = apply_trace(func, parse_trace(trace))
+    assert applied.unsafe_at is None
