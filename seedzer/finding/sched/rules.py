@@ -31,8 +31,11 @@ from seedzer.passes.tir.contracts import pipeline_steps
 
 UNROLLING = ("Unroll", "pragma_auto_unroll_max_step", "meta_schedule.unroll_explicit", "meta_schedule.unroll_implicit")
 """What in a trace asks the build to unroll loops (a slow build of the unrolled code is that work)."""
-SCHEDULE_CONTRACTS = ("Nested parallel loop is not supported", "Order of the software pipeline is not defined")
-"""What TVM's build says when a schedule asks for what it does not support (:class:`ScheduleContract`)."""
+SCHEDULE_CONTRACTS = ("Nested parallel loop is not supported", "Order of the software pipeline is not defined",
+                      "parsed.unroll_explicit == -1 || parsed.unroll_implicit == -1")
+"""What TVM's build (or MetaSchedule's postprocessor) says when a schedule asks for what it does not support
+(:class:`ScheduleContract`): a block annotated to unroll both explicitly and implicitly is one MetaSchedule's
+rules never make (RewriteParallelVectorizeUnroll checks one of them is unset)."""
 BUILT = (Stage.BUILD, Stage.RUN, Stage.COMPARE)
 """Stages after the schedule: the build of the scheduled function, its run, the comparison."""
 
@@ -192,14 +195,16 @@ class Precondition:
 class ScheduleContract:
     """A build that refuses what the schedule asked for, in so many words: a parallel loop inside another
     (LLVM's code generator: "Nested parallel loop is not supported"), a software pipeline annotated with
-    its stages and not its order ("Order of the software pipeline is not defined"). The schedule broke the
-    contract of the annotation or primitive it used: an invalid input, never a bug."""
+    its stages and not its order ("Order of the software pipeline is not defined"); or a postprocessor's check
+    that the trace annotated a block both ways MetaSchedule's rules choose between (explicit and implicit
+    unrolling). The schedule broke the contract of the annotation or primitive it used: an invalid input,
+    never a bug."""
 
     name = "schedule-contract"
 
     def judge(self, context: SchedContext) -> Verdict | None:
         got = context.seen
-        if got.symptom is not Symptom.EXCEPTION or got.stage not in BUILT:
+        if got.symptom is not Symptom.EXCEPTION or got.stage not in (*BUILT, Stage.SCHEDULE):
             return None
         found = next((c for c in SCHEDULE_CONTRACTS if c in got.message), None)
         if found is None:

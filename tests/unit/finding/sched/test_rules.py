@@ -87,3 +87,8 @@ def test_a_build_refusing_what_the_schedule_asked_for_is_an_invalid_input() -> N
                          "loop is not supported by LLVM")
     verdict, reason, _ = judge(trace, nested)
     assert verdict == NOT_A_BUG and "Nested parallel loop" in reason
+    both = Observation(Symptom.EXCEPTION, Stage.SCHEDULE, "RewriteParallelVectorizeUnroll",
+                       "InternalError: Check failed: (parsed.unroll_explicit == -1 || parsed.unroll_implicit == -1) "
+                       "is false: ")
+    verdict, reason, _ = judge(GET, both)
+    assert verdict == NOT_A_BUG and "unroll_implicit" in reason
