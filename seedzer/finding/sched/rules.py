@@ -263,8 +263,10 @@ def _with_steps(case: SchedCase, steps: list[Step]) -> SchedCase:
 class Lowering:
     """A failure of the scheduled function's build (its IR passed TIR's verifier after every primitive)
     is localized in TVM's default pipeline, run as flat steps: the pass it fails in; a wrong result (or a
-    run's failure) that the minimal lowering does not show is the one optional pass whose optimizing form
-    it needs, when one is. Never answers (the fault rules name the code)."""
+    run's failure) that the minimal lowering does not show is the optional pass whose optimizing form it
+    needs, the last in pipeline order when it needs several (the ones before only enable it: buffers
+    compacted into a vectorized loop that VectorizeLoop then does not widen per lane). Never answers (the
+    fault rules name the code)."""
 
     name = "lowering"
 
@@ -294,8 +296,10 @@ class Lowering:
             context.lowering = needed[0]
             context.notes.append(f"the failure needs {needed[0]} of TVM's default pipeline (the minimal lowering, and "
                                  f"the pipeline without it, do not show it)")
-        elif needed:
-            context.notes.append(f"the failure needs {' + '.join(needed)} of TVM's default pipeline")
+        elif needed:  # the passes before the last only enable it (as the graph kind's last-pass rule)
+            context.lowering = needed[-1]
+            context.notes.append(f"the failure needs {' + '.join(needed)} of TVM's default pipeline: the last, "
+                                 f"{needed[-1]}, is at fault (the ones before only made the IR it mishandles)")
         return None
 
 

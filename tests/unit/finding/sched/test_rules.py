@@ -10,10 +10,11 @@ from pathlib import Path
 from seedzer.finding.gate import GateRules
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.sched.gate import RULES
-from seedzer.finding.sched.rules import SchedContext, SchedGateJob, check_sentence
+from seedzer.finding.sched.rules import Lowering, SchedContext, SchedGateJob, check_sentence
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.sched.case import SchedCase
 from seedzer.oracles.signature import root_key
+from seedzer.passes.tir.contracts import pipeline_steps
 
 SCRIPT = (Path(__file__).resolve().parents[3] / "fixtures" / "seeds" / "matmul.py").read_text()
 GET = [["GetSBlock", [], ["matmul", "main"], ["b0"]], ["GetLoops", ["b0"], [], ["l1", "l2", "l3"]]]
@@ -92,3 +93,20 @@ def test_a_build_refusing_what_the_schedule_asked_for_is_an_invalid_input() -> N
                        "is false: ")
     verdict, reason, _ = judge(GET, both)
     assert verdict == NOT_A_BUG and "unroll_implicit" in reason
+
+
+def test_a_wrong_result_several_pipeline_passes_need_is_the_last_one_s() -> None:
+    """Compacting a cache buffer into a vectorized loop, then VectorizeLoop not widening it per lane: the wrong
+    result needs both passes' optimizing forms; the last, VectorizeLoop, is the code at fault."""
+    needed = [s for s in pipeline_steps() if s.name in ("s_tir.CompactBufferAllocation", "tirx.VectorizeLoop")]
+    assert len(needed) == 2 and all(s.optional for s in needed)
+    wrong = Observation(Symptom.MISMATCH, Stage.COMPARE, "-", "output 1: 21/22 elements differ")
+
+    def observe(case: SchedCase, timeout: float) -> Observation:
+        return wrong if all(any(s == n for s in case.steps) for n in needed) else Observation.ok()
+
+    case = SchedCase(SCRIPT, [[*GET, ["Vectorize", ["l3"], [], []]], []], 1, expected=wrong)
+    context = SchedContext.of(SchedGateJob("sig", case), observe)
+    context.got = wrong
+    assert Lowering().judge(context) is None and context.lowering == "tirx.VectorizeLoop"
+    assert "s_tir.CompactBufferAllocation + tirx.VectorizeLoop" in context.notes[-1]
