@@ -59,28 +59,37 @@ def failing_step_index(case: GraphCase, observed: Observation) -> int | None:
     return next((i for i, step in enumerate(case.passes) if step.name == CONVERT_LAYOUT), None)
 
 
+def same_error_judged_invalid(expected: Observation, got: Observation) -> bool:
+    """Whether ``got`` is ``expected``'s error judged ``invalid`` by the kernel: a probe runs the pass alone,
+    without the model whose static shapes made the campaign's kernel call a ``std::bad_alloc`` TVM's (here it
+    says "out of memory ... the input's size"); the same error raised by the same pass is the same failure."""
+    error = expected.message.strip()
+    return expected.symptom is Symptom.EXCEPTION and got.symptom is Symptom.INVALID and bool(error) \
+        and got.pass_name == expected.pass_name and error in got.message
+
+
 def _bindings(function: Any) -> list[Any]:
     """The function's bindings, in order, over all its blocks."""
     return [binding for block in function.body.blocks for binding in block.bindings]
 
 
-def _prefix(function: Any, count: int, replace: tuple[Any, Any] | None = None) -> Any:
+def _prefix(function: Any, count: int, replace: tuple[int, Any, Any] | None = None) -> Any:
     """``function`` cut after its first ``count`` bindings, returning the last one's value (through an output
-    binding when it is a dataflow variable); ``replace`` = ``(var, param)`` makes the last binding read a
-    fresh parameter ``param`` where it read ``var``."""
+    binding when it is a dataflow variable); ``replace`` = ``(index, var, param)`` makes binding ``index`` (from
+    0) read a fresh parameter ``param`` where it read ``var``."""
     from tvm import relax
 
-    blocks, params, left = [], list(function.params), count
+    blocks, params, seen = [], list(function.params), 0
     for block in function.body.blocks:
-        if left <= 0:
+        if seen >= count:
             break
-        kept = list(block.bindings[:left])
-        left -= len(kept)
-        if left == 0 and replace is not None:
-            last = kept[-1]
-            var, param = replace
-            kept[-1] = relax.VarBinding(last.var, _substitute(last.value, var, param))
+        kept = list(block.bindings[: count - seen])
+        if replace is not None and seen <= replace[0] < seen + len(kept):
+            index, var, param = replace
+            binding = kept[index - seen]
+            kept[index - seen] = relax.VarBinding(binding.var, _substitute(binding.value, var, param))
             params.append(param)
+        seen += len(kept)
         result = kept[-1].var
         if isinstance(block, relax.DataflowBlock):
             if isinstance(result, relax.DataflowVar):
@@ -176,7 +185,7 @@ class _Search:
         probe = tvm.IRModule(functions, attrs=self.module.attrs)
         got = observe_isolated(_probe, (probe, self.step, self.target, self.expected), self.timeout,
                                stage=Stage.PASS, step=self.step.name)
-        return self.matches(self.expected, got)
+        return self.matches(self.expected, got) or same_error_judged_invalid(self.expected, got)
 
     def first_failing(self, function: Any, count: int) -> int | None:
         """The length of the shortest failing prefix of ``function`` (``count`` bindings), or None."""
@@ -238,20 +247,29 @@ def _locate(case: GraphCase, index: int, expected: Observation, timeout: float) 
 
 
 def _producer(search: _Search, function: Any, bindings: list[Any], found: int) -> tuple[str, str] | None:
-    """The operator (and the variable) whose output, read by the failing binding, the failure needs."""
-    failing = bindings[found - 1]
-    made = {binding.var: binding for binding in bindings[: found - 1]}
+    """The operator (and the variable) whose layout the failure needs: the producer of an input of the failing
+    binding without which (that input a fresh parameter) it does not fail, followed back through producers that
+    only pass the layout on (``mean`` then ``multiply`` then ``sum``: mean's rule made the layout), up to the
+    one whose own inputs, made fresh, leave the failure in place."""
     from tvm import relax
 
-    for var in _read_vars(failing.value):
-        producer = next((b for v, b in made.items() if v.same_as(var)), None)
-        operator = _op_name(producer) if producer is not None else None
-        if operator is None:
-            continue
-        param = relax.Var(f"probe_{var.name}", var.ty)
-        if not search.fails(_prefix(function, found, replace=(var, param))):
-            return operator, var.name
-    return None
+    index_of = {binding.var: i for i, binding in enumerate(bindings[: found - 1])}
+    culprit: tuple[str, str] | None = None
+    reader = found - 1
+    while True:
+        step = None
+        for var in _read_vars(bindings[reader].value):
+            made = next((i for v, i in index_of.items() if v.same_as(var)), None)
+            operator = _op_name(bindings[made]) if made is not None else None
+            if operator is None or made is None:
+                continue
+            param = relax.Var(f"probe_{var.name}", var.ty)
+            if not search.fails(_prefix(function, found, replace=(reader, var, param))):
+                step = (made, operator, var.name)
+                break
+        if step is None:
+            return culprit
+        reader, culprit = step[0], (step[1], step[2])
 
 
 def locate_forked(case: GraphCase, expected: Observation, timeout: float) -> LayoutCulprit | None:

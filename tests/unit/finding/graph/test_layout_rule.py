@@ -3,7 +3,13 @@ runs on real TVM in tests/integration/test_finding_graph.py)."""
 
 from __future__ import annotations
 
-from seedzer.finding.graph.layout_rule import CONVERT_LAYOUT, LayoutCulprit, failing_step_index, locate_forked
+from seedzer.finding.graph.layout_rule import (
+    CONVERT_LAYOUT,
+    LayoutCulprit,
+    failing_step_index,
+    locate_forked,
+    same_error_judged_invalid,
+)
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.graph.case import GraphCase, GraphPass
 
@@ -32,3 +38,13 @@ def test_only_failures_of_convert_layout_itself_are_located() -> None:
     elsewhere = _error(0, "relax.FuseOps")
     assert locate_forked(CASE, mismatch, 1.0) is None  # returns at once: nothing is forked or imported
     assert locate_forked(GraphCase(CASE.specs, (GraphPass("relax.FuseOps"),)), elsewhere, 1.0) is None
+
+
+def test_a_probe_s_bad_alloc_judged_as_the_input_s_size_is_the_same_failure() -> None:
+    expected = Observation(Symptom.EXCEPTION, Stage.PASS, CONVERT_LAYOUT, "InternalError: std::bad_alloc")
+    judged = Observation(Symptom.INVALID, Stage.PASS, CONVERT_LAYOUT, "out of memory (InternalError: std::bad_alloc) "
+                         "on a model of tensors of shapes not all static: the input's size, not a bug")
+    assert same_error_judged_invalid(expected, judged)
+    assert not same_error_judged_invalid(expected, Observation(Symptom.INVALID, Stage.PASS, CONVERT_LAYOUT, "other"))
+    assert not same_error_judged_invalid(expected, Observation(Symptom.INVALID, Stage.PASS, "relax.FuseOps",
+                                                               judged.message))
