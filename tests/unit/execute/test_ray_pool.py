@@ -264,8 +264,10 @@ def test_a_campaign_through_ray_keeps_one_corpus_coverage_and_findings(ray_local
     """Two actors run one campaign: corpus entries come from both, coverage is the campaign's union,
     a crash inside an actor's worker is filed once however often it recurs, an error likewise."""
     out = tmp_path / "camp"
+    # until both actors kept an entry too: on a busy machine one actor may start long after the other
     c = ray_campaign(out, pool, ["a", "x\nERROR", "y\nCRASH"],
-                     lambda c: c.stats.execs >= 150 and len(c.stats.unique) == 2 and len(c.corpus) >= 12)
+                     lambda c: c.stats.execs >= 150 and len(c.stats.unique) == 2 and len(c.corpus) >= 12
+                     and {e.worker for e in c.corpus.entries if e.worker is not None} == {0, 1})
     stats = c.run()
     assert stats.execs >= 150 and stats.unique == {"exception": 1, "crash": 1}
     ids, findings = stored(out)
