@@ -265,10 +265,7 @@ def apply_trace(func: Any, instructions: Sequence[Instruction], *, verify_each: 
         if call is None:
             raise _fail(Symptom.INVALID, inst.kind, index, f"unknown instruction kind {inst.kind!r}")
         after_unsafe = applied.unsafe_at is not None
-        # a copy is blamed for an access out of range only when the IR it was given had none (compute_inline may
-        # leave a guarded read OOBChecker cannot prove in range: the copying primitive after it did not make it)
-        copy_judged = verify_each and in_bounds and inst.kind in COPYING and applied.unsafe_at is None \
-            and out_of_bounds(sch.mod) is None
+        given = sch.mod  # the IR this primitive is given (IR is immutable: the schedule makes a new module)
         try:
             inputs = [_value(v, rvs) for v in inst.inputs]
             if inst.kind == "TransformLayout" and applied.interface_changed is None:
@@ -289,9 +286,12 @@ def apply_trace(func: Any, instructions: Sequence[Instruction], *, verify_each: 
             applied.unsafe_at = index
         if verify_each and inst.kind in TRANSFORMING and applied.unsafe_at is None:
             error = verify(sch.mod)
-            if error is None and copy_judged:
+            if error is None and in_bounds and inst.kind in COPYING:
                 found = out_of_bounds(sch.mod)
-                error = f"the schedule made an access out of bounds: {found}" if found else None
+                # a copy is blamed only when the IR it was given had no such access (compute_inline may leave a
+                # guarded read OOBChecker cannot prove in range: the copying primitive after it did not make it)
+                made = found is not None and out_of_bounds(given) is None
+                error = f"the schedule made an access out of bounds: {found}" if made else None
             if error is not None:
                 raise _fail(Symptom.ILLFORMED, inst.kind, index, error)
     return applied
