@@ -58,7 +58,7 @@ def observe_folder(where: str, timeout: float, max_memory: int = 0) -> Observati
     return observe_forked(finding_case(Path(where)), timeout)
 
 
-def _case_model(case: GraphCase) -> bytes:
+def case_model(case: GraphCase) -> bytes:
     """In a child: the model ``case`` runs, its model mutations applied."""
     from seedzer.kernel.graph.feeds import case_inputs
     from seedzer.kernel.graph.mutant import apply_model_mutations
@@ -78,7 +78,7 @@ def _ill_typed(case: GraphCase, operator: str) -> object:
     silence()
     from seedzer.finding.onnx_types import ill_typed_input
 
-    return ill_typed_input(_case_model(case), operator)
+    return ill_typed_input(case_model(case), operator)
 
 
 def ill_typed_forked(case: GraphCase, operator: str) -> IllTyped | None:
@@ -93,7 +93,7 @@ def _retyped(case: GraphCase, output: str | int) -> object:
     silence()
     from seedzer.finding.lowered_types import retyped_output
 
-    return retyped_output(_case_model(case), output)
+    return retyped_output(case_model(case), output)
 
 
 def retyped_forked(case: GraphCase, output: str | int) -> Retyped | None:

@@ -145,13 +145,13 @@ def _op_name(binding: Any) -> str | None:
     return str(value.op.name) if value.op.get_attr(RULE_ATTRIBUTE) is not None else None
 
 
-def _probe(job: tuple[Any, Any, Any, Observation], progress: SharedProgress) -> Observation:
+def _probe(job: tuple[Any, Any, Any], progress: SharedProgress) -> Observation:
     """The grandchild: what the pass shows on the probe module (the kernel's own steps and judgement)."""
     silence()
     from seedzer.kernel.graph.observe import apply_pass, well_formed
     from seedzer.kernel.onnx.model import Trace
 
-    module, step, target, _ = job
+    module, step, target = job
     trace = Trace(on_stage=lambda stage, name: progress.set(stage.value, name))
     got = trace.call(step.name, apply_pass, module, step, target, stage=Stage.PASS)
     if isinstance(got, Observation):
@@ -183,7 +183,7 @@ class _Search:
         functions = {gv: f for gv, f in self.module.functions.items() if not isinstance(f, relax.Function)}
         functions[self.module.get_global_var(self.name)] = function
         probe = tvm.IRModule(functions, attrs=self.module.attrs)
-        got = observe_isolated(_probe, (probe, self.step, self.target, self.expected), self.timeout,
+        got = observe_isolated(_probe, (probe, self.step, self.target), self.timeout,
                                stage=Stage.PASS, step=self.step.name)
         return self.matches(self.expected, got) or same_error_judged_invalid(self.expected, got)
 
@@ -207,15 +207,12 @@ def _locate(case: GraphCase, index: int, expected: Observation, timeout: float) 
     import onnx
     from tvm import relax
 
-    from seedzer.finding.graph.check import matches
-    from seedzer.kernel.graph.feeds import case_inputs, input_specs
-    from seedzer.kernel.graph.mutant import apply_model_mutations
+    from seedzer.finding.graph.check import case_model, matches
+    from seedzer.kernel.graph.feeds import input_specs
     from seedzer.kernel.graph.observe import apply_pass
-    from seedzer.kernel.onnx.model import import_model, model_bytes
+    from seedzer.kernel.onnx.model import import_model
 
-    model = onnx.load_model_from_string(model_bytes(case))
-    if case.model_mutations:
-        model = apply_model_mutations(model, case.model_mutations, case_inputs(case))
+    model = onnx.load_model_from_string(case_model(case))
     module = import_model(model, input_specs(case, model))
     for step in case.passes[:index]:
         module = apply_pass(module, step, case.target)
@@ -253,13 +250,12 @@ def _producer(search: _Search, function: Any, bindings: list[Any], found: int) -
     one whose own inputs, made fresh, leave the failure in place."""
     from tvm import relax
 
-    index_of = {binding.var: i for i, binding in enumerate(bindings[: found - 1])}
     culprit: tuple[str, str] | None = None
     reader = found - 1
     while True:
         step = None
         for var in _read_vars(bindings[reader].value):
-            made = next((i for v, i in index_of.items() if v.same_as(var)), None)
+            made = next((i for i, binding in enumerate(bindings[:reader]) if binding.var.same_as(var)), None)
             operator = _op_name(bindings[made]) if made is not None else None
             if operator is None or made is None:
                 continue
