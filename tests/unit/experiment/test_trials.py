@@ -269,3 +269,16 @@ def test_a_heuristic_with_epochs_gives_its_trials_epochs_and_its_own_pool_size(t
     cfg = spec.trial_config(1, "", str(grow))
     assert (cfg.epochs.count, cfg.epochs.models) == (3, 7)
     assert spec.trial_config(1, "", "basic").epochs.count == 0
+
+
+def test_each_trial_records_into_its_own_ledger_unless_one_is_configured(tmp_path: Path) -> None:
+    spec, script, record, results = _setup(tmp_path, trials=1)
+    _runner(spec, script, record, results).run()
+    ledgers = {yaml.safe_load((results / "exp" / arm / "trial-1" / "config.yaml").read_text())["ledger"]["path"]
+               for arm in ("alpha", "beta")}
+    assert ledgers == {str((results / "exp" / arm / "trial-1" / "ledger.db").resolve()) for arm in ("alpha", "beta")}
+    shared = tmp_path / "shared.db"
+    spec2, script2, record2, results2 = _setup(tmp_path, trials=1, campaign={"ledger": {"path": str(shared)}})
+    _runner(spec2, script2, record2, tmp_path / "results2").run()
+    cfg = yaml.safe_load((tmp_path / "results2" / "exp" / "alpha" / "trial-1" / "config.yaml").read_text())
+    assert cfg["ledger"]["path"] == str(shared)
