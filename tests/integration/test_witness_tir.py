@@ -39,3 +39,22 @@ def test_force_narrow_index_leaves_the_reduction_iterator_int64() -> None:
     assert before.problem is None and before.mixed is None, before
     assert after.mixed == "block 'matmul': iterator v_k is int64, its domain int32, its binding int32", after
     assert "T.int64" not in after.script.split("T.sblock")[1].split("T.reads")[0]  # the printer hides it
+
+
+UNROLLED = '''
+@T.prim_func
+def main(a: T.handle, n: T.int32):
+    A = T.match_buffer(a, (64,), "float32")
+    for i in T.unroll(n):
+        A[i] = T.float32(1)
+    for j in T.unroll(4):
+        A[j] = T.float32(2)
+'''
+
+
+def test_an_unrolled_loop_over_a_nonconstant_extent_is_found_and_a_constant_one_is_not() -> None:
+    from seedzer.finding.tir.witness import unrolled_nonconstant
+    from seedzer.kernel.tir.lowering import parse_func
+
+    assert unrolled_nonconstant(parse_func(UNROLLED)) == "loop i is unrolled over the non-constant extent n"
+    assert unrolled_nonconstant(parse_func(UNROLLED.replace("T.unroll(n)", "T.serial(n)"))) is None

@@ -31,7 +31,7 @@ from seedzer.finding.component import component_of
 from seedzer.finding.fault import FaultRules
 from seedzer.finding.tir.context import TirContext, reproduces
 from seedzer.finding.tir.culprit import Culprit, variant
-from seedzer.finding.tir.witness import WitnessIR, forked_ir_before
+from seedzer.finding.tir.witness import MAKING_FAILED, WitnessIR, forked_ir_before
 from seedzer.finding.verdict import AtFault as Fault
 from seedzer.kernel.common import OPT, OPT_VS_REFERENCE, Observation, Symptom, label_parts
 from seedzer.kernel.messages import ir_names, normalize
@@ -181,15 +181,18 @@ def made_invalid(make_ir: Callable[[Case, int], WitnessIR], case: Case, culprit:
     culprit step's name (e.g. a fuzzed LoopPartition before the pipeline's own)."""
     names = {case.steps[i].name for i in culprit}
 
-    def typed(i: int) -> str | None:
+    def typed(i: int) -> str | None:  # an IR that could not be made (a step raised) fails no type check
         made = make_ir(case, i)
-        return made.problem if made.problem is not None and TYPE_CHECK in made.problem else None
+        problem = made.problem
+        return problem if problem is not None and TYPE_CHECK in problem and not problem.startswith(MAKING_FAILED) \
+            else None
 
     for index in culprit:
         before = make_ir(case, index)
         if before.problem is None and before.script:
-            after = make_ir(case, index + 1)
-            if after.problem is not None and any(word in after.problem for word in INVALID_IR):
+            after = make_ir(case, index + 1)  # not made: the step raised itself, its output is not the question
+            if after.problem is not None and not after.problem.startswith(MAKING_FAILED) and \
+                    any(word in after.problem for word in INVALID_IR):
                 return case.steps[index], after.problem
             continue
         problem = typed(index)
@@ -205,6 +208,58 @@ def made_invalid(make_ir: Callable[[Case, int], WitnessIR], case: Case, culprit:
                 low = middle
         return (case.steps[high - 1], problem) if case.steps[high - 1].name in names else None
     return None
+
+
+UNCHECKED: tuple[tuple[str, str], ...] = (
+    ("Cannot unroll non-constant loop", "unrolled loops have constant extents"),
+)
+"""Failures that report an invariant later passes rely on and TVM's verifier does not check, with the
+invariant (:attr:`WitnessIR.unchecked` says where an IR breaks it): the pass whose output first breaks it
+is at fault, not the one whose check fires (UnrollLoop reporting the ``T.unroll`` LoopPartition kept on
+the symbolic extents it made)."""
+
+
+def broke_unchecked(make_ir: Callable[[Case, int], WitnessIR], case: Case, failing: int) -> tuple[Step, str] | None:
+    """The step whose output first breaks the invariant :attr:`WitnessIR.unchecked` reports, when the IR
+    the failing step (index ``failing``) received breaks it and the input keeps it, with what is broken;
+    None otherwise. Found by binary search over the intermediate IRs (they need not parse back: the
+    invariant is read from the IR as made)."""
+
+    def broken(i: int) -> str | None:
+        return make_ir(case, i).unchecked
+
+    what = broken(failing)
+    if what is None or broken(0) is not None:
+        return None
+    low, high = 0, failing  # invariant: the IR after `high` steps breaks it, after `low` does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        found = broken(middle)
+        if found is not None:
+            high, what = middle, found
+        else:
+            low = middle
+    return case.steps[high - 1], what
+
+
+class BrokenInvariant:
+    """A failing step whose check reports an invariant the verifier does not check (:data:`UNCHECKED`),
+    on IR that breaks it: the pass that first broke it is at fault, the failing step only reports it."""
+
+    name = "unchecked-invariant"
+
+    def decide(self, fault: TirFault) -> Fault | None:
+        """The pass that broke the invariant, or None."""
+        failing = fault.failing
+        invariant = next((what for message, what in UNCHECKED if message in fault.got.message), None)
+        if invariant is None or failing is None or failing >= len(fault.case.steps):
+            return None
+        broken = broke_unchecked(fault.make_ir, fault.case, failing)
+        if broken is None or broken[0].name == fault.surfaced:
+            return None
+        step, what = broken
+        return Fault(step.name, f"{step.name} left {what}, but {invariant} ({fault.surfaced} only reports it; "
+                     "TVM's verifier does not check it)", fault.others(step.name) or (fault.surfaced,))
 
 
 @dataclass
@@ -403,8 +458,8 @@ class Enabling:
                      "result", fault.others(enabled.step.name))
 
 
-FAULT_RULES: FaultRules[TirFault] = FaultRules((IllformedOutput(), BrokenPostcondition(), MadeInvalid(),
-                                                SharedComponent(), Maker(), Enabling()))
+FAULT_RULES: FaultRules[TirFault] = FaultRules((IllformedOutput(), BrokenPostcondition(), BrokenInvariant(),
+                                                MadeInvalid(), SharedComponent(), Maker(), Enabling()))
 """The TIR kind's fault rules, in the order they decide (the first answer wins; none: the bisected culprit
 stands)."""
 

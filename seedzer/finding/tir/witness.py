@@ -40,6 +40,10 @@ DIVISION = re.compile(r"division|modulo", re.IGNORECASE)
 """Undefined behaviour that can make a compiler refuse the program (TVM's "Divide by zero" checks)."""
 
 
+MAKING_FAILED = "making it failed ("
+"""How a :class:`WitnessIR` that could not be made says so (a step before it raised, crashed or timed out)."""
+
+
 @dataclass(frozen=True)
 class WitnessIR:
     """The IR just before a step, printed as TVMScript (empty when it could not be made), or why it
@@ -50,6 +54,9 @@ class WitnessIR:
     mixed: str | None = None
     """An iterator of another index dtype than its domain or its binding (:func:`mixed_index_dtypes`): IR the
     verifier accepts and the printer hides (it prints the domain's dtype), set only when the IR could be made."""
+    unchecked: str | None = None
+    """An invariant later passes rely on that the verifier does not check, broken (:func:`unrolled_nonconstant`),
+    set only when the IR could be made."""
 
 
 @dataclass(frozen=True)
@@ -76,16 +83,17 @@ def ir_before(case: Case, index: int) -> WitnessIR:
     func = funcs[0]
     if func.attrs is not None and "target" in func.attrs:  # bound by the lowering; a user program has none
         func = func.without_attr("target")
-    script, mixed = script_of(func), mixed_index_dtypes(func)
+    script, mixed, unchecked = script_of(func), mixed_index_dtypes(func), unrolled_nonconstant(func)
     try:
         again = parse_func(script)
     except Exception as exc:  # TVMScript that does not parse back is not a program a user could write
         return WitnessIR(script, f"its TVMScript does not parse back ({type(exc).__name__}: "
-                                 f"{(str(exc).splitlines() or [''])[0][:200]})", mixed)
+                                 f"{(str(exc).splitlines() or [''])[0][:200]})", mixed, unchecked)
     error = well_formed_error(tvm.IRModule({"main": again}))
     if error is not None:
-        return WitnessIR(script, f"it is not well-formed ({(error.splitlines() or [''])[0][:200]})", mixed)
-    return WitnessIR(script, mixed=mixed)
+        return WitnessIR(script, f"it is not well-formed ({(error.splitlines() or [''])[0][:200]})", mixed,
+                         unchecked)
+    return WitnessIR(script, mixed=mixed, unchecked=unchecked)
 
 
 def mixed_index_dtypes(func: Any) -> str | None:
@@ -105,6 +113,24 @@ def mixed_index_dtypes(func: Any) -> str | None:
                              f"domain {dtypes[1]}, its binding {dtypes[2]}")
 
     tvm_ffi.structural_walk(func.body, (tvm.s_tir.SBlockRealize, visit))
+    return found[0] if found else None
+
+
+def unrolled_nonconstant(func: Any) -> str | None:
+    """The first loop of ``func`` that must be unrolled (``T.unroll``) over an extent that is no constant
+    (``loop i0_i is unrolled over 37 - T.max(i0_o * 5, 32)``), or None. The verifier accepts it, but
+    UnrollLoop cannot unroll it ("Cannot unroll non-constant loop"): a pass that rewrites a loop's extent
+    must drop the kind it can no longer honour. Runs TVM."""
+    import tvm
+    import tvm_ffi
+
+    found: list[str] = []
+
+    def visit(loop: Any) -> None:
+        if not found and loop.kind == tvm.tirx.ForKind.UNROLLED and not isinstance(loop.extent, tvm.tirx.IntImm):
+            found.append(f"loop {loop.loop_var.name} is unrolled over the non-constant extent {loop.extent}")
+
+    tvm_ffi.structural_walk(func.body, (tvm.tirx.For, visit))
     return found[0] if found else None
 
 
@@ -189,5 +215,5 @@ def forked_ir_before(program: Case, index: int, timeout: float) -> WitnessIR:
     if made.ok:
         value: WitnessIR = made.value
         return value
-    return WitnessIR("", f"making it failed ({made.describe()})")
+    return WitnessIR("", f"{MAKING_FAILED}{made.describe()})")
 

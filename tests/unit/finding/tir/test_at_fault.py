@@ -7,12 +7,13 @@ import dataclasses
 from seedzer.finding.tir.at_fault import (
     MINIMAL_FAILS,
     Localizer,
+    broke_unchecked,
     broken_postcondition,
     failing_index,
     from_ir,
     made_invalid,
 )
-from seedzer.finding.tir.witness import WitnessIR
+from seedzer.finding.tir.witness import MAKING_FAILED, WitnessIR
 from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
 from seedzer.kernel.messages import same_failure
 from seedzer.kernel.tir.case import FUZZED, Case, Step
@@ -200,3 +201,38 @@ def test_mixed_iterators_the_narrowing_pass_was_given_or_another_pass_made_decid
     assert broken_postcondition(_mixed_after("", already=True), steps, [1, 3]) is None  # type: ignore[arg-type]
     assert broken_postcondition(_mixed_after("tirx.A"), steps, [0, 3]) is None  # type: ignore[arg-type]
     assert broken_postcondition(_mixed_after(NARROW.name), steps, [3]) is None  # type: ignore[arg-type]
+
+
+PARTITION = Step("s_tir.LoopPartition", optional=True)
+UNROLL = Step("tirx.UnrollLoop")
+NONCONSTANT = "loop i0_i is unrolled over the non-constant extent 37 - T.max(i0_o * 5, 32)"
+
+
+def _unchecked_after(made_by: str, already: bool = False, raised_at: str = "") -> object:
+    """``make_ir`` of the toy whose IR has an unrolled loop over a non-constant extent once ``made_by`` ran
+    (or from the start); making the IR after ``raised_at`` fails as that step raises."""
+
+    def make_ir(case_: Case, index: int) -> WitnessIR:
+        applied = [s.name for s in case_.steps[:index]]
+        if raised_at and raised_at in applied:
+            return WitnessIR("", f"{MAKING_FAILED}StepFailure: exception at pass/{raised_at}: InternalError: "
+                                 "Check failed: value >= 0 (-1 vs. 0) : Cannot unroll non-constant loop)")
+        return WitnessIR(";".join(applied), unchecked=NONCONSTANT if already or made_by in applied else None)
+
+    return make_ir
+
+
+def test_the_pass_whose_output_first_has_an_unrolled_nonconstant_loop_broke_the_invariant() -> None:
+    steps = case(A, S, PARTITION, O, UNROLL)
+    found = broke_unchecked(_unchecked_after(PARTITION.name), steps, 4)  # type: ignore[arg-type]
+    assert found is not None and found[0] is PARTITION and found[1] == NONCONSTANT
+    assert broke_unchecked(_unchecked_after("", already=True), steps, 4) is None  # type: ignore[arg-type]
+    assert broke_unchecked(_unchecked_after("nothing"), steps, 4) is None  # type: ignore[arg-type]
+
+
+def test_a_step_that_raises_itself_did_not_make_invalid_ir() -> None:
+    steps = case(A, PARTITION, S, UNROLL)  # UnrollLoop's own check fires: making its output fails, no defect made
+    assert made_invalid(_unchecked_after("", raised_at=UNROLL.name), steps, [1, 3]) is None  # type: ignore[arg-type]
+    later = Step("s_tir.RenormalizeSplitPattern")  # a culprit step after the raising one: its input cannot be made
+    steps = case(A, PARTITION, S, UNROLL, later)
+    assert made_invalid(_unchecked_after("", raised_at=UNROLL.name), steps, [1, 3, 4]) is None  # type: ignore[arg-type]
