@@ -35,6 +35,11 @@ class SignatureKey:
         return hashlib.sha1("\x1f".join(parts).encode()).hexdigest()[:12]
 
 
+PRINTER_NOTE = re.compile(r"\s*# Metadata omitted\. Use show_meta=True in script\(\) method to show it\.")
+"""The line TVM's printer adds inside a printed expression that holds a constant (``R.split(metadata[..][0], ..)``):
+it says how the expression was printed, not what failed."""
+
+
 def _signal_name(signum: int | None) -> str:
     try:
         return signal.Signals(signum).name if signum else "signal"
@@ -46,11 +51,11 @@ def essence(observation: Observation, names: Iterable[str] = ()) -> str:
     """What identifies a symptom, independent of where it was reached: the normalized failing check
     (errors, ill-formed IR), the signal and top TVM frames (crashes), the phase that hung, or the
     two builds that disagree."""
-    symptom = observation.symptom
+    symptom, message = observation.symptom, PRINTER_NOTE.sub("", observation.message)
     if symptom is Symptom.EXCEPTION:
-        return normalize(observation.message, names)
+        return normalize(message, names)
     if symptom is Symptom.ILLFORMED:  # the verifier's first sentence; later ones add where it was defined
-        return normalize(observation.message, names).split(". ")[0].rstrip(".")
+        return normalize(message, names).split(". ")[0].rstrip(".")
     if symptom is Symptom.CRASH:
         frames = [ln.strip()[3:] for ln in observation.message.splitlines() if ln.strip().startswith("at ")][:3]
         return " / ".join([_signal_name(observation.signal), *frames])

@@ -447,6 +447,14 @@ def test_a_converter_tripping_on_a_value_another_converter_typed_wrongly_blames_
         fault.reached) and fault.essence == f"ill-typed output: {SEQUENCE_FOR_TENSOR}"
     context = _context(at, lambda p: at, got=at)  # no ill-typed input: the converter that raised is at fault
     assert Culprit().judge(context).culprit == ["relax.frontend.onnx.SequenceAt._impl_v11"]
+    negative = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "IndexError: Check failed: index >= 0 (-1 vs. 0) : "
+                           "Index out of bounds: Tuple R.split(lv5, indices_or_sections=1, axis=-3) cannot be "
+                           "accessed with negative index -1",
+                           frames=("SequenceAt._impl_v11 (tvm/relax/frontend/onnx/onnx_frontend.py:5783)",
+                                   "Expr.__getitem__ (tvm/ir/expr.py:57)"))
+    context = _context(negative, lambda p: negative, got=negative)  # a53 audit, 8e22f627fc92: SequenceAt's own defect
+    context.check_types = check
+    assert Culprit().judge(context).culprit == ["relax.frontend.onnx.SequenceAt._impl_v11"]
 
 
 def test_an_infinity_a_min_or_max_reduction_turns_into_the_largest_float_is_one_root_whichever_operator() -> None:
