@@ -278,7 +278,7 @@ def test_each_trial_records_into_its_own_ledger_unless_one_is_configured(tmp_pat
                for arm in ("alpha", "beta")}
     assert ledgers == {str((results / "exp" / arm / "trial-1" / "ledger.db").resolve()) for arm in ("alpha", "beta")}
     shared = tmp_path / "shared.db"
-    spec2, script2, record2, results2 = _setup(tmp_path, trials=1, campaign={"ledger": {"path": str(shared)}})
+    spec2, script2, record2, _ = _setup(tmp_path, trials=1, campaign={"ledger": {"path": str(shared)}})
     _runner(spec2, script2, record2, tmp_path / "results2").run()
     cfg = yaml.safe_load((tmp_path / "results2" / "exp" / "alpha" / "trial-1" / "config.yaml").read_text())
     assert cfg["ledger"]["path"] == str(shared)
