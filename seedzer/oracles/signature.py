@@ -16,7 +16,7 @@ import signal
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from seedzer.kernel.common import SPECIAL_VALUES, Observation, Symptom, label_parts
+from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, SPECIAL_VALUES, Observation, Symptom, label_parts
 from seedzer.kernel.messages import normalize
 
 
@@ -76,6 +76,9 @@ IR_CALL = re.compile(r"\b(?:R|T|I)\.[\w.]+\(")
 operands name the input's values."""
 IR_VALUE = re.compile(r"\b(expression|variable|var|value|tensor) [A-Za-z_]\w*")
 """A value of the IR named in a message (``expression lv has type``)."""
+EXTERNAL = (SPECIAL_VALUES, MODEL_VS_ONNXRUNTIME)
+"""The comparisons against an implementation outside TVM (onnxruntime, onnx.reference): a special value one of
+them does not have is TVM's, whatever made it."""
 VALUE_KINDS = {"nan positions": "nan", "inf positions": "inf"}
 """The kind of special value a difference is about (:func:`seedzer.kernel.comparison.compare`'s reasons)."""
 
@@ -102,11 +105,15 @@ def root_essence(observation: Observation, names: Iterable[str] = ()) -> str:
     """What a root keys on: the :func:`essence` without what varies with the input it was reached by (data
     types, so that a pair named in either order is one; shapes and index lists; printed IR expressions and
     the IR's value names), and for a wrong result on special values the kind of value it gets wrong (a lost
-    NaN and a wrong infinity are two defects)."""
+    NaN and a wrong infinity are two defects). A NaN or infinity where onnxruntime has none is keyed alike
+    whether special inputs brought it or an operator inside the model made it (a53 audit: ThresholdedRelu's
+    NaN reached through special inputs and through an inserted Asin was two roots)."""
     text = SHAPE.sub("SHAPE", DTYPE.sub("DT", without_ir(essence(observation, names))))
     diff = observation.difference
+    if diff is not None and observation.comparison in EXTERNAL and diff.reason in VALUE_KINDS:
+        return f"{SPECIAL_VALUES}:{VALUE_KINDS[diff.reason]}"
     if observation.comparison == SPECIAL_VALUES and diff is not None:
-        text += ":" + VALUE_KINDS.get(diff.reason, "value")
+        text += ":value"
     return text
 
 

@@ -18,9 +18,9 @@ from seedzer.finding.lowered_types import Retyped
 from seedzer.finding.onnx_types import IllTyped
 from seedzer.finding.operator_code import evidence, operator_code
 from seedzer.finding.verdict import AtFault
-from seedzer.kernel.common import SPECIAL_VALUES, Observation, Stage, Symptom
+from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.graph.case import MUTATION_PREFIX, RANDOM_INPUTS, WELL_FORMED, GraphPass, ModelMutation
-from seedzer.oracles.signature import VALUE_KINDS
+from seedzer.oracles.signature import EXTERNAL, VALUE_KINDS
 
 MUTATED_OPS = ("edge", "insert")
 """Model mutations that make one operator the test case is about: an insertion adds it, a spec-edge
@@ -165,7 +165,7 @@ class Operator:
         if operator is None:
             return AtFault(IMPORTER, "the import failed, and no one operator is named", context.reached,
                            shared=True) if observed.pass_name == "import" and not wrong else None
-        value = VALUE_KINDS.get(diff.reason) if diff is not None and observed.comparison == SPECIAL_VALUES else None
+        value = VALUE_KINDS.get(diff.reason) if diff is not None and observed.comparison in EXTERNAL else None
         code = operator_code(operator, value)
         if not wrong:
             return AtFault(code, f"{observed.pass_name or 'the build'} failed and no frame names the code; {operator} "

@@ -471,6 +471,25 @@ def test_an_infinity_a_min_or_max_reduction_turns_into_the_largest_float_is_one_
     assert verdicts[1].culprit == ["topi.reduction.min_max_identity"]
 
 
+def test_a_nan_from_special_inputs_and_one_an_operator_made_are_one_root() -> None:
+    """a53 audit: ThresholdedRelu gives NaN where onnxruntime gives 0, reached through special inputs (082ed671ecc8)
+    and through the NaN an inserted Asin made on random inputs (95f85ccb8b6a): one defect, one root."""
+    from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME
+
+    def nan(comparison: str) -> Observation:
+        diff = Difference(5, "nan positions", 2, 10, operator="ThresholdedRelu")
+        return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "expected 0, got nan", comparison=comparison,
+                           difference=diff)
+
+    special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
+    verdicts = [Culprit().judge(_context(nan(SPECIAL_VALUES), lambda p: nan(SPECIAL_VALUES), got=nan(SPECIAL_VALUES),
+                                         case=special)),
+                Culprit().judge(_context(nan(MODEL_VS_ONNXRUNTIME), lambda p: nan(MODEL_VS_ONNXRUNTIME),
+                                         got=nan(MODEL_VS_ONNXRUNTIME)))]
+    assert verdicts[0].root == verdicts[1].root
+    assert verdicts[0].culprit == ["relax.frontend.onnx.ThresholdedRelu"]
+
+
 def test_a_run_failure_of_one_inserted_operator_that_no_frame_names_is_that_operators() -> None:
     run = Observation(Symptom.EXCEPTION, Stage.RUN, "run", "RuntimeError: Check failed: input_shape.size() == size "
                       "(2 vs. 1) : ErrorContext(match_cast, ty=R.Tensor((inverse_0,), dtype='int64'))")
