@@ -27,7 +27,8 @@ compared with TVM's default pipeline (and onnxruntime).
    and the metamorphic oracle. On a difference, onnxruntime is asked: the relations must hold there
    (the mutant's outputs equal the seed's, else ``invalid``); when it agrees with the fuzzed build,
    the default pipeline is the wrong one (a load finding: ``invalid``); after a lossy pass, an output
-   ill-conditioned under a float16 ulp is ``invalid`` too (``ill_conditioned_for_lossy_pass``); else
+   ill-conditioned under float16 rounding is ``invalid`` too (``ill_conditioned_for_lossy_pass``, also for
+   special inputs); else
    the case is a ``mismatch`` (comparison ``mutant-vs-seed`` for a mutated model, ``opt-vs-reference`` otherwise).
    A spec-edge change makes a new model: its reference is onnxruntime on it (``model-vs-onnxruntime``);
    on a difference ONNX's own reference implementation (``onnx.reference``) breaks the tie on the
@@ -232,8 +233,8 @@ def _judge(case: GraphCase, models: tuple[onnx.ModelProto, onnx.ModelProto], fee
         return Observation(Symptom.INVALID, Stage.COMPARE, "compare", "the fuzzed build is nondeterministic")
     if not case.exact and ill_conditioned_for_lossy_pass(model, feeds, diff.output, actual, expected, limits):
         return Observation(Symptom.INVALID, Stage.COMPARE, "compare", "after a lossy pass the output is "
-                           "ill-conditioned there (inputs and constants moved by a float16 ulp move the ONNX reference "
-                           f"beyond the tolerance): {diff.describe()}")
+                           "ill-conditioned there (inputs and constants moved by a float16 ulp, intermediate values "
+                           f"rounded to float16, move the ONNX reference beyond the tolerance): {diff.describe()}")
     ort = trace.call("reference", onnxruntime_outputs, model, feeds, stage=Stage.COMPARE)
     if not isinstance(ort, Observation) and model is not seed:  # the relations must hold on onnxruntime
         unsound = compare(onnxruntime_outputs(seed, feeds), ort, limits)
@@ -371,8 +372,12 @@ def _run_case(case: GraphCase, models: tuple[onnx.ModelProto, onnx.ModelProto], 
     if isinstance(actual, Observation):
         return actual
     if case.input_mode == SPECIAL_INPUTS:
-        return judge_special(model, fed, actual, lambda: run(executable, specs, fed), tolerances(case), trace,
-                             tvm_outputs=lambda probe: run(build(import_model(probe, specs), case.target), specs, fed))
+        limits = tolerances(case)
+        lossy = None if case.exact else \
+            (lambda index, got, spec: ill_conditioned_for_lossy_pass(model, fed, index, got, spec, limits))
+        return judge_special(model, fed, actual, lambda: run(executable, specs, fed), limits, trace,
+                             tvm_outputs=lambda probe: run(build(import_model(probe, specs), case.target), specs, fed),
+                             lossy=lossy)
     if case.differential:
         return _judge_differential(case, model, feeds, executable, actual, trace, specs, known)
     reference_key = f"{seed_key}/{case.input_seed}/{json.dumps(case.target, sort_keys=True)}"

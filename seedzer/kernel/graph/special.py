@@ -72,11 +72,14 @@ def _engine(step: str, fn: Callable[..., Any], model: onnx.ModelProto, feeds: di
 def judge_special(model: onnx.ModelProto, feeds: dict[str, np.ndarray], actual: list[np.ndarray],
                   rerun: Callable[[], list[np.ndarray]], limits: dict[str, Any], trace: Any,
                   engines: tuple[Callable[..., Any], Callable[..., Any]] = (onnxruntime_outputs, reference_run),
-                  tvm_outputs: TvmOutputs | None = None) -> Observation:
+                  tvm_outputs: TvmOutputs | None = None,
+                  lossy: Callable[[int, list[np.ndarray], list[np.ndarray]], bool] | None = None) -> Observation:
     """TVM's ``actual`` outputs on special inputs, judged by the specification (see the module
     docstring); ``rerun`` runs TVM's build again (a nondeterministic build is not judged); ``engines``
     are onnxruntime's and the reference's runs; ``tvm_outputs`` builds and runs a model with TVM on the
-    same inputs (to name the operator at fault, :func:`locate_operator`)."""
+    same inputs (to name the operator at fault, :func:`locate_operator`); ``lossy(index, actual, spec)``,
+    given when a lossy pass ran, says whether output ``index`` is ill-conditioned under its precision loss
+    (then it is not judged: ``ill_conditioned_for_lossy_pass``)."""
 
     def invalid(why: str) -> Observation:
         return Observation(Symptom.INVALID, Stage.COMPARE, "compare", f"special values: {why}")
@@ -102,7 +105,7 @@ def judge_special(model: onnx.ModelProto, feeds: dict[str, np.ndarray], actual: 
                        f"{ort.message.splitlines()[0][:200]}")
     locate = (lambda output, reason: locate_operator(model, feeds, limits, tvm_outputs, output, reason)) \
         if tvm_outputs is not None else None
-    return _judge_outputs(model, spec, ort, actual, rerun, limits, invalid, locate)
+    return _judge_outputs(model, spec, ort, actual, rerun, limits, invalid, locate, lossy)
 
 
 def _unjudged(model: onnx.ModelProto, index: int, spec: list[np.ndarray], ort: list[np.ndarray],
@@ -117,8 +120,8 @@ def _unjudged(model: onnx.ModelProto, index: int, spec: list[np.ndarray], ort: l
 
 def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.ndarray], actual: list[np.ndarray],
                    rerun: Callable[[], list[np.ndarray]], limits: dict[str, Any],
-                   invalid: Callable[[str], Observation], locate: Callable[[str, str], str | None] | None = None
-                   ) -> Observation:
+                   invalid: Callable[[str], Observation], locate: Callable[[str, str], str | None] | None = None,
+                   lossy: Callable[[int, list[np.ndarray], list[np.ndarray]], bool] | None = None) -> Observation:
     """Output by output: TVM against the specification where both engines agree on that output and
     nothing it depends on is undefined on special values (one output the engines disagree on, or an
     undefined operator on a side branch, leaves the others judged)."""
@@ -133,6 +136,11 @@ def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.
             continue
         if _differ(actual, rerun(), {}) is not None:
             return invalid("the TVM build is nondeterministic")
+        if lossy is not None and lossy(index, actual, spec):
+            reasons.append(f"after a lossy pass output {index} is ill-conditioned there (inputs and constants moved "
+                           "by a float16 ulp, intermediate values rounded to float16, move the ONNX reference beyond "
+                           "the tolerance): not judged")
+            continue
         name = model.graph.output[index].name
         producer = next((n.op_type for n in model.graph.node if name in n.output), None)
         operator = (locate(name, diff.reason) if locate is not None else None) or producer

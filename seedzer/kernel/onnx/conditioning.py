@@ -56,6 +56,33 @@ def moved_constants(model: onnx.ModelProto, sign: int, relative: float) -> onnx.
     return moved
 
 
+def rounded_to_half(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` with every float32 tensor a node of its main graph makes rounded to float16 and back (a
+    ``Cast`` pair after the node): what a lossy pass computing in float16 does to intermediate values (a
+    sum of 4.50149 held as 4.5 rounds to 4, not 5). ``model`` unchanged when shape inference cannot type it."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # shape inference raises several types
+        return model
+    infos = [*inferred.graph.value_info, *inferred.graph.output]
+    floats = {vi.name for vi in infos if vi.type.tensor_type.elem_type == onnx.TensorProto.FLOAT}
+    rounded = onnx.ModelProto()
+    rounded.CopyFrom(model)
+    nodes: list[onnx.NodeProto] = []
+    for node in rounded.graph.node:
+        casts = []
+        for i, name in enumerate(node.output):
+            if name in floats:
+                node.output[i] = f"{name}__full"
+                half = onnx.TensorProto.FLOAT16
+                casts += [onnx.helper.make_node("Cast", [f"{name}__full"], [f"{name}__half"], to=half),
+                          onnx.helper.make_node("Cast", [f"{name}__half"], [name], to=onnx.TensorProto.FLOAT)]
+        nodes += [node, *casts]
+    del rounded.graph.node[:]
+    rounded.graph.node.extend(nodes)
+    return rounded
+
+
 def ill_conditioned(moved_output: Callable[[int], Any], spec: Any, actual: Any, expected: Any,
                     limits: dict[str, tuple[float, float]]) -> bool:
     """Whether ``spec`` (one output of the reference) moves beyond the tolerance, when what it is computed

@@ -48,6 +48,7 @@ from seedzer.kernel.onnx.conditioning import (
     ill_conditioned,
     moved_constants,
     moved_inputs,
+    rounded_to_half,
 )
 from seedzer.kernel.onnx.inputs import UnsupportedInput, check_input_types
 from seedzer.kernel.onnx.runtime import onnxruntime_outputs
@@ -223,8 +224,9 @@ def ill_conditioned_for_lossy_pass(model: onnx.ModelProto, feeds: dict[str, np.n
                                    limits: dict[str, Any]) -> bool:
     """After a lossy pass (``ToMixedPrecision`` rounds inputs and constants to float16), whether output
     ``index``, where the fuzzed build's ``actual`` and the default pipeline's ``expected`` differ, is
-    ill-conditioned: inputs and constants moved by a float16 ulp (:data:`LOSSY_PERTURBATION`) move
-    ``onnx.reference``'s output beyond the tolerance there (``Round`` of a constant near a ``.5`` tie).
+    ill-conditioned: inputs and constants moved by a float16 ulp (:data:`LOSSY_PERTURBATION`), and every
+    intermediate value rounded to float16 (:func:`rounded_to_half`), move ``onnx.reference``'s output beyond
+    the tolerance there (``Round`` of a constant near a ``.5`` tie, or of a sum float16 holds as one).
     False when the reference cannot compute it."""
     if not (0 <= index < min(len(model.graph.output), len(actual), len(expected))):
         return False
@@ -233,9 +235,11 @@ def ill_conditioned_for_lossy_pass(model: onnx.ModelProto, feeds: dict[str, np.n
         spec = onnx_reference_outputs(alone, feeds)[0]
     except Exception:  # the reference implementation raises many types
         return False
-    return ill_conditioned(lambda sign: onnx_reference_outputs(moved_constants(alone, sign, LOSSY_PERTURBATION),
-                                                               moved_inputs(feeds, sign, LOSSY_PERTURBATION))[0],
-                           spec, actual[index], expected[index], limits)
+    def moved(sign: int) -> Any:
+        return onnx_reference_outputs(rounded_to_half(moved_constants(alone, sign, LOSSY_PERTURBATION)),
+                                      moved_inputs(feeds, sign, LOSSY_PERTURBATION))[0]
+
+    return ill_conditioned(moved, spec, actual[index], expected[index], limits)
 
 
 def reference_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray], stored: dict[str, np.ndarray] | None = None

@@ -45,6 +45,23 @@ def test_tvm_agreeing_with_the_engines_is_ok_and_disagreeing_is_a_special_values
     assert "nan positions" in got.message and "agree with each other, not with TVM" in got.message
 
 
+def test_after_a_lossy_pass_an_ill_conditioned_output_on_special_inputs_is_not_judged() -> None:
+    """a53 audit (04cd4a218a2b): special inputs through ToMixedPrecision; Round at a tie float16 holds is the
+    pass's expected loss, not a bug. The callback decides; without it the same output is a mismatch."""
+    model = _model("Round")
+    feeds = {"x": np.array([np.nan, np.inf, -np.inf, 4.50149, 1.0, -2.0], np.float32)}
+    actual = np.array([np.nan, np.inf, -np.inf, 4.0, 1.0, -2.0], np.float32)  # 4.50149 held as 4.5
+    asked: list[int] = []
+
+    def lossy(index: int, got: list[np.ndarray], spec: list[np.ndarray]) -> bool:
+        asked.append(index)
+        return True
+
+    judged = _judge(model, feeds, [actual], lossy=lossy)
+    assert judged.symptom is Symptom.INVALID and "lossy pass" in judged.message and asked == [0]
+    assert _judge(model, feeds, [actual]).symptom is Symptom.MISMATCH
+
+
 def test_a_signed_zero_counts_where_both_engines_agree_on_it() -> None:
     model, feeds = _model("Neg"), {"x": np.array([0.0, -0.0], np.float32)}
     model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 2

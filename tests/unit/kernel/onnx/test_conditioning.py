@@ -16,6 +16,7 @@ from seedzer.kernel.onnx.conditioning import (
     ill_conditioned,
     moved_constants,
     moved_inputs,
+    rounded_to_half,
 )
 from seedzer.kernel.onnx.model import TOLERANCES, ill_conditioned_for_lossy_pass, onnx_reference_verdict
 
@@ -112,3 +113,26 @@ def test_after_a_lossy_pass_a_round_of_a_constant_near_a_tie_is_ill_conditioned(
     assert not ill_conditioned_for_lossy_pass(added, feeds, 0, [np.array([5.5], np.float32)],
                                               [np.array([6.5001], np.float32)], TOLERANCES)
     assert not ill_conditioned_for_lossy_pass(model, feeds, 3, six, seven, TOLERANCES)  # no such output
+
+
+def test_after_a_lossy_pass_a_round_of_a_sum_float16_holds_at_a_tie_is_ill_conditioned() -> None:
+    """The a53 audit (04cd4a218a2b): ToMixedPrecision holds x*w + b = 4.50149 as the float16 4.5, and Round
+    gives 4 where onnxruntime gives 5; moving inputs and constants by a float16 ulp does not show it."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
+    graph = helper.make_graph([helper.make_node("Mul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["s"]),
+                               helper.make_node("Round", ["s"], ["y"])], "g", [x], [y],
+                              [helper.make_tensor("w", TensorProto.FLOAT, [1], [4.0]),
+                               helper.make_tensor("b", TensorProto.FLOAT, [1], [0.50149])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    feeds = {"x": np.ones(1, np.float32)}
+    five, four = [np.array([5.0], np.float32)], [np.array([4.0], np.float32)]
+    assert ill_conditioned_for_lossy_pass(model, feeds, 0, four, five, TOLERANCES)
+    rounded = rounded_to_half(model)
+    assert [n.op_type for n in rounded.graph.node] == ["Mul", "Cast", "Cast", "Add", "Cast", "Cast", "Round", "Cast",
+                                                       "Cast"]
+    assert [n.op_type for n in model.graph.node] == ["Mul", "Add", "Round"]  # the original untouched
+    far = onnx.ModelProto()
+    far.CopyFrom(model)
+    far.graph.initializer[1].CopyFrom(helper.make_tensor("b", TensorProto.FLOAT, [1], [0.3]))  # 4.3: far from a tie
+    assert not ill_conditioned_for_lossy_pass(far, feeds, 0, five, four, TOLERANCES)
