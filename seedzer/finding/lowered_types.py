@@ -65,7 +65,7 @@ def _changed(a: Any, b: Any) -> str | None:
     return "shape" if str(a.shape) != str(b.shape) else None
 
 
-def _alone(call: Any, declared: Any) -> Any:
+def call_alone(call: Any, declared: Any) -> Any:
     """A module whose ``main`` is ``call`` alone (of type ``declared``), each Relax variable it reads a parameter of
     that type."""
     import tvm
@@ -123,7 +123,7 @@ def _first_retyped(bindings: list[Any]) -> tuple[str, str, Any, Any, str] | None
                 or not isinstance(declared, relax.TensorType):
             continue
         try:
-            lowered = relax.transform.LegalizeOps()(_alone(value, declared))["main"].ret_ty
+            lowered = relax.transform.LegalizeOps()(call_alone(value, declared))["main"].ret_ty
         except Exception:  # TVM raises many types: a legalization that fails alone decides nothing here
             continue
         what = _changed(declared, lowered)

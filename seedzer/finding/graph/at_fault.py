@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from seedzer.finding.component import IMPORTER
+from seedzer.finding.component import IMPORTER, legalization
 from seedzer.finding.fault import FaultRules, IllTypedInputRule, RetypedByLoweringRule, SharedComponentRule
 from seedzer.finding.graph.layout_rule import CONVERT_LAYOUT, LayoutCulprit
 from seedzer.finding.lowered_types import Retyped
 from seedzer.finding.onnx_types import IllTyped
 from seedzer.finding.operator_code import evidence, operator_code
+from seedzer.finding.unbuildable import Unbuildable
 from seedzer.finding.verdict import AtFault
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.graph.case import MUTATION_PREFIX, RANDOM_INPUTS, WELL_FORMED, GraphPass, ModelMutation
@@ -64,6 +65,9 @@ class GraphFault:
     check_lowering: Callable[[str | int], Retyped | None] = lambda output: None
     """The check of a graph output's lowering (:func:`seedzer.finding.lowered_types.retyped_output` on the minimal
     case's model, in a forked child; none by default)."""
+    locate_build: Callable[[], Unbuildable | None] = lambda: None
+    """The operator whose call alone fails the build the same way (:func:`seedzer.finding.unbuildable.
+    unbuildable_operator` on the minimal case's model, in a forked child; none by default)."""
 
     def ill_typed(self, operator: str) -> IllTyped | None:
         """The first input of a node of op type ``operator`` its producer's converter typed wrongly, or None."""
@@ -145,6 +149,29 @@ class LastPass:
                        "needs it", context.without(passes[-1]))
 
 
+class UnbuildableLowering:
+    """A build failure that no frame names (the code generator rejecting TIR that an operator's legalization made,
+    long after it ran) and no Relax pass needs: the legalization of the first Relax operator whose call alone fails
+    the build the same way (:mod:`seedzer.finding.unbuildable`: ``R.scatter_nd`` of bool with ``reduction="mul"``,
+    TOPI multiplying bools that LLVM's code generator has no case for), keyed by that operator; the
+    converter only emitted a well-typed call."""
+
+    name = "unbuildable-lowering"
+
+    def decide(self, context: GraphFault) -> AtFault | None:
+        """The operator's legalization, or None (not a build failure, or no call alone fails so)."""
+        observed = context.observation
+        if observed.stage is not Stage.BUILD or observed.symptom is not Symptom.EXCEPTION or context.passes:
+            return None
+        found = context.locate_build()
+        code = legalization(found.op) if found is not None else None
+        if found is None or code is None:
+            return None
+        return AtFault(code, f"{found.op} alone ({found.value}), legalized by {code}, fails the build the same way: "
+                       f"{found.message[:200]}", context.without(code), shared=True,
+                       essence=f"lowering does not build: {found.op}")
+
+
 class Operator:
     """A wrong result that needs no Relax pass, or a failure of the import, the build or the run that no frame
     names: the code implementing the operator at fault (the kernel locates the first node TVM computes
@@ -190,5 +217,5 @@ class SurfacedStep:
 
 FAULT_RULES: FaultRules[GraphFault] = FaultRules(
     (IllTypedInputRule[GraphFault](), SharedComponentRule[GraphFault](), LayoutRule(), FailingStep(), LastPass(),
-     RetypedByLoweringRule[GraphFault](), Operator(), SurfacedStep()))
+     RetypedByLoweringRule[GraphFault](), UnbuildableLowering(), Operator(), SurfacedStep()))
 """The graph kind's fault rules, in the order they decide (the first answer wins)."""

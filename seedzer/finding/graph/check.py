@@ -17,6 +17,7 @@ from seedzer.execute.memory import limit_address_space
 from seedzer.finding.forked_check import observe_isolated, silence
 from seedzer.finding.lowered_types import Retyped
 from seedzer.finding.onnx_types import CHECK_SECONDS, IllTyped
+from seedzer.finding.unbuildable import Unbuildable
 from seedzer.kernel.common import Observation, Stage
 from seedzer.kernel.graph.case import GraphCase
 
@@ -101,3 +102,19 @@ def retyped_forked(case: GraphCase, output: str | int) -> Retyped | None:
     a timeout or an error: None, nothing decided)."""
     got = call_forked(_retyped, case, output, timeout=CHECK_SECONDS)
     return got.value if got.ok and isinstance(got.value, Retyped) else None
+
+
+def _unbuildable(case: GraphCase, message: str) -> object:
+    """The child: the model ``case`` runs (its mutations applied), each operator call built alone."""
+    silence()
+    from seedzer.finding.unbuildable import unbuildable_operator
+    from seedzer.kernel.messages import normalize
+
+    return unbuildable_operator(case_model(case), case.target, normalize(message))
+
+
+def unbuildable_forked(case: GraphCase, observed: Observation) -> Unbuildable | None:
+    """:func:`seedzer.finding.unbuildable.unbuildable_operator` of the model ``case`` runs, for the build failure
+    ``observed``, in a forked child (a crash, a timeout or an error: None, nothing decided)."""
+    got = call_forked(_unbuildable, case, observed.message, timeout=CHECK_SECONDS)
+    return got.value if got.ok and isinstance(got.value, Unbuildable) else None

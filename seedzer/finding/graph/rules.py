@@ -20,13 +20,14 @@ from seedzer.finding.ddmin import ddmin
 from seedzer.finding.gate import GateSettings, undefined_refusal
 from seedzer.finding.gate import InvalidInput as HouseInvalidInput
 from seedzer.finding.graph.at_fault import FAULT_RULES, GraphFault, failing_pass
-from seedzer.finding.graph.check import ill_typed_forked, matches, observe_forked, retyped_forked
+from seedzer.finding.graph.check import ill_typed_forked, matches, observe_forked, retyped_forked, unbuildable_forked
 from seedzer.finding.graph.folder import KIND_NAME, stored, to_specs
 from seedzer.finding.graph.layout_rule import LayoutCulprit, locate_forked
 from seedzer.finding.graph.unlowered import UNLOWERED, unlowered_on_purpose
 from seedzer.finding.lowered_types import Retyped
 from seedzer.finding.meta import BUG, NOT_A_BUG
 from seedzer.finding.onnx_types import IllTyped
+from seedzer.finding.unbuildable import Unbuildable
 from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, Verdict
 from seedzer.kernel.common import IMPORTER_LIMIT, IMPORTER_LIMITS, Observation, Symptom
 from seedzer.kernel.graph.case import MUTATION_PREFIX, RANDOM_INPUTS, GraphCase
@@ -113,6 +114,7 @@ class GraphContext:
     check_types: Callable[[GraphCase, str], IllTyped | None] = ill_typed_forked
     locate_layout: Callable[[GraphCase, Observation, float], LayoutCulprit | None] = locate_forked
     check_lowering: Callable[[GraphCase, str | int], Retyped | None] = retyped_forked
+    locate_build: Callable[[GraphCase, Observation], Unbuildable | None] = unbuildable_forked
     got: Observation | None = None
     parent: Observation | None = None
     tests: int = 0
@@ -260,7 +262,8 @@ class Culprit:
         fault_context = GraphFault(observed, minimal, case.model_mutations, case.input_mode,
                                    lambda operator: context.check_types(fault_case, operator),
                                    locate_layout=lambda: context.locate_layout(fault_case, observed, context.timeout),
-                                   check_lowering=lambda output: context.check_lowering(fault_case, output))
+                                   check_lowering=lambda output: context.check_lowering(fault_case, output),
+                                   locate_build=lambda: context.locate_build(fault_case, observed))
         shared = component_of(observed) is not None  # a shared TVM component at fault outranks the steps
         if failing_pass(observed) is None and not passes and minimal and not shared:
             return context.verdict(NOT_A_BUG, f"{INVALID}: {SEEDZER_STEP} is the only culprit (the minimal sequence "

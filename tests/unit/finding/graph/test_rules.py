@@ -72,7 +72,7 @@ def _context(expected: Observation, decide: Callable[[tuple[GraphPass, ...]], Ob
     return GraphContext("0123456789ab", case, expected, 5.0, GateSettings(max_tests=40, max_seconds=60.0),
                         observe=Runs(decide), match=_same, contracts=contracts, got=got,
                         check_types=lambda case, operator: None, locate_layout=lambda case, observed, timeout: None,
-                        check_lowering=lambda case, output: None)
+                        check_lowering=lambda case, output: None, locate_build=lambda case, observed: None)
 
 
 def test_the_module_docstring_lists_the_rules_in_order() -> None:
@@ -552,6 +552,37 @@ def test_an_output_the_importer_typed_right_and_legalization_retyped_is_that_leg
     fault = verdict.at_fault
     assert fault is not None and fault.rule == "lowering-retyped" and fault.reached == ("edge:Cast",)
     assert fault.essence == "lowering retypes: dtype" and "relax.mean" in fault.evidence
+
+
+def test_a_build_failure_no_frame_names_is_the_lowering_of_the_operator_whose_call_alone_fails_so() -> None:
+    """a53 audit (713d49e9a96f): ScatterND of bool with reduction mul; LLVM's CreateMul rejects the bool product
+    TOPI's scatter_nd made. The converter emitted a well-typed R.scatter_nd; scatter_nd's legalization is at fault.
+    Without a located call (or with a Relax pass in the case) the operator rule decides as before."""
+    from seedzer.finding.unbuildable import Unbuildable
+
+    build = Observation(Symptom.EXCEPTION, Stage.BUILD, "build", "InternalError: Check failed: "
+                        "(t.MatchesCode(DLDataTypeCode::kDLFloat)) is false: ",
+                        frames=("llvm::Value* tvm::codegen::CodeGenLLVM::CreateMul(tvm::PrimType, llvm::Value*, "
+                                "llvm::Value*) (src/target/llvm/codegen_llvm.cc:1616)",))
+    case = GraphCase(CASE.specs, (), model="AAAA", model_mutations=(
+        ModelMutation("insert", "t", params={"op": "ScatterND", "nodes": []}),))
+    asked: list[str] = []
+
+    def locate(case: GraphCase, observed: Observation) -> Unbuildable:
+        asked.append(observed.message)
+        return Unbuildable("relax.scatter_nd", "lv17", build.message)
+
+    context = _context(build, lambda p: build, got=build, case=case)
+    context.observe = lambda candidate, timeout: build if candidate.model_mutations else Observation.ok()
+    context.locate_build = locate
+    verdict = Culprit().judge(context)
+    assert asked == [build.message] and verdict.culprit == ["legalize.manipulate"]
+    fault = verdict.at_fault
+    assert fault is not None and fault.rule == "unbuildable-lowering" and fault.reached == ("insert:ScatterND",)
+    assert fault.essence == "lowering does not build: relax.scatter_nd"
+    context = _context(build, lambda p: build, got=build, case=case)
+    context.observe = lambda candidate, timeout: build if candidate.model_mutations else Observation.ok()
+    assert Culprit().judge(context).culprit == ["relax.frontend.onnx.ScatterND"]
 
 
 def test_an_output_the_importer_typed_wrongly_is_left_to_the_operator_rule() -> None:
