@@ -171,6 +171,21 @@ def verified_input(case: Case, index: int) -> bool:
     return start is not None and start < index
 
 
+def first_broken(problem: Callable[[int], str | None], high: int, found: str) -> tuple[int, str]:
+    """The fewest steps after which the IR has a problem (``problem(i)``: the IR after ``i`` steps, None when
+    it has none), by binary search between the input (none) and ``high`` steps (``found``), with that problem:
+    a defect made stays in every later IR up to ``high``."""
+    low = 0
+    while high - low > 1:
+        middle = (low + high) // 2
+        seen = problem(middle)
+        if seen is not None:
+            high, found = middle, seen
+        else:
+            low = middle
+    return high, found
+
+
 def made_invalid(make_ir: Callable[[Case, int], WitnessIR], case: Case, culprit: list[int]) -> tuple[Step, str] | None:
     """The step that made IR with a defect its input did not have, when it is a culprit step
     (``culprit``: the culprit's step indices, in order), with what is wrong with its output; None when
@@ -198,14 +213,7 @@ def made_invalid(make_ir: Callable[[Case, int], WitnessIR], case: Case, culprit:
         problem = typed(index)
         if problem is None or typed(0) is not None:
             continue
-        low, high = 0, index  # invariant: the IR after `high` steps fails the type check, after `low` does not
-        while high - low > 1:
-            middle = (low + high) // 2
-            found = typed(middle)
-            if found is not None:
-                high, problem = middle, found
-            else:
-                low = middle
+        high, problem = first_broken(typed, index, problem)
         return (case.steps[high - 1], problem) if case.steps[high - 1].name in names else None
     return None
 
@@ -231,14 +239,7 @@ def broke_unchecked(make_ir: Callable[[Case, int], WitnessIR], case: Case, faili
     what = broken(failing)
     if what is None or broken(0) is not None:
         return None
-    low, high = 0, failing  # invariant: the IR after `high` steps breaks it, after `low` does not
-    while high - low > 1:
-        middle = (low + high) // 2
-        found = broken(middle)
-        if found is not None:
-            high, what = middle, found
-        else:
-            low = middle
+    high, what = first_broken(broken, failing, what)
     return case.steps[high - 1], what
 
 
