@@ -160,20 +160,21 @@ def _fuzz(pool: Path, out: Path, cfg: Config, resume: bool, monitor: str, ray: s
 
         check_epoch_pool(pool)
     check_campaign_state(pool, out, resume)
+    if ray is not None:  # imported before the lock: from the lock on, a SIGTERM must find the handler armed
+        from seedzer.execute.ray_cluster import described, disconnect, signals_interrupt
     with DirLock(out, what="campaign"):
-        check_campaign_state(pool, out, resume)  # again: another process may have been quicker
         if ray is None:
+            check_campaign_state(pool, out, resume)  # again: another process may have been quicker
             from seedzer.campaign.loop import Campaign
 
             campaign = Campaign(out, pool, cfg, resume=resume, monitor=_monitor(monitor), ledger_source=recorded_as)
             campaign.run()
         else:
-            from seedzer.execute.ray_cluster import described, disconnect, signals_interrupt
-
             try:
                 # from the lock on: the imports and the join take seconds, and a SIGTERM then must still
                 # end the campaign with one line and free its lock (the join re-arms the same handler)
                 with signals_interrupt(f"--ray {described(None if ray == LOCAL_RAY else ray)}"):
+                    check_campaign_state(pool, out, resume)  # again: another process may have been quicker
                     from seedzer.campaign.loop import Campaign
 
                     executor = _ray_executor(ray, pool, cfg.fuzz.jobs)
