@@ -10,7 +10,7 @@ or edited), the code at fault is the code that implements that operator's semant
   operator's meaning whatever lowers it later;
 - for the values a lowering shared by several operators decides (:data:`SHARED_LOWERINGS`), that
   lowering: one defect reached through several operators is one root (the NaN that ``T.max``/``T.min``
-  lose in LLVM code generation, whether Relu, Clip, Max, Min, ReduceMax or ReduceMin computed it).
+  lose in LLVM code generation, whether Relu, Clip, Max, Min, ReduceMax, ReduceMin or MaxPool computed it).
 
 The key adds the kind of value the result gets wrong (:func:`seedzer.oracles.signature.root_essence`):
 a lost NaN and a wrong infinity of one operator are two roots.
@@ -38,15 +38,17 @@ class SharedLowering:
 
 SHARED_LOWERINGS: tuple[SharedLowering, ...] = (
     SharedLowering(
-        "codegen.llvm.max_min", frozenset({"Relu", "Clip", "HardSigmoid", "Max", "Min", "ReduceMax", "ReduceMin"}),
+        "codegen.llvm.max_min", frozenset({"Relu", "Clip", "HardSigmoid", "Max", "Min", "ReduceMax", "ReduceMin",
+                                           "MaxPool", "GlobalMaxPool"}),
         frozenset({"nan"}),
         "each lowers to tirx Max/Min (relu = max(x, 0), clip = min(max(x, lo), hi), hardsigmoid a clip, the "
-        "reductions' combiner); "
+        "reductions' and the max pools' combiner: topi pool's tvm::max); "
         "LLVM code generation emits them as an ordered compare and select, which returns the other operand "
         "when the first is NaN",
         "apache/tvm#19579 (maximum/minimum/relu/clip do not propagate NaN); the audit of seedzer-paper "
         "(docs/results/seedzer-paper-audit.md: ReduceMin and ReduceMax lose NaN the same way); HardSigmoid(NaN) "
-        "is 1 on 0.27.0.post1 (apache/tvm#17999)"),
+        "is 1 on 0.27.0.post1 (apache/tvm#17999); the A/B audit of issue 57 (1159b581edb1: MaxPool over a window of "
+        "+inf and NaN gives the max of the elements after the last NaN, CodeGenLLVM's Max a select)"),
     SharedLowering(
         "topi.reduction.min_max_identity", frozenset({"ReduceMax", "ReduceMin", "Max", "Min"}), frozenset({"inf"}),
         "TOPI's min and max reductions start from the dtype's largest (smallest) finite value, not from "
