@@ -107,12 +107,6 @@ class Typing(Reaching, Protocol):
 T = TypeVar("T", bound=Typing)
 
 
-UNTYPED_FAILURES = ("with negative index",)
-"""Failures a converter raises whatever its input's type: it reads an index it does not normalise (SequenceAt's
-``position = -1`` raises "cannot be accessed with negative index -1" on a tuple as on a tensor), so an ill-typed
-input only accompanies them and the converter that raised is at fault (a53 audit, root 8e22f627fc92)."""
-
-
 class IllTypedInputRule(Generic[T]):
     """An import failure in a converter whose input another converter made with a type ONNX's type inference
     does not give it (a tensor for a sequence, another element type or rank): that other converter, keyed by
@@ -126,8 +120,6 @@ class IllTypedInputRule(Generic[T]):
         observed = context.observation
         component = component_of(observed)
         if observed.pass_name != "import" or component is None or not component.name.startswith(IMPORTER + "."):
-            return None
-        if any(failure in observed.message for failure in UNTYPED_FAILURES):
             return None
         operator = component.name.removeprefix(IMPORTER + ".").split(".")[0]
         found = context.ill_typed(operator)
