@@ -126,6 +126,8 @@ def raw_key(kind: str, observation: Observation, names: Iterable[str] = (),
     return SignatureKey(kind, observation.symptom.value, where, essence(observation, names))
 
 
+CONVERTER_VERSION = re.compile(r"\._impl_v\d+$")
+"""The version suffix of an ONNX converter's method (``relax.frontend.onnx.ReduceL2._impl_v18``)."""
 SHARED = "component"
 """What a root in a shared component hashes as its kind: one bug, whichever kind of finding reached it."""
 
@@ -136,8 +138,11 @@ def component_key(observation: Observation, component: str, names: Iterable[str]
     generation, a TOPI operator...): the component and the essence of the symptom, whatever pass or
     kind of test case reached it, so one defect reached by several passes is one finding. ``keyed_on``
     replaces the essence when the code at fault's defect is not what the failure says (a converter whose
-    ill-typed output another converter tripped on)."""
-    return SignatureKey(SHARED, observation.symptom.value, (component,), keyed_on or root_essence(observation, names))
+    ill-typed output another converter tripped on). A converter is keyed by its operator, not its version
+    (:data:`CONVERTER_VERSION`): two versions failing the same way are one defect copied (the A/B audit of
+    issue 57: ReduceL2's ``_impl_v13`` and ``_impl_v18`` taking the square root of an integer were two roots)."""
+    where = CONVERTER_VERSION.sub("", component)
+    return SignatureKey(SHARED, observation.symptom.value, (where,), keyed_on or root_essence(observation, names))
 
 
 def root_key(kind: str, observation: Observation, culprit: Sequence[str], names: Iterable[str] = ()) -> SignatureKey:

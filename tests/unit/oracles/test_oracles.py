@@ -7,7 +7,7 @@ from seedzer.kernel.comparison import Difference
 from seedzer.kernel.messages import ir_names, normalize
 from seedzer.oracles import ORACLES, judge, make_oracles
 from seedzer.oracles.preconditions import is_precondition_error
-from seedzer.oracles.signature import essence, raw_key, root_essence, root_key, without_ir
+from seedzer.oracles.signature import component_key, essence, raw_key, root_essence, root_key, without_ir
 from tests.frames import real_failure
 
 ALL = make_oracles(list(ORACLES))
@@ -180,3 +180,12 @@ def test_printed_ir_expressions_and_value_names_are_left_out_of_a_root() -> None
     text = ('The type of Tuple must be TupleType, but expression lv has type R.Tensor((1, 2), dtype="float32") '
             "and R.split(x, indices_or_sections=3) too")
     assert without_ir(text) == "The type of Tuple must be TupleType, but expression ID has type IR and IR too"
+
+
+def test_a_converter_is_keyed_by_its_operator_whatever_its_version() -> None:
+    """The A/B audit of issue 57: ReduceL2's _impl_v13 and _impl_v18 fail the same way (sqrt of an integer)."""
+    failure = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "TypeError: relax.sqrt requires the input tensor "
+                          "to have float dtype")
+    v13 = component_key(failure, "relax.frontend.onnx.ReduceL2._impl_v13")
+    assert v13.digest() == component_key(failure, "relax.frontend.onnx.ReduceL2._impl_v18").digest()
+    assert v13.digest() != component_key(failure, "relax.frontend.onnx.ReduceL1._impl_v18").digest()
