@@ -6,9 +6,8 @@ intrinsic rule, the arithmetic analyzer. Its TVM frames (:attr:`seedzer.kernel.c
 or the C++ frames of a crash report) say which, in three tiers asked in order:
 
 1. **The code generator's intrinsic rule** (:func:`intrinsic_rule`): code generation raising "unknown
-   intrinsic" names the operator no rule lowers (``codegen.intrin_rule.tirx.sinh``; the libm functions'
-   shared dispatch ``codegen.intrin_rule.FloatSuffix``): the missing rule is the defect, not the pass that
-   made the (valid) call. **The constant folder's refusal of a float
+   intrinsic" names the operator no rule lowers (``codegen.intrin_rule.tirx.sinh``): the missing rule
+   is the defect, not the pass that made the (valid) call. **The constant folder's refusal of a float
    division by a constant zero** (:func:`constant_folding`, ``arith.const_fold``): IEEE 754 defines
    ``x / 0.0`` (±inf or NaN), so when the division only forwards the program's operands (no operator
    owns it, or elementwise arithmetic does: :data:`OPERAND_FORWARDERS`) the folder is at fault; an
@@ -201,27 +200,15 @@ UNKNOWN_INTRINSIC = re.compile(r"unknown intrinsic .*?name=\"([\w.]+)\"")
 """Code generation's error for a call no intrinsic rule lowers (the operator's name follows)."""
 
 
-FLOAT_SUFFIX_OPS = frozenset(f"tirx.{op}" for op in (
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "copysign", "cos", "cosh", "erf", "exp",
-    "floor", "hypot", "ldexp", "log", "log10", "log1p", "log2", "nearbyint", "nextafter", "pow", "round", "sin",
-    "sinh", "sqrt", "tan", "tanh", "trunc"))
-"""The operators whose default lowering is ``DispatchPureExtern<FloatSuffix>`` (``src/target/intrin_rule.cc``):
-``FloatSuffix`` names a libm function for scalar float32 and float64 only and gives up on anything else (float16,
-a vector), so "unknown intrinsic" for any of them is that one function's missing case (the a53 audit's float16
-``acosh`` and the A/B's float16 ``atan`` were two roots of one defect)."""
-FLOAT_SUFFIX = "codegen.intrin_rule.FloatSuffix"
-
-
 def intrinsic_rule(message: str, frames: Sequence[str]) -> Component | None:
     """The intrinsic rule code generation lacks, when it raised "unknown intrinsic" for an operator:
     ``codegen.intrin_rule.<operator>`` (a vectorized ``tirx.sinh`` that VectorizeLoop made, validly, is
-    the rule's defect), or :data:`FLOAT_SUFFIX` for the operators its libm dispatch serves."""
+    the rule's defect)."""
     found = UNKNOWN_INTRINSIC.search(message)
     frame = next((f for f in reversed(frames) if "tvm::codegen::" in f), None)
     if found is None or frame is None:
         return None
-    op = found.group(1)
-    return Component(FLOAT_SUFFIX if op in FLOAT_SUFFIX_OPS else f"codegen.intrin_rule.{op}", frame)
+    return Component(f"codegen.intrin_rule.{found.group(1)}", frame)
 
 
 CONSTANT_FOLDER = "arith.const_fold"
