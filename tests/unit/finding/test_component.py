@@ -125,3 +125,9 @@ def test_a_relax_operators_legalization_is_named_as_its_frames_are() -> None:
     assert legalization("relax.mean") == "legalize.statistical"
     assert legalization("relax.nn.conv2d") == "legalize.nn"
     assert legalization("relax.no_such_op") is None
+
+
+def test_a_verifier_of_generated_code_is_no_component() -> None:
+    """b53 audit (c8e3c62a995a): LLVM's verifier rejects what VectorizeLoop's out-of-scope let became."""
+    verify = "void tvm::codegen::CodeGenLLVM::Verify() const (src/target/llvm/codegen_llvm.cc:372)"
+    assert component_of(_raised("codegen_build (tvm/tirx/build.py:132)", verify)) is None
