@@ -154,6 +154,13 @@ def _per_arm(trials: pd.DataFrame, roots: pd.DataFrame, data: pd.DataFrame) -> p
     return arms
 
 
+def _question(spec: dict[str, Any]) -> str:
+    """What the study's arms compare: schedules when it varies the allocation, else seed pools (with levels)."""
+    if len(spec.get("allocations") or []) > 1:
+        return "does the adaptive schedule make the fuzzer more effective than fixed weights?"
+    return "which seed pool makes the fuzzer most effective?"
+
+
 def publish_study(results: Path, report: Path, dest: Path, spec_file: str | None = None) -> Path:
     """Write the study's page ``<dest>/<name>.md`` and its figures; returns the page's path.
     Raises :class:`ReportError` when ``report`` holds no built report."""
@@ -169,7 +176,7 @@ def publish_study(results: Path, report: Path, dest: Path, spec_file: str | None
     figures.mkdir(parents=True, exist_ok=True)
     roots, data = _read(report / "roots_by_arm.csv"), _read(report / "data.csv")
     incomplete = [str(r["heuristic"]) for _, r in _per_arm(trials, roots, data).iterrows() if r["done"] < MIN_TRIALS]
-    lines = [f"# {name}: which seed pool makes the fuzzer most effective?", ""]
+    lines = [f"# {name}: {_question(spec)}", ""]
     if spec.get("description"):
         lines += [str(spec["description"]).strip(), ""]
     lines += ["## How it was run", "",

@@ -38,6 +38,7 @@ def test_five_trials_per_arm_give_a_significant_answer_with_its_provenance(tmp_p
     page = publish_study(exp, result.out, tmp_path / "docs")
     text = page.read_text()
     assert page == tmp_path / "docs" / "study.md"
+    assert text.startswith("# study: which seed pool makes the fuzzer most effective?")
     assert "`abcdef1`" in text and "2 cores (Test CPU), 24.0 GiB, Linux, Python 3.11.7" in text
     assert "5 trials x 0.2 minutes per arm" in text and "Incomplete" not in text
     coverage = next(line for line in text.splitlines() if line.startswith("- **Coverage"))
@@ -68,3 +69,12 @@ def test_markdown_tables_escape_bars_and_format_floats() -> None:
 
     table = md_table(pd.DataFrame({"a": ["x|y"], "b": [0.123456]}))
     assert table.splitlines() == ["| a | b |", "|---|---|", "| x\\|y | 0.1235 |"]
+
+
+def test_a_study_of_schedules_asks_about_the_schedule(tmp_path: Path) -> None:
+    exp = _study(tmp_path, 3)
+    spec = json.loads((exp / "experiment.json").read_text())
+    (exp / "experiment.json").write_text(json.dumps({**spec, "allocations": ["adaptive", "fixed"]}))
+    result = build_report(exp, importer=["Relu"])
+    text = publish_study(exp, result.out, tmp_path / "docs").read_text()
+    assert text.startswith("# study: does the adaptive schedule make the fuzzer more effective than fixed weights?")
