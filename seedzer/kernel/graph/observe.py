@@ -101,6 +101,7 @@ from seedzer.kernel.graph.relax_mutations import apply_mutation
 from seedzer.kernel.graph.special import judge_special, locate_operator, rejected_input
 from seedzer.kernel.messages import moved_failure, normalize, same_failure
 from seedzer.kernel.onnx.model import (
+    LOSSY_ILL_CONDITIONED,
     TOLERANCES,
     Trace,
     build,
@@ -233,8 +234,7 @@ def _judge(case: GraphCase, models: tuple[onnx.ModelProto, onnx.ModelProto], fee
         return Observation(Symptom.INVALID, Stage.COMPARE, "compare", "the fuzzed build is nondeterministic")
     if not case.exact and ill_conditioned_for_lossy_pass(model, feeds, diff.output, actual, expected, limits):
         return Observation(Symptom.INVALID, Stage.COMPARE, "compare", "after a lossy pass the output is "
-                           "ill-conditioned there (inputs and constants moved by a float16 ulp, intermediate values "
-                           f"rounded to float16, move the ONNX reference beyond the tolerance): {diff.describe()}")
+                           f"{LOSSY_ILL_CONDITIONED}: {diff.describe()}")
     ort = trace.call("reference", onnxruntime_outputs, model, feeds, stage=Stage.COMPARE)
     if not isinstance(ort, Observation) and model is not seed:  # the relations must hold on onnxruntime
         unsound = compare(onnxruntime_outputs(seed, feeds), ort, limits)

@@ -32,7 +32,7 @@ import onnx
 from seedzer.kernel.common import SPECIAL_VALUES, Observation, Stage, Symptom
 from seedzer.kernel.comparison import Difference, compare, differing, signed_zero_difference
 from seedzer.kernel.graph.model_mutations import FLOAT_TYPES
-from seedzer.kernel.onnx.model import upstream
+from seedzer.kernel.onnx.model import LOSSY_ILL_CONDITIONED, upstream
 from seedzer.kernel.onnx.runtime import onnxruntime_outputs
 from seedzer.kernel.onnx.undefined import undefined_on_specials
 from seedzer.kernel.onnx.validity import EngineCrash, first_line, isolated, reference_run
@@ -137,9 +137,7 @@ def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.
         if _differ(actual, rerun(), {}) is not None:
             return invalid("the TVM build is nondeterministic")
         if lossy is not None and lossy(index, actual, spec):
-            reasons.append(f"after a lossy pass output {index} is ill-conditioned there (inputs and constants moved "
-                           "by a float16 ulp, intermediate values rounded to float16, move the ONNX reference beyond "
-                           "the tolerance): not judged")
+            reasons.append(f"after a lossy pass output {index} is {LOSSY_ILL_CONDITIONED}: not judged")
             continue
         name = model.graph.output[index].name
         producer = next((n.op_type for n in model.graph.node if name in n.output), None)

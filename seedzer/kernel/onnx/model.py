@@ -219,6 +219,11 @@ def onnx_reference_verdict(model: onnx.ModelProto, feeds: dict[str, np.ndarray],
     return "neither", "the ONNX reference implementation agrees with neither"
 
 
+LOSSY_ILL_CONDITIONED = ("ill-conditioned there (inputs and constants moved by a float16 ulp, intermediate values "
+                         "rounded to float16, move the ONNX reference beyond the tolerance)")
+"""Why an output :func:`ill_conditioned_for_lossy_pass` finds ill-conditioned is not judged."""
+
+
 def ill_conditioned_for_lossy_pass(model: onnx.ModelProto, feeds: dict[str, np.ndarray], index: int,
                                    actual: list[np.ndarray], expected: list[np.ndarray],
                                    limits: dict[str, Any]) -> bool:
@@ -235,8 +240,10 @@ def ill_conditioned_for_lossy_pass(model: onnx.ModelProto, feeds: dict[str, np.n
         spec = onnx_reference_outputs(alone, feeds)[0]
     except Exception:  # the reference implementation raises many types
         return False
+    half = rounded_to_half(alone)  # the Cast pairs it adds are the same whichever way the constants move
+
     def moved(sign: int) -> Any:
-        return onnx_reference_outputs(rounded_to_half(moved_constants(alone, sign, LOSSY_PERTURBATION)),
+        return onnx_reference_outputs(moved_constants(half, sign, LOSSY_PERTURBATION),
                                       moved_inputs(feeds, sign, LOSSY_PERTURBATION))[0]
 
     return ill_conditioned(moved, spec, actual[index], expected[index], limits)
