@@ -236,8 +236,10 @@ class ExperimentRunner:
         lock = self._lock_trial(trial)
         config = trial.dir / "config.yaml"
         cfg = self.spec.trial_config(trial.number, trial.levels, trial.heuristic, trial.allocation)
-        if not cfg.ledger.path:  # trials are independent samples: a ledger shared by trials would make one
-            cfg.ledger.path = str((trial.dir / "ledger.db").resolve())  # trial's roots "seen before" in the next
+        if not cfg.ledger.path:
+            # trials are independent samples: a ledger shared by trials makes one trial's roots "seen before" in
+            # the next (and the adaptive allocation's later trials earn no reward for them)
+            cfg.ledger.path = str((trial.dir / "ledger.db").resolve())
         write_atomic(config, yaml.safe_dump(to_dict(cfg), sort_keys=False))
         resume = (trial.dir / "campaign.db").exists()
         argv = self.command(trial, config, resume)

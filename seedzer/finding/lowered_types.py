@@ -13,6 +13,7 @@ That operator's legalization rule is at fault (:func:`seedzer.finding.component.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,25 +111,36 @@ def _feeding(function: Any, index: int, count: int) -> list[Any]:
     return [b for b in bindings if any(b.same_as(n) for n in needed)]
 
 
-def _first_retyped(bindings: list[Any]) -> tuple[str, str, Any, Any, str] | None:
-    """The first of ``bindings`` calling a Relax operator whose legalization, run on that call alone, gives another
-    tensor type than the one declared: its name, the operator, the two types and what differs (``dtype``,
-    ``shape``); None when there is none (a legalization that fails is not judged)."""
+def legalized_alone(bindings: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
+    """Each of ``bindings`` that calls a Relax operator, with its call legalized alone (``relax.LegalizeOps`` on
+    :func:`call_alone` of it), in order; a binding whose legalization fails alone is left out (it decides nothing
+    for the callers)."""
     import tvm
     from tvm import relax
 
     for binding in bindings:
-        value, declared = binding.value, binding.var.ty
-        if not (isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op)) \
-                or not isinstance(declared, relax.TensorType):
+        value = binding.value
+        if not (isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op)):
             continue
         try:
-            lowered = relax.transform.LegalizeOps()(call_alone(value, declared))["main"].ret_ty
-        except Exception:  # TVM raises many types: a legalization that fails alone decides nothing here
+            lowered = relax.transform.LegalizeOps()(call_alone(value, binding.var.ty))
+        except Exception:  # TVM raises many types
             continue
-        what = _changed(declared, lowered)
+        yield binding, lowered
+
+
+def _first_retyped(bindings: list[Any]) -> tuple[str, str, Any, Any, str] | None:
+    """The first of ``bindings`` calling a Relax operator whose legalization, run on that call alone, gives another
+    tensor type than the one declared: its name, the operator, the two types and what differs (``dtype``,
+    ``shape``); None when there is none (a legalization that fails is not judged)."""
+    from tvm import relax
+
+    tensors = (b for b in bindings if isinstance(b.var.ty, relax.TensorType))
+    for binding, lowered in legalized_alone(tensors):
+        declared, made = binding.var.ty, lowered["main"].ret_ty
+        what = _changed(declared, made)
         if what is not None:
-            return binding.var.name, value.op.name, declared, lowered, what
+            return binding.var.name, binding.value.op.name, declared, made, what
     return None
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from seedzer.finding.lowered_types import call_alone
+from seedzer.finding.lowered_types import legalized_alone
 
 
 @dataclass(frozen=True)
@@ -30,10 +30,9 @@ def unbuildable_operator(data: bytes, target: str, headline: str) -> Unbuildable
     """The first binding of the model ``data``'s main function (program order) whose Relax operator call alone,
     legalized and built for ``target``, fails with the normalized ``headline`` (see the module docstring); None
     when none does (a call whose legalization fails is not judged here). ``headline``: the failure's message,
-normalized (:func:`seedzer.kernel.messages.normalize`). Imports TVM: call it in a forked child."""
+    normalized (:func:`seedzer.kernel.messages.normalize`). Imports TVM: call it in a forked child."""
     import onnx
     import tvm
-    from tvm import relax
     from tvm.relax.frontend.onnx import from_onnx
 
     from seedzer.kernel.common import error_text
@@ -41,20 +40,11 @@ normalized (:func:`seedzer.kernel.messages.normalize`). Imports TVM: call it in 
     from seedzer.kernel.onnx.model import make_target
 
     module = from_onnx(onnx.load_model_from_string(data), keep_params_in_input=False)
-    function = module["main"]
-    bindings = [b for block in function.body.blocks for b in block.bindings]
-    for binding in bindings:
-        value, declared = binding.value, binding.var.ty
-        if not (isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op)):
-            continue
-        try:
-            lowered = relax.transform.LegalizeOps()(call_alone(value, declared))
-        except Exception:  # TVM raises many types: a legalization that fails alone decides nothing here
-            continue
+    bindings = [b for block in module["main"].body.blocks for b in block.bindings]
+    for binding, lowered in legalized_alone(bindings):
         try:
             tvm.compile(lowered, target=make_target(target))
         except Exception as exc:  # the build's own failure, compared by its normalized key line
             if normalize(error_text(exc)) == headline:
-                return Unbuildable(value.op.name, binding.var.name, error_text(exc).splitlines()[0][:300])
+                return Unbuildable(binding.value.op.name, binding.var.name, error_text(exc).splitlines()[0][:300])
     return None
-

@@ -66,8 +66,9 @@ class GraphFault:
     """The check of a graph output's lowering (:func:`seedzer.finding.lowered_types.retyped_output` on the minimal
     case's model, in a forked child; none by default)."""
     locate_build: Callable[[], Unbuildable | None] = lambda: None
-    """The operator whose call alone fails the build the same way (:func:`seedzer.finding.unbuildable.
-    unbuildable_operator` on the minimal case's model, in a forked child; none by default)."""
+    """The operator whose call alone fails the build the same way
+    (:func:`seedzer.finding.unbuildable.unbuildable_operator` on the minimal case's model, in a forked child; none
+    by default)."""
 
     def ill_typed(self, operator: str) -> IllTyped | None:
         """The first input of a node of op type ``operator`` its producer's converter typed wrongly, or None."""
