@@ -15,6 +15,7 @@ from seedzer.finding.component import IMPORTER, legalization
 from seedzer.finding.fault import FaultRules, IllTypedInputRule, RetypedByLoweringRule, SharedComponentRule
 from seedzer.finding.graph.layout_rule import CONVERT_LAYOUT, LayoutCulprit
 from seedzer.finding.lowered_types import Retyped
+from seedzer.finding.mirrored import MirroredCall
 from seedzer.finding.onnx_types import IllTyped
 from seedzer.finding.operator_code import evidence, operator_code
 from seedzer.finding.unbuildable import Unbuildable
@@ -70,6 +71,10 @@ class GraphFault:
     (:func:`seedzer.finding.unbuildable.unbuildable_operator` on the minimal case's model, in a forked child; none
     by default)."""
 
+    check_mirror: Callable[[str], MirroredCall | None] = lambda operator: None
+    """Whether every node of an ONNX operator in the minimal case's model imports as the one call of the Relax operator
+    of its meaning (:func:`seedzer.finding.mirrored.mirrored_call`, in a forked child; none by default)."""
+
     def ill_typed(self, operator: str) -> IllTyped | None:
         """The first input of a node of op type ``operator`` its producer's converter typed wrongly, or None."""
         return self.check_types(operator)
@@ -94,6 +99,20 @@ class GraphFault:
     def without(self, code: str) -> tuple[str, ...]:
         """:attr:`reached` without ``code`` itself."""
         return tuple(r for r in self.reached if r != code)
+
+    def wrong_operator(self) -> tuple[str | None, bool]:
+        """The operator a wrong result is about and whether the kernel located it: the first node TVM computes wrongly
+        from inputs it computes right, else the one operator the model mutations insert or edit (None: neither)."""
+        observed = self.observation
+        diff = observed.difference
+        wrong = observed.symptom is Symptom.MISMATCH
+        located = diff.operator if wrong and diff is not None and diff.operator else None
+        return (located, True) if located else (self.mutated_operator(), False)
+
+    def value_kind(self) -> str | None:
+        """The kind of special value (``nan``, ``inf``) an external comparison found wrong, or None."""
+        diff = self.observation.difference
+        return VALUE_KINDS.get(diff.reason) if diff is not None and self.observation.comparison in EXTERNAL else None
 
     def mutated_operator(self) -> str | None:
         """The one operator the minimal model mutations insert or edit (None: none, or several)."""
@@ -173,6 +192,29 @@ class UnbuildableLowering:
                        essence=f"lowering does not build: {found.op}")
 
 
+class MirroredOperator:
+    """A wrong result of ordinary values, needing no Relax pass, of an ONNX operator whose converter emitted only the
+    one call of the Relax operator of the same meaning (:mod:`seedzer.finding.mirrored`: NonMaxSuppression as
+    ``R.vision.all_class_non_max_suppression(.., output_format="onnx")``, ScatterElements as ``R.scatter_elements``):
+    that operator's legalization (its TOPI kernel), keyed by the Relax operator; the converter made no choice that
+    could be wrong."""
+
+    name = "mirrored-operator"
+
+    def decide(self, context: GraphFault) -> AtFault | None:
+        """The Relax operator's legalization, or None (not such a wrong result, or the converter emitted more)."""
+        if context.observation.symptom is not Symptom.MISMATCH or context.passes or context.value_kind() is not None:
+            return None
+        operator, located = context.wrong_operator()
+        found = context.check_mirror(operator) if operator is not None else None
+        if found is None:
+            return None
+        how = "located by the kernel" if located else "the one operator the model mutations insert or edit"
+        return AtFault(found.code, f"{operator} ({how}) computes the first wrong output; its converter emitted only "
+                       f"{found.op}, the Relax operator of its meaning, which {found.code} lowers",
+                       context.without(found.code), shared=True, essence=f"wrong result: {found.op}")
+
+
 class Operator:
     """A wrong result that needs no Relax pass, or a failure of the import, the build or the run that no frame
     names: the code implementing the operator at fault (the kernel locates the first node TVM computes
@@ -187,13 +229,11 @@ class Operator:
         """The operator's code, or None (a failure after the import that names no one operator)."""
         observed = context.observation
         wrong = observed.symptom is Symptom.MISMATCH
-        diff = observed.difference
-        located = diff.operator if wrong and diff is not None and diff.operator else None
-        operator = located or context.mutated_operator()
+        operator, located = context.wrong_operator()
         if operator is None:
             return AtFault(IMPORTER, "the import failed, and no one operator is named", context.reached,
                            shared=True) if observed.pass_name == "import" and not wrong else None
-        value = VALUE_KINDS.get(diff.reason) if diff is not None and observed.comparison in EXTERNAL else None
+        value = context.value_kind()
         code = operator_code(operator, value)
         if not wrong:
             return AtFault(code, f"{observed.pass_name or 'the build'} failed and no frame names the code; {operator} "
@@ -218,5 +258,6 @@ class SurfacedStep:
 
 FAULT_RULES: FaultRules[GraphFault] = FaultRules(
     (IllTypedInputRule[GraphFault](), SharedComponentRule[GraphFault](), LayoutRule(), FailingStep(), LastPass(),
-     RetypedByLoweringRule[GraphFault](), UnbuildableLowering(), Operator(), SurfacedStep()))
+     RetypedByLoweringRule[GraphFault](), UnbuildableLowering(), MirroredOperator(), Operator(),
+     SurfacedStep()))
 """The graph kind's fault rules, in the order they decide (the first answer wins)."""

@@ -16,6 +16,7 @@ from seedzer.execute.forked import SharedProgress, call_forked
 from seedzer.execute.memory import limit_address_space
 from seedzer.finding.forked_check import observe_isolated, silence
 from seedzer.finding.lowered_types import Retyped
+from seedzer.finding.mirrored import MirroredCall
 from seedzer.finding.onnx_types import CHECK_SECONDS, IllTyped
 from seedzer.finding.unbuildable import Unbuildable
 from seedzer.kernel.common import Observation, Stage
@@ -118,3 +119,18 @@ def unbuildable_forked(case: GraphCase, observed: Observation) -> Unbuildable | 
     ``observed``, in a forked child (a crash, a timeout or an error: None, nothing decided)."""
     got = call_forked(_unbuildable, case, observed.message, timeout=CHECK_SECONDS)
     return got.value if got.ok and isinstance(got.value, Unbuildable) else None
+
+
+def _mirrored(case: GraphCase, operator: str) -> object:
+    """The child: the model ``case`` runs (its mutations applied), each node of ``operator`` imported alone."""
+    silence()
+    from seedzer.finding.mirrored import mirrored_call
+
+    return mirrored_call(case_model(case), operator)
+
+
+def mirrored_forked(case: GraphCase, operator: str) -> MirroredCall | None:
+    """:func:`seedzer.finding.mirrored.mirrored_call` of the model ``case`` runs, in a forked child (a crash, a timeout
+    or an error: None, nothing decided)."""
+    got = call_forked(_mirrored, case, operator, timeout=CHECK_SECONDS)
+    return got.value if got.ok and isinstance(got.value, MirroredCall) else None

@@ -20,12 +20,20 @@ from seedzer.finding.ddmin import ddmin
 from seedzer.finding.gate import GateSettings, undefined_refusal
 from seedzer.finding.gate import InvalidInput as HouseInvalidInput
 from seedzer.finding.graph.at_fault import FAULT_RULES, GraphFault, failing_pass
-from seedzer.finding.graph.check import ill_typed_forked, matches, observe_forked, retyped_forked, unbuildable_forked
+from seedzer.finding.graph.check import (
+    ill_typed_forked,
+    matches,
+    mirrored_forked,
+    observe_forked,
+    retyped_forked,
+    unbuildable_forked,
+)
 from seedzer.finding.graph.folder import KIND_NAME, stored, to_specs
 from seedzer.finding.graph.layout_rule import LayoutCulprit, locate_forked
 from seedzer.finding.graph.unlowered import UNLOWERED, unlowered_on_purpose
 from seedzer.finding.lowered_types import Retyped
 from seedzer.finding.meta import BUG, NOT_A_BUG
+from seedzer.finding.mirrored import MirroredCall
 from seedzer.finding.onnx_types import IllTyped
 from seedzer.finding.unbuildable import Unbuildable
 from seedzer.finding.verdict import CONTRACT, INVALID, NOT_REPRODUCED, PRECONDITION, Verdict
@@ -115,6 +123,7 @@ class GraphContext:
     locate_layout: Callable[[GraphCase, Observation, float], LayoutCulprit | None] = locate_forked
     check_lowering: Callable[[GraphCase, str | int], Retyped | None] = retyped_forked
     locate_build: Callable[[GraphCase, Observation], Unbuildable | None] = unbuildable_forked
+    check_mirror: Callable[[GraphCase, str], MirroredCall | None] = mirrored_forked
     got: Observation | None = None
     parent: Observation | None = None
     tests: int = 0
@@ -263,7 +272,8 @@ class Culprit:
                                    lambda operator: context.check_types(fault_case, operator),
                                    locate_layout=lambda: context.locate_layout(fault_case, observed, context.timeout),
                                    check_lowering=lambda output: context.check_lowering(fault_case, output),
-                                   locate_build=lambda: context.locate_build(fault_case, observed))
+                                   locate_build=lambda: context.locate_build(fault_case, observed),
+                                   check_mirror=lambda operator: context.check_mirror(fault_case, operator))
         shared = component_of(observed) is not None  # a shared TVM component at fault outranks the steps
         if failing_pass(observed) is None and not passes and minimal and not shared:
             return context.verdict(NOT_A_BUG, f"{INVALID}: {SEEDZER_STEP} is the only culprit (the minimal sequence "

@@ -72,7 +72,8 @@ def _context(expected: Observation, decide: Callable[[tuple[GraphPass, ...]], Ob
     return GraphContext("0123456789ab", case, expected, 5.0, GateSettings(max_tests=40, max_seconds=60.0),
                         observe=Runs(decide), match=_same, contracts=contracts, got=got,
                         check_types=lambda case, operator: None, locate_layout=lambda case, observed, timeout: None,
-                        check_lowering=lambda case, output: None, locate_build=lambda case, observed: None)
+                        check_lowering=lambda case, output: None, locate_build=lambda case, observed: None,
+                        check_mirror=lambda case, operator: None)
 
 
 def test_the_module_docstring_lists_the_rules_in_order() -> None:
@@ -604,3 +605,38 @@ def test_a_wrong_value_never_asks_for_the_lowering() -> None:
     context = _context(wrong, lambda p: wrong, got=wrong, case=GraphCase(CASE.specs, (), model="AAAA"))
     context.check_lowering = lowering
     assert Culprit().judge(context).culprit == ["relax.frontend.onnx.Relu"]
+
+
+def test_a_wrong_result_of_an_operator_its_converter_hands_to_one_relax_call_is_that_calls_lowering() -> None:
+    """Four audited campaigns (9828df026767): NonMaxSuppression with iou_threshold 0 selects nothing, which TOPI's
+    _nms_loop decides; the converter emitted only R.vision.all_class_non_max_suppression. Without that one call
+    (the converter emitted more) the converter keeps it, and special values are left to the operator table."""
+    from seedzer.finding.mirrored import MirroredCall
+
+    diff = Difference(0, "shape/dtype: expected (2, 3) int64, got (0, 3) int64", 1, 1, operator="NonMaxSuppression")
+    wrong = Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "output 0: shape differs",
+                        comparison="model-vs-onnxruntime", difference=diff)
+    inserted = GraphCase(CASE.specs, (), model="AAAA", model_mutations=(
+        ModelMutation("insert", "t", params={"op": "NonMaxSuppression", "nodes": []}),))
+    asked: list[str] = []
+
+    def mirror(case: GraphCase, operator: str) -> MirroredCall:
+        asked.append(operator)
+        return MirroredCall(operator, "relax.vision.all_class_non_max_suppression", "legalize.vision")
+
+    def judged(check: Callable[[GraphCase, str], MirroredCall | None], observed: Observation) -> Verdict:
+        context = _context(observed, lambda p: observed, got=observed, case=inserted)
+        context.observe = lambda candidate, timeout: observed if candidate.model_mutations else Observation.ok()
+        context.check_mirror = check
+        return Culprit().judge(context)
+
+    verdict = judged(mirror, wrong)
+    assert asked == ["NonMaxSuppression"] and verdict.culprit == ["legalize.vision"]
+    fault = verdict.at_fault
+    assert fault is not None and fault.rule == "mirrored-operator" and fault.reached == ("insert:NonMaxSuppression",)
+    assert fault.essence == "wrong result: relax.vision.all_class_non_max_suppression"
+    assert judged(lambda case, operator: None, wrong).culprit == ["relax.frontend.onnx.NonMaxSuppression"]
+    nan = Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "output 0: nan lost", comparison=SPECIAL_VALUES,
+                      difference=Difference(0, "nan positions", 1, 6, operator="NonMaxSuppression"))
+    asked.clear()
+    assert judged(mirror, nan).culprit == ["relax.frontend.onnx.NonMaxSuppression"] and asked == []
