@@ -337,7 +337,7 @@ def observe_graph(case: GraphCase, trace: Trace | None = None, memo: GraphMemo |
             return Observation(Symptom.INVALID, Stage.MUTATE, "validate", f"the mutated model is not valid: {why}")
         known = verdict.outputs
     trace.operators = sorted({node.op_type for node in model.graph.node})
-    trace.model = model
+    trace.model, trace.feeds = model, feeds
     observed = _run_case(case, (seed, model), (seed_key, key), (feeds, specs, known), trace, memo)
     if observed.symptom not in JUDGED_SYMPTOMS or known is not None:  # a valid mutant: onnxruntime ran it
         return observed

@@ -52,6 +52,7 @@ from seedzer.kernel.onnx.conditioning import (
 )
 from seedzer.kernel.onnx.inputs import UnsupportedInput, check_input_types
 from seedzer.kernel.onnx.runtime import onnxruntime_outputs
+from seedzer.kernel.onnx.validity import isolated
 
 # --- kernel code (everything below is copied verbatim into repro.py) ---
 TOLERANCES: dict[str, tuple[float, float]] = {"float16": (1e-2, 1e-2), "bfloat16": (1e-2, 1e-2),
@@ -297,6 +298,33 @@ def tensor_bytes(model: onnx.ModelProto) -> int | None:
                for elem, dims in typed)
 
 
+def measured_bytes(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> int | None:
+    """The bytes of every tensor of ``model``'s main graph together as onnxruntime computes them on ``feeds`` (each
+    node's outputs made graph outputs, run in a forked child): the size of a model whose shapes only its data
+    decides (an Expand to a computed shape). None when onnxruntime cannot run it (a child past the address space
+    dies: such a model is never *small*)."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # shape inference raises several types
+        return None
+    typed = {vi.name: vi.type.tensor_type.elem_type for vi in [*inferred.graph.value_info, *inferred.graph.output]}
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    present = {o.name for o in model.graph.output}
+    for name in (o for n in model.graph.node for o in n.output if o and o not in present):
+        if not typed.get(name):
+            return None
+        probe.graph.output.append(onnx.helper.make_tensor_value_info(name, typed[name], None))
+        present.add(name)
+    try:
+        outputs = isolated(onnxruntime_outputs, probe, feeds, True)
+    except Exception:  # onnxruntime's refusal, or its child dying
+        return None
+    return sum(int(np.asarray(a).nbytes) for a in [*outputs, *feeds.values()]) + \
+        sum(int(np.prod(list(i.dims), dtype=np.int64)) * onnx.helper.tensor_dtype_to_np_dtype(i.data_type).itemsize
+            for i in model.graph.initializer)
+
+
 def address_space() -> int:
     """This process's address-space limit (RLIMIT_AS), else the machine's physical memory."""
     import resource
@@ -307,17 +335,27 @@ def address_space() -> int:
     return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
 
 
-def small_model(model: onnx.ModelProto | None) -> bool:
-    """Whether ``model``'s tensors together take at most 1/:data:`SMALL_SHARE` of the address space
-    (False when unknown: no model, or a tensor without a static shape)."""
-    size = tensor_bytes(model) if model is not None else None
+def model_bytes_known(model: onnx.ModelProto | None, feeds: dict[str, np.ndarray] | None = None) -> int | None:
+    """The bytes of ``model``'s tensors: by their static shapes (:func:`tensor_bytes`), else as onnxruntime computes
+    them on ``feeds`` (:func:`measured_bytes`); None when unknown (no model, or shapes not static and no feeds)."""
+    if model is None:
+        return None
+    size = tensor_bytes(model)
+    return measured_bytes(model, feeds) if size is None and feeds is not None else size
+
+
+def small_model(model: onnx.ModelProto | None, feeds: dict[str, np.ndarray] | None = None) -> bool:
+    """Whether ``model``'s tensors together (on ``feeds`` when its shapes are not all static) take at most
+    1/:data:`SMALL_SHARE` of the address space (False when unknown)."""
+    size = model_bytes_known(model, feeds)
     return size is not None and size * SMALL_SHARE <= address_space()
 
 
-def out_of_memory_text(exc: BaseException, model: onnx.ModelProto | None) -> str:
+def out_of_memory_text(exc: BaseException, model: onnx.ModelProto | None,
+                       feeds: dict[str, np.ndarray] | None = None) -> str:
     """The reason of a failed allocation on a model that is not small (:func:`small_model`)."""
-    size = tensor_bytes(model) if model is not None else None
-    what = f"{size} bytes of tensors" if size is not None else "tensors of shapes not all static"
+    size = model_bytes_known(model, feeds)
+    what = f"{size} bytes of tensors" if size is not None else "tensors of sizes not known"
     return (f"{OUT_OF_MEMORY} ({error_text(exc)[:300]}) on a model of {what}, under an address space of "
             f"{address_space()} bytes: the input's size, not a TVM bug")
 
@@ -341,6 +379,8 @@ class Trace:
     """The operator types of the model handed to TVM's importer (what the case exercised of it)."""
     model: onnx.ModelProto | None = None
     """The model the steps run (a failed allocation on a small one is TVM's failure, :func:`small_model`)."""
+    feeds: dict[str, np.ndarray] | None = None
+    """The inputs the model runs on (its size when its shapes are not all static)."""
 
     def call(self, step: str, fn: Callable[..., Any], *args: Any, stage: Stage = Stage.LOAD) -> Any:
         """Announce, time and run step ``step`` of ``stage`` (``fn(*args)``): its value, or the
@@ -356,10 +396,10 @@ class Trace:
         except Exception as exc:  # TVM and the engines raise many types
             self.tracebacks[step] = traceback.format_exc()[-4000:]
             limit = step == "import" and is_unsupported(exc)
-            oversized = is_out_of_memory(exc) and not small_model(self.model)
+            oversized = is_out_of_memory(exc) and not small_model(self.model, self.feeds)
             symptom = Symptom.INVALID if limit or oversized else Symptom.EXCEPTION
             text = f"{IMPORTER_LIMIT}: {error_text(exc)}" if limit and not isinstance(exc, UnsupportedInput) \
-                else out_of_memory_text(exc, self.model) if oversized else error_text(exc)
+                else out_of_memory_text(exc, self.model, self.feeds) if oversized else error_text(exc)
             return Observation(symptom, stage, step, text[:4000], frames=tvm_frames(exc))
         finally:
             self.timings[step] = self.timings.get(step, 0.0) + time.perf_counter() - start

@@ -108,3 +108,28 @@ def test_a_failed_allocation_on_a_small_model_is_tvm_s_failure_else_the_input_s_
         got = Trace(model=model).call("build", _raise, MemoryError("no room"))
         assert got.symptom is Symptom.INVALID and got.message.startswith(f"{OUT_OF_MEMORY} (MemoryError: no room)")
         assert invalid_class(got.message) == OUT_OF_MEMORY
+
+
+def test_a_model_whose_shapes_only_its_data_decides_is_measured_on_its_inputs() -> None:
+    """b53's four ConvertLayout ``std::bad_alloc`` test cases (InferLayoutSqueeze) were turned away as out of memory
+    because an Expand to a computed shape has no static size. On the case's inputs onnxruntime computes every
+    tensor: a kilobyte model, so the failed allocation is TVM's."""
+    from onnx import TensorProto, helper
+
+    from seedzer.kernel.onnx.model import measured_bytes, small_model, tensor_bytes
+
+    graph = helper.make_graph(
+        [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Cast", ["s"], ["s_f"], to=TensorProto.FLOAT),
+         helper.make_node("Relu", ["s_f"], ["r"]), helper.make_node("Cast", ["r"], ["shape"], to=TensorProto.INT64),
+         helper.make_node("Expand", ["x", "shape"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    feeds = {"x": np.ones((1, 3), np.float32)}
+    assert tensor_bytes(model) is None and not small_model(model)
+    size = measured_bytes(model, feeds)
+    assert size is not None and size == 12 + 16 + 8 + 8 + 16 + 12  # x, s, s_f, r, shape, y
+    assert small_model(model, feeds)
+    bad_alloc = RuntimeError("InternalError: std::bad_alloc")
+    assert Trace(model=model, feeds=feeds).call("relax.ConvertLayout", _raise, bad_alloc).symptom is Symptom.EXCEPTION
+    assert Trace(model=model).call("relax.ConvertLayout", _raise, bad_alloc).symptom is Symptom.INVALID
