@@ -349,3 +349,16 @@ def test_a_later_symptom_of_the_same_defect_is_the_bug_present(tmp_path: Path) -
     assert not same_defect(scalar, expected, later, observe)  # VectorizeLoop's output is well-formed there
     earlier = dataclasses.replace(got, step_index=at - 1)
     assert not later_symptom(plain, expected, earlier)
+
+
+def test_a_fuzzed_pass_that_hides_a_pipeline_bug_leaves_it_the_pipelines() -> None:
+    """b53 audit (4dc58a4c8db1): a fuzzed VectorizeLoop(enable_vectorize=False) before the pipeline's own serialises
+    the vectorized loop whose alloc_buffer VectorizeLoop mishandles; the optimized build is then the right one and
+    the stock pipeline the wrong one. Judged as the reference against the minimal lowering (the defect e980fcbed2ef
+    was filed as), not as a wrong result the fuzzed pass made."""
+    script = (BUGS / "vectorize_alloc" / "ir.py").read_text()
+    base = pipeline_steps()
+    at = next(i for i, s in enumerate(base) if s.name == "tirx.VectorizeLoop")
+    hide = Step("tirx.VectorizeLoop", {"enable_vectorize": False}, role=FUZZED, optional=True)
+    got = observe(_case(script, [*base[:at], hide, *base[at:]]))
+    assert got.symptom is Symptom.MISMATCH and got.comparison == REFERENCE_VS_MINIMAL
