@@ -38,7 +38,7 @@ from seedzer.load.attempt import target_spec
 from seedzer.load.loader import MODEL_FILE, LoaderFailure
 from seedzer.oracles.signature import raw_key
 
-KERNEL = "onnx.inputs+onnx.runtime+onnx.validity+onnx.conditioning+onnx.model+onnx.undefined+load.observe"
+KERNEL = "onnx.inputs+onnx.runtime+onnx.conditioning+onnx.model+onnx.undefined+load.observe"
 NEEDS = "numpy onnx onnxruntime"
 """The kernel modules a load ``repro.py`` carries, and what it needs from PyPI beside apache-tvm."""
 SALT = "loader"
