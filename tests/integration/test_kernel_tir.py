@@ -16,7 +16,7 @@ import tvm_ffi  # noqa: E402
 from seedzer.finding.kind import FileSettings, Observed  # noqa: E402
 from seedzer.finding.registry import kind  # noqa: E402
 from seedzer.finding.store import FindingStore  # noqa: E402
-from seedzer.kernel.common import REFERENCE_VS_MINIMAL, Stage, Symptom  # noqa: E402
+from seedzer.kernel.common import REFERENCE_VS_MINIMAL, Observation, Stage, Symptom  # noqa: E402
 from seedzer.kernel.tir.case import FUZZED, Case, Checks, Step, minimal_steps  # noqa: E402
 from seedzer.kernel.tir.lowering import (  # noqa: E402
     call,
@@ -362,3 +362,22 @@ def test_a_fuzzed_pass_that_hides_a_pipeline_bug_leaves_it_the_pipelines() -> No
     hide = Step("tirx.VectorizeLoop", {"enable_vectorize": False}, role=FUZZED, optional=True)
     got = observe(_case(script, [*base[:at], hide, *base[at:]]))
     assert got.symptom is Symptom.MISMATCH and got.comparison == REFERENCE_VS_MINIMAL
+
+
+def test_an_older_finding_judged_the_other_way_round_is_the_same_defect() -> None:
+    """The b53 finding 9975b06f6465 was filed as the optimized build against the reference; re-run by the kernel
+    that asks the minimal lowering, the same values show as the reference against the minimal lowering: the same
+    defect (recheck kept it a bug of the pipeline's VectorizeLoop instead of dismissing it as not reproduced)."""
+    from seedzer.kernel.common import OPT_VS_REFERENCE
+    from seedzer.kernel.comparison import Difference
+    from seedzer.kernel.tir.observe import same_defect, stock_judged_wrong
+
+    def wrong(comparison: str, output: int) -> Observation:
+        return Observation(Symptom.MISMATCH, Stage.COMPARE, None, f"output {output}: 17/18 elements differ",
+                           comparison=comparison, difference=Difference(output, "values", 17, 18))
+
+    script = (BUGS / "vectorize_alloc" / "ir.py").read_text()
+    then, now = wrong(OPT_VS_REFERENCE, 1), wrong(REFERENCE_VS_MINIMAL, 1)
+    assert stock_judged_wrong(then, now) and not stock_judged_wrong(now, then)
+    assert not stock_judged_wrong(then, wrong(REFERENCE_VS_MINIMAL, 0))  # another output: another difference
+    assert same_defect(_case(script), then, now, observe)

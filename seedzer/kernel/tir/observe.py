@@ -269,11 +269,24 @@ def verifying(case: Case, expected: Observation) -> Case:
     return dataclasses.replace(case, checks=dataclasses.replace(case.checks, verify_from=at))
 
 
+def stock_judged_wrong(expected: Observation, observed: Observation) -> bool:
+    """Whether ``observed`` is the wrong result ``expected`` describes judged the other way round: the optimized
+    build against the reference then, the reference (the stock pipeline) against the minimal lowering now, on the
+    same output (an older finding re-run by a kernel that asks the minimal lowering which build is wrong)."""
+    if not expected.symptom is observed.symptom is Symptom.MISMATCH:
+        return False
+    if (expected.comparison, observed.comparison) != (OPT_VS_REFERENCE, REFERENCE_VS_MINIMAL):
+        return False
+    was, now = expected.difference, observed.difference
+    return was is None or now is None or was.output == now.output
+
+
 def same_defect(case: Case, expected: Observation, observed: Observation,
                 observe_case: Callable[[Case], Observation], names: Iterable[str] = ()) -> bool:
     """Whether ``observed`` (what ``case`` showed) shows the defect ``expected`` describes: the same
     failure (:func:`~seedzer.kernel.messages.same_failure`), the same error or ill-formedness at another
-    step (:func:`~seedzer.kernel.messages.moved_failure`), or a *later symptom of the same defect*:
+    step (:func:`~seedzer.kernel.messages.moved_failure`), the same wrong result judged the other way round
+    (:func:`stock_judged_wrong`), or a *later symptom of the same defect*:
     ``expected`` is ill-formed IR out of step S, ``observed`` surfaced after S in the same lowering
     (:func:`later_symptom`: MakePackedAPI refusing a variable VectorizeLoop left undefined, the wrong
     values its build computes), and ``case`` verified after S (:func:`verifying`, run by
@@ -281,6 +294,8 @@ def same_defect(case: Case, expected: Observation, observed: Observation,
     alone and the reducer count as the bug present (messages normalized with ``names`` and the IR's own)."""
     names = set(names) | ir_names(case.script)
     if same_failure(expected, observed, names) or moved_failure(expected, observed, names):
+        return True
+    if stock_judged_wrong(expected, observed):
         return True
     if not later_symptom(case, expected, observed):
         return False
