@@ -100,14 +100,17 @@ class GraphFault:
         """:attr:`reached` without ``code`` itself."""
         return tuple(r for r in self.reached if r != code)
 
-    def wrong_operator(self) -> tuple[str | None, bool]:
-        """The operator a wrong result is about and whether the kernel located it: the first node TVM computes wrongly
-        from inputs it computes right, else the one operator the model mutations insert or edit (None: neither)."""
+    def wrong_operator(self) -> tuple[str | None, str]:
+        """The operator a wrong result is about and how it was found: the first node TVM computes wrongly from inputs
+        it computes right (located by the kernel), else the one operator the model mutations insert or edit (None:
+        neither)."""
         observed = self.observation
         diff = observed.difference
         wrong = observed.symptom is Symptom.MISMATCH
         located = diff.operator if wrong and diff is not None and diff.operator else None
-        return (located, True) if located else (self.mutated_operator(), False)
+        if located:
+            return located, "located by the kernel"
+        return self.mutated_operator(), "the one operator the model mutations insert or edit"
 
     def value_kind(self) -> str | None:
         """The kind of special value (``nan``, ``inf``) an external comparison found wrong, or None."""
@@ -205,11 +208,10 @@ class MirroredOperator:
         """The Relax operator's legalization, or None (not such a wrong result, or the converter emitted more)."""
         if context.observation.symptom is not Symptom.MISMATCH or context.passes or context.value_kind() is not None:
             return None
-        operator, located = context.wrong_operator()
+        operator, how = context.wrong_operator()
         found = context.check_mirror(operator) if operator is not None else None
         if found is None:
             return None
-        how = "located by the kernel" if located else "the one operator the model mutations insert or edit"
         return AtFault(found.code, f"{operator} ({how}) computes the first wrong output; its converter emitted only "
                        f"{found.op}, the Relax operator of its meaning, which {found.code} lowers",
                        context.without(found.code), shared=True, essence=f"wrong result: {found.op}")
@@ -229,7 +231,7 @@ class Operator:
         """The operator's code, or None (a failure after the import that names no one operator)."""
         observed = context.observation
         wrong = observed.symptom is Symptom.MISMATCH
-        operator, located = context.wrong_operator()
+        operator, how = context.wrong_operator()
         if operator is None:
             return AtFault(IMPORTER, "the import failed, and no one operator is named", context.reached,
                            shared=True) if observed.pass_name == "import" and not wrong else None
@@ -239,7 +241,6 @@ class Operator:
             return AtFault(code, f"{observed.pass_name or 'the build'} failed and no frame names the code; {operator} "
                            "is the one operator the model mutations insert or edit, and its converter owns its meaning",
                            context.without(code), shared=True)
-        how = "located by the kernel" if located else "the one operator the model mutations insert or edit"
         return AtFault(code, f"{evidence(operator, value)} ({how})", context.without(code), shared=True)
 
 
