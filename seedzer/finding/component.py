@@ -154,6 +154,69 @@ def legalization(op: str) -> str | None:
     return _legalizations().get(op)
 
 
+def _topi_names(node: ast.AST) -> list[str]:
+    """The dotted ``topi.X.Y`` names ``node`` refers to, in source order (GPU variants left out)."""
+    found: list[tuple[int, int, str]] = []
+    for sub in ast.walk(node):
+        parts: list[str] = []
+        cur: ast.AST = sub
+        while isinstance(cur, ast.Attribute):
+            parts.append(cur.attr)
+            cur = cur.value
+        if isinstance(cur, ast.Name) and cur.id == "topi" and parts and "gpu" not in parts and "cuda" not in parts:
+            found.append((getattr(sub, "lineno", 0), getattr(sub, "col_offset", 0), ".".join(["topi", *parts[::-1]])))
+    names = [name for _, _, name in sorted(found)]
+    return [n for n in names if not any(other.startswith(n + ".") for other in names)]  # the longest chains
+
+
+@lru_cache(maxsize=1)
+def _topi_calls() -> dict[str, tuple[str, ...]]:
+    """Each Relax operator whose Python legalization rule refers to TOPI functions: those, in source order
+    (``relax.gather_nd``: ``topi.transpose``, ``topi.gather_nd``), read from the installed TVM's source (nothing is
+    imported)."""
+    folder = _installed(LEGALIZE_OPS)
+    found: dict[str, tuple[str, ...]] = {}
+    for path in sorted(folder.glob("*.py")) if folder is not None else ():
+        tree = _parsed(path)
+        if tree is None:
+            continue
+        functions = {f.name: f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)}
+        for node in ast.walk(tree):
+            rules: list[tuple[ast.expr, ast.AST]] = []
+            if isinstance(node, ast.FunctionDef):
+                rules = [(d.args[0], node) for d in node.decorator_list if isinstance(d, ast.Call) and d.args
+                         and getattr(d.func, "id", getattr(d.func, "attr", None)) == "register_legalize"]
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == \
+                    "register_legalize" and len(node.args) > 1:
+                rule = node.args[1]
+                rules = [(node.args[0], functions.get(rule.id, rule) if isinstance(rule, ast.Name) else rule)]
+            for name, body in rules:
+                topi = _topi_names(body)
+                if isinstance(name, ast.Constant) and isinstance(name.value, str) and topi:
+                    found.setdefault(name.value, tuple(topi))
+    return found
+
+
+def lowering_topi(op: str) -> str | None:
+    """The TOPI module whose function the legalization rule of the Relax operator ``op`` calls, named as its frames
+    are (``topi.vision.nms`` for ``relax.vision.all_class_non_max_suppression``): the one of the operator's own name,
+    else the first it calls; None (no rule, no TOPI call, or a name the installed TVM does not resolve). Imports
+    ``tvm.topi``."""
+    names = _topi_calls().get(op, ())
+    own = [n for n in names if n.rsplit(".", 1)[-1] == op.rsplit(".", 1)[-1]]
+    dotted = (own or list(names) or [None])[0]
+    if dotted is None:
+        return None
+    try:
+        value: object = importlib.import_module("tvm.topi")
+        for part in dotted.split(".")[1:]:
+            value = getattr(value, part)
+    except (ImportError, AttributeError):
+        return None
+    module = getattr(value, "__module__", None)
+    return module.removeprefix("tvm.") if isinstance(module, str) and module.startswith("tvm.topi") else None
+
+
 def _class_at(relative: str, line: int) -> str | None:
     """The class of the installed TVM's module ``relative`` that holds ``line`` (a frame recorded by an
     older Seedzer names a converter method without its class)."""

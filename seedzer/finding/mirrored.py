@@ -6,11 +6,12 @@ operator becomes (:mod:`seedzer.finding.operator_code`). For the operators of :d
 operator defined with the ONNX operator's own semantics (its docstring says "ONNX style", or it takes
 ``output_format="onnx"``), and the converter only passes the inputs and attributes on. When the converter emitted
 exactly that one call for every node of the operator in the failing model (:func:`mirrored_call` imports each node
-alone and reads the Relax bindings), the converter made no choice that could be wrong, and the operator's
-legalization (its TOPI kernel) computed the wrong value: apache/tvm's ``topi.vision.nms._nms_loop`` suppressing every
-box when ``iou_threshold`` is 0, ``topi.scatter_elements`` reusing the indices' offsets for the data's. When the
-converter emitted anything more (a negative-index normalization it computes, a box format it converts), the
-converter keeps the blame.
+alone and reads the Relax bindings), the converter made no choice that could be wrong, and the TOPI function the
+operator's legalization calls computed the wrong value, named by its module as its frames would be
+(:func:`seedzer.finding.component.lowering_topi`; the legalization rule when it calls none): apache/tvm's
+``topi.vision.nms`` (``_nms_loop`` suppressing every box when ``iou_threshold`` is 0), ``topi.scatter_elements``
+(reusing the indices' offsets for the data's). When the converter emitted anything more (a negative-index
+normalization it computes, a box format it converts), the converter keeps the blame.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from seedzer.finding.component import legalization
+from seedzer.finding.component import legalization, lowering_topi
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,8 @@ MIRRORS: tuple[Mirror, ...] = (
 
 @dataclass(frozen=True)
 class MirroredCall:
-    """Every node of ``operator`` in a model imports as one call of ``op``, whose legalization ``code`` is."""
+    """Every node of ``operator`` in a model imports as one call of ``op``, which ``code`` lowers (a TOPI module, or the
+    legalization rule)."""
 
     operator: str
     op: str
@@ -103,7 +105,7 @@ def mirrored_call(data: bytes, operator: str) -> MirroredCall | None:
     an operator of :data:`MIRRORS`, no such node, a node the converter turns into more or other calls, or one that
     cannot be cut out). Imports TVM: call it in a forked child."""
     mirror = mirror_of(operator)
-    code = legalization(mirror.relax_op) if mirror is not None else None
+    code = (lowering_topi(mirror.relax_op) or legalization(mirror.relax_op)) if mirror is not None else None
     if mirror is None or code is None:
         return None
     import onnx

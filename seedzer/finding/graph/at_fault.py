@@ -199,13 +199,13 @@ class MirroredOperator:
     """A wrong result of ordinary values, needing no Relax pass, of an ONNX operator whose converter emitted only the
     one call of the Relax operator of the same meaning (:mod:`seedzer.finding.mirrored`: NonMaxSuppression as
     ``R.vision.all_class_non_max_suppression(.., output_format="onnx")``, ScatterElements as ``R.scatter_elements``):
-    that operator's legalization (its TOPI kernel), keyed by the Relax operator; the converter made no choice that
-    could be wrong."""
+    the TOPI function that operator's legalization calls (``topi.vision.nms``), keyed by the Relax operator; the
+    converter made no choice that could be wrong."""
 
     name = "mirrored-operator"
 
     def decide(self, context: GraphFault) -> AtFault | None:
-        """The Relax operator's legalization, or None (not such a wrong result, or the converter emitted more)."""
+        """The Relax operator's lowering, or None (not such a wrong result, or the converter emitted more)."""
         if context.observation.symptom is not Symptom.MISMATCH or context.passes or context.value_kind() is not None:
             return None
         operator, how = context.wrong_operator()
@@ -213,7 +213,7 @@ class MirroredOperator:
         if found is None:
             return None
         return AtFault(found.code, f"{operator} ({how}) computes the first wrong output; its converter emitted only "
-                       f"{found.op}, the Relax operator of its meaning, which {found.code} lowers",
+                       f"{found.op}, the Relax operator of its meaning, which {found.code} computes",
                        context.without(found.code), shared=True, essence=f"wrong result: {found.op}")
 
 

@@ -127,6 +127,17 @@ def test_a_relax_operators_legalization_is_named_as_its_frames_are() -> None:
     assert legalization("relax.no_such_op") is None
 
 
+def test_the_topi_function_a_legalization_calls_is_named_by_its_module() -> None:
+    """c53 audit (4a59542fd6c7): legalize.vision only passes iou_threshold to TOPI; topi/vision/nms.py is at fault.
+    The TOPI function of the operator's own name is preferred (gather_nd's rule transposes first)."""
+    from seedzer.finding.component import lowering_topi
+
+    assert lowering_topi("relax.vision.all_class_non_max_suppression") == "topi.vision.nms"
+    assert lowering_topi("relax.scatter_elements") == "topi.scatter_elements"  # not topi.gpu's variant
+    assert lowering_topi("relax.gather_nd") == "topi.transform"
+    assert lowering_topi("relax.no_such_op") is None
+
+
 def test_a_verifier_of_generated_code_is_no_component() -> None:
     """b53 audit (c8e3c62a995a): LLVM's verifier rejects what VectorizeLoop's out-of-scope let became."""
     verify = "void tvm::codegen::CodeGenLLVM::Verify() const (src/target/llvm/codegen_llvm.cc:372)"

@@ -622,7 +622,7 @@ def test_a_wrong_result_of_an_operator_its_converter_hands_to_one_relax_call_is_
 
     def mirror(case: GraphCase, operator: str) -> MirroredCall:
         asked.append(operator)
-        return MirroredCall(operator, "relax.vision.all_class_non_max_suppression", "legalize.vision")
+        return MirroredCall(operator, "relax.vision.all_class_non_max_suppression", "topi.vision.nms")
 
     def judged(check: Callable[[GraphCase, str], MirroredCall | None], observed: Observation) -> Verdict:
         context = _context(observed, lambda p: observed, got=observed, case=inserted)
@@ -631,7 +631,7 @@ def test_a_wrong_result_of_an_operator_its_converter_hands_to_one_relax_call_is_
         return Culprit().judge(context)
 
     verdict = judged(mirror, wrong)
-    assert asked == ["NonMaxSuppression"] and verdict.culprit == ["legalize.vision"]
+    assert asked == ["NonMaxSuppression"] and verdict.culprit == ["topi.vision.nms"]
     fault = verdict.at_fault
     assert fault is not None and fault.rule == "mirrored-operator" and fault.reached == ("insert:NonMaxSuppression",)
     assert fault.essence == "wrong result: relax.vision.all_class_non_max_suppression"
