@@ -204,9 +204,9 @@ def lowering_topi(op: str) -> str | None:
     ``tvm.topi``."""
     names = _topi_calls().get(op, ())
     own = [n for n in names if n.rsplit(".", 1)[-1] == op.rsplit(".", 1)[-1]]
-    dotted = (own or list(names) or [None])[0]
-    if dotted is None:
+    if not names:
         return None
+    dotted = (own or list(names))[0]
     try:
         value: object = importlib.import_module("tvm.topi")
         for part in dotted.split(".")[1:]:
