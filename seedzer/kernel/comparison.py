@@ -14,8 +14,11 @@ from typing import Any
 
 import numpy as np
 
-
 # --- kernel code (everything below is copied verbatim into repro.py) ---
+SPECIAL_REASONS = frozenset({"nan positions", "inf positions"})
+"""The reasons of a difference in where NaNs or infinities are (:func:`compare`'s; the others: values, shape/dtype)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Difference:
     """The first disagreement between an expected and an actual list of output buffers.

@@ -88,3 +88,24 @@ def test_the_operator_that_loses_the_nan_is_located_past_a_signed_zero_upstream(
     if locate_operator(model, feeds, TOLERANCES, tvm, "y") != "ReduceSum":
         pytest.skip("this TVM keeps the sign of a sum of -0.0")
     assert locate_operator(model, feeds, TOLERANCES, tvm, "y", "nan positions") == "Relu"
+
+
+def test_an_infinity_lost_upstream_is_where_the_nan_downstream_was_lost() -> None:
+    """c53 audit (df875e4bb194, filed to Mul): a variadic Max of -inf gives -FLT_MAX in TVM (the min/max reduction's
+    finite identity), so the product with 0 after it is -0 instead of NaN. The Max is at fault, not the Mul whose
+    output differs in NaN positions first: its input differs by another special value (not a signed zero)."""
+    specs = (("a", "float32", (2,)), ("b", "float32", (2,)))
+    feeds = {"a": np.array([-np.inf, 1.0], np.float32), "b": np.array([-np.inf, 2.0], np.float32)}
+    nodes = [helper.make_node("Max", ["a", "b"], ["m"]), helper.make_node("Mul", ["m", "zero"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in "ab"],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+
+    def tvm(probe: onnx.ModelProto) -> list[np.ndarray]:
+        return run(build(import_model(probe, specs)), specs, feeds)
+
+    if np.isnan(tvm(model)[0][0]):
+        pytest.skip("this TVM keeps -inf through a variadic Max")
+    assert locate_operator(model, feeds, TOLERANCES, tvm, "y", "nan positions") == "Max"

@@ -30,7 +30,7 @@ import numpy as np
 import onnx
 
 from seedzer.kernel.common import SPECIAL_VALUES, Observation, Stage, Symptom
-from seedzer.kernel.comparison import Difference, compare, differing, signed_zero_difference
+from seedzer.kernel.comparison import SPECIAL_REASONS, Difference, compare, differing, signed_zero_difference
 from seedzer.kernel.graph.model_mutations import FLOAT_TYPES
 from seedzer.kernel.onnx.model import LOSSY_ILL_CONDITIONED, upstream
 from seedzer.kernel.onnx.runtime import onnxruntime_outputs
@@ -197,8 +197,9 @@ def locate_operator(model: onnx.ModelProto, feeds: dict[str, np.ndarray], limits
     infinity is lost, not where the difference surfaces. With ``output``, only the nodes that output
     depends on (a difference on a side branch is another output's); with ``reason`` (a
     :class:`~seedzer.kernel.comparison.Difference`'s, e.g. ``nan positions``), a node that differs that
-    way first, its inputs not that way (a product's signed zero upstream of a lost NaN is not where
-    the NaN was lost), else any difference. Both runs are of :func:`probe_model`, each in a forked
+    way first, its inputs neither that way nor by another special value (a product's signed zero upstream
+    of a lost NaN is not where the NaN was lost; a Max that gave -FLT_MAX for -inf, whose product with 0 is
+    then -0 instead of NaN, is), else any difference. Both runs are of :func:`probe_model`, each in a forked
     child (a crash names nothing); None when nothing is located that way."""
     probe = probe_model(model)
     if probe is None:
@@ -212,9 +213,11 @@ def locate_operator(model: onnx.ModelProto, feeds: dict[str, np.ndarray], limits
         return None
     found = {name: d for name, e, a in zip(names, theirs, ours, strict=True) if (d := _differ([e], [a], limits))}
     nodes = upstream(model, output) if output is not None else list(model.graph.node)
+    special = {name for name, d in found.items() if d.reason in SPECIAL_REASONS}
     for wanted in (reason, None) if reason else (None,):
         differs = {name for name, d in found.items() if wanted is None or d.reason == wanted}
-        first = next((n for n in nodes if differs & set(n.output) and not differs & set(n.input)), None)
+        blocked = differs | special  # an input with another special value wrong is wrong too (not a signed zero)
+        first = next((n for n in nodes if differs & set(n.output) and not blocked & set(n.input)), None)
         if first is not None:
             return first.op_type
     return None
