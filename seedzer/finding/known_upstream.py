@@ -34,7 +34,7 @@ def root_facts(meta: FindingMeta) -> RootFacts:
     obs = meta.observation
     code = meta.at_fault.code if meta.at_fault is not None else " + ".join(meta.culprit)
     diff = obs.difference
-    value = VALUE_KINDS.get(diff.reason, "") if diff is not None and obs.comparison == SPECIAL_VALUES else ""
+    value = VALUE_KINDS.get(diff.at_operator, "") if diff is not None and obs.comparison == SPECIAL_VALUES else ""
     return RootFacts(meta.root_signature or "", meta.kind, obs.symptom.value, code, obs.message, value)
 
 

@@ -50,6 +50,14 @@ class Difference:
     also: tuple[str, ...] = ()
     """The other outputs that differ too (their indices, with their names where known): every output is
     compared, the first difference is the one described."""
+    operator_reason: str | None = None
+    """How the located ``operator``'s own output differs, when not as the output does (a Max giving -FLT_MAX for
+    -inf, ``inf positions``, whose product with 0 downstream loses a NaN, ``nan positions``)."""
+
+    @property
+    def at_operator(self) -> str:
+        """How the difference shows where it was made: the located operator's own reason, else the output's."""
+        return self.operator_reason or self.reason
 
     def describe(self) -> str:
         """One line, e.g. ``output 1 'y': 3/16 elements differ (values, rtol=1e-4, atol=1e-5); ...``."""
@@ -69,7 +77,8 @@ class Difference:
         data = dataclasses.asdict(self)
         data["at"] = list(self.at) if self.at is not None else None
         data["also"] = list(self.also)
-        for name, unset in (("operator", None), ("flipped_infinities", False), ("name", None), ("also", [])):
+        for name, unset in (("operator", None), ("flipped_infinities", False), ("name", None), ("also", []),
+                            ("operator_reason", None)):
             if data[name] == unset:  # as before these were recorded
                 del data[name]
         return data

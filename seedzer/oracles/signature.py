@@ -110,8 +110,8 @@ def root_essence(observation: Observation, names: Iterable[str] = ()) -> str:
     NaN reached through special inputs and through an inserted Asin was two roots)."""
     text = SHAPE.sub("SHAPE", DTYPE.sub("DT", without_ir(essence(observation, names))))
     diff = observation.difference
-    if diff is not None and observation.comparison in EXTERNAL and diff.reason in VALUE_KINDS:
-        return f"{SPECIAL_VALUES}:{VALUE_KINDS[diff.reason]}"
+    if diff is not None and observation.comparison in EXTERNAL and diff.at_operator in VALUE_KINDS:
+        return f"{SPECIAL_VALUES}:{VALUE_KINDS[diff.at_operator]}"
     if observation.comparison == SPECIAL_VALUES and diff is not None:
         text += ":value"
     return text

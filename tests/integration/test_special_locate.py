@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from seedzer.kernel.common import SPECIAL_VALUES, Symptom
-from seedzer.kernel.graph.special import judge_special, locate_operator, probe_model
+from seedzer.kernel.graph.special import judge_special, locate_node, locate_operator, probe_model
 from seedzer.kernel.onnx.model import TOLERANCES, Trace, build, import_model, run
 
 pytestmark = pytest.mark.integration
@@ -109,3 +109,4 @@ def test_an_infinity_lost_upstream_is_where_the_nan_downstream_was_lost() -> Non
     if np.isnan(tvm(model)[0][0]):
         pytest.skip("this TVM keeps -inf through a variadic Max")
     assert locate_operator(model, feeds, TOLERANCES, tvm, "y", "nan positions") == "Max"
+    assert locate_node(model, feeds, TOLERANCES, tvm, "y", "nan positions") == ("Max", "inf positions")

@@ -113,9 +113,11 @@ class GraphFault:
         return self.mutated_operator(), "the one operator the model mutations insert or edit"
 
     def value_kind(self) -> str | None:
-        """The kind of special value (``nan``, ``inf``) an external comparison found wrong, or None."""
+        """The kind of special value (``nan``, ``inf``) an external comparison found wrong where the located operator
+        made it (its own output's, not the judged output's), or None."""
         diff = self.observation.difference
-        return VALUE_KINDS.get(diff.reason) if diff is not None and self.observation.comparison in EXTERNAL else None
+        return VALUE_KINDS.get(diff.at_operator) if diff is not None and self.observation.comparison in EXTERNAL \
+            else None
 
     def mutated_operator(self) -> str | None:
         """The one operator the minimal model mutations insert or edit (None: none, or several)."""

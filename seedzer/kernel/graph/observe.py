@@ -98,7 +98,7 @@ from seedzer.kernel.graph.memo import GraphMemo
 from seedzer.kernel.graph.mutant import apply_model_mutations
 from seedzer.kernel.graph.relax_consistency import added_inconsistency
 from seedzer.kernel.graph.relax_mutations import apply_mutation
-from seedzer.kernel.graph.special import judge_special, locate_operator, rejected_input
+from seedzer.kernel.graph.special import judge_special, locate_node, rejected_input
 from seedzer.kernel.messages import moved_failure, normalize, same_failure
 from seedzer.kernel.onnx.model import (
     LOSSY_ILL_CONDITIONED,
@@ -288,9 +288,10 @@ def _judge_differential(case: GraphCase, model: onnx.ModelProto, feeds: dict[str
                            f"{UNDEFINED_HERE}: {undefined}: {diff.describe()}")
     if not case.passes:  # the probe's build is the case's own (TVM's default pipeline): locate the operator
         tvm_outputs = lambda probe: run(build(import_model(probe, specs), case.target), specs, feeds)  # noqa: E731
-        located = locate_operator(model, feeds, tolerances(case), tvm_outputs, model.graph.output[diff.output].name,
-                                  diff.reason)
-        diff = dataclasses.replace(diff, operator=located) if located else diff
+        located = locate_node(model, feeds, tolerances(case), tvm_outputs, model.graph.output[diff.output].name,
+                              diff.reason)
+        diff = diff if located is None else dataclasses.replace(
+            diff, operator=located[0], operator_reason=located[1] if located[1] != diff.reason else None)
     return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; {side}",
                        comparison=MODEL_VS_ONNXRUNTIME, difference=diff)
 

@@ -103,7 +103,7 @@ def judge_special(model: onnx.ModelProto, feeds: dict[str, np.ndarray], actual: 
     if isinstance(ort, Observation):
         return invalid("onnxruntime rejects the input that the ONNX reference runs: "
                        f"{ort.message.splitlines()[0][:200]}")
-    locate = (lambda output, reason: locate_operator(model, feeds, limits, tvm_outputs, output, reason)) \
+    locate = (lambda output, reason: locate_node(model, feeds, limits, tvm_outputs, output, reason)) \
         if tvm_outputs is not None else None
     return _judge_outputs(model, spec, ort, actual, rerun, limits, invalid, locate, lossy)
 
@@ -120,7 +120,8 @@ def _unjudged(model: onnx.ModelProto, index: int, spec: list[np.ndarray], ort: l
 
 def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.ndarray], actual: list[np.ndarray],
                    rerun: Callable[[], list[np.ndarray]], limits: dict[str, Any],
-                   invalid: Callable[[str], Observation], locate: Callable[[str, str], str | None] | None = None,
+                   invalid: Callable[[str], Observation],
+                   locate: Callable[[str, str], tuple[str, str] | None] | None = None,
                    lossy: Callable[[int, list[np.ndarray], list[np.ndarray]], bool] | None = None) -> Observation:
     """Output by output: TVM against the specification where both engines agree on that output and
     nothing it depends on is undefined on special values (one output the engines disagree on, or an
@@ -141,12 +142,14 @@ def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.
             continue
         name = model.graph.output[index].name
         producer = next((n.op_type for n in model.graph.node if name in n.output), None)
-        operator = (locate(name, diff.reason) if locate is not None else None) or producer
+        located = locate(name, diff.reason) if locate is not None else None
+        operator = located[0] if located is not None else producer
         if overflowed_sum(operator, expected, got, limits):
             reasons.append(f"{operator} sums terms in an order IEEE 754 leaves open, and output {index} differs only "
                            "between NaN and infinities (an overflowed partial sum): not judged")
             continue
-        diff = dataclasses.replace(diff, output=index, operator=operator, name=name)
+        own = located[1] if located is not None and located[1] != diff.reason else None
+        diff = dataclasses.replace(diff, output=index, operator=operator, name=name, operator_reason=own)
         return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; onnxruntime and the ONNX "
                            "reference agree with each other, not with TVM", comparison=SPECIAL_VALUES, difference=diff)
     return invalid(reasons[0]) if reasons else Observation.ok()
@@ -192,10 +195,18 @@ def probe_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
 
 def locate_operator(model: onnx.ModelProto, feeds: dict[str, np.ndarray], limits: dict[str, Any],
                     tvm_outputs: TvmOutputs, output: str | None = None, reason: str | None = None) -> str | None:
-    """The operator of the first node (in graph order) whose floating-point output TVM computes
-    differently from onnxruntime on ``feeds`` while every input it reads agrees: where a NaN or an
-    infinity is lost, not where the difference surfaces. With ``output``, only the nodes that output
-    depends on (a difference on a side branch is another output's); with ``reason`` (a
+    """The operator :func:`locate_node` locates, or None."""
+    located = locate_node(model, feeds, limits, tvm_outputs, output, reason)
+    return located[0] if located is not None else None
+
+
+def locate_node(model: onnx.ModelProto, feeds: dict[str, np.ndarray], limits: dict[str, Any],
+                tvm_outputs: TvmOutputs, output: str | None = None,
+                reason: str | None = None) -> tuple[str, str] | None:
+    """The operator and the reason its own output differs, of the first node (in graph order) whose
+    floating-point output TVM computes differently from onnxruntime on ``feeds`` while every input it
+    reads agrees: where a NaN or an infinity is lost, not where the difference surfaces. With ``output``,
+    only the nodes that output depends on (a difference on a side branch is another output's); with ``reason`` (a
     :class:`~seedzer.kernel.comparison.Difference`'s, e.g. ``nan positions``), a node that differs that
     way first, its inputs neither that way nor by another special value (a product's signed zero upstream
     of a lost NaN is not where the NaN was lost; a Max that gave -FLT_MAX for -inf, whose product with 0 is
@@ -219,7 +230,7 @@ def locate_operator(model: onnx.ModelProto, feeds: dict[str, np.ndarray], limits
         blocked = differs | special  # an input with another special value wrong is wrong too (not a signed zero)
         first = next((n for n in nodes if differs & set(n.output) and not blocked & set(n.input)), None)
         if first is not None:
-            return first.op_type
+            return first.op_type, next(found[o].reason for o in first.output if o in differs)
     return None
 
 

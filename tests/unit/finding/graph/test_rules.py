@@ -640,3 +640,19 @@ def test_a_wrong_result_of_an_operator_its_converter_hands_to_one_relax_call_is_
                       difference=Difference(0, "nan positions", 1, 6, operator="NonMaxSuppression"))
     asked.clear()
     assert judged(mirror, nan).culprit == ["relax.frontend.onnx.NonMaxSuppression"] and asked == []
+
+
+def test_a_nan_lost_downstream_of_an_infinity_an_operator_got_wrong_is_that_operators_infinity() -> None:
+    """c53 audit (df875e4bb194): the judged output loses a NaN, but the located Max made -FLT_MAX of -inf (its
+    own output differs in infinities): the min/max reduction identity's root, keyed on infinities, not the NaN
+    family's."""
+    diff = Difference(0, "nan positions", 1, 6, operator="Max", operator_reason="inf positions")
+    wrong = Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "output 0: nan lost", comparison=SPECIAL_VALUES,
+                        difference=diff)
+    inf = Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", "output 0: inf wrong", comparison=SPECIAL_VALUES,
+                      difference=Difference(0, "inf positions", 1, 6, operator="ReduceMax"))
+    special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
+    via_mul, direct = (Culprit().judge(_context(m, lambda p, m=m: m, got=m, case=special)) for m in (wrong, inf))
+    assert via_mul.culprit == direct.culprit == ["topi.reduction.min_max_identity"]
+    assert via_mul.root == direct.root
+    assert Difference.from_json(diff.to_json()) == diff and "operator_reason" not in Difference(0, "values").to_json()
