@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from seedzer.finding.component import IMPORTER, component_of, legalization
 from seedzer.finding.lowered_types import SHAPE_DTYPE
+from seedzer.finding.onnx_types import ILL_TYPED_OUTPUT, own_slip
 from seedzer.finding.verdict import AtFault
 from seedzer.kernel.common import Observation, Symptom
 
@@ -82,7 +83,9 @@ R = TypeVar("R", bound=Reaching)
 class SharedComponentRule(Generic[R]):
     """A failure raised in a shared component of TVM (its frames: an ONNX converter, a TOPI operator, a
     legalization rule, a code generator's intrinsic rule, the arithmetic analyzer): that component, every
-    pass, model mutation or input mode only reaching it; keyed by it whatever kind of finding reached it."""
+    pass, model mutation or input mode only reaching it; keyed by it whatever kind of finding reached it. A
+    converter tripping on a value it typed wrongly itself (:data:`~seedzer.finding.onnx_types.OWN_SLIPS`) is keyed
+    by that mistake, as the ill-typed-input rule keys the readers that trip on it."""
 
     name = "component"
 
@@ -91,8 +94,10 @@ class SharedComponentRule(Generic[R]):
         component = component_of(context.observation)
         if component is None:
             return None
+        slip = own_slip(context.observation.message) if component.name.startswith(IMPORTER + ".") else None
         return AtFault(component.name, f"raised in {component.frame}, code every way reaching it shares",
-                       tuple(r for r in context.reached if r != component.name), shared=True)
+                       tuple(r for r in context.reached if r != component.name), shared=True,
+                       essence=ILL_TYPED_OUTPUT + slip if slip else "")
 
 
 class Typing(Reaching, Protocol):
@@ -128,7 +133,7 @@ class IllTypedInputRule(Generic[T]):
         return AtFault(found.converter, f"{found.operator}'s converter gave {found.value!r} {found.mistake} "
                        f"({found.detail}); {component.name} only tripped on it",
                        tuple(r for r in (*context.reached, component.name) if r != found.converter), shared=True,
-                       essence=f"ill-typed output: {found.mistake}")
+                       essence=ILL_TYPED_OUTPUT + found.mistake)
 
 
 class Retyping(Reaching, Protocol):

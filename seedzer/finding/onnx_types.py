@@ -22,6 +22,14 @@ SEQUENCE_FOR_TENSOR = "a tensor where ONNX has a sequence"
 TENSOR_FOR_SEQUENCE = "a tuple where ONNX has a tensor"
 OTHER_DTYPE = "another element type than ONNX's"
 OTHER_RANK = "another rank than ONNX's"
+ILL_TYPED_OUTPUT = "ill-typed output: "
+"""How the essence of a root keyed by a converter's ill-typed output starts (the mistake follows)."""
+OWN_SLIPS: tuple[tuple[str, str], ...] = (
+    ("'TensorType' object has no attribute 'fields'", SEQUENCE_FOR_TENSOR),
+)
+"""Messages of a converter tripping on a value it made itself with the wrong kind of Relax type, and the mistake
+they are (a one-chunk ``relax.op.split`` typed a Tensor, whose tuple fields SplitToSequence then reads: the same
+mistake as the Tensor its readers trip on, c53 audit 7ab933772512 and 5f7d5732a3b8)."""
 CHECK_SECONDS = 120.0
 """The limit of one check (an import of the model cut before the failing node)."""
 
@@ -41,6 +49,11 @@ class IllTyped:
 ONNX_TO_NUMPY = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
                  10: "float16", 11: "float64", 12: "uint32", 13: "uint64", 16: "bfloat16"}
 """The element type of an ONNX tensor type (``TensorProto.DataType``) as Relax and numpy name it."""
+
+
+def own_slip(message: str) -> str | None:
+    """The mistake (:data:`OWN_SLIPS`) a converter's own failure ``message`` is, or None."""
+    return next((mistake for text, mistake in OWN_SLIPS if text in message), None)
 
 
 def _mismatch(want: onnx.TypeProto, got: object) -> tuple[str, str] | None:

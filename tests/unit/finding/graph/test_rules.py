@@ -448,6 +448,13 @@ def test_a_converter_tripping_on_a_value_another_converter_typed_wrongly_blames_
         fault.reached) and fault.essence == f"ill-typed output: {SEQUENCE_FOR_TENSOR}"
     context = _context(at, lambda p: at, got=at)  # no ill-typed input: the converter that raised is at fault
     assert Culprit().judge(context).culprit == ["relax.frontend.onnx.SequenceAt._impl_v11"]
+    # c53 audit (7ab933772512 = 5f7d5732a3b8): SplitToSequence with keepdims=0 trips on its own one-chunk split,
+    # typed a Tensor: the same mistake its readers trip on, one root
+    own = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "AttributeError: 'TensorType' object has no attribute "
+                      "'fields'", frames=("SplitToSequence._impl_v11 (tvm/relax/frontend/onnx/onnx_frontend.py:5762)",))
+    itself = Culprit().judge(_context(own, lambda p: own, got=own))
+    assert itself.culprit == verdicts[0].culprit and itself.root == verdicts[0].root
+    assert itself.at_fault is not None and itself.at_fault.rule == "component"
     negative = Observation(Symptom.EXCEPTION, Stage.LOAD, "import", "IndexError: Check failed: index >= 0 (-1 vs. 0) : "
                            "Index out of bounds: Tuple R.split(lv5, indices_or_sections=1, axis=-3) cannot be "
                            "accessed with negative index -1",
