@@ -78,6 +78,11 @@ def _into_integer(node: onnx.NodeProto, types: Types) -> bool:
     return (target or TensorProto.UINT8) in INTEGERS
 
 
+def _same_operands(node: onnx.NodeProto, types: Types) -> bool:
+    """A node whose first two inputs are the same tensor (``Sub(x, x)``)."""
+    return len(node.input) > 1 and node.input[0] == node.input[1]
+
+
 def _max_mode(node: onnx.NodeProto, types: Types) -> bool:
     return attribute_of(node, "mode") in (b"max", "max")
 
@@ -133,6 +138,13 @@ UNDEFINED: tuple[Undefined, ...] = (
               "read: a NaN or an infinity beside a tap of weight 0 gives NaN in one implementation (IEEE "
               "0 * NaN) and not in another (onnxruntime and the reference skip the tap)",
               ONNX_OPERATORS.format("Resize") + " (interpolation is stated as a formula over the taps)"),
+    Undefined(("Sub",), (NAN, INF),
+              "TVM's arithmetic simplifier folds a float x - x to 0 on purpose, accepting that NaN and the "
+              "infinities give NaN under IEEE 754 (src/arith/rewrite_simplify.cc, x - x => ZeroWithTypeLike(x), with "
+              "the comment saying so); once fusion makes both operands one load the fold applies: a documented "
+              "choice, disputed, not a defect to report",
+              "https://github.com/apache/tvm/pull/11373 (the fold; Inf/NaN raised in review and accepted); c53 "
+              "audit dd6b8e950b22", "a tensor minus itself", _same_operands),
     Undefined(("RoiAlign",), (ANY,),
               "onnx.reference and onnxruntime take the largest weighted corner, the specification's prose the "
               "interpolated value; TVM follows the prose (an open dispute upstream)",

@@ -89,3 +89,19 @@ def test_value_classes_and_the_table_s_rows() -> None:
     assert undefined_on_values(cast, {"x": np.array([1.0, -7.0], np.float32)}, 0) is None
     assert undefined_on_specials(_model([helper.make_node("Neg", ["x"], ["y"])],
                                         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])], [], [2])) is None
+
+
+def test_a_tensor_minus_itself_on_nan_is_tvm_s_documented_fold() -> None:
+    """c53 audit (dd6b8e950b22, disputed): Sub(cos, cos) on special inputs is NaN under IEEE 754, and TVM's simplifier
+    folds a float x - x to 0 on purpose once FuseTIR makes both operands one load. Not judged; a difference of two
+    tensors is."""
+
+    def sub(second: str) -> onnx.ModelProto:
+        graph = helper.make_graph([helper.make_node("Cos", ["x"], ["c"]), helper.make_node("Sub", ["c", second], ["y"])],
+                                  "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in ("x", "z")],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+    why = undefined_on_specials(sub("c"))
+    assert why is not None and why.startswith("Sub (a tensor minus itself) on") and "pull/11373" in why
+    assert undefined_on_specials(sub("z")) is None
