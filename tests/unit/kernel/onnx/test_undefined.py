@@ -97,8 +97,8 @@ def test_a_tensor_minus_itself_on_nan_is_tvm_s_documented_fold() -> None:
     tensors is."""
 
     def sub(second: str) -> onnx.ModelProto:
-        graph = helper.make_graph([helper.make_node("Cos", ["x"], ["c"]), helper.make_node("Sub", ["c", second], ["y"])],
-                                  "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in ("x", "z")],
+        nodes = [helper.make_node("Cos", ["x"], ["c"]), helper.make_node("Sub", ["c", second], ["y"])]
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3]) for n in "xz"],
                                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
         return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
