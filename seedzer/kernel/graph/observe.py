@@ -30,7 +30,8 @@ compared with TVM's default pipeline (and onnxruntime).
    ill-conditioned under float16 rounding is ``invalid`` too (``ill_conditioned_for_lossy_pass``, also for
    special inputs); else
    the case is a ``mismatch`` (comparison ``mutant-vs-seed`` for a mutated model, ``opt-vs-reference`` otherwise).
-   A spec-edge change makes a new model: its reference is onnxruntime on it (``model-vs-onnxruntime``);
+   A spec-edge change makes a new model: its reference is onnxruntime on it (``model-vs-onnxruntime``;
+   after a lossy pass an ill-conditioned output is ``invalid`` there too, c53 audit d759a1482a56);
    on a difference ONNX's own reference implementation (``onnx.reference``) breaks the tie on the
    differing output: when it agrees with TVM, onnxruntime departs from the specification; when it
    agrees with neither, no two engines agree there, and when inputs moved a few ulps move the
@@ -277,6 +278,9 @@ def _judge_differential(case: GraphCase, model: onnx.ModelProto, feeds: dict[str
                            f"outputs differ only where onnxruntime gives NaN/Inf: {diff.describe()}")
     if compare(actual, run(executable, specs, feeds), {}) is not None:
         return Observation(Symptom.INVALID, Stage.COMPARE, "compare", "the TVM build is nondeterministic")
+    if not case.exact and ill_conditioned_for_lossy_pass(model, feeds, diff.output, actual, expected, tolerances(case)):
+        return Observation(Symptom.INVALID, Stage.COMPARE, "compare", "after a lossy pass the output is "
+                           f"{LOSSY_ILL_CONDITIONED}: {diff.describe()}")
     verdict = trace.call("onnx-reference", onnx_reference_verdict, model, feeds, actual, expected, tolerances(case),
                          diff.output, stage=Stage.COMPARE)
     sided, side = verdict if isinstance(verdict, tuple) else ("none", "the ONNX reference implementation failed")
