@@ -347,14 +347,17 @@ def model_bytes_known(model: onnx.ModelProto | None, feeds: dict[str, np.ndarray
 def small_model(model: onnx.ModelProto | None, feeds: dict[str, np.ndarray] | None = None) -> bool:
     """Whether ``model``'s tensors together (on ``feeds`` when its shapes are not all static) take at most
     1/:data:`SMALL_SHARE` of the address space (False when unknown)."""
-    size = model_bytes_known(model, feeds)
+    return fits(model_bytes_known(model, feeds))
+
+
+def fits(size: int | None) -> bool:
+    """Whether tensors of ``size`` bytes take at most 1/:data:`SMALL_SHARE` of the address space (None: unknown, no)."""
     return size is not None and size * SMALL_SHARE <= address_space()
 
 
-def out_of_memory_text(exc: BaseException, model: onnx.ModelProto | None,
-                       feeds: dict[str, np.ndarray] | None = None) -> str:
-    """The reason of a failed allocation on a model that is not small (:func:`small_model`)."""
-    size = model_bytes_known(model, feeds)
+def out_of_memory_text(exc: BaseException, size: int | None) -> str:
+    """The reason of a failed allocation on a model of ``size`` bytes of tensors (None: not known) that is not
+    small (:func:`small_model`)."""
     what = f"{size} bytes of tensors" if size is not None else "tensors of sizes not known"
     return (f"{OUT_OF_MEMORY} ({error_text(exc)[:300]}) on a model of {what}, under an address space of "
             f"{address_space()} bytes: the input's size, not a TVM bug")
@@ -396,10 +399,11 @@ class Trace:
         except Exception as exc:  # TVM and the engines raise many types
             self.tracebacks[step] = traceback.format_exc()[-4000:]
             limit = step == "import" and is_unsupported(exc)
-            oversized = is_out_of_memory(exc) and not small_model(self.model, self.feeds)
+            size = model_bytes_known(self.model, self.feeds) if is_out_of_memory(exc) else None  # measured once
+            oversized = is_out_of_memory(exc) and not fits(size)
             symptom = Symptom.INVALID if limit or oversized else Symptom.EXCEPTION
             text = f"{IMPORTER_LIMIT}: {error_text(exc)}" if limit and not isinstance(exc, UnsupportedInput) \
-                else out_of_memory_text(exc, self.model, self.feeds) if oversized else error_text(exc)
+                else out_of_memory_text(exc, size) if oversized else error_text(exc)
             return Observation(symptom, stage, step, text[:4000], frames=tvm_frames(exc))
         finally:
             self.timings[step] = self.timings.get(step, 0.0) + time.perf_counter() - start
