@@ -59,6 +59,11 @@ class Difference:
         """How the difference shows where it was made: the located operator's own reason, else the output's."""
         return self.operator_reason or self.reason
 
+    def located(self, operator: str, reason: str) -> Difference:
+        """This difference made by ``operator``, whose own output differs by ``reason`` (kept only when it is not
+        this difference's own)."""
+        return dataclasses.replace(self, operator=operator, operator_reason=reason if reason != self.reason else None)
+
     def describe(self) -> str:
         """One line, e.g. ``output 1 'y': 3/16 elements differ (values, rtol=1e-4, atol=1e-5); ...``."""
         named = f" {self.name!r}" if self.name else ""

@@ -311,8 +311,7 @@ def _judge_differential(case: GraphCase, model: onnx.ModelProto, feeds: dict[str
         tvm_outputs = lambda probe: run(build(import_model(probe, specs), case.target), specs, feeds)  # noqa: E731
         located = locate_node(model, feeds, tolerances(case), tvm_outputs, model.graph.output[diff.output].name,
                               diff.reason)
-        diff = diff if located is None else dataclasses.replace(
-            diff, operator=located[0], operator_reason=located[1] if located[1] != diff.reason else None)
+        diff = diff if located is None else diff.located(*located)
     return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; {side}",
                        comparison=MODEL_VS_ONNXRUNTIME, difference=diff)
 

@@ -148,8 +148,8 @@ def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.
             reasons.append(f"{operator} sums terms in an order IEEE 754 leaves open, and output {index} differs only "
                            "between NaN and infinities (an overflowed partial sum): not judged")
             continue
-        own = located[1] if located is not None and located[1] != diff.reason else None
-        diff = dataclasses.replace(diff, output=index, operator=operator, name=name, operator_reason=own)
+        diff = dataclasses.replace(diff, output=index, operator=operator, name=name)
+        diff = diff.located(*located) if located is not None else diff
         return Observation(Symptom.MISMATCH, Stage.COMPARE, "compare", f"{diff.describe()}; onnxruntime and the ONNX "
                            "reference agree with each other, not with TVM", comparison=SPECIAL_VALUES, difference=diff)
     return invalid(reasons[0]) if reasons else Observation.ok()
