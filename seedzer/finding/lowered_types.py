@@ -86,12 +86,25 @@ def call_alone(call: Any, declared: Any) -> Any:
     return tvm.IRModule({"main": relax.Function(params, body, declared)})
 
 
+def bindings_of(function: Any) -> list[Any]:
+    """The bindings of the Relax function ``function``'s blocks, in program order."""
+    return [b for block in function.body.blocks for b in block.bindings]
+
+
+def operator_call(value: Any) -> bool:
+    """Whether the Relax expression ``value`` calls a Relax operator (not a function, a tuple or a variable)."""
+    import tvm
+    from tvm import relax
+
+    return isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op)
+
+
 def _feeding(function: Any, index: int, count: int) -> list[Any]:
     """The bindings of ``function`` (in program order) that its ``index``-th of ``count`` results reads, directly
     or through other bindings."""
     from tvm import relax
 
-    bindings = [b for block in function.body.blocks for b in block.bindings]
+    bindings = bindings_of(function)
 
     def binding_of(var: Any) -> Any:
         return next((b for b in bindings if b.var.same_as(var)), None)
@@ -115,15 +128,13 @@ def legalized_alone(bindings: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
     """Each of ``bindings`` that calls a Relax operator, with its call legalized alone (``relax.LegalizeOps`` on
     :func:`call_alone` of it), in order; a binding whose legalization fails alone is left out (it decides nothing
     for the callers)."""
-    import tvm
     from tvm import relax
 
     for binding in bindings:
-        value = binding.value
-        if not (isinstance(value, relax.Call) and isinstance(value.op, tvm.ir.Op)):
+        if not operator_call(binding.value):
             continue
         try:
-            lowered = relax.transform.LegalizeOps()(call_alone(value, binding.var.ty))
+            lowered = relax.transform.LegalizeOps()(call_alone(binding.value, binding.var.ty))
         except Exception:  # TVM raises many types
             continue
         yield binding, lowered

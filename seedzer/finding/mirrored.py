@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from seedzer.finding.component import legalization, lowering_topi
+from seedzer.finding.lowered_types import bindings_of, operator_call
 
 
 @dataclass(frozen=True)
@@ -70,12 +71,7 @@ def mirror_of(operator: str) -> Mirror | None:
 def relax_calls(module: Any) -> list[str]:
     """The Relax operators the bindings of ``module``'s main function call, in program order (tuples, their items
     and variables are no calls)."""
-    import tvm
-    from tvm import relax
-
-    bindings = [b for block in module["main"].body.blocks for b in block.bindings]
-    return [b.value.op.name for b in bindings
-            if isinstance(b.value, relax.Call) and isinstance(b.value.op, tvm.ir.Op)]
+    return [b.value.op.name for b in bindings_of(module["main"]) if operator_call(b.value)]
 
 
 def node_alone(model: Any, index: int) -> Any:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from seedzer.finding.lowered_types import legalized_alone
+from seedzer.finding.lowered_types import bindings_of, legalized_alone
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,7 @@ def unbuildable_operator(data: bytes, target: str, headline: str) -> Unbuildable
     from seedzer.kernel.onnx.model import make_target
 
     module = from_onnx(onnx.load_model_from_string(data), keep_params_in_input=False)
-    bindings = [b for block in module["main"].body.blocks for b in block.bindings]
-    for binding, lowered in legalized_alone(bindings):
+    for binding, lowered in legalized_alone(bindings_of(module["main"])):
         try:
             tvm.compile(lowered, target=make_target(target))
         except Exception as exc:  # the build's own failure, compared by its normalized key line

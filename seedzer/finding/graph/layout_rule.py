@@ -25,6 +25,7 @@ from typing import Any
 
 from seedzer.execute.forked import SharedProgress, call_forked
 from seedzer.finding.forked_check import observe_isolated, silence
+from seedzer.finding.lowered_types import operator_call
 from seedzer.kernel.common import Observation, Stage, Symptom
 from seedzer.kernel.graph.case import WELL_FORMED, GraphCase
 
@@ -136,11 +137,8 @@ def _read_vars(expr: Any) -> list[Any]:
 
 def _op_name(binding: Any) -> str | None:
     """The Relax operator a binding calls, when it calls one that has a layout rule."""
-    import tvm
-    from tvm import relax
-
     value = binding.value
-    if not isinstance(value, relax.Call) or not isinstance(value.op, tvm.ir.Op):
+    if not operator_call(value):
         return None
     return str(value.op.name) if value.op.get_attr(RULE_ATTRIBUTE) is not None else None
 
