@@ -33,9 +33,9 @@ from seedzer.finding.tir.context import TirContext, reproduces
 from seedzer.finding.tir.culprit import Culprit, variant
 from seedzer.finding.tir.witness import MAKING_FAILED, WitnessIR, forked_ir_before
 from seedzer.finding.verdict import AtFault as Fault
-from seedzer.kernel.common import OPT, OPT_VS_REFERENCE, Observation, Symptom, label_parts
+from seedzer.kernel.common import OPT, OPT_VS_REFERENCE, Observation, Symptom, label_parts, step_label
 from seedzer.kernel.messages import ir_names, normalize
-from seedzer.kernel.tir.case import Case, Step
+from seedzer.kernel.tir.case import FUZZED, Case, Step
 
 ObserveFn = Callable[[Case], Observation]
 """Runs a case alone (in a forked child) and returns what it showed."""
@@ -465,8 +465,54 @@ FAULT_RULES: FaultRules[TirFault] = FaultRules((IllformedOutput(), BrokenPostcon
 stands)."""
 
 
+COMPOSITES: dict[str, tuple[str, ...]] = {
+    "tirx.RemoveAssume": ("tirx.RemoveNoOp",),
+    "s_tir.RemoveStoreUndef": ("tirx.RemoveNoOp",),
+    "s_tir.HoistExpression": ("tirx.StmtSimplify", "tirx.RemoveNoOp"),
+    "s_tir.HoistIfThenElse": ("tirx.StmtSimplify", "tirx.RemoveNoOp"),
+}
+"""Passes TVM builds as a ``Sequential`` of its own stage and other passes (remove_assume.cc,
+remove_store_undef.cc, hoist_expression.cc), with those passes a user runs alone: a failure inside one of
+them is that pass's defect (the d53 audit: RemoveAssume's 'A SeqStmt of length 1' is RemoveNoOp's, on a
+no-op store into a 0-d buffer)."""
+INNER = "inner-pass"
+"""The name of the refinement that names a composite pass's inner pass (:func:`inner_pass`)."""
+
+
+def inner_pass(observe: ObserveFn, make_ir: MakeIrFn, same: Reproduces, case: Case, got: Observation,
+               decided: Fault) -> Fault | None:
+    """When ``decided`` names a composite pass (:data:`COMPOSITES`) and ``got`` is an error: the first of its
+    inner passes that, run alone in its place on the IR it was given (``make_ir``), fails the same way;
+    None otherwise (the composite's own stage may be needed: it stays)."""
+    inner, failing = COMPOSITES.get(decided.code, ()), failing_index(case, got)
+    if not inner or got.symptom not in ERRORS or failing is None:
+        return None
+    index = next((i for i in range(min(failing, len(case.steps) - 1), -1, -1) if case.steps[i].name == decided.code),
+                 None)
+    if index is None:
+        return None
+    made = make_ir(case, index)
+    if made.problem is not None or not made.script:
+        return None
+    keep = [0] + ([failing - index] if index < failing < len(case.steps) else [])
+    program, surfaced = label_parts(got.pass_name or "")
+    for name in inner:
+        steps = (Step(name, role=FUZZED, optional=True), *case.steps[index + 1:])
+        probe = variant(dataclasses.replace(case, script=made.script, steps=steps), keep)
+        label = step_label(name, program) if surfaced == decided.code else got.pass_name
+        if same(dataclasses.replace(got, step_index=None, pass_name=label), observe(probe), made.script):
+            return Fault(name, f"{decided.code} runs {name} inside it (a Sequential in TVM's source); {name} alone, "
+                         f"in its place on the IR it was given, fails the same way", (decided.code, *decided.reached),
+                         rule=INNER)
+    return None
+
+
 def code_at_fault(context: TirContext, case: Case, got: Observation, found: Culprit) -> Fault | None:
     """The code at fault of a confirmed failure, the gate's last rule's root (``found``: the bisection's
-    culprit, the passes the failure needs): the first answer of :data:`FAULT_RULES`. None: not decided
-    (the bisected culprit stands)."""
-    return FAULT_RULES.decide(TirFault(context, case, got, found))
+    culprit, the passes the failure needs): the first answer of :data:`FAULT_RULES`, an inner pass of a
+    composite one when it fails alone (:func:`inner_pass`). None: not decided (the bisected culprit stands)."""
+    fault = TirFault(context, case, got, found)
+    decided = FAULT_RULES.decide(fault)
+    if decided is None:
+        return None
+    return inner_pass(context.observe, fault.make_ir, fault.same, case, got, decided) or decided

@@ -7,8 +7,9 @@ denormals, the dtype's largest, smallest and tiniest values (floats), or by 0, +
 extremes (integers, unless the model does integer arithmetic, whose overflow is undefined);
 booleans stay random. An index input an insertion adds (:func:`bounded_inputs`) keeps to its valid
 range ``[low, high]`` in random mode; in special mode it also gets its negative ends, one past each
-end and the dtype's extremes: out-of-range indices, which the specification refuses, so only a crash
-or a hang of TVM may then be judged.
+end and the dtype's extremes: out-of-range indices, which the specification calls an error, so TVM's
+run on such an input is not judged at all (:mod:`seedzer.kernel.graph.observe`); the import and the
+build, which do not read the values, still are.
 
 Depends on numpy and :mod:`seedzer.kernel.graph.case` only (copied verbatim into repro.py).
 """

@@ -5,15 +5,16 @@ TVM's outputs are compared with onnxruntime's; on a difference (NaN and infinity
 signed zeros, finite values beyond the tolerances), ``onnx.reference`` is asked. The difference is a
 ``mismatch`` of comparison :data:`SPECIAL_VALUES` only when onnxruntime and the reference agree with
 each other (on every NaN and infinity; a signed zero counts where both give it) and TVM does not (its
-own oracle, ``special-values`` in ``oracles.enabled``). Otherwise nothing is judged:
-the reference rejecting the input (an out-of-range index) leaves only a crash or a hang of TVM to
-count; the engines disagreeing, or an operator whose result the specification leaves undefined on such
-values or disputes (:data:`seedzer.kernel.onnx.undefined.UNDEFINED`: a float-to-integer cast, NaN
-ordering, NaN quantized into an integer, interpolation beside a NaN), make the case ``invalid``; so
-does a sum whose overflowed partial sums make it NaN in one engine and an infinity in another
-(:func:`overflowed_sum`). Each output is judged on its own: the engines disagreeing on one
-output, or an undefined operator on which only other outputs depend, leaves the rest judged (an audit
-of campF found three NaN bugs of TVM's dropped because one side output was not judgeable). Both engines run in a forked
+own oracle, ``special-values`` in ``oracles.enabled``). Otherwise nothing is judged: the reference
+rejecting the input (an out-of-range index) leaves nothing to judge (the graph kernel does not even run
+TVM on it); a zero whose sign alone differs at an operator that sums (:data:`SUMMING`) is not judged;
+the engines disagreeing, or an operator whose result the specification leaves undefined on such values
+or disputes (:data:`seedzer.kernel.onnx.undefined.UNDEFINED`: a float-to-integer cast, NaN ordering, NaN
+quantized into an integer, interpolation beside a NaN), make the case ``invalid``; so does a sum whose
+overflowed partial sums make it NaN in one engine and an infinity in another (:func:`overflowed_sum`).
+Each output is judged on its own: the engines disagreeing on one output, or an undefined operator on
+which only other outputs depend, leaves the rest judged (an audit of campF found three NaN bugs of TVM's
+dropped because one side output was not judgeable). Both engines run in a forked
 child (:func:`~seedzer.kernel.onnx.validity.isolated`): an engine that crashes on the input makes the
 case ``invalid``, never TVM's finding.
 
@@ -23,6 +24,7 @@ Depends on numpy, onnx and the kernel modules before it only (copied verbatim in
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -47,6 +49,12 @@ ACCUMULATING = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul", "Einsum", "
 finite terms overflow (extremes multiplied by weights) a partial sum becomes +inf or -inf depending on
 that order, so the result is NaN in one engine and an infinity in another (the study's audit: a 1x1 Conv
 of +FLT_MAX and -FLT_MAX channels, -inf in onnxruntime and the reference, NaN in TVM, +inf exactly)."""
+SUMMING = ACCUMULATING | {"Sum", "Mean"}
+"""Operators whose result is a sum: the sign of a zero result is the accumulator's start (+0 + -0 = +0), which
+the specification leaves open and the engines do not agree on (the d53 audit: Mean of -0 is +0 in TVM, -0 in
+onnxruntime; onnx.reference gives +0 for Sum, ReduceSum and ReduceMean of -0)."""
+SIGNED_ZEROS = "signed zeros"
+"""The reason of a difference only in the sign of zeros (:func:`~seedzer.kernel.comparison.signed_zero_difference`)."""
 def _differ(expected: list[np.ndarray], actual: list[np.ndarray], limits: dict[str, Any],
             witness: list[np.ndarray] | None = None) -> Difference | None:
     """NaN- and infinity-aware :func:`compare`, then signed zeros (only those ``witness`` confirms)."""
@@ -96,7 +104,7 @@ def judge_special(model: onnx.ModelProto, feeds: dict[str, np.ndarray], actual: 
     if isinstance(spec, EngineCrash):
         return invalid(f"the ONNX reference crashed on the input, which is not TVM's failure ({spec})")
     if isinstance(spec, Observation):
-        return invalid("the ONNX reference rejects the input (only a crash or a hang of TVM counts): "
+        return invalid("the ONNX reference rejects the input (TVM's run on it is not judged): "
                        f"{spec.message.splitlines()[0][:300]}")
     if spec is None:
         return invalid("the ONNX reference does not implement an operator of the model: not judged")
@@ -144,6 +152,10 @@ def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.
         producer = next((n.op_type for n in model.graph.node if name in n.output), None)
         located = locate(name, diff.reason) if locate is not None else None
         operator = located[0] if located is not None else producer
+        if diff.reason == SIGNED_ZEROS and operator in SUMMING:
+            reasons.append(f"{operator} sums, and output {index} differs only in the sign of zeros, which the start "
+                           "of the sum decides: not judged")
+            continue
         if overflowed_sum(operator, expected, got, limits):
             reasons.append(f"{operator} sums terms in an order IEEE 754 leaves open, and output {index} differs only "
                            "between NaN and infinities (an overflowed partial sum): not judged")
@@ -235,10 +247,13 @@ def locate_node(model: onnx.ModelProto, feeds: dict[str, np.ndarray], limits: di
 
 
 def rejected_input(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> str | None:
-    """Why the ONNX reference rejects ``feeds`` (one line), or None when it runs them (or cannot
-    judge: an operator it does not implement, or a crash in its child)."""
+    """Why the ONNX reference rejects ``feeds`` (one line), or None when it runs them; where it implements
+    not every operator of the model (a contrib operator such as EmbedLayerNormalization), onnxruntime
+    decides. A crash of the engine's child decides nothing (None)."""
     try:
-        guarded(reference_run, model, feeds)
-    except Exception as exc:  # the reference's error, re-raised from its child
+        ran = guarded(reference_run, model, feeds)
+        if ran is None:
+            guarded(functools.partial(onnxruntime_outputs, quiet=True), model, feeds)
+    except Exception as exc:  # the engine's error, re-raised from its child
         return first_line(exc)
     return None

@@ -11,9 +11,11 @@ from seedzer.finding.tir.at_fault import (
     broken_postcondition,
     failing_index,
     from_ir,
+    inner_pass,
     made_invalid,
 )
 from seedzer.finding.tir.witness import MAKING_FAILED, WitnessIR
+from seedzer.finding.verdict import AtFault
 from seedzer.kernel.common import OPT_VS_REFERENCE, Observation, Stage, Symptom
 from seedzer.kernel.messages import same_failure
 from seedzer.kernel.tir.case import FUZZED, Case, Step
@@ -236,3 +238,42 @@ def test_a_step_that_raises_itself_did_not_make_invalid_ir() -> None:
     later = Step("s_tir.RenormalizeSplitPattern")  # a culprit step after the raising one: its input cannot be made
     steps = case(A, PARTITION, S, UNROLL, later)
     assert made_invalid(_unchecked_after("", raised_at=UNROLL.name), steps, [1, 3, 4]) is None  # type: ignore[arg-type]
+
+
+ASSUME = Step("tirx.RemoveAssume", role=FUZZED, optional=True)
+
+
+def _fails_in(*passes: str) -> object:
+    """``observe`` of a toy that fails in any of ``passes`` once ``tirx.V`` ran (on this IR or an earlier one)."""
+
+    def observe(case_: Case) -> Observation:
+        applied = case_.script.split(";") if case_.script else []
+        for i, step in enumerate(case_.steps):
+            if step.name in passes and V.name in applied:
+                return dataclasses.replace(FAIL_AT_C, pass_name=step.name, step_index=i)
+            applied.append(step.name)
+        return Observation.ok()
+
+    return observe
+
+
+def test_a_composite_pass_whose_inner_pass_fails_alone_names_the_inner_pass() -> None:
+    _, make_ir = toy()
+    steps = case(A, V, S, ASSUME, C)
+    got = dataclasses.replace(FAIL_AT_C, pass_name=ASSUME.name, step_index=3)
+    decided = AtFault(ASSUME.name, "it fails on the IR it is given", ("tirx.V",))
+    found = inner_pass(_fails_in(ASSUME.name, "tirx.RemoveNoOp"), make_ir, reproduces, steps, got,  # type: ignore[arg-type]
+                       decided)
+    assert found is not None and found.code == "tirx.RemoveNoOp" and found.rule == "inner-pass"
+    assert found.reached == (ASSUME.name, "tirx.V")
+
+
+def test_a_composite_pass_whose_own_stage_is_needed_or_a_plain_pass_stays() -> None:
+    _, make_ir = toy()
+    steps = case(A, V, S, ASSUME, C)
+    got = dataclasses.replace(FAIL_AT_C, pass_name=ASSUME.name, step_index=3)
+    decided = AtFault(ASSUME.name, "it fails on the IR it is given")
+    assert inner_pass(_fails_in(ASSUME.name), make_ir, reproduces, steps, got, decided) is None  # type: ignore[arg-type]
+    plain = AtFault("tirx.S", "it fails on the IR it is given")
+    assert inner_pass(_fails_in(ASSUME.name, "tirx.RemoveNoOp"), make_ir, reproduces, steps, got,  # type: ignore[arg-type]
+                      plain) is None

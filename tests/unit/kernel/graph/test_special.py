@@ -82,7 +82,7 @@ def test_onnxruntime_crashing_on_the_input_is_not_tvms_finding() -> None:
     assert got.symptom is Symptom.INVALID and "the ONNX reference crashed" in got.message
 
 
-def test_an_input_the_reference_rejects_leaves_only_crashes_and_hangs() -> None:
+def test_an_input_the_reference_rejects_is_not_judged() -> None:
     indices = numpy_helper.from_array(np.array([0], np.int64), "unused")
     graph = helper.make_graph([helper.make_node("Gather", ["d", "i"], ["y"])], "g",
                               [helper.make_tensor_value_info("d", TensorProto.FLOAT, [3]),
@@ -93,7 +93,43 @@ def test_an_input_the_reference_rejects_leaves_only_crashes_and_hangs() -> None:
     feeds = {"d": np.ones(3, np.float32), "i": np.array([0, 7], np.int64)}  # 7 is out of range
     assert rejected_input(model, feeds) is not None
     got = _judge(model, feeds, [np.array([1.0, 123.0], np.float32)])
-    assert got.symptom is Symptom.INVALID and "only a crash or a hang of TVM counts" in got.message
+    assert got.symptom is Symptom.INVALID and "TVM's run on it is not judged" in got.message
+
+
+def test_where_the_reference_lacks_an_operator_onnxruntime_says_whether_the_input_is_rejected() -> None:
+    """d53 audit (d461ddc8c56e): EmbedLayerNormalization (a contrib operator onnx.reference does not implement)
+    fed word ids past its table; onnxruntime rejects them, so TVM's run on them is not judged."""
+    inits = [numpy_helper.from_array(np.ones((6, 4), np.float32), "word"),
+             numpy_helper.from_array(np.ones((4, 4), np.float32), "pos"),
+             numpy_helper.from_array(np.ones(4, np.float32), "gamma"),
+             numpy_helper.from_array(np.zeros(4, np.float32), "beta")]
+    node = helper.make_node("EmbedLayerNormalization", ["ids", "", "word", "pos", "", "gamma", "beta"],
+                            ["y", "mask"], domain="com.microsoft")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("ids", TensorProto.INT32, [1, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 4])], inits)
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 8
+    assert rejected_input(model, {"ids": np.array([[0, 5]], np.int32)}) is None
+    assert "out of range" in (rejected_input(model, {"ids": np.array([[0, 9]], np.int32)}) or "")
+
+
+def test_a_zero_whose_sign_alone_differs_at_a_sum_is_not_judged() -> None:
+    """d53 audit (e29b33063f85): Mean of -0 is +0 in TVM (a sum from +0), -0 in both engines; the sign of a zero
+    sum is the accumulator's start. The same difference at a non-summing operator is still judged."""
+    feeds = {"x": np.array([-0.0, -0.0], np.float32)}
+    graph = helper.make_graph([helper.make_node("Mean", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    mean = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    mean.ir_version = 8
+    got = _judge(mean, feeds, [np.array([0.0, 0.0], np.float32)])
+    assert got.symptom is Symptom.INVALID and "sign of zeros" in got.message
+    neg = _model("Neg")
+    neg.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 2
+    neg.graph.output[0].type.tensor_type.shape.dim[0].dim_value = 2
+    assert _judge(neg, {"x": np.array([0.0, 0.0], np.float32)}, [np.array([0.0, 0.0], np.float32)]).symptom \
+        is Symptom.MISMATCH
 
 
 def test_a_float_to_integer_cast_is_undefined_on_special_values() -> None:
