@@ -50,13 +50,15 @@ SHARED_LOWERINGS: tuple[SharedLowering, ...] = (
         "is 1 on 0.27.0.post1 (apache/tvm#17999); the A/B audit of issue 57 (1159b581edb1: MaxPool over a window of "
         "+inf and NaN gives the max of the elements after the last NaN, CodeGenLLVM's Max a select)"),
     SharedLowering(
-        "topi.reduction.min_max_identity", frozenset({"ReduceMax", "ReduceMin", "Max", "Min"}), frozenset({"inf"}),
-        "TOPI's min and max reductions start from the dtype's largest (smallest) finite value, not from "
-        "+inf (-inf), so a reduction over infinities returns FLT_MAX instead; the importer converts a variadic "
-        "Max or Min of inputs of static shapes by stacking them and reducing (MultiInputBase._impl_v1)",
-        "the audit of seedzer-paper (fab9d570e406: ReduceMin of +inf gives FLT_MAX); include/tvm/topi/reduction.h "
-        "MinOp/MaxOp use max_value/min_value as the identity; camp-before's Max of -inf gave -FLT_MAX "
-        "(b30548c34bf9, c96d3b5dba38)"),
+        "tirx.op.min_max_reduction_identity", frozenset({"ReduceMax", "ReduceMin", "Max", "Min"}), frozenset({"inf"}),
+        "the min and max reductions (tvm::min / tvm::max over a reduction domain, src/tirx/op/op.cc) start from "
+        "the dtype's largest (smallest) finite value, max_value / min_value, not from +inf (-inf), so a reduction "
+        "over infinities returns FLT_MAX instead; TOPI's MinOp/MaxOp (include/tvm/topi/reduction.h) only call "
+        "them; the importer converts a variadic Max or Min of inputs of static shapes by stacking them and "
+        "reducing (MultiInputBase._impl_v1)",
+        "the audit of seedzer-paper (fab9d570e406: ReduceMin of +inf gives FLT_MAX); camp-before's Max of -inf "
+        "gave -FLT_MAX (b30548c34bf9, c96d3b5dba38); the d53 audit (0e3dfc7e1cef) named op.cc's identity, "
+        "not TOPI's wrappers"),
 )
 """Lowerings one defect of which several ONNX operators share, for some kinds of value."""
 

@@ -10,4 +10,4 @@ def test_nan_lost_by_a_max_or_min_lowering_is_one_component_whichever_operator()
     for operator in ("Relu", "Clip", "Max", "ReduceMax", "MaxPool", "GlobalMaxPool"):
         assert operator_code(operator, "nan") == "codegen.llvm.max_min", operator
     assert operator_code("MaxPool", None) == "relax.frontend.onnx.MaxPool"  # a wrong finite value is the converter's
-    assert operator_code("ReduceMin", "inf") == "topi.reduction.min_max_identity"
+    assert operator_code("ReduceMin", "inf") == "tirx.op.min_max_reduction_identity"

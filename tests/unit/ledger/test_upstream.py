@@ -33,7 +33,8 @@ def test_the_nan_that_max_and_min_lose_is_19579_and_signs_is_19543() -> None:
     assert found is not None and found.number == 19579 and found.note() == "known upstream apache/tvm#19579 (open)"
     sign = match(table, RootFacts("r2", "graph", "mismatch", "relax.frontend.onnx.Sign", "...", "nan"))
     assert sign is not None and sign.number == 19543
-    assert match(table, RootFacts("r3", "graph", "mismatch", "topi.reduction.min_max_identity", "...", "inf")) is None
+    identity = RootFacts("r3", "graph", "mismatch", "tirx.op.min_max_reduction_identity", "...", "inf")
+    assert match(table, identity) is None
     assert match(table, RootFacts("r4", "graph", "mismatch", "relax.frontend.onnx.Sign", "...", "")) is None
 
 

@@ -225,7 +225,7 @@ def test_a_lost_nan_and_a_lost_infinity_of_one_operator_are_two_roots() -> None:
     special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
     nan, inf, values = (Culprit().judge(_context(m, lambda p, m=m: m, got=m, case=special))
                         for m in (mismatch("nan positions"), mismatch("inf positions"), mismatch("values")))
-    assert nan.culprit == ["codegen.llvm.max_min"] and inf.culprit == ["topi.reduction.min_max_identity"]
+    assert nan.culprit == ["codegen.llvm.max_min"] and inf.culprit == ["tirx.op.min_max_reduction_identity"]
     assert values.culprit == ["relax.frontend.onnx.ReduceMin"] and len({nan.root, inf.root, values.root}) == 3
 
 
@@ -476,7 +476,7 @@ def test_an_infinity_a_min_or_max_reduction_turns_into_the_largest_float_is_one_
     verdicts = [Culprit().judge(_context(m, lambda p, m=m: m, got=m, case=special))
                 for m in (mismatch("ReduceMin"), mismatch("Max"), mismatch("ReduceMax"))]
     assert {v.root for v in verdicts} == {verdicts[0].root}
-    assert verdicts[1].culprit == ["topi.reduction.min_max_identity"]
+    assert verdicts[1].culprit == ["tirx.op.min_max_reduction_identity"]
 
 
 def test_a_nan_from_special_inputs_and_one_an_operator_made_are_one_root() -> None:
@@ -660,6 +660,6 @@ def test_a_nan_lost_downstream_of_an_infinity_an_operator_got_wrong_is_that_oper
                       difference=Difference(0, "inf positions", 1, 6, operator="ReduceMax"))
     special = GraphCase(CASE.specs, (), model="AAAA", input_mode="special", input_seed=9)
     via_mul, direct = (Culprit().judge(_context(m, lambda p, m=m: m, got=m, case=special)) for m in (wrong, inf))
-    assert via_mul.culprit == direct.culprit == ["topi.reduction.min_max_identity"]
+    assert via_mul.culprit == direct.culprit == ["tirx.op.min_max_reduction_identity"]
     assert via_mul.root == direct.root
     assert Difference.from_json(diff.to_json()) == diff and "operator_reason" not in Difference(0, "values").to_json()
