@@ -46,9 +46,10 @@ compared with TVM's default pipeline (and onnxruntime).
    signed zeros, extremes, out-of-range indices) is judged by the specification instead
    (:mod:`seedzer.kernel.graph.special`): a ``special-values`` mismatch only where onnxruntime and
    onnx.reference agree and TVM does not; an input the reference rejects (an index out of range, which
-   the specification calls an error) is not run on TVM: ``invalid``, for TVM's compiled indexing does
-   not check bounds (``take``'s default fast mode is documented to crash on one), so no error, crash or
-   hang on it is TVM's (the d53 audit: an EmbedLayerNormalization fed word ids past its table).
+   the specification calls an error) is ``invalid``: integer inputs are checked before TVM runs them,
+   for TVM's compiled indexing does not check bounds (``take``'s default fast mode is documented to
+   crash on one), so no error, crash or hang on them is TVM's (the d53 audit: an
+   EmbedLayerNormalization fed word ids past its table); float inputs after an error.
 
 A :class:`~seedzer.kernel.graph.memo.GraphMemo` keeps a worker's imported modules and default outputs
 across cases of one model, and builds the fuzzed module (a worker's may reuse an equal module's build).
@@ -386,13 +387,12 @@ def _run_case(case: GraphCase, models: tuple[onnx.ModelProto, onnx.ModelProto], 
     executable = trace.call("build", memo.build if memo is not None else build, mod, case.target, stage=Stage.BUILD)
     if isinstance(executable, Observation):
         return executable
-    if case.input_mode == SPECIAL_INPUTS:
-        rejected = rejected_input(model, fed)
-        if rejected is not None:
-            return Observation(Symptom.INVALID, Stage.RUN, "run", f"special values: the ONNX reference rejects the "
-                               f"input ({rejected}): TVM's run on it is not judged (its compiled indexing does not "
-                               "check bounds: a crash, a hang or an error there is not TVM's)")
+    indexed = case.input_mode == SPECIAL_INPUTS and any(np.asarray(v).dtype.kind in "iu" for v in fed.values())
+    if indexed and (refusal := _rejected(model, fed)) is not None:  # an index out of range may crash TVM's run
+        return refusal
     actual = trace.call("run", run, executable, specs, fed, stage=Stage.RUN)
+    if isinstance(actual, Observation) and case.input_mode == SPECIAL_INPUTS and not indexed:
+        actual = _rejected(model, fed) or actual  # a float input the reference refuses (an undefined setting)
     if isinstance(actual, Observation):
         return actual
     if case.input_mode == SPECIAL_INPUTS:
@@ -409,6 +409,17 @@ def _run_case(case: GraphCase, models: tuple[onnx.ModelProto, onnx.ModelProto], 
     if isinstance(expected, Observation):
         return expected
     return _judge(case, (seed, model), feeds, executable, actual, expected, trace)
+
+
+def _rejected(model: onnx.ModelProto, fed: dict[str, np.ndarray]) -> Observation | None:
+    """``invalid`` when the ONNX reference (or onnxruntime, for an operator the reference lacks) rejects the
+    special inputs ``fed``: TVM's run on them is not judged."""
+    rejected = rejected_input(model, fed)
+    if rejected is None:
+        return None
+    return Observation(Symptom.INVALID, Stage.RUN, "run", f"special values: the ONNX reference rejects the input "
+                       f"({rejected}): TVM's run on it is not judged (its compiled indexing does not check bounds: a "
+                       "crash, a hang or an error there is not TVM's)")
 
 
 def same_graph_failure(expected: Observation, observed: Observation) -> bool:
