@@ -70,7 +70,7 @@ specification's engines (onnxruntime, onnx.reference) on the mutated model."""
 RANDOM_INPUTS, SPECIAL_INPUTS = "random", "special"
 INPUT_MODES = (RANDOM_INPUTS, SPECIAL_INPUTS)
 """A graph case's input modes (:mod:`seedzer.kernel.graph.inputs`): random values, or the special
-values the specification defines (NaN, +-Inf, -0, denormals, extremes, out-of-range indices)."""
+values the specification defines (NaN, +-Inf, -0, denormals, extremes, index ends)."""
 
 
 @dataclasses.dataclass(frozen=True)

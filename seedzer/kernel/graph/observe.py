@@ -43,7 +43,7 @@ compared with TVM's default pipeline (and onnxruntime).
    into an integer). Every output is compared, and named as well as numbered. Differences only where
    the reference is NaN/Inf, or a build that disagrees with itself, are
    ``invalid``. A case of ``special`` inputs (:mod:`seedzer.kernel.graph.inputs`: NaN, infinities,
-   signed zeros, extremes, out-of-range indices) is judged by the specification instead
+   signed zeros, extremes, index ends) is judged by the specification instead
    (:mod:`seedzer.kernel.graph.special`): a ``special-values`` mismatch only where onnxruntime and
    onnx.reference agree and TVM does not; an input the reference rejects (an index out of range, which
    the specification calls an error) is ``invalid``: integer inputs are checked before TVM runs them,

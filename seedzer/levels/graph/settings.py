@@ -33,7 +33,7 @@ class GraphSettings:
                             "the operator's schema: a new model, judged against onnxruntime and onnx.reference.",
                             WEIGHT)
     special: float = setting(1.0, "Weight of switching a test case to special input values (NaN, +-Inf, -0, "
-                             "denormals, extremes, out-of-range indices), judged by the specification (oracle "
+                             "denormals, extremes, index ends), judged by the specification (oracle "
                              "special-values).", WEIGHT)
     max_model_mutations: int = setting(8, "Most model mutations one test case carries (a mutant with more is not "
                                        "made).", Check("must be between 0 and 100", lambda v: 0 <= v <= 100))
