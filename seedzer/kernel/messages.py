@@ -44,13 +44,17 @@ _RULES = (
     (re.compile(r"\s+"), " "),
 )
 _NAMES_AT = 2  # the IR's own names are replaced after addresses and IR paths, before the generic rules
+WORD_NAMES = frozenset({"A", "I"})
+"""Names an IR often defines (a buffer ``A``) that are also words of TVM's messages ("A SeqStmt of length 1 is
+prohibited"): always replaced, whether the IR defines them or not, so the message's identity does not depend
+on the IR's names (the d53 campaign filed one RemoveNoOp defect as two roots: one IR had a buffer ``A``)."""
 
 
 def normalize(message: str, names: Iterable[str] = ()) -> str:
     """The identity of an error message: its key line without what varies between two occurrences of
     one bug (addresses, IR paths, file paths, quoted text, numbers, numbered and IR-defined names)."""
     text = key_line(message)
-    by_length = sorted(set(names), key=len, reverse=True)
+    by_length = sorted(set(names) | WORD_NAMES, key=len, reverse=True)
     for index, (pattern, repl) in enumerate(_RULES):
         if index == _NAMES_AT and by_length:
             text = re.sub(r"\b(" + "|".join(map(re.escape, by_length)) + r")\b", "ID", text)

@@ -58,3 +58,12 @@ def test_ir_names_finds_a_typed_let() -> None:
     script = ("def main(A: T.Buffer((4,), 'float32')):\n    x: T.let[T.int64] = T.int64(3)\n"
               "    A[0] = T.Cast('float32', x)\n")
     assert {"A", "x"} <= ir_names(script)
+
+
+def test_a_message_word_an_ir_may_name_a_buffer_is_one_identity_whatever_the_names() -> None:
+    """d53: RemoveNoOp's 'A SeqStmt of length 1 is prohibited' was two roots, one IR having a buffer ``A``."""
+    from seedzer.kernel.messages import normalize
+
+    message = "InternalError: Check failed: seq.size() != 1 (1 vs. 1) : A SeqStmt of length 1 is prohibited."
+    assert normalize(message, {"A", "B"}) == normalize(message, {"compute", "k0"}) == normalize(message)
+    assert normalize("buffer A is undefined", {"A"}) == normalize("buffer B is undefined", {"B"})
