@@ -39,16 +39,18 @@ class SharedLowering:
 SHARED_LOWERINGS: tuple[SharedLowering, ...] = (
     SharedLowering(
         "codegen.llvm.max_min", frozenset({"Relu", "Clip", "HardSigmoid", "Max", "Min", "ReduceMax", "ReduceMin",
-                                           "MaxPool", "GlobalMaxPool"}),
+                                           "MaxPool", "GlobalMaxPool", "Elu", "Selu"}),
         frozenset({"nan"}),
-        "each lowers to tirx Max/Min (relu = max(x, 0), clip = min(max(x, lo), hi), hardsigmoid a clip, the "
+        "each lowers to tirx Max/Min (relu = max(x, 0), clip = min(max(x, lo), hi), hardsigmoid a clip, elu and "
+        "selu built by the importer from two relus (Elu._impl_v1, Selu._impl_v1), the "
         "reductions' and the max pools' combiner: topi pool's tvm::max); "
         "LLVM code generation emits them as an ordered compare and select, which returns the other operand "
         "when the first is NaN",
         "apache/tvm#19579 (maximum/minimum/relu/clip do not propagate NaN); the audit of seedzer-paper "
         "(docs/results/seedzer-paper-audit.md: ReduceMin and ReduceMax lose NaN the same way); HardSigmoid(NaN) "
         "is 1 on 0.27.0.post1 (apache/tvm#17999); the A/B audit of issue 57 (1159b581edb1: MaxPool over a window of "
-        "+inf and NaN gives the max of the elements after the last NaN, CodeGenLLVM's Max a select)"),
+        "+inf and NaN gives the max of the elements after the last NaN, CodeGenLLVM's Max a select); the d53 "
+        "campaign filed Selu(NaN) = 0 to the Selu converter (1f2ee3272958), whose relus lose it"),
     SharedLowering(
         "tirx.op.min_max_reduction_identity", frozenset({"ReduceMax", "ReduceMin", "Max", "Min"}), frozenset({"inf"}),
         "the min and max reductions (tvm::min / tvm::max over a reduction domain, src/tirx/op/op.cc) start from "
