@@ -361,3 +361,21 @@ def test_every_output_of_an_inserted_operator_is_compared() -> None:
     assert got.difference.output == 2 and "expected (2, 3, 1) float32, got () float32" in got.message
     assert got.difference.name is not None and got.difference.name.endswith("skiplayernormalization1")
     assert len(got.difference.also) == 1 and got.difference.also[0].startswith("3 ")
+
+
+def test_special_indices_the_reference_rejects_are_not_run_on_tvm() -> None:
+    """d53 audit (d461ddc8c56e): special values fed a lookup indices past its table; onnxruntime and the
+    reference reject them, and TVM's ``take`` (fast mode, no bounds check) may crash on them. Not run: ``invalid``."""
+    graph = helper.make_graph([helper.make_node("Gather", ["d", "i"], ["y"])], "g",
+                              [helper.make_tensor_value_info("d", TensorProto.FLOAT, [6, 4]),
+                               helper.make_tensor_value_info("i", TensorProto.INT64, [16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    specs = (("d", "float32", (6, 4)), ("i", "int64", (16,)))
+    case = dataclasses.replace(GraphCase(specs, ()).with_model(model.SerializeToString()), input_mode="special",
+                               input_seed=2)
+    trace = Trace()
+    got = observe_graph(case, trace)
+    assert got.symptom is Symptom.INVALID and "TVM's run on it is not judged" in got.message, got.headline()
+    assert "build" in trace.reached and "run" not in trace.reached
