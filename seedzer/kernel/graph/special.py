@@ -223,7 +223,8 @@ def locate_node(model: onnx.ModelProto, feeds: dict[str, np.ndarray], limits: di
     way first, its inputs neither that way nor by another special value (a product's signed zero upstream
     of a lost NaN is not where the NaN was lost; a Max that gave -FLT_MAX for -inf, whose product with 0 is
     then -0 instead of NaN, is), else any difference. Both runs are of :func:`probe_model`, each in a forked
-    child (a crash names nothing); None when nothing is located that way."""
+    child (a crash names nothing); None when nothing is located that way. A node reading a sequence another
+    node made wrongly names that maker (:func:`sequence_maker`)."""
     probe = probe_model(model)
     if probe is None:
         return None
@@ -242,8 +243,81 @@ def locate_node(model: onnx.ModelProto, feeds: dict[str, np.ndarray], limits: di
         blocked = differs | special  # an input with another special value wrong is wrong too (not a signed zero)
         first = next((n for n in nodes if differs & set(n.output) and not blocked & set(n.input)), None)
         if first is not None:
-            return first.op_type, next(found[o].reason for o in first.output if o in differs)
+            made = sequence_maker(model, feeds, limits, tvm_outputs, first, nodes)
+            return made or (first.op_type, next(found[o].reason for o in first.output if o in differs))
     return None
+
+
+SEQUENCE_MAKERS = frozenset({"SequenceConstruct", "SequenceInsert", "SequenceErase", "SplitToSequence"})
+"""Operators that make an ONNX sequence: a tensor read out of one (SequenceAt, ConcatFromSequence) may be wrong
+because the sequence was made wrongly (c53, d53: SequenceInsert's negative position off by one, filed to SequenceAt,
+which read the right slot of a wrong sequence)."""
+
+
+def _sequence_types(model: onnx.ModelProto) -> dict[str, int]:
+    """The sequence-valued names of ``model`` (shape inference's), with their elements' tensor type."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # shape inference raises several types
+        return {}
+    infos = [*inferred.graph.value_info, *inferred.graph.output]
+    return {vi.name: vi.type.sequence_type.elem_type.tensor_type.elem_type for vi in infos
+            if vi.type.HasField("sequence_type")}
+
+
+def _with_outputs(model: onnx.ModelProto, nodes: list[onnx.NodeProto],
+                  outputs: list[onnx.ValueInfoProto]) -> onnx.ModelProto:
+    """A copy of ``model`` with ``nodes`` added and ``outputs`` appended to its outputs."""
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    probe.graph.node.extend(nodes)
+    probe.graph.output.extend(outputs)
+    return probe
+
+
+def sequence_maker(model: onnx.ModelProto, feeds: dict[str, np.ndarray], limits: dict[str, Any],
+                   tvm_outputs: TvmOutputs, reader: onnx.NodeProto, nodes: list[onnx.NodeProto]
+                   ) -> tuple[str, str] | None:
+    """When ``reader`` (the node located so far) reads a sequence that nodes of :data:`SEQUENCE_MAKERS` made:
+    the first of them (in graph order) whose sequence TVM makes differently from onnxruntime while the sequence
+    it was given (if any) agrees, with the reason; None otherwise. The sequences are probed element by element
+    (SequenceAt at each position onnxruntime's SequenceLength gives), each run in a forked child; a probe TVM
+    cannot import (a sequence of another length) decides nothing."""
+    types = _sequence_types(model)
+    if not any(name in types for name in reader.input):
+        return None
+    makers = [n for n in nodes if n.op_type in SEQUENCE_MAKERS and n.output and n.output[0] in types]
+    made = [n.output[0] for n in makers]
+    if not made:
+        return None
+    counted = _with_outputs(model, [onnx.helper.make_node("SequenceLength", [m], [f"{m}#length"]) for m in made],
+                            [onnx.helper.make_tensor_value_info(f"{m}#length", onnx.TensorProto.INT64, [])
+                             for m in made])
+    lengths = guarded(onnxruntime_outputs, counted, feeds)
+    if isinstance(lengths, EngineCrash):
+        return None
+    added: list[onnx.NodeProto] = []
+    outputs: list[onnx.ValueInfoProto] = []
+    slots: dict[str, list[int]] = {}
+    for name, length in zip(made, lengths[-len(made):], strict=True):
+        for k in range(int(length)):
+            at, out = f"{name}#at{k}", f"{name}#{k}"
+            position = onnx.numpy_helper.from_array(np.array(k, np.int64))
+            added += [onnx.helper.make_node("Constant", [], [at], value=position),
+                      onnx.helper.make_node("SequenceAt", [name, at], [out])]
+            outputs.append(onnx.helper.make_tensor_value_info(out, types[name], None))
+            slots.setdefault(name, []).append(len(model.graph.output) + len(outputs) - 1)
+    probe = _with_outputs(model, added, outputs)
+    try:
+        theirs, ours = guarded(onnxruntime_outputs, probe, feeds), isolated(tvm_outputs, probe)
+    except Exception:  # TVM refusing the probe (a sequence of another length), or its child dying
+        return None
+    if isinstance(theirs, EngineCrash) or len(theirs) != len(ours):
+        return None
+    wrong = {name: d for name, at in slots.items()
+             if (d := next((x for i in at if (x := _differ([theirs[i]], [ours[i]], limits))), None)) is not None}
+    first = next((n for n in makers if n.output[0] in wrong and not set(n.input) & set(wrong)), None)
+    return (first.op_type, wrong[first.output[0]].reason) if first is not None else None
 
 
 def rejected_input(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> str | None:

@@ -12,7 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from seedzer.kernel.common import SPECIAL_VALUES, Symptom
 from seedzer.kernel.comparison import signed_zero_difference
-from seedzer.kernel.graph.special import judge_special, rejected_input
+from seedzer.kernel.graph.special import judge_special, locate_node, rejected_input
 from seedzer.kernel.onnx.model import TOLERANCES, Trace
 from seedzer.kernel.onnx.runtime import onnxruntime_outputs
 from seedzer.kernel.onnx.undefined import undefined_on_specials, undefined_on_values
@@ -253,3 +253,39 @@ def test_a_nan_lost_by_a_non_accumulating_operator_is_still_judged() -> None:
     wrong = onnxruntime_outputs(model, feeds)[0].copy()
     wrong[1] = np.nan  # +inf became NaN in an element-wise operator: no order excuses it
     assert _judge(model, feeds, [wrong]).symptom is Symptom.MISMATCH
+
+
+def _sequence_model() -> onnx.ModelProto:
+    """``out = SequenceAt(SequenceInsert([x, -x], |x|, -1), 1)``: |x| inserted before the last element."""
+    position = numpy_helper.from_array(np.array(-1, np.int64), "pos")
+    one = numpy_helper.from_array(np.array(1, np.int64), "one")
+    nodes = [helper.make_node("Neg", ["x"], ["n"]), helper.make_node("Abs", ["x"], ["a"]),
+             helper.make_node("SequenceConstruct", ["x", "n"], ["s"]),
+             helper.make_node("SequenceInsert", ["s", "a", "pos"], ["s2"]),
+             helper.make_node("SequenceAt", ["s2", "one"], ["out"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, [3])], [position, one])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def _appending_insert(probe: onnx.ModelProto) -> list[np.ndarray]:
+    """A fake TVM whose SequenceInsert ignores its position (appends): onnxruntime on the probe without it."""
+    wrong = onnx.ModelProto()
+    wrong.CopyFrom(probe)
+    for node in wrong.graph.node:
+        if node.op_type == "SequenceInsert":
+            del node.input[2]
+    return onnxruntime_outputs(wrong, {"x": np.array([1.0, -2.0, 3.0], np.float32)})
+
+
+def test_a_tensor_read_out_of_a_wrongly_made_sequence_names_the_maker() -> None:
+    """d53 audit (42590c9c3ec6): SequenceInsert's negative position off by one was filed to SequenceAt, which reads
+    the right slot of a wrong sequence. The sequences are probed element by element: the maker is named."""
+    feeds = {"x": np.array([1.0, -2.0, 3.0], np.float32)}
+    located = locate_node(_sequence_model(), feeds, TOLERANCES, _appending_insert, "out")
+    assert located is not None and located[0] == "SequenceInsert", located
+    wrong_at = lambda probe: [-o if i == 0 else o for i, o in enumerate(onnxruntime_outputs(probe, feeds))]  # noqa: E731
+    located = locate_node(_sequence_model(), feeds, TOLERANCES, wrong_at, "out")  # the reader itself wrong
+    assert located is not None and located[0] == "SequenceAt", located
