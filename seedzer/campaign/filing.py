@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 from seedzer.campaign.confirm import Confirmer
 from seedzer.campaign.filtered import WAITING, FilterLedger
+from seedzer.campaign.model_fills import ModelFills
 from seedzer.campaign.monitor import Monitor
 from seedzer.campaign.reruns import Reruns
 from seedzer.campaign.stats import CampaignStats
@@ -141,6 +142,7 @@ class Filing:
         self.waiting: deque[tuple[FindingMeta, Any]] = deque()  # candidates before their gate run
         self.ledger = FilterLedger(findings.root.parent, findings.db, settings.filing)
         self.reruns = Reruns(self.ledger, settings.gate, settings.max_memory)
+        self.fills = ModelFills(findings)
 
     # --- the campaign's view ------------------------------------------------------------------
     def restore(self) -> None:
@@ -169,6 +171,7 @@ class Filing:
                 continue
             if row.verdict in (BUG, NOT_A_BUG):
                 self.known.learn(meta)
+                self.fills.add(meta)
             else:
                 pending.append(meta)
         for meta in pending:
@@ -284,7 +287,7 @@ class Filing:
                 call = kind(meta.kind).gate_call(folder, meta, context)
                 self.gate.submit(meta.signature, call.fn, *call.args)
                 started = True
-            elif (rerun := self.reruns.next_call()) is not None:
+            elif (rerun := self.reruns.next_call() or self.fills.next_call()) is not None:
                 key, call = rerun
                 self.gate.submit(key, call.fn, *call.args)
                 started = True
@@ -314,6 +317,7 @@ class Filing:
         meta = self.findings.load(verdict.signature)
         verdict.observation = meta.observation  # the fuzzer's own, as recorded: nothing was re-observed
         self._record(meta, verdict)
+        self.fills.add(meta)
         self.findings.db.add_event("known_verdict", {"signature": meta.signature, "rule": verdict.rule,
                                                      "verdict": verdict.verdict, "root": verdict.root})
 
@@ -380,6 +384,11 @@ class Filing:
                                      f"({rerun.sample.folder.name}): {rerun.outcome}")
             if rerun.hang is not None:
                 self._file(rerun.sample.level, rerun.hang)
+            return
+        filled = self.fills.apply(job)
+        if filled is not None:
+            if filled != "written":
+                self.monitor.message(f"warning: {filled}")
             return
         if job.error is not None or not isinstance(job.value, Verdict):
             self.findings.db.add_event("gate_error", {"signature": job.key, "error": (job.error or "")[:2000]})

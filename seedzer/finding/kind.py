@@ -227,6 +227,11 @@ class DocumentedKind:
         return [Described.of(rule.name, type(rule)) for rule in _target(self.fault_rules_at).rules] \
             if self.fault_rules_at else []
 
+    def model_call(self, folder: Path, meta: FindingMeta) -> GateCall | None:
+        """The call that writes the model a bug counted without a gate run fails on (its value: the model's
+        record for ``meta.json``); None for a kind whose folder holds it from the start."""
+        return None
+
 
 class FindingKind(Protocol):
     """One kind of finding (see the module docstring)."""
@@ -264,6 +269,11 @@ class FindingKind(Protocol):
 
     def write_case(self, folder: Path, meta: FindingMeta, case: Any) -> None:
         """Rewrite the folder's case and ``repro.py`` from the case the gate judged a bug."""
+        ...
+
+    def model_call(self, folder: Path, meta: FindingMeta) -> GateCall | None:
+        """The call that writes the model a bug counted without a gate run fails on (its value: the model's
+        record for ``meta.json``); None for a kind whose folder holds it from the start."""
         ...
 
     def ensure_repro(self, folder: Path, meta: FindingMeta) -> Path:

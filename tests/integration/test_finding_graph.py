@@ -239,3 +239,22 @@ def test_a_convert_layout_failure_is_keyed_by_the_layout_rule_of_the_binding_it_
     found = locate_forked(case, observed, 60.0)
     assert found is not None and found.code == "relax.nn.dropout.FRelaxInferLayout", found
     assert "relax.nn.dropout" in found.evidence and "the first one that fails" in found.evidence
+
+
+def test_a_bug_counted_without_a_gate_run_gets_its_failing_model(tmp_path: Path) -> None:
+    """d53 audit: findings counted against a known root (no gate run) had no model.onnx, only the seed. The
+    graph kind's model call writes the mutant the case fails on and returns its record."""
+    import shutil
+
+    folder = tmp_path / "finding"
+    shutil.copytree(Path(__file__).parents[1] / "fixtures" / "corpus" / "d53-signed-zero-of-a-mean", folder)
+    (folder / "model.onnx").unlink()
+    meta = FindingMeta.load(folder)
+    call = kind("graph").model_call(folder, meta)
+    assert call is not None
+    record = call.fn(*call.args)
+    model = onnx.load(str(folder / "model.onnx"))
+    seed = onnx.load(str(folder / "seed.onnx"))
+    assert record is not None and record.mutations and record.file == "model.onnx"
+    assert len(model.graph.node) > len(seed.graph.node)  # the inserted operator is in it
+    assert kind("tir").model_call(folder, meta) is None

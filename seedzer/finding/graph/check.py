@@ -16,6 +16,7 @@ from seedzer.execute.forked import SharedProgress, call_forked
 from seedzer.execute.memory import limit_address_space
 from seedzer.finding.forked_check import observe_isolated, silence
 from seedzer.finding.lowered_types import Retyped
+from seedzer.finding.meta import ModelRecord
 from seedzer.finding.mirrored import MirroredCall
 from seedzer.finding.onnx_types import CHECK_SECONDS, IllTyped
 from seedzer.finding.unbuildable import Unbuildable
@@ -58,6 +59,14 @@ def observe_folder(where: str, timeout: float, max_memory: int = 0) -> Observati
     preload()
     limit_address_space(max_memory)
     return observe_forked(finding_case(Path(where)), timeout)
+
+
+def write_model_of_folder(where: str) -> ModelRecord | None:
+    """In the job's process: write ``model.onnx`` into the graph finding ``where`` (the model its case fails
+    on), its record (:func:`seedzer.finding.graph.failing_model.write_failing_model`; imports the kernel)."""
+    from seedzer.finding.graph.failing_model import write_failing_model
+
+    return write_failing_model(where)
 
 
 def case_model(case: GraphCase) -> bytes:

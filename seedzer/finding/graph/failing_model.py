@@ -13,16 +13,18 @@ the seed's, the mutations applied, and what the model does not hold: the Relax s
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import onnx
 
-from seedzer.finding.graph.folder import MODEL_FILE, SEED_FILE, FailingCase, stored
-from seedzer.finding.meta import ModelRecord
+from seedzer.finding.graph.folder import MODEL_FILE, SEED_FILE, FailingCase, finding_case, model_of, stored
+from seedzer.finding.meta import FindingMeta, ModelRecord
 from seedzer.kernel.common import MODEL_VS_ONNXRUNTIME, OPT_VS_REFERENCE, SPECIAL_VALUES, Stage, Symptom
 from seedzer.kernel.graph.case import MUTANT_VS_SEED, MUTATION_PREFIX, SPECIAL_INPUTS, GraphCase
 from seedzer.kernel.graph.feeds import case_inputs
 from seedzer.kernel.graph.mutant import apply_model_mutations
 from seedzer.kernel.onnx.model import model_bytes
+from seedzer.store.atomic import write_atomic
 
 COMPARED_WITH = {
     MUTANT_VS_SEED: "the outputs are compared with TVM's default pipeline on seed.onnx (the model mutations keep "
@@ -78,3 +80,17 @@ def failing_model(case: GraphCase, origin: str = "") -> FailingCase | None:
                          hashlib.sha256(data).hexdigest(), opsets(model), opsets(seed),
                          tuple(m.label() for m in case.model_mutations), also_needed(case))
     return FailingCase(stored(case), data, record)
+
+
+def write_failing_model(folder: str) -> ModelRecord | None:
+    """Write ``model.onnx`` into the graph finding ``folder``: the model its case fails on (its seed with its
+    model mutations; a finding counted against a known root without a gate run has only the seed); its
+    record for ``meta.json``, or None when the mutations no longer apply to the seed (nothing written)."""
+    where = Path(folder)
+    case = finding_case(where)
+    meta = FindingMeta.load(where)
+    made = failing_model(case.with_model(model_of(case, where)), meta.origin or "")
+    if made is None:
+        return None
+    write_atomic(where / MODEL_FILE, made.model)
+    return made.record

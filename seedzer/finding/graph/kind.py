@@ -8,7 +8,7 @@ from typing import Any
 from seedzer.errors import SeedzerError
 from seedzer.finding import kind as seam
 from seedzer.finding.graph import folder
-from seedzer.finding.graph.check import observe_folder
+from seedzer.finding.graph.check import observe_folder, write_model_of_folder
 from seedzer.finding.graph.gate import run_graph_gate_on_folder
 from seedzer.finding.layout import REPRO_FILE
 from seedzer.finding.meta import FindingMeta
@@ -63,6 +63,11 @@ class GraphKind(seam.DocumentedKind):
             folder.write_case(Path(where), meta, case.case, case)
         elif isinstance(case, GraphCase):
             folder.write_case(Path(where), meta, case)
+
+    def model_call(self, where: Path, meta: FindingMeta) -> seam.GateCall | None:
+        """The call that writes ``model.onnx`` (the mutant the case fails on) into a folder the gate did not
+        judge (:func:`~seedzer.finding.graph.check.write_model_of_folder`, in a forked process)."""
+        return seam.GateCall(write_model_of_folder, (str(where),))
 
     def ensure_repro(self, where: Path, meta: FindingMeta) -> Path:
         """The folder's ``repro.py``, written from its ``case.json`` first where it has none."""
