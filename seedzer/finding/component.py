@@ -90,7 +90,7 @@ def _python_module(prefix: str, label: str, skip: tuple[str, ...] = ()) -> Namer
 def _cpp(namespace: str, label: str, member: bool = False) -> Namer:
     """A namer of C++ frames in ``namespace``: ``label`` (with ``member``, ``label.<the class or
     function right below the namespace>``: ``arith.IntSetAnalyzer``, ``arith.EstimateRegionStrictBound``)."""
-    pattern = re.compile(rf"^(?:[\w:<>, ]+ )?{re.escape(namespace)}(\w+)")
+    pattern = re.compile(rf"^(?:[\w:<>,*& ]+ )?{re.escape(namespace)}(\w+)")  # a return type may be a pointer
 
     def name(frame: str) -> str | None:
         found = pattern.search(frame)

@@ -175,11 +175,11 @@ class LastPass:
 
 
 class UnbuildableLowering:
-    """A build failure that no frame names (the code generator rejecting TIR that an operator's legalization made,
-    long after it ran) and no Relax pass needs: the legalization of the first Relax operator whose call alone fails
-    the build the same way (:mod:`seedzer.finding.unbuildable`: ``R.scatter_nd`` of bool with ``reduction="mul"``,
-    TOPI multiplying bools that LLVM's code generator has no case for), keyed by that operator; the
-    converter only emitted a well-typed call."""
+    """A build failure that no frame names (no code generation frame in its trace) and no Relax pass needs: the
+    legalization of the first Relax operator whose call alone fails the build the same way
+    (:mod:`seedzer.finding.unbuildable`), keyed by that operator; the converter only emitted a well-typed call. A
+    failure raised in LLVM's code generator names it (the shared-component rule: a bool product that
+    ``CodeGenLLVM::CreateMul`` has no case for is its defect whichever operator made it, the e53 audit)."""
 
     name = "unbuildable-lowering"
 

@@ -563,15 +563,13 @@ def test_an_output_the_importer_typed_right_and_legalization_retyped_is_that_leg
 
 
 def test_a_build_failure_no_frame_names_is_the_lowering_of_the_operator_whose_call_alone_fails_so() -> None:
-    """a53 audit (713d49e9a96f): ScatterND of bool with reduction mul; LLVM's CreateMul rejects the bool product
-    TOPI's scatter_nd made. The converter emitted a well-typed R.scatter_nd; scatter_nd's legalization is at fault.
-    Without a located call (or with a Relax pass in the case) the operator rule decides as before."""
+    """a53 audit (713d49e9a96f): ScatterND of bool with reduction mul fails the build. With no frame naming the
+    code, the operator whose call alone fails the build so is located and its legalization named. Without a
+    located call (or with a Relax pass in the case) the operator rule decides as before."""
     from seedzer.finding.unbuildable import Unbuildable
 
     build = Observation(Symptom.EXCEPTION, Stage.BUILD, "build", "InternalError: Check failed: "
-                        "(t.MatchesCode(DLDataTypeCode::kDLFloat)) is false: ",
-                        frames=("llvm::Value* tvm::codegen::CodeGenLLVM::CreateMul(tvm::PrimType, llvm::Value*, "
-                                "llvm::Value*) (src/target/llvm/codegen_llvm.cc:1616)",))
+                        "(t.MatchesCode(DLDataTypeCode::kDLFloat)) is false: ")
     case = GraphCase(CASE.specs, (), model="AAAA", model_mutations=(
         ModelMutation("insert", "t", params={"op": "ScatterND", "nodes": []}),))
     asked: list[str] = []
@@ -663,3 +661,18 @@ def test_a_nan_lost_downstream_of_an_infinity_an_operator_got_wrong_is_that_oper
     assert via_mul.culprit == direct.culprit == ["tirx.op.min_max_reduction_identity"]
     assert via_mul.root == direct.root
     assert Difference.from_json(diff.to_json()) == diff and "operator_reason" not in Difference(0, "values").to_json()
+
+
+def test_a_build_failure_raised_in_llvm_code_generation_is_that_component() -> None:
+    """e53 audit (e36b84bfb8df): ScatterElements of bool with reduction mul; LLVM's CreateMul has no case for a
+    bool product, and plain R.multiply, R.add and R.maximum of bools (or a bool product written in TIR) fail the
+    same way: the code generator is at fault, not the legalization that only forwarded the product (its frame
+    returns a pointer, ``llvm::Value*``, which the frame reader missed before)."""
+    from seedzer.finding.component import component_of
+
+    build = Observation(Symptom.EXCEPTION, Stage.BUILD, "build", "InternalError: Check failed: "
+                        "(t.MatchesCode(DLDataTypeCode::kDLFloat)) is false: ",
+                        frames=("llvm::Value* tvm::codegen::CodeGenLLVM::CreateMul(tvm::PrimType, llvm::Value*, "
+                                "llvm::Value*) (src/target/llvm/codegen_llvm.cc:1616)",))
+    found = component_of(build)
+    assert found is not None and found.name == "codegen.CodeGenLLVM"
