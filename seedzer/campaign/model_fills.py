@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from seedzer.errors import SeedzerError
 from seedzer.execute.background import JobResult
 from seedzer.finding.kind import GateCall
 from seedzer.finding.meta import BUG, FindingMeta, ModelRecord
@@ -33,7 +34,13 @@ class ModelFills:
 
     def add(self, meta: FindingMeta) -> None:
         """Queue ``meta``'s model when it is a bug without a model's record whose kind writes one."""
-        if meta.verdict == BUG and meta.failing_model is None and self._call(meta) is not None:
+        if meta.verdict != BUG or meta.failing_model is not None:
+            return
+        try:
+            call = self._call(meta)
+        except SeedzerError:  # a folder of a kind this Seedzer does not know: it keeps what it holds
+            return
+        if call is not None:
             self.waiting.append(meta.signature)
 
     def _call(self, meta: FindingMeta) -> GateCall | None:

@@ -120,6 +120,34 @@ def test_a_new_candidate_of_a_known_root_and_culprit_is_counted_without_a_gate_r
     assert "1 counted against known verdicts" in stats.gate_share()
 
 
+def test_a_bug_counted_without_a_gate_run_gets_its_model_written_when_the_gate_is_idle(
+        tmp_path: Path, db: CampaignDB, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A known-root bug's folder has no failing model (no gate run wrote it): a model job writes it when the gate
+    is idle and its record goes into meta.json; the gated finding (whose gate wrote it) is not queued."""
+    from seedzer.campaign import model_fills
+    from seedzer.finding.kind import GateCall
+    from seedzer.finding.meta import ModelRecord
+
+    record = ModelRecord("model.onnx", "seed.onnx", "model_000001.onnx")
+    written: list[str] = []
+
+    class Writer:
+        def model_call(self, folder: Path, meta: FindingMeta) -> GateCall:
+            return GateCall(lambda where: written.append(where) or record, (str(folder),))
+
+    monkeypatch.setattr(model_fills, "kind", lambda name: Writer())
+    gate = FakeGate(culprit_bug("tirx.VectorizeLoop"))
+    filing = make_filing(tmp_path, db, gate)
+    first = file(filing, error("tirx.VectorizeLoop"), 1)
+    filing.poll()
+    second = file(filing, error("<reference>:tirx.VectorizeLoop"), 2)
+    filing.poll()
+    filing.poll()
+    assert gate.submitted == [first, f"{model_fills.MODEL_KEY}{second}"]
+    assert written == [str(tmp_path / "findings" / second)]
+    assert FindingMeta.load(tmp_path / "findings" / second).failing_model == record
+
+
 def test_a_known_root_whose_culprit_is_not_the_guess_is_gated(tmp_path: Path, db: CampaignDB) -> None:
     """Ill-formed IR is keyed on the pass that emitted it, whatever else bisection named: the
     prediction hits the root, but the gate's culprit (two passes) is not the guess (one)."""
