@@ -29,7 +29,7 @@ class ModelFills:
 
     def __init__(self, findings: FindingStore) -> None:
         self.findings = findings
-        self.waiting: deque[str] = deque()
+        self.waiting: deque[tuple[str, GateCall]] = deque()
         self.running: set[str] = set()
 
     def add(self, meta: FindingMeta) -> None:
@@ -37,24 +37,19 @@ class ModelFills:
         if meta.verdict != BUG or meta.failing_model is not None:
             return
         try:
-            call = self._call(meta)
+            call = kind(meta.kind).model_call(self.findings.root / meta.signature, meta)
         except SeedzerError:  # a folder of a kind this Seedzer does not know: it keeps what it holds
             return
         if call is not None:
-            self.waiting.append(meta.signature)
-
-    def _call(self, meta: FindingMeta) -> GateCall | None:
-        return kind(meta.kind).model_call(self.findings.root / meta.signature, meta)
+            self.waiting.append((meta.signature, call))
 
     def next_call(self) -> tuple[str, GateCall] | None:
         """The next model job's key and call (None: none waits)."""
-        while self.waiting:
-            signature = self.waiting.popleft()
-            call = self._call(self.findings.load(signature))
-            if call is not None:
-                self.running.add(signature)
-                return f"{MODEL_KEY}{signature}", call
-        return None
+        if not self.waiting:
+            return None
+        signature, call = self.waiting.popleft()
+        self.running.add(signature)
+        return f"{MODEL_KEY}{signature}", call
 
     def apply(self, job: JobResult) -> str | None:
         """Record a finished model job into its finding's ``meta.json``: the outcome in one line (None: the

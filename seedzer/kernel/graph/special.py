@@ -184,6 +184,16 @@ TvmOutputs = Callable[[onnx.ModelProto], list[np.ndarray]]
 """TVM's outputs of a model, built and run on a case's inputs (:func:`locate_operator` probes with it)."""
 
 
+def _with_outputs(model: onnx.ModelProto, nodes: list[onnx.NodeProto],
+                  outputs: list[onnx.ValueInfoProto]) -> onnx.ModelProto:
+    """A copy of ``model`` with ``nodes`` added and ``outputs`` appended to its outputs."""
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    probe.graph.node.extend(nodes)
+    probe.graph.output.extend(outputs)
+    return probe
+
+
 def probe_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
     """``model`` with every floating-point tensor its nodes compute (typed by shape inference) as a
     graph output too, or None when shape inference fails or there is none to add."""
@@ -192,17 +202,16 @@ def probe_model(model: onnx.ModelProto) -> onnx.ModelProto | None:
     except Exception:  # shape inference raises several types
         return None
     typed = {vi.name: vi for vi in inferred.graph.value_info}
-    probe = onnx.ModelProto()
-    probe.CopyFrom(model)
     present = {o.name for o in model.graph.output}
+    added: list[onnx.ValueInfoProto] = []
     for node in model.graph.node:
         for name in node.output:
             info = typed.get(name)
             if info is not None and name not in present and info.type.tensor_type.elem_type in FLOAT_TYPES \
                     and info.type.tensor_type.HasField("shape"):
-                probe.graph.output.append(info)
+                added.append(info)
                 present.add(name)
-    return probe if len(probe.graph.output) > len(model.graph.output) else None
+    return _with_outputs(model, [], added) if added else None
 
 
 def locate_operator(model: onnx.ModelProto, feeds: dict[str, np.ndarray], limits: dict[str, Any],
@@ -263,16 +272,6 @@ def _sequence_types(model: onnx.ModelProto) -> dict[str, int]:
     infos = [*inferred.graph.value_info, *inferred.graph.output]
     return {vi.name: vi.type.sequence_type.elem_type.tensor_type.elem_type for vi in infos
             if vi.type.HasField("sequence_type")}
-
-
-def _with_outputs(model: onnx.ModelProto, nodes: list[onnx.NodeProto],
-                  outputs: list[onnx.ValueInfoProto]) -> onnx.ModelProto:
-    """A copy of ``model`` with ``nodes`` added and ``outputs`` appended to its outputs."""
-    probe = onnx.ModelProto()
-    probe.CopyFrom(model)
-    probe.graph.node.extend(nodes)
-    probe.graph.output.extend(outputs)
-    return probe
 
 
 def sequence_maker(model: onnx.ModelProto, feeds: dict[str, np.ndarray], limits: dict[str, Any],
