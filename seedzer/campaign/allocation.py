@@ -17,9 +17,13 @@ libFuzzer's Entropic and EcoFuzz's energy by novelty:
 An arm's *yield* is its reward per worker-second, discounted with a half-life of ``half_life`` worker
 seconds of its group (old observations count half after that long, so the weights follow a campaign
 whose best arm changes), and shrunk towards the group's pooled yield by ``prior_seconds`` of pseudo
-observation (an arm with little data weighs like the average). An arm's weight is its configured weight
-times its yield relative to the pooled one, so equal yields give the configured weights; every arm keeps
-at least ``floor`` of its group's draws (``1 / arms`` at most), so nothing starves.
+observation (an arm with little data weighs like the average). The configured weights are the *prior*
+that data overrides: an arm's weight blends its configured share with its share of the group's yields,
+the yields counting ``S / (S + prior_seconds)`` for ``S`` discounted worker-seconds of the group (so a
+level configured at 3 : 1 that yields less per second than the other loses its lead within minutes,
+rather than keeping it unless yields differ threefold). ``floor`` of a group's draws is kept for
+exploration, spread evenly: every arm keeps at least ``floor / arms`` of them, so nothing starves, and an
+arm whose data fades (the half-life) drifts back towards the average and is tried again.
 
 The state is a pure function of the observations in the order they came (no randomness), so a campaign
 under ``--seed`` that sees the same observations draws with the same weights; :meth:`Allocation.to_json`
@@ -69,7 +73,7 @@ class AllocationSettings:
     """The allocation's knobs (``allocation.*`` in the configuration)."""
 
     adaptive: bool = True
-    floor: float = 0.05
+    floor: float = 0.1
     half_life: float = 900.0
     prior_seconds: float = 60.0
     rewards: Rewards = field(default_factory=Rewards)
@@ -202,24 +206,27 @@ class Allocation:
         chosen = [a for a in (group.base if arms is None else arms) if group.base.get(a, 1.0) > 0]
         if not chosen:
             return {}
-        base = {a: group.base.get(a, 1.0) for a in chosen}
+        total = sum(group.base.get(a, 1.0) for a in chosen)
+        configured = {a: group.base.get(a, 1.0) / total for a in chosen}
         if not self.adapts(name):
-            total = sum(base.values())
-            return {a: w / total for a, w in base.items()}
-        yields = self._yields(group, chosen)
-        return floored({a: base[a] * yields[a] for a in chosen}, self.settings.floor)
+            return configured
+        return floored(self._blend(group, configured), self.settings.floor / len(chosen))
 
-    def _yields(self, group: Group, chosen: list[str]) -> dict[str, float]:
-        """Each arm's discounted, shrunk yield relative to the pooled yield of ``chosen`` (1: average)."""
+    def _blend(self, group: Group, configured: dict[str, float]) -> dict[str, float]:
+        """The ``configured`` shares blended with the arms' yield shares (discounted, each shrunk towards the
+        pooled yield), the yields counting by the group's discounted seconds (the module docstring)."""
         half = self.settings.half_life
-        sums = {a: group.arms[a].decayed(group.clock, half) if a in group.arms else (0.0, 0.0) for a in chosen}
+        sums = {a: group.arms[a].decayed(group.clock, half) if a in group.arms else (0.0, 0.0) for a in configured}
         pooled_reward = sum(r for r, _ in sums.values())
         pooled_seconds = sum(s for _, s in sums.values())
         if pooled_reward <= 0 or pooled_seconds <= 0:
-            return dict.fromkeys(chosen, 1.0)
+            return configured
         pooled = pooled_reward / pooled_seconds
         prior = self.settings.prior_seconds
-        return {a: ((r + pooled * prior) / (s + prior)) / pooled for a, (r, s) in sums.items()}
+        yields = {a: (r + pooled * prior) / (s + prior) for a, (r, s) in sums.items()}
+        total = sum(yields.values())
+        trust = pooled_seconds / (pooled_seconds + prior)
+        return {a: (1.0 - trust) * configured[a] + trust * yields[a] / total for a in configured}
 
     def observe(self, credit: Credit, seconds: float, reward: float) -> None:
         """A test case of ``credit`` took ``seconds`` of worker time and earned ``reward``: each of its

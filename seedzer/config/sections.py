@@ -303,13 +303,15 @@ class AllocationConfig:
                                 f"({', '.join(ALLOCATION_FAMILIES)}).",
                                 Check(f"must list some of: {', '.join(ALLOCATION_FAMILIES)}",
                                       lambda v: all(x in ALLOCATION_FAMILIES for x in v)))
-    floor: float = setting(0.05, "Least share of its family's draws every arm keeps (at most one over the arms).",
+    floor: float = setting(0.1, "Share of its family's draws kept for exploration, spread evenly: every arm keeps "
+                           "at least floor / arms of them.",
                            Check("must be a number between 0 and 0.5", between(0.0, 0.5)))
     half_life: float = setting(900.0, "Worker-seconds of its family after which an observation counts half "
                                "(the weights follow a campaign whose best arm changes).",
                                Check("must be a number of seconds between 1 and 10^7", between(1.0, 1e7)))
     prior_seconds: float = setting(60.0, "Pseudo worker-seconds of the family's average yield every arm starts "
-                                   "with (an arm with little data weighs like the average).",
+                                   "with (an arm with little data weighs like the average); the configured "
+                                   "weights count as this many seconds of data against the yields.",
                                    Check("must be a number of seconds between 0 and 10^6", between(0.0, 1e6)))
     reward_coverage: float = setting(1.0, "Reward of a test case's new coverage features, times log2(1 + n).",
                                      Check("must be a number between 0 and 10^6", between(0.0, 1e6)))

@@ -31,21 +31,46 @@ def test_with_no_observation_the_weights_are_the_configured_ones() -> None:
     assert alloc.weights(LEVELS) == pytest.approx({"tir": 0.75, "graph": 0.25})
 
 
-def test_equal_yields_keep_the_configured_weights() -> None:
-    alloc = Allocation(AllocationSettings(), BASE)
+def test_the_configured_weights_are_a_prior_that_data_overrides() -> None:
+    alloc = Allocation(AllocationSettings(prior_seconds=60.0), BASE)
+    _feed(alloc, "tir", "pass_insert", 1.0, 6)
+    _feed(alloc, "graph", "model_insert", 2.0, 2)
+    early = alloc.weights(LEVELS)
+    assert early["tir"] > early["graph"]  # 8 seconds of data: the configured 3 : 1 still leads
     _feed(alloc, "tir", "pass_insert", 1.0, 300)
-    _feed(alloc, "graph", "model_insert", 1.0, 100)
-    assert alloc.weights(LEVELS) == pytest.approx({"tir": 0.75, "graph": 0.25}, abs=1e-9)
+    _feed(alloc, "graph", "model_insert", 2.0, 100)
+    late = alloc.weights(LEVELS)
+    assert late["graph"] > late["tir"]  # graph yields twice as much per second: it leads despite 3 : 1
+    assert late["graph"] < 2 / 3  # its share of the yields (shrunk towards the average), never past it
+
+
+def test_equal_yields_with_plenty_of_data_draw_the_levels_alike() -> None:
+    alloc = Allocation(AllocationSettings(half_life=1e7), BASE)
+    _feed(alloc, "tir", "pass_insert", 1.0, 3000)
+    _feed(alloc, "graph", "model_insert", 1.0, 1000)
+    assert alloc.weights(LEVELS) == pytest.approx({"tir": 0.5, "graph": 0.5}, abs=0.01)
 
 
 def test_the_level_that_yields_more_per_second_gains_weight_and_the_other_keeps_its_floor() -> None:
-    settings = AllocationSettings(floor=0.05)
+    settings = AllocationSettings(floor=0.1)
     alloc = Allocation(settings, BASE)
     _feed(alloc, "tir", "pass_insert", 0.0, 600)
     _feed(alloc, "graph", "model_insert", 5.0, 200)
     weights = alloc.weights(LEVELS)
     assert weights["graph"] > 0.8 > 0.25
-    assert weights["tir"] >= settings.floor
+    assert settings.floor / 2 <= weights["tir"] < 0.25
+    assert math.isclose(sum(weights.values()), 1.0)
+
+
+def test_the_floor_is_spread_over_the_arms_so_a_large_family_still_adapts() -> None:
+    mutations = [f"m{i}" for i in range(12)]
+    base = {mutation_group("graph"): dict.fromkeys(mutations, 1.0)}
+    alloc = Allocation(AllocationSettings(floor=0.1, half_life=1e7), base)
+    for name in mutations:
+        alloc.observe(Credit("graph", (name,), ""), 1000.0, 500.0 if name == "m0" else 0.0)
+    weights = alloc.weights(mutation_group("graph"))
+    assert weights["m0"] > 0.8  # not capped by eleven arms holding a per-arm floor of 5% each
+    assert min(weights.values()) >= 0.1 / 12 - 1e-12
     assert math.isclose(sum(weights.values()), 1.0)
 
 
