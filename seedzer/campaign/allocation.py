@@ -75,7 +75,7 @@ class AllocationSettings:
     adaptive: bool = True
     floor: float = 0.1
     half_life: float = 900.0
-    prior_seconds: float = 60.0
+    prior_seconds: float = 10.0
     rewards: Rewards = field(default_factory=Rewards)
     pinned: frozenset[str] = frozenset()
     """Families of groups kept at their configured weights even when adaptive (:data:`FAMILIES`)."""

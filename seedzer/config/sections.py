@@ -309,7 +309,7 @@ class AllocationConfig:
     half_life: float = setting(900.0, "Worker-seconds of its family after which an observation counts half "
                                "(the weights follow a campaign whose best arm changes).",
                                Check("must be a number of seconds between 1 and 10^7", between(1.0, 1e7)))
-    prior_seconds: float = setting(60.0, "Pseudo worker-seconds of the family's average yield every arm starts "
+    prior_seconds: float = setting(10.0, "Pseudo worker-seconds of the family's average yield every arm starts "
                                    "with (an arm with little data weighs like the average); the configured "
                                    "weights count as this many seconds of data against the yields.",
                                    Check("must be a number of seconds between 0 and 10^6", between(0.0, 1e6)))
