@@ -34,6 +34,7 @@ import onnx
 from seedzer.kernel.common import SPECIAL_VALUES, Observation, Stage, Symptom
 from seedzer.kernel.comparison import SPECIAL_REASONS, Difference, compare, differing, signed_zero_difference
 from seedzer.kernel.graph.model_mutations import FLOAT_TYPES
+from seedzer.kernel.onnx.conditioning import PERTURBATION, has_floating_input, ill_conditioned, moved_inputs
 from seedzer.kernel.onnx.model import LOSSY_ILL_CONDITIONED, upstream
 from seedzer.kernel.onnx.runtime import onnxruntime_outputs
 from seedzer.kernel.onnx.undefined import undefined_on_specials
@@ -87,7 +88,8 @@ def judge_special(model: onnx.ModelProto, feeds: dict[str, np.ndarray], actual: 
     are onnxruntime's and the reference's runs; ``tvm_outputs`` builds and runs a model with TVM on the
     same inputs (to name the operator at fault, :func:`locate_operator`); ``lossy(index, actual, spec)``,
     given when a lossy pass ran, says whether output ``index`` is ill-conditioned under its precision loss
-    (then it is not judged: ``ill_conditioned_for_lossy_pass``)."""
+    (then it is not judged: ``ill_conditioned_for_lossy_pass``); nor is an output that the finite inputs
+    moved a few ulps move beyond the tolerance (:data:`SPECIAL_ILL_CONDITIONED`)."""
 
     def invalid(why: str) -> Observation:
         return Observation(Symptom.INVALID, Stage.COMPARE, "compare", f"special values: {why}")
@@ -113,7 +115,32 @@ def judge_special(model: onnx.ModelProto, feeds: dict[str, np.ndarray], actual: 
                        f"{ort.message.splitlines()[0][:200]}")
     locate = (lambda output, reason: locate_node(model, feeds, limits, tvm_outputs, output, reason)) \
         if tvm_outputs is not None else None
-    return _judge_outputs(model, spec, ort, actual, rerun, limits, invalid, locate, lossy)
+
+    def conditioning(index: int) -> str | None:
+        if lossy is not None and lossy(index, actual, spec):
+            return f"after a lossy pass output {index} is {LOSSY_ILL_CONDITIONED}: not judged"
+        if has_floating_input(feeds) and ill_conditioned(lambda sign: _moved_reference(engines[1], model, feeds, sign,
+                                                                                        index),
+                                                         spec[index], actual[index], ort[index], limits):
+            return f"output {index} is {SPECIAL_ILL_CONDITIONED}: not judged"
+        return None
+
+    return _judge_outputs(model, spec, ort, actual, rerun, limits, invalid, locate, conditioning)
+
+
+SPECIAL_ILL_CONDITIONED = (f"ill-conditioned there (the finite inputs moved by a relative {PERTURBATION:.2g}, the "
+                           "extremes spared, move the ONNX reference beyond the tolerance)")
+"""Why an output is not judged on special inputs when a few ulps of its finite inputs decide it (``Floor`` of
+``Tan`` near its pole: issue 57's A/B audit, 718f9554fdf8)."""
+
+
+def _moved_reference(reference: Callable[..., Any], model: onnx.ModelProto, feeds: dict[str, np.ndarray], sign: int,
+                     index: int) -> Any:
+    """The reference's output ``index`` on ``feeds`` moved a few ulps (:func:`moved_inputs`, extremes spared)."""
+    outputs = reference(model, moved_inputs(feeds, sign, spare_extremes=True))
+    if outputs is None:
+        raise LookupError("the reference does not implement an operator of the model")
+    return outputs[index]
 
 
 def _unjudged(model: onnx.ModelProto, index: int, spec: list[np.ndarray], ort: list[np.ndarray],
@@ -130,7 +157,7 @@ def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.
                    rerun: Callable[[], list[np.ndarray]], limits: dict[str, Any],
                    invalid: Callable[[str], Observation],
                    locate: Callable[[str, str], tuple[str, str] | None] | None = None,
-                   lossy: Callable[[int, list[np.ndarray], list[np.ndarray]], bool] | None = None) -> Observation:
+                   conditioning: Callable[[int], str | None] | None = None) -> Observation:
     """Output by output: TVM against the specification where both engines agree on that output and
     nothing it depends on is undefined on special values (one output the engines disagree on, or an
     undefined operator on a side branch, leaves the others judged)."""
@@ -145,8 +172,9 @@ def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.
             continue
         if _differ(actual, rerun(), {}) is not None:
             return invalid("the TVM build is nondeterministic")
-        if lossy is not None and lossy(index, actual, spec):
-            reasons.append(f"after a lossy pass output {index} is {LOSSY_ILL_CONDITIONED}: not judged")
+        ill = conditioning(index) if conditioning is not None else None
+        if ill is not None:  # a few ulps of the inputs (or a lossy pass's rounding) decide the output there
+            reasons.append(ill)
             continue
         name = model.graph.output[index].name
         producer = next((n.op_type for n in model.graph.node if name in n.output), None)

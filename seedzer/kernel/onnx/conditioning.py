@@ -37,9 +37,20 @@ LOSSY_PERTURBATION = 2.0 ** -11
 the last place), which rounds both."""
 
 
-def moved_inputs(feeds: dict[str, np.ndarray], sign: int, relative: float = PERTURBATION) -> dict[str, np.ndarray]:
-    """``feeds`` with every floating input scaled by ``1 + sign * relative`` (in its own dtype)."""
-    return {k: (v * (1 + sign * relative)).astype(v.dtype) if v.dtype.kind == "f" else v for k, v in feeds.items()}
+def moved_inputs(feeds: dict[str, np.ndarray], sign: int, relative: float = PERTURBATION, *,
+                 spare_extremes: bool = False) -> dict[str, np.ndarray]:
+    """``feeds`` with every floating input scaled by ``1 + sign * relative`` (in its own dtype);
+    ``spare_extremes``: values beyond half the dtype's largest stay as they are (special inputs: moving
+    the largest finite value would overflow it to an infinity)."""
+
+    def move(v: np.ndarray) -> np.ndarray:
+        if v.dtype.kind != "f":
+            return v
+        with np.errstate(over="ignore", invalid="ignore"):
+            moved = (v * (1 + sign * relative)).astype(v.dtype)
+            return np.where(np.abs(v) > np.finfo(v.dtype).max / 2, v, moved) if spare_extremes else moved
+
+    return {k: move(v) for k, v in feeds.items()}
 
 
 def moved_constants(model: onnx.ModelProto, sign: int, relative: float) -> onnx.ModelProto:

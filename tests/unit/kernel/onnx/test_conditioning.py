@@ -41,6 +41,15 @@ def test_moved_inputs_scale_floats_only_in_their_own_dtype() -> None:
     assert np.allclose(up["x"] / feeds["x"], 1 + PERTURBATION) and np.allclose(down["x"] / feeds["x"], 1 - PERTURBATION)
 
 
+def test_moved_special_inputs_spare_the_extremes_which_would_overflow() -> None:
+    big = np.finfo(np.float32).max
+    x = np.array([np.nan, np.inf, -big, big, 3.0, -0.0], np.float32)
+    moved = moved_inputs({"x": x}, 1, spare_extremes=True)["x"]
+    assert np.isnan(moved[0]) and moved[1] == np.inf and moved[2] == -big and moved[3] == big
+    assert moved[4] != 3.0 and moved[5] == 0.0 and np.signbit(moved[5])
+    assert np.isinf(moved_inputs({"x": x}, 1)["x"][3])  # unspared, the largest float overflows
+
+
 def test_a_round_at_a_tie_is_ill_conditioned_and_the_verdict_is_neither() -> None:
     """0.5 * 7 = 3.5: Round gives 4 (to even), and 3 a few ulps below; TVM's 3 there says nothing."""
     model, x = _scaled("Round"), np.array([0.5, 0.3], np.float32)
