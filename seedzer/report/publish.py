@@ -30,7 +30,8 @@ FIGURES = (("coverage_over_time", "Coverage over time (median over trials, band:
            ("final_coverage", "Final coverage, one point per trial"),
            ("unique_findings_over_time", "Unique findings over time"),
            ("findings_by_symptom", "Distinct findings by symptom"),
-           ("a12", "Vargha-Delaney A12 on final coverage (row over column)"))
+           ("a12", "Vargha-Delaney A12 on final coverage (row over column)"),
+           ("level_weights_over_time", "Level weights over time (draw probability, median over trials)"))
 """The report's figures the page shows (file stems; a per-backend suffix is kept), with captions."""
 
 
@@ -200,7 +201,8 @@ def publish_study(results: Path, report: Path, dest: Path, spec_file: str | None
     for title, file in (("Ranking by final coverage", "ranking.csv"), ("Coverage, pairwise", "pairwise.csv"),
                         ("Bug roots, pairwise", "pairwise_roots.csv"),
                         ("Unique findings, pairwise", "pairwise_findings.csv"),
-                        ("Optimizations triggered", "triggers_by_arm.csv"), ("Importer operators", "operators.csv")):
+                        ("Optimizations triggered", "triggers_by_arm.csv"), ("Importer operators", "operators.csv"),
+                        ("Allocation: weights at the end and reward per worker-minute", "allocation_by_arm.csv")):
         table = _read(report / file)
         if not table.empty:
             lines += [f"## {title}", "", md_table(table)]

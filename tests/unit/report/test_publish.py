@@ -10,6 +10,7 @@ import pytest
 from seedzer.report.build import build_report
 from seedzer.report.publish import md_table, publish_study
 from seedzer.report.table import ReportError
+from seedzer.store.allocation_rows import ArmRow
 from seedzer.store.db import CampaignDB
 from tests.fixtures.report.synth import make_experiment, make_trial
 
@@ -78,3 +79,21 @@ def test_a_study_of_schedules_asks_about_the_schedule(tmp_path: Path) -> None:
     result = build_report(exp, importer=["Relu"])
     text = publish_study(exp, result.out, tmp_path / "docs").read_text()
     assert text.startswith("# study: does the adaptive schedule make the fuzzer more effective than fixed weights?")
+
+
+def test_a_study_of_schedules_shows_the_level_weights_over_time_and_the_allocation(tmp_path: Path) -> None:
+    exp = _study(tmp_path, 3)
+    spec = json.loads((exp / "experiment.json").read_text())
+    (exp / "experiment.json").write_text(json.dumps({**spec, "allocations": ["adaptive", "fixed"]}))
+    for db_path in exp.glob("*/trial-*/campaign.db"):
+        db = CampaignDB(db_path)
+        for when, graph in ((5.0, 0.25), (60.0, 0.6)):
+            db.record_allocation(when, [ArmRow("level", "graph", graph, 90.0, 10, 2, 40.0),
+                                        ArmRow("level", "tir", 1 - graph, 30.0, 30, 0, 20.0)],
+                                 {"version": 1, "groups": {}})
+        db.close()
+    result = build_report(exp, importer=["Relu"])
+    text = publish_study(exp, result.out, tmp_path / "docs").read_text()
+    assert "](study/level_weights_over_time.svg)" in text
+    assert (tmp_path / "docs" / "study" / "level_weights_over_time.svg").is_file()
+    assert "## Allocation: weights at the end and reward per worker-minute" in text
