@@ -156,8 +156,8 @@ def _unjudged(model: onnx.ModelProto, index: int, spec: list[np.ndarray], ort: l
 def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.ndarray], actual: list[np.ndarray],
                    rerun: Callable[[], list[np.ndarray]], limits: dict[str, Any],
                    invalid: Callable[[str], Observation],
-                   locate: Callable[[str, str], tuple[str, str] | None] | None = None,
-                   conditioning: Callable[[int], str | None] | None = None) -> Observation:
+                   locate: Callable[[str, str], tuple[str, str] | None] | None,
+                   conditioning: Callable[[int], str | None]) -> Observation:
     """Output by output: TVM against the specification where both engines agree on that output and
     nothing it depends on is undefined on special values (one output the engines disagree on, or an
     undefined operator on a side branch, leaves the others judged)."""
@@ -172,7 +172,7 @@ def _judge_outputs(model: onnx.ModelProto, spec: list[np.ndarray], ort: list[np.
             continue
         if _differ(actual, rerun(), {}) is not None:
             return invalid("the TVM build is nondeterministic")
-        ill = conditioning(index) if conditioning is not None else None
+        ill = conditioning(index)
         if ill is not None:  # a few ulps of the inputs (or a lossy pass's rounding) decide the output there
             reasons.append(ill)
             continue
